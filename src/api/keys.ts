@@ -1,0 +1,47 @@
+// Label and annotation keys, defined once. Values are the peers' keys verbatim so
+// existing manifests work unchanged.
+
+export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+export const KueueAnnotation = {
+  PodSetRequiredTopology: 'kueue.x-k8s.io/podset-required-topology',
+  PodSetPreferredTopology: 'kueue.x-k8s.io/podset-preferred-topology',
+  PodSetUnconstrainedTopology: 'kueue.x-k8s.io/podset-unconstrained-topology',
+  PodSetSliceRequiredTopology: 'kueue.x-k8s.io/podset-slice-required-topology',
+  PodSetSliceSize: 'kueue.x-k8s.io/podset-slice-size',
+  PodSetSliceRequiredTopologyConstraints: 'kueue.x-k8s.io/podset-slice-required-topology-constraints',
+  PodSetGroupName: 'kueue.x-k8s.io/podset-group-name',
+  PodIndexOffset: 'kueue.x-k8s.io/pod-index-offset',
+  Workload: 'kueue.x-k8s.io/workload',
+  PrebuiltWorkloadName: 'kueue.x-k8s.io/prebuilt-workload-name',
+} as const;
+
+export const KueueLabel = {
+  QueueName: 'kueue.x-k8s.io/queue-name',
+  PodSet: 'kueue.x-k8s.io/podset',
+  TAS: 'kueue.x-k8s.io/tas',
+  JobUID: 'kueue.x-k8s.io/job-uid',
+  PriorityClass: 'kueue.x-k8s.io/priority-class',
+  PodGroupName: 'kueue.x-k8s.io/pod-group-name',
+  PodGroupPodIndex: 'kueue.x-k8s.io/pod-group-pod-index',
+  Managed: 'kueue.x-k8s.io/managed',
+} as const;
+
+export const KueueSchedulingGate = {
+  Topology: 'kueue.x-k8s.io/topology',
+  Admission: 'kueue.x-k8s.io/admission',
+} as const;
+
+export const PodIndexLabel = {
+  JobCompletionIndex: 'batch.kubernetes.io/job-completion-index',
+  JobSetJobIndex: 'jobset.sigs.k8s.io/job-index',
+  JobSetReplicatedJobReplicas: 'jobset.sigs.k8s.io/replicatedjob-replicas',
+  KubeflowReplicaIndex: 'training.kubeflow.org/replica-index',
+  LWSWorkerIndex: 'leaderworkerset.sigs.k8s.io/worker-index',
+} as const;
+
+export const KUEUE_GROUP = 'kueue.x-k8s.io';
+export const KueueApiVersion = {
+  V1beta2: 'kueue.x-k8s.io/v1beta2',
+  V1beta1: 'kueue.x-k8s.io/v1beta1',
+} as const;
