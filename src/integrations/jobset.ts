@@ -1,0 +1,101 @@
+// JobSet (jobset.x-k8s.io/v1alpha2) -> Workload, as Kueue's JobSet integration
+// (pkg/controller/jobs/jobset):
+//   - one PodSet per replicatedJob, named by the replicatedJob name (lowercased);
+//   - count = replicas (default 1) x pods per Job (min(parallelism, completions));
+//   - topology request from the Job pod template's annotations, with pod index label
+//     `batch.kubernetes.io/job-completion-index` (JobSet runs its Jobs Indexed), sub-group
+//     index label `jobset.sigs.k8s.io/job-index` and subGroupCount = replicas;
+//   - `podset-slice-required-topology` without `podset-slice-size` defaults the slice size
+//     to the Job's parallelism (KEP-2724 "JobSet with ReplicatedJob instance topology").
+
+import { InputError } from '../api/errors.ts';
+import { PodIndexLabel } from '../api/keys.ts';
+import type { KObject, PodSet } from '../api/objects.ts';
+import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
+import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { podsPerJob } from './job.ts';
+import { MAX_PODSETS, isRecord, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+
+export const JobSetKind = { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet' } as const;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function jobSetToWorkloads(obj: KObject, ctx: IntegrationContext): ToWorkloadsResult {
+  const errors: InputError[] = [];
+  const where = whereIn(ctx.where, obj);
+  const spec = (obj as { spec?: unknown }).spec;
+  const rjs = isRecord(spec) ? spec.replicatedJobs : undefined;
+  if (!Array.isArray(rjs) || rjs.length === 0) {
+    errors.push(new InputError({ ...where, field: 'spec.replicatedJobs' }, 'a JobSet needs at least one replicatedJob'));
+    return { workloads: [], errors };
+  }
+  if (rjs.length > MAX_PODSETS) {
+    errors.push(
+      new InputError(
+        { ...where, field: 'spec.replicatedJobs' },
+        `a Workload holds at most ${MAX_PODSETS} PodSets, one per replicatedJob; this JobSet has ${rjs.length}`,
+      ),
+    );
+  }
+
+  const podSets: PodSet[] = [];
+  const seen = new Set<string>();
+  rjs.forEach((rj: unknown, i) => {
+    const at = `spec.replicatedJobs[${i}]`;
+    if (!isRecord(rj)) {
+      errors.push(new InputError({ ...where, field: at }, 'a replicatedJob must be an object with name, replicas and template'));
+      return;
+    }
+    const rawName = rj.name;
+    const name = typeof rawName === 'string' ? rawName.toLowerCase() : '';
+    if (!DNS_LABEL.test(name) || name.length > 63) {
+      errors.push(
+        new InputError(
+          { ...where, field: `${at}.name` },
+          `${JSON.stringify(rawName)} cannot name a PodSet: a lowercase DNS label is required ` +
+            "(at most 63 letters, digits and '-', starting and ending with a letter or digit)",
+        ),
+      );
+    } else if (seen.has(name)) {
+      errors.push(new InputError({ ...where, field: `${at}.name` }, `replicatedJob name ${JSON.stringify(rawName)} is used twice`));
+    }
+    seen.add(name);
+
+    const replicas = readInt(rj.replicas, 1, 0, { ...where, field: `${at}.replicas` }, errors);
+    const jobSpec = isRecord(rj.template) ? rj.template.spec : undefined;
+    if (!isRecord(jobSpec)) {
+      errors.push(new InputError({ ...where, field: `${at}.template.spec` }, 'a replicatedJob needs a Job template'));
+      return;
+    }
+    const perJob = podsPerJob(jobSpec, where, `${at}.template.spec`, errors);
+    const parallelism = readInt(jobSpec.parallelism, 1, 0, where, []);
+    const template = readPodTemplate(jobSpec.template, { ...where, field: `${at}.template.spec.template` }, errors);
+    if (template === undefined) return;
+
+    const count = replicas * perJob;
+    const tr = topologyRequestFromAnnotations(
+      template.metadata?.annotations,
+      count,
+      {
+        podIndexLabel: PodIndexLabel.JobCompletionIndex,
+        subGroupIndexLabel: PodIndexLabel.JobSetJobIndex,
+        subGroupCount: replicas,
+        defaultSliceSize: parallelism,
+      },
+      { ...where, field: `${at}.template.spec.template` },
+    );
+    errors.push(...tr.errors);
+    const podSet: PodSet = { name, template: podSetTemplate(template), count };
+    if (tr.request) podSet.topologyRequest = tr.request;
+    podSets.push(podSet);
+  });
+
+  if (errors.length > 0) return { workloads: [], errors };
+  return { workloads: [ownedWorkload(obj, podSets)], errors };
+}
+
+export const jobSetIntegration: Integration = {
+  name: 'jobset.x-k8s.io/jobset',
+  kinds: [JobSetKind],
+  toWorkloads: jobSetToWorkloads,
+};
