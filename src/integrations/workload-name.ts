@@ -12,7 +12,6 @@
 // collide) and a valid label value, so it can go into `kueue.x-k8s.io/job-uid` as is.
 
 // node:crypto is deterministic hashing only; the pure-layer rule targets I/O.
-// eslint-disable-next-line no-restricted-imports
 import { createHash } from 'node:crypto';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueApiVersion, KueueLabel } from '../api/keys.ts';

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { BLOCK, HOST, node, rackOf, RACK, snapshotOf } from '../testing/builders.ts';
+import { nodeInfoFromNode } from '../topology/source.ts';
+import type { TopologySnapshot } from '../topology/snapshot.ts';
+import { AssumedUsage, PlacementEngine, type PlacementOptions } from './engine.ts';
+import type { PlacementRequest } from './request.ts';
+
+function request(p: Partial<PlacementRequest>): PlacementRequest {
+  return { podSetName: 'main', count: 1, requests: { cpu: 1000 }, mode: 'required', sliceLayers: [], tolerations: [], ...p };
+}
+
+/** Places and returns `{host: count}` (or the failure reason). */
+function placeOn(s: TopologySnapshot, p: Partial<PlacementRequest>, o: PlacementOptions = {}): Record<string, number> | string {
+  const r = new PlacementEngine(s).place(request(p), o);
+  if (!r.ok) return r.reason;
+  return Object.fromEntries(r.workers.domains.map((d) => [d.values.join('/'), d.count]));
+}
+
+const levels3 = [BLOCK, RACK, HOST];
+
+describe('KEP-2724 "Computing the assignment" example: a rack of 3,3,2,1', () => {
+  const s = snapshotOf(levels3, rackOf('b1', 'r1', [3, 3, 2, 1], 'x'));
+  it('BestFit takes the two 3s and optimizes the last domain to the node with room for exactly 1', () => {
+    assert.deepEqual(placeOn(s, { count: 7, mode: 'required', level: RACK }), { x1: 3, x2: 3, x4: 1 });
+  });
+  it('LeastFreeCapacity takes 1, 2, 3 and reserves 1 pod on the last node', () => {
+    assert.deepEqual(placeOn(s, { count: 7, mode: 'unconstrained' }), { x4: 1, x3: 2, x1: 3, x2: 1 });
+  });
+});
+
+describe('KEP-2724 two-level example: a rack of 6,5,4,3,2 with slices of 2 per host', () => {
+  const s = snapshotOf(levels3, rackOf('b1', 'r1', [6, 5, 4, 3, 2], 'x'));
+  const slices = [{ topology: HOST, size: 2 }];
+  it('BestFit, 12 pods: 6 . 4 . 2', () => {
+    assert.deepEqual(placeOn(s, { count: 12, mode: 'required', level: RACK, sliceLayers: slices }), { x1: 6, x3: 4, x5: 2 });
+  });
+  it('LeastFreeCapacity, 10 pods: . 2 4 2 2 (profile LeastFreeCapacity)', () => {
+    assert.deepEqual(placeOn(s, { count: 10, mode: 'required', level: RACK, sliceLayers: slices }, { profile: 'LeastFreeCapacity' }), { x2: 2, x3: 4, x4: 2, x5: 2 });
+  });
+  it('LeastFreeCapacity, 10 pods: . 2 4 2 2 (Mixed, slice-only request)', () => {
+    assert.deepEqual(placeOn(s, { count: 10, mode: 'unconstrained', sliceLayers: slices }), { x2: 2, x3: 4, x4: 2, x5: 2 });
+  });
+});
+
+describe('KEP-2724 multi-level example: 64 pods, slices of 32 per block and 16 per rack', () => {
+  const nodes = [];
+  for (const b of ['b1', 'b2']) for (const r of ['r1', 'r2']) nodes.push(...rackOf(b, r, [8, 8, 8, 8], `${b}-${r}-h`));
+  const s = snapshotOf(levels3, nodes);
+  it('one block hosts all 64 pods, each rack 32, each host 8', () => {
+    const got = placeOn(s, {
+      count: 64,
+      mode: 'required',
+      level: BLOCK,
+      sliceLayers: [
+        { topology: BLOCK, size: 32 },
+        { topology: RACK, size: 16 },
+      ],
+    });
+    assert.equal(typeof got, 'object');
+    const hosts = got as Record<string, number>;
+    assert.equal(Object.keys(hosts).length, 8);
+    for (const [h, c] of Object.entries(hosts)) {
+      assert.equal(c, 8);
+      assert.ok(h.startsWith('b1-'), h);
+    }
+  });
+});
+
+describe('required, preferred and unconstrained requests', () => {
+  const nodes = [...rackOf('b1', 'r1', [4, 4], 'a'), ...rackOf('b1', 'r2', [4, 4], 'b'), ...rackOf('b2', 'r1', [2, 2], 'c')];
+  const s = snapshotOf(levels3, nodes);
+  it('required never leaves its level', () => {
+    assert.equal(placeOn(s, { count: 9, mode: 'required', level: RACK }), 'topology "default" allows to fit only 8 out of 9 pod(s)');
+  });
+  it('preferred climbs one level at a time until one domain fits', () => {
+    assert.deepEqual(placeOn(s, { count: 9, mode: 'preferred', level: RACK }), { a1: 4, a2: 4, b1: 1 });
+  });
+  it('preferred splits across the top level when nothing fits', () => {
+    assert.deepEqual(placeOn(s, { count: 20, mode: 'preferred', level: RACK }), { a1: 4, a2: 4, b1: 4, b2: 4, c1: 2, c2: 2 });
+  });
+  it('a request that fits nowhere reports what does fit', () => {
+    assert.equal(placeOn(s, { count: 21, mode: 'preferred', level: RACK }), 'topology "default" allows to fit only 20 out of 21 pod(s)');
+  });
+  it('unknown level gives the peer message', () => {
+    assert.equal(placeOn(s, { count: 1, mode: 'required', level: 'nope' }), 'no requested topology level: nope');
+  });
+});
+
+describe('free capacity', () => {
+  it('every pod also takes one `pods`: a node with pods: 2 fits 2', () => {
+    const s = snapshotOf(levels3, [node('x').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(10).pods(2)]);
+    assert.equal(placeOn(s, { count: 3, mode: 'required', level: RACK }), 'topology "default" allows to fit only 2 out of 3 pod(s)');
+  });
+  it('a node without `pods` allocatable fits nothing and is listed as excluded by that resource', () => {
+    const s = snapshotOf(levels3, [node('x').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(10).pods(0), node('y').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1)]);
+    assert.equal(placeOn(s, { count: 3, mode: 'required', level: RACK }), 'topology "default" allows to fit only 1 out of 3 pod(s). Total nodes: 2; excluded: resource "pods": 1');
+    assert.equal(placeOn(s, { count: 2, mode: 'required', level: RACK, requests: { cpu: 2000 } }), 'topology "default" doesn\'t allow to fit any of 2 pod(s). Total nodes: 2; excluded: resource "cpu": 1, resource "pods": 1');
+  });
+  it('bound non-terminal pods are usage; removing them frees the capacity', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
+    s.addPod('default/p', 'x1', { cpu: 3000 });
+    assert.deepEqual(placeOn(s, { count: 1, mode: 'required', level: RACK }), { x1: 1 });
+    assert.match(placeOn(s, { count: 2, mode: 'required', level: RACK }) as string, /allows to fit only 1 out of 2/);
+    s.removePod('default/p');
+    assert.deepEqual(placeOn(s, { count: 4, mode: 'required', level: RACK }), { x1: 4 });
+  });
+  it('NotReady and unschedulable nodes are not in the tree', () => {
+    const s = snapshotOf(levels3, [
+      node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).notReady(),
+      node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).unschedulable(),
+    ]);
+    assert.equal(placeOn(s, { count: 1, mode: 'required', level: RACK }), `no topology domains at level: ${RACK}`);
+  });
+  it('PodSets of one pass see each other\'s assumed usage', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [4, 4], 'x'));
+    const e = new PlacementEngine(s);
+    const assumed = new AssumedUsage();
+    const first = e.place(request({ count: 4, level: RACK }), { assumed });
+    assert.ok(first.ok);
+    assumed.addAssignment(s, first.workers, { cpu: 1000 });
+    const second = e.place(request({ count: 4, level: RACK }), { assumed });
+    assert.ok(second.ok);
+    assert.notDeepEqual(first.workers.domains[0]!.values, second.workers.domains[0]!.values);
+    const third = e.place(request({ count: 1, level: RACK }), { assumed: (assumed.addAssignment(s, second.workers, { cpu: 1000 }), assumed) });
+    assert.equal(third.ok, false);
+  });
+  it('incremental node add and remove', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
+    s.upsertNode(nodeInfoFromNode(node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).build()));
+    assert.deepEqual(placeOn(s, { count: 8, mode: 'required', level: RACK }), { x1: 4, x2: 4 });
+    s.removeNode('x1');
+    assert.deepEqual(placeOn(s, { count: 4, mode: 'required', level: RACK }), { x2: 4 });
+  });
+});
+
+describe('node filters on hostname-lowest topologies', () => {
+  const s = snapshotOf(levels3, [
+    node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' }).cpu(4).taint({ key: 'gpu', value: 'true', effect: 'NoSchedule' }),
+    node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'b' }).cpu(4),
+    node('x3').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' }).cpu(4).taint({ key: 'soft', effect: 'PreferNoSchedule' }),
+  ]);
+  it('untolerated NoSchedule taints exclude, PreferNoSchedule is ignored, exclusions listed alphabetically', () => {
+    assert.equal(
+      placeOn(s, { count: 9, mode: 'required', level: RACK, nodeSelector: { pool: 'a' } }),
+      'topology "default" allows to fit only 4 out of 9 pod(s). Total nodes: 3; excluded: nodeSelector: 1, taint "gpu=true:NoSchedule": 1',
+    );
+  });
+  it('tolerations let tainted nodes in', () => {
+    assert.deepEqual(placeOn(s, { count: 8, mode: 'required', level: RACK, nodeSelector: { pool: 'a' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] }), { x1: 4, x3: 4 });
+  });
+  it('required node affinity', () => {
+    const got = placeOn(s, {
+      count: 4,
+      mode: 'required',
+      level: RACK,
+      requiredAffinity: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['b'] }] }],
+    });
+    assert.deepEqual(got, { x2: 4 });
+  });
+  it('filters are not applied when the lowest level is not the hostname', () => {
+    const s2 = snapshotOf([BLOCK, RACK], [node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).taint({ key: 'gpu', effect: 'NoSchedule' })]);
+    assert.deepEqual(placeOn(s2, { count: 4, mode: 'required', level: RACK }), { 'b/r': 4 });
+  });
+});
+
+describe('leader and workers', () => {
+  it('the leader lands in one leaf with the workers', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [3, 3], 'x'));
+    const r = new PlacementEngine(s).place(request({ count: 5, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }));
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    const total = r.workers.domains.reduce((n, d) => n + d.count, 0);
+    assert.equal(total, 5);
+    assert.equal(r.leader!.domains.length, 1);
+  });
+  it('no room for the leader: fails', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [3, 3], 'x'));
+    const r = new PlacementEngine(s).place(request({ count: 6, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }));
+    assert.equal(r.ok, false);
+  });
+});

@@ -1,0 +1,455 @@
+// The topology snapshot: the domain tree of one Topology (or HyperNode tree) over the
+// nodes of one TAS flavor, with free capacity per leaf, maintained incrementally.
+//
+// Layout: every domain has a dense index; per-domain data lives in typed arrays
+// (level, parent, node count) and per-leaf capacity in flat Float64Arrays indexed
+// `domain * R + resource`. Node and pod events change O(R) numbers; only a node
+// joining or leaving marks the level lists and path ranks for a lazy rebuild.
+//
+// Which nodes enter (kueue-tas.md §2): Ready, not unschedulable, carrying every flavor
+// node label and a value for every level. Others are not in the tree at all (they are
+// not "excluded" and do not count in "Total nodes").
+
+import { HOSTNAME_LABEL } from '../api/keys.ts';
+import type { StringMap } from '../api/objects.ts';
+import type { ResourceAmounts } from '../api/resources.ts';
+import { ResourceIndex } from './resource-index.ts';
+import type { NodeInfo, TopologySource } from './source.ts';
+
+interface NodeRec {
+  info: NodeInfo;
+  /** Leaf domain index, or -1 when the node is not in the tree. */
+  leaf: number;
+  alloc: ResourceAmounts;
+}
+
+interface UsageRec {
+  /** Node name (non-TAS pods) or leaf domain id (TAS workloads). */
+  target: string;
+  amounts: ResourceAmounts;
+}
+
+export interface SnapshotOptions {
+  /** The flavor's `nodeLabels`: a node must carry each pair to enter the tree. */
+  nodeLabels?: StringMap;
+}
+
+const INITIAL = 64;
+
+export class TopologySnapshot {
+  readonly name: string;
+  readonly levels: readonly string[];
+  readonly hostnameLowest: boolean;
+  readonly resources = new ResourceIndex();
+  private readonly nodeLabels: StringMap;
+  private readonly source: TopologySource;
+
+  // Domains.
+  private dCount = 0;
+  private dCap = INITIAL;
+  private dLevel = new Int32Array(INITIAL);
+  private dParent = new Int32Array(INITIAL);
+  private dNodes = new Int32Array(INITIAL);
+  private readonly dValues: string[][] = [];
+  private readonly dId: string[] = [];
+  private readonly dChildren: number[][] = [];
+  private readonly dLeafNodes: number[][] = [];
+  private readonly idToDomain = new Map<string, number>();
+
+  // Per-leaf capacity, `domain * R + r`.
+  private R = 1;
+  private freeArr = new Float64Array(INITIAL);
+  private tasArr = new Float64Array(INITIAL);
+
+  // Nodes and usage records.
+  private readonly nodes: NodeRec[] = [];
+  private readonly nodeByName = new Map<string, number>();
+  private readonly podUsage = new Map<string, UsageRec>();
+  private readonly nodeUsage = new Map<string, ResourceAmounts>();
+  private readonly workloadUsage = new Map<string, UsageRec[]>();
+  private readonly tasByLeafId = new Map<string, ResourceAmounts>();
+
+  // Lazily rebuilt structure.
+  private structureVersion = 0;
+  private builtVersion = -1;
+  private levelLists: number[][] = [];
+  private rankArr = new Int32Array(INITIAL);
+  /** Bumped on every capacity change; consumers key caches on it. */
+  usageVersion = 0;
+
+  constructor(source: TopologySource, options: SnapshotOptions = {}) {
+    this.source = source;
+    this.name = source.name;
+    this.levels = source.levels;
+    this.hostnameLowest = source.levels[source.levels.length - 1] === HOSTNAME_LABEL;
+    this.nodeLabels = options.nodeLabels ?? {};
+  }
+
+  // ---- structure accessors -------------------------------------------------------
+
+  get domainCount(): number {
+    return this.dCount;
+  }
+  get resourceCount(): number {
+    return this.R;
+  }
+  get version(): number {
+    return this.structureVersion;
+  }
+  level(d: number): number {
+    return this.dLevel[d]!;
+  }
+  parent(d: number): number {
+    return this.dParent[d]!;
+  }
+  children(d: number): readonly number[] {
+    return this.dChildren[d]!;
+  }
+  values(d: number): readonly string[] {
+    return this.dValues[d]!;
+  }
+  /** Domain ID: comma-joined path, or the hostname alone for hostname leaves. */
+  id(d: number): string {
+    return this.dId[d]!;
+  }
+  /** The leaf with this id (hostname, or comma-joined path), if it holds nodes. */
+  leafById(id: string): number | undefined {
+    const d = this.idToDomain.get(domainKey(this.levels.length - 1, id));
+    return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
+  }
+  /** The domain at `level` with this id, if it holds nodes. */
+  domainById(level: number, id: string): number | undefined {
+    const d = this.idToDomain.get(domainKey(level, id));
+    return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
+  }
+  /** Nodes (by index into `node()`) of a leaf. */
+  leafNodes(d: number): readonly number[] {
+    return this.dLeafNodes[d] ?? [];
+  }
+  node(n: number): NodeInfo {
+    return this.nodes[n]!.info;
+  }
+  nodeIndex(name: string): number | undefined {
+    return this.nodeByName.get(name);
+  }
+  /** Leaf of a node, or -1 when the node is not in the tree. */
+  nodeLeaf(name: string): number {
+    const n = this.nodeByName.get(name);
+    return n === undefined ? -1 : this.nodes[n]!.leaf;
+  }
+  /** Domains at a level that hold at least one node, sorted by level values. */
+  domainsAt(level: number): readonly number[] {
+    this.ensureStructure();
+    return this.levelLists[level] ?? [];
+  }
+  leaves(): readonly number[] {
+    return this.domainsAt(this.levels.length - 1);
+  }
+  /** Position of a domain among its level's domains sorted by level values. */
+  rank(d: number): number {
+    this.ensureStructure();
+    return this.rankArr[d]!;
+  }
+  /** The rank array itself, for hot loops (valid until the next structural change). */
+  ranks(): Int32Array {
+    this.ensureStructure();
+    return this.rankArr;
+  }
+
+  /** Remaining capacity of leaf `d` for resource index `r`. */
+  free(d: number, r: number): number {
+    return this.freeArr[d * this.R + r]!;
+  }
+  /** Capacity taken by admitted TAS workloads on leaf `d`. */
+  tasUsage(d: number, r: number): number {
+    return this.tasArr[d * this.R + r]!;
+  }
+  /** Flat arrays for hot loops: `[free, tas]`, both `domain * R + r`. */
+  capacityArrays(): { free: Float64Array; tas: Float64Array; R: number } {
+    return { free: this.freeArr, tas: this.tasArr, R: this.R };
+  }
+
+  /** Interns a resource name, growing the capacity arrays when it is new. */
+  resourceIndex(name: string): number {
+    const before = this.resources.size;
+    const r = this.resources.intern(name);
+    if (this.resources.size !== before) this.growResources();
+    return r;
+  }
+
+  // ---- node events ----------------------------------------------------------------
+
+  /** Adds or replaces a node (an update is a remove plus an add). */
+  upsertNode(info: NodeInfo): void {
+    if (this.nodeByName.has(info.name)) this.removeNode(info.name);
+    const rec: NodeRec = { info, leaf: -1, alloc: info.allocatable };
+    const n = this.nodes.length;
+    this.nodes.push(rec);
+    this.nodeByName.set(info.name, n);
+    const path = this.admit(info);
+    if (!path) return;
+    const leaf = this.ensurePath(path);
+    rec.leaf = leaf;
+    this.dLeafNodes[leaf]!.push(n);
+    for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!++;
+    for (const name in rec.alloc) {
+      const r = this.resourceIndex(name);
+      this.freeArr[leaf * this.R + r]! += rec.alloc[name]!;
+    }
+    const used = this.nodeUsage.get(info.name);
+    if (used) this.applyAmounts(leaf, used, -1, false);
+    if (this.dNodes[leaf] === 1) {
+      const tas = this.tasByLeafId.get(this.dId[leaf]!);
+      if (tas) this.applyAmounts(leaf, tas, -1, true);
+    }
+    this.structureVersion++;
+    this.usageVersion++;
+  }
+
+  removeNode(name: string): void {
+    const n = this.nodeByName.get(name);
+    if (n === undefined) return;
+    const rec = this.nodes[n]!;
+    this.nodeByName.delete(name);
+    if (rec.leaf >= 0) {
+      const leaf = rec.leaf;
+      for (const res in rec.alloc) {
+        const r = this.resourceIndex(res);
+        this.freeArr[leaf * this.R + r]! -= rec.alloc[res]!;
+      }
+      const used = this.nodeUsage.get(name);
+      if (used) this.applyAmounts(leaf, used, +1, false);
+      const list = this.dLeafNodes[leaf]!;
+      list.splice(list.indexOf(n), 1);
+      for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
+      if (this.dNodes[leaf] === 0) {
+        // An empty leaf keeps no capacity; TAS usage re-applies if a node returns.
+        const tas = this.tasByLeafId.get(this.dId[leaf]!);
+        if (tas) this.applyAmounts(leaf, tas, +1, true);
+        const base = leaf * this.R;
+        for (let r = 0; r < this.R; r++) {
+          this.freeArr[base + r] = 0;
+          this.tasArr[base + r] = 0;
+        }
+      }
+      this.structureVersion++;
+      this.usageVersion++;
+    }
+    // Node records are append-only; a removed node leaves a tombstone.
+    rec.leaf = -1;
+  }
+
+  // ---- usage events ---------------------------------------------------------------
+
+  /** Usage of a non-TAS pod bound to `nodeName` (plus one `pods`). */
+  addPod(key: string, nodeName: string, requests: ResourceAmounts): void {
+    if (this.podUsage.has(key)) this.removePod(key);
+    const amounts = withPod(requests, 1);
+    this.podUsage.set(key, { target: nodeName, amounts });
+    addInto(this.nodeUsageOf(nodeName), amounts, 1);
+    const leaf = this.nodeLeaf(nodeName);
+    if (leaf >= 0) this.applyAmounts(leaf, amounts, -1, false);
+    this.usageVersion++;
+  }
+
+  removePod(key: string): void {
+    const rec = this.podUsage.get(key);
+    if (!rec) return;
+    this.podUsage.delete(key);
+    addInto(this.nodeUsageOf(rec.target), rec.amounts, -1);
+    const leaf = this.nodeLeaf(rec.target);
+    if (leaf >= 0) this.applyAmounts(leaf, rec.amounts, +1, false);
+    this.usageVersion++;
+  }
+
+  /**
+   * TAS usage of an admitted PodSet: `count` pods of `perPod` in each domain. Domains are
+   * leaf ids (hostname for hostname-lowest topologies, else the comma-joined path).
+   * Usage for a domain not in the tree is kept and applies if its node arrives.
+   */
+  addWorkloadUsage(key: string, domains: readonly { leafId: string; count: number }[], perPod: ResourceAmounts): void {
+    const recs = this.workloadUsage.get(key) ?? [];
+    this.workloadUsage.set(key, recs);
+    const one = withPod(perPod, 1);
+    for (const { leafId, count } of domains) {
+      const amounts = scale(one, count);
+      recs.push({ target: leafId, amounts });
+      const acc = this.tasByLeafId.get(leafId) ?? {};
+      this.tasByLeafId.set(leafId, acc);
+      addInto(acc, amounts, 1);
+      const d = this.leafById(leafId);
+      if (d !== undefined) this.applyAmounts(d, amounts, -1, true);
+    }
+    this.usageVersion++;
+  }
+
+  removeWorkloadUsage(key: string): void {
+    const recs = this.workloadUsage.get(key);
+    if (!recs) return;
+    this.workloadUsage.delete(key);
+    for (const rec of recs) {
+      const acc = this.tasByLeafId.get(rec.target);
+      if (acc) addInto(acc, rec.amounts, -1);
+      const d = this.leafById(rec.target);
+      if (d !== undefined) this.applyAmounts(d, rec.amounts, +1, true);
+    }
+    this.usageVersion++;
+  }
+
+  hasWorkloadUsage(key: string): boolean {
+    return this.workloadUsage.has(key);
+  }
+
+  /** Leaf id for a domain's values as an assignment writes them. */
+  leafIdForValues(values: readonly string[]): string {
+    return values.join(',');
+  }
+
+  // ---- internals --------------------------------------------------------------------
+
+  private admit(info: NodeInfo): string[] | undefined {
+    if (!info.ready || info.unschedulable) return undefined;
+    for (const k in this.nodeLabels) if (info.labels[k] !== this.nodeLabels[k]) return undefined;
+    return this.source.leafPath(info);
+  }
+
+  private nodeUsageOf(name: string): ResourceAmounts {
+    let u = this.nodeUsage.get(name);
+    if (!u) {
+      u = {};
+      this.nodeUsage.set(name, u);
+    }
+    return u;
+  }
+
+  /** free -= sign * amounts (sign -1 subtracts usage); `tas` also tracks the TAS share. */
+  private applyAmounts(leaf: number, amounts: ResourceAmounts, sign: 1 | -1, tas: boolean): void {
+    for (const name in amounts) {
+      const r = this.resourceIndex(name);
+      const i = leaf * this.R + r;
+      this.freeArr[i]! += sign * amounts[name]!;
+      if (tas) this.tasArr[i]! -= sign * amounts[name]!;
+    }
+  }
+
+  private ensurePath(path: string[]): number {
+    let parent = -1;
+    const L = path.length;
+    for (let l = 0; l < L; l++) {
+      const values = path.slice(0, l + 1);
+      const id = l === L - 1 && this.hostnameLowest ? path[l]! : values.join(',');
+      let d = this.idToDomain.get(domainKey(l, id));
+      if (d === undefined) {
+        d = this.newDomain(l, parent, values, id);
+      } else if (this.dParent[d] !== parent) {
+        // A hostname leaf whose node moved to another rack: re-parent it.
+        const oldParent = this.dParent[d]!;
+        if (oldParent >= 0) {
+          const siblings = this.dChildren[oldParent]!;
+          siblings.splice(siblings.indexOf(d), 1);
+        }
+        this.dParent[d] = parent;
+        this.dValues[d] = values;
+        if (parent >= 0) this.dChildren[parent]!.push(d);
+      }
+      parent = d;
+    }
+    return parent;
+  }
+
+  private newDomain(level: number, parent: number, values: string[], id: string): number {
+    if (this.dCount === this.dCap) this.growDomains();
+    const d = this.dCount++;
+    this.dLevel[d] = level;
+    this.dParent[d] = parent;
+    this.dNodes[d] = 0;
+    this.dValues[d] = values;
+    this.dId[d] = id;
+    this.dChildren[d] = [];
+    this.dLeafNodes[d] = [];
+    this.idToDomain.set(domainKey(level, id), d);
+    if (parent >= 0) this.dChildren[parent]!.push(d);
+    return d;
+  }
+
+  private growDomains(): void {
+    const cap = this.dCap * 2;
+    this.dLevel = grow(this.dLevel, cap);
+    this.dParent = grow(this.dParent, cap);
+    this.dNodes = grow(this.dNodes, cap);
+    this.rankArr = grow(this.rankArr, cap);
+    const f = new Float64Array(cap * this.R);
+    f.set(this.freeArr);
+    this.freeArr = f;
+    const t = new Float64Array(cap * this.R);
+    t.set(this.tasArr);
+    this.tasArr = t;
+    this.dCap = cap;
+  }
+
+  private growResources(): void {
+    const oldR = this.R;
+    const R = this.resources.size;
+    const f = new Float64Array(this.dCap * R);
+    const t = new Float64Array(this.dCap * R);
+    for (let d = 0; d < this.dCount; d++) {
+      for (let r = 0; r < oldR; r++) {
+        f[d * R + r] = this.freeArr[d * oldR + r]!;
+        t[d * R + r] = this.tasArr[d * oldR + r]!;
+      }
+    }
+    this.freeArr = f;
+    this.tasArr = t;
+    this.R = R;
+  }
+
+  private ensureStructure(): void {
+    if (this.builtVersion === this.structureVersion) return;
+    const L = this.levels.length;
+    const lists: number[][] = Array.from({ length: L }, () => []);
+    for (let d = 0; d < this.dCount; d++) if (this.dNodes[d]! > 0) lists[this.dLevel[d]!]!.push(d);
+    for (const list of lists) {
+      list.sort((a, b) => compareValues(this.dValues[a]!, this.dValues[b]!));
+      for (let i = 0; i < list.length; i++) this.rankArr[list[i]!] = i;
+    }
+    this.levelLists = lists;
+    this.builtVersion = this.structureVersion;
+  }
+}
+
+/** Ids are unique per level only (a hostname may equal a block name). */
+function domainKey(level: number, id: string): string {
+  return `${level}\u0000${id}`;
+}
+
+/** Element-wise byte comparison of level-value paths (`x10` < `x2`). */
+export function compareValues(a: readonly string[], b: readonly string[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+function grow<T extends Int32Array>(a: T, cap: number): T {
+  const b = new Int32Array(cap);
+  b.set(a);
+  return b as T;
+}
+
+function withPod(requests: ResourceAmounts, pods: number): ResourceAmounts {
+  return { ...requests, pods: (requests.pods ?? 0) + pods };
+}
+
+function scale(a: ResourceAmounts, n: number): ResourceAmounts {
+  const out: ResourceAmounts = {};
+  for (const k in a) out[k] = a[k]! * n;
+  return out;
+}
+
+function addInto(acc: ResourceAmounts, a: ResourceAmounts, sign: 1 | -1): void {
+  for (const k in a) acc[k] = (acc[k] ?? 0) + sign * a[k]!;
+}
+

@@ -1,0 +1,71 @@
+// Where a topology comes from. A source names the levels (outermost first) and says
+// where each node sits in the tree; label-level Topologies and HyperNode trees are two
+// implementations of this one interface, and the snapshot and placement engine never
+// know which they have.
+
+import { HOSTNAME_LABEL } from '../api/keys.ts';
+import type { Node, StringMap, Taint, Topology } from '../api/objects.ts';
+import { parseResourceList, type ResourceAmounts } from '../api/resources.ts';
+
+/** A Node stripped to what scheduling needs (a whole Node object is ~16 KiB). */
+export interface NodeInfo {
+  name: string;
+  labels: StringMap;
+  taints: Taint[];
+  allocatable: ResourceAmounts;
+  ready: boolean;
+  unschedulable: boolean;
+}
+
+export interface TopologySource {
+  /** The Topology's name, quoted in failure messages. */
+  readonly name: string;
+  /** Level keys, outermost first. */
+  readonly levels: readonly string[];
+  /** The node's values per level, or undefined when it has no place in the tree. */
+  leafPath(node: NodeInfo): string[] | undefined;
+}
+
+/** Kueue's Topology: levels are node label keys; a node missing any of them is left out. */
+export class LabelTopologySource implements TopologySource {
+  readonly name: string;
+  readonly levels: readonly string[];
+
+  constructor(name: string, levels: readonly string[]) {
+    this.name = name;
+    this.levels = levels;
+  }
+
+  static fromTopology(t: Topology): LabelTopologySource {
+    return new LabelTopologySource(
+      t.metadata.name,
+      t.spec.levels.map((l) => l.nodeLabel),
+    );
+  }
+
+  leafPath(node: NodeInfo): string[] | undefined {
+    const path: string[] = [];
+    for (const key of this.levels) {
+      const v = node.labels[key];
+      if (v === undefined) return undefined;
+      path.push(v);
+    }
+    return path;
+  }
+}
+
+/** Strips a Node to a NodeInfo. Throws an Error naming the field on a bad quantity. */
+export function nodeInfoFromNode(node: Node): NodeInfo {
+  const conditions = node.status?.conditions ?? [];
+  const ready = conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  return {
+    name: node.metadata.name,
+    labels: node.metadata.labels ?? {},
+    taints: node.spec?.taints ?? [],
+    allocatable: parseResourceList(node.status?.allocatable, 'status.allocatable'),
+    ready,
+    unschedulable: node.spec?.unschedulable === true,
+  };
+}
+
+export { HOSTNAME_LABEL };
