@@ -34,7 +34,8 @@ export function matchesNodeSelector(labels: StringMap, selector: StringMap | und
   return true;
 }
 
-function matchesRequirement(value: string | undefined, r: NodeSelectorRequirement): boolean {
+/** One selector requirement against a label value (undefined when the label is absent). */
+export function matchesRequirement(value: string | undefined, r: NodeSelectorRequirement): boolean {
   const vals = r.values ?? [];
   switch (r.operator) {
     case 'In':
