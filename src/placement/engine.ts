@@ -18,6 +18,7 @@ import type { ResourceAmounts } from '../api/resources.ts';
 import { formatTaint, matchesNodeSelector, matchesRequiredAffinity, preferredAffinityScore, untoleratedTaint } from '../topology/node-match.ts';
 import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
+import { balancedPlacement } from './balanced.ts';
 import { type Algorithm, algorithmFor, type PlacementRequest, type Profile } from './request.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 
@@ -146,9 +147,26 @@ export class PlacementEngine {
     if (typeof plan === 'string') return { ok: false, reason: plan };
     this.fillInCounts(plan, options);
 
+    if (options.profile === 'BalancedPlacement' && plan.mode === 'preferred' && plan.leaders === 0 && req.sliceLayers.length <= 1) {
+      const choice = balancedPlacement({ snapshot: this.snapshot, sc: this.st.sc, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
+      if (choice) {
+        const chosen: number[] = [];
+        for (const { domain, units } of choice.domains) {
+          this.st.sc[domain] = units;
+          this.st.pc[domain] = units * plan.sliceSize;
+          chosen.push(domain);
+        }
+        const leaves = this.descend(plan, choice.level, chosen, false);
+        if (leaves) return this.emit(plan, leaves);
+      }
+      // Silently fall back to BestFit on fresh counters.
+      this.fillInCounts(plan, options);
+    }
+
     const fit = this.findFitLevel(plan, plan.searchLevel);
     if (typeof fit === 'string') return { ok: false, reason: fit };
-    const leaves = this.descend(plan, fit.level, fit.domains);
+    this.trim(plan, fit.domains);
+    const leaves = this.descend(plan, fit.level, fit.domains, true);
     if (!leaves) return { ok: false, reason: this.notFitMessage(plan, 0) };
     return this.emit(plan, leaves);
   }
@@ -544,21 +562,34 @@ export class PlacementEngine {
     return { ok: remaining === 0, domains: taken, remaining, leadersPlaced };
   }
 
-  private descend(plan: Plan, fitLevel: number, chosen: number[]): number[] | undefined {
+  /** A single chosen domain takes exactly the need (greedy picks are trimmed already). */
+  private trim(plan: Plan, chosen: number[]): void {
+    if (chosen.length !== 1) return;
+    const d = chosen[0]!;
+    this.st.pc[d] = plan.units * plan.sliceSize;
+    this.st.sc[d] = plan.units;
+    this.st.lc[d] = plan.leaders;
+  }
+
+  /**
+   * Walks down from `fitLevel`. Above the slice level the children of all chosen domains
+   * are pooled (`pooled`) or, for balanced placement, distributed per parent in slices;
+   * at and below it each parent's pods go to its own children.
+   */
+  private descend(plan: Plan, fitLevel: number, chosen: number[], pooled: boolean): number[] | undefined {
     const s = this.snapshot;
     const st = this.st;
     const L = s.levels.length;
-    // Trim the chosen domains so their counts add up exactly to the need.
     let current = chosen;
-    if (chosen.length === 1) {
-      const d = chosen[0]!;
-      st.pc[d] = plan.units * plan.sliceSize;
-      st.sc[d] = plan.units;
-      st.lc[d] = plan.leaders;
-    }
     for (let l = fitLevel; l + 1 < L; l++) {
       const next: number[] = [];
-      if (l < plan.sliceLevel) {
+      if (l < plan.sliceLevel && !pooled) {
+        for (const d of current) {
+          const r = this.consume(s.children(d).slice(), plan, st.sc[d]!, st.lc[d]!, plan.sliceSize, true);
+          if (!r.ok) return undefined;
+          next.push(...r.domains);
+        }
+      } else if (l < plan.sliceLevel) {
         const pooled: number[] = [];
         for (const d of current) for (const c of s.children(d)) pooled.push(c);
         const leaders = current.reduce((n, d) => n + st.lc[d]!, 0);
@@ -649,25 +680,6 @@ export class PlacementEngine {
     for (const c of s.children(d)) n += this.slicesUnder(c, level, size);
     return n;
   }
-
-  /** A read-only view of the counters for the balanced-placement pass. */
-  private view(plan: Plan): CountsView {
-    return {
-      snapshot: this.snapshot,
-      st: this.st,
-      sliceLevel: plan.sliceLevel,
-      sliceSize: plan.sliceSize,
-      unitAt: plan.unitAt,
-    };
-  }
-}
-
-export interface CountsView {
-  snapshot: TopologySnapshot;
-  st: { pc: Int32Array; sc: Int32Array; lc: Int32Array; pcl: Int32Array; scl: Int32Array };
-  sliceLevel: number;
-  sliceSize: number;
-  unitAt: Int32Array;
 }
 
 function withoutPods(a: ResourceAmounts): ResourceAmounts {
