@@ -57,7 +57,7 @@ export class AssumedUsage {
   /** Adds an emitted assignment of `snapshot` (worker or leader). */
   addAssignment(snapshot: TopologySnapshot, a: Assignment, perPod: ResourceAmounts): void {
     for (const dom of a.domains) {
-      const leaf = snapshot.leafById(dom.values.join(','));
+      const leaf = snapshot.leafById(snapshot.leafIdOf(dom.values));
       if (leaf !== undefined) this.add(leaf, perPod, dom.count);
     }
   }

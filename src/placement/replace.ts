@@ -33,7 +33,7 @@ export function replaceNode(
 
   const keptLeaves: { leaf: number; count: number }[] = [];
   for (const d of kept) {
-    const leaf = s.leafById(d.values.join(','));
+    const leaf = s.leafById(s.leafIdOf(d.values));
     if (leaf === undefined) {
       return { ok: false, reason: `Cannot replace the node, because the existing topologyAssignment is invalid, as it contains the stale domain ${d.values[d.values.length - 1]}` };
     }
@@ -80,7 +80,7 @@ export function replaceNode(
 }
 
 function fullPath(engine: PlacementEngine, d: DomainAssignment): readonly string[] {
-  const leaf = engine.snapshot.leafById(d.values.join(','));
+  const leaf = engine.snapshot.leafById(engine.snapshot.leafIdOf(d.values));
   return leaf === undefined ? d.values : engine.snapshot.values(leaf);
 }
 

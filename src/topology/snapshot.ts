@@ -300,9 +300,10 @@ export class TopologySnapshot {
     return this.workloadUsage.has(key);
   }
 
-  /** Leaf id for a domain's values as an assignment writes them. */
-  leafIdForValues(values: readonly string[]): string {
-    return values.join(',');
+  /** Leaf id for an assignment domain's values: the hostname alone for hostname-lowest
+   *  topologies (assignments carry only that level), else the comma-joined path. */
+  leafIdOf(values: readonly string[]): string {
+    return this.hostnameLowest ? values[values.length - 1]! : values.join(',');
   }
 
   // ---- internals --------------------------------------------------------------------

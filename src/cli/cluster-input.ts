@@ -1,0 +1,169 @@
+// From loaded objects to what placement needs: one snapshot per TAS ResourceFlavor with
+// the usage of bound Pods and of admitted Workloads recorded on it.
+
+import { InputError, type Where } from '../api/errors.ts';
+import { KueueAnnotation } from '../api/keys.ts';
+import type { ParsedObject } from '../api/manifest.ts';
+import type { KObject, Node, Pod, ResourceFlavor, Topology, TopologyAssignment, TopologyAssignmentV1beta1, Workload } from '../api/objects.ts';
+import { podRequests } from '../api/resources.ts';
+import type { Assignment } from '../placement/assignment.ts';
+import { decodeV1beta1, decodeV1beta2 } from '../placement/assignment-codec.ts';
+import { PlacementEngine } from '../placement/engine.ts';
+import type { TasFlavor } from '../placement/workload-placement.ts';
+import { TopologySnapshot } from '../topology/snapshot.ts';
+import { LabelTopologySource, nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
+
+export interface ClusterInput {
+  nodes: { node: Node; where: Where }[];
+  pods: { pod: Pod; where: Where }[];
+  topologies: Map<string, { topology: Topology; where: Where }>;
+  flavors: { flavor: ResourceFlavor; where: Where }[];
+  workloads: { workload: Workload; where: Where }[];
+  /** Everything else, in input order (Jobs, JobSets, LWS...). */
+  others: ParsedObject[];
+}
+
+export function sortObjects(objects: readonly ParsedObject[]): ClusterInput {
+  const input: ClusterInput = { nodes: [], pods: [], topologies: new Map(), flavors: [], workloads: [], others: [] };
+  for (const p of objects) {
+    const o: KObject = p.object;
+    switch (o.kind) {
+      case 'Node':
+        input.nodes.push({ node: o as Node, where: p.where });
+        break;
+      case 'Pod':
+        input.pods.push({ pod: o as Pod, where: p.where });
+        input.others.push(p);
+        break;
+      case 'Topology':
+        input.topologies.set(o.metadata.name, { topology: o as Topology, where: p.where });
+        break;
+      case 'ResourceFlavor':
+        input.flavors.push({ flavor: o as ResourceFlavor, where: p.where });
+        break;
+      case 'Workload':
+        input.workloads.push({ workload: o as Workload, where: p.where });
+        break;
+      default:
+        input.others.push(p);
+    }
+  }
+  return input;
+}
+
+export function isAdmitted(w: Workload): boolean {
+  return w.status?.admission !== undefined;
+}
+
+export function isFinished(w: Workload): boolean {
+  return (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True');
+}
+
+function isTerminal(p: Pod): boolean {
+  return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+}
+
+/** The assignment of a PodSetAssignment in either API form. */
+export function decodeAssignment(t: TopologyAssignment | TopologyAssignmentV1beta1, where: Where): Assignment {
+  return 'domains' in t && Array.isArray(t.domains) ? decodeV1beta1(t as TopologyAssignmentV1beta1, where) : decodeV1beta2(t as TopologyAssignment, where);
+}
+
+export interface TasCluster {
+  flavors: TasFlavor[];
+  nodeInfos: NodeInfo[];
+  errors: InputError[];
+  /** Things worth telling the user (nodes left out, pods on unknown nodes...). */
+  notes: string[];
+}
+
+/**
+ * Builds one snapshot per TAS flavor (a ResourceFlavor with `spec.topologyName`) and
+ * records usage: bound, non-terminal Pods (except pods of Workloads admitted in the
+ * input, which count through their assignment) and admitted Workloads' assignments.
+ */
+export function buildTasCluster(input: ClusterInput): TasCluster {
+  const errors: InputError[] = [];
+  const notes: string[] = [];
+  const nodeInfos: NodeInfo[] = [];
+  for (const { node, where } of input.nodes) {
+    try {
+      nodeInfos.push(nodeInfoFromNode(node));
+    } catch (e) {
+      errors.push(new InputError({ ...where, field: e instanceof InputError ? e.where.field : undefined }, e instanceof InputError ? e.detail : (e as Error).message));
+    }
+  }
+  const notReady = nodeInfos.filter((n) => !n.ready || n.unschedulable).length;
+  if (notReady > 0) notes.push(`${notReady} node(s) are NotReady or unschedulable and take no part in placement`);
+
+  const flavors: TasFlavor[] = [];
+  for (const { flavor, where } of input.flavors) {
+    const topoName = flavor.spec.topologyName;
+    if (topoName === undefined) continue;
+    const topo = input.topologies.get(topoName);
+    if (!topo) {
+      errors.push(new InputError({ ...where, field: 'spec.topologyName' }, `Topology "${topoName}" is not in the input; add it, or point the ResourceFlavor at one of: ${[...input.topologies.keys()].join(', ') || '(none)'}`));
+      continue;
+    }
+    const snapshot = new TopologySnapshot(LabelTopologySource.fromTopology(topo.topology), { nodeLabels: flavor.spec.nodeLabels });
+    for (const n of nodeInfos) snapshot.upsertNode(n);
+    flavors.push({ flavor, snapshot, engine: new PlacementEngine(snapshot) });
+  }
+
+  // Pods of admitted Workloads count through the Workload's assignment, not twice.
+  const admittedNames = new Set(input.workloads.filter((w) => isAdmitted(w.workload)).map((w) => `${w.workload.metadata.namespace ?? 'default'}/${w.workload.metadata.name}`));
+  const known = new Set(nodeInfos.map((n) => n.name));
+  let unknownNode = 0;
+  for (const { pod, where } of input.pods) {
+    if (!pod.spec.nodeName || isTerminal(pod)) continue;
+    const ns = pod.metadata.namespace ?? 'default';
+    const wl = pod.metadata.annotations?.[KueueAnnotation.Workload];
+    if (wl !== undefined && admittedNames.has(`${ns}/${wl}`)) continue;
+    if (!known.has(pod.spec.nodeName)) unknownNode++;
+    let req;
+    try {
+      req = podRequests(pod.spec);
+    } catch (e) {
+      errors.push(new InputError({ ...where, field: e instanceof InputError ? e.where.field : 'spec' }, e instanceof InputError ? e.detail : (e as Error).message));
+      continue;
+    }
+    for (const f of flavors) f.snapshot.addPod(`${ns}/${pod.metadata.name}`, pod.spec.nodeName, req);
+  }
+  if (unknownNode > 0) notes.push(`${unknownNode} bound pod(s) are on nodes that are not in the input`);
+
+  for (const { workload, where } of input.workloads) {
+    if (!isAdmitted(workload) || isFinished(workload)) continue;
+    errors.push(...recordWorkloadUsage(flavors, workload, where));
+  }
+  return { flavors, nodeInfos, errors, notes };
+}
+
+/** Key under which a Workload PodSet's usage is recorded on a snapshot. */
+export function usageKey(w: Workload, podSet: string): string {
+  return `${w.metadata.namespace ?? 'default'}/${w.metadata.name}/${podSet}`;
+}
+
+/** Records the TAS usage of an admitted Workload on its flavors' snapshots. */
+export function recordWorkloadUsage(flavors: readonly TasFlavor[], w: Workload, where: Where): InputError[] {
+  const errors: InputError[] = [];
+  for (const [i, psa] of (w.status?.admission?.podSetAssignments ?? []).entries()) {
+    if (!psa.topologyAssignment) continue;
+    const field = `status.admission.podSetAssignments[${i}]`;
+    const flavorName = Object.values(psa.flavors ?? {})[0];
+    const tf = flavors.find((f) => f.flavor.metadata.name === flavorName);
+    if (!tf) {
+      errors.push(new InputError({ ...where, field: `${field}.flavors` }, `flavor "${flavorName ?? ''}" is not a TAS ResourceFlavor in the input`));
+      continue;
+    }
+    const ps = w.spec.podSets.find((p) => p.name === psa.name);
+    if (!ps) continue;
+    let a: Assignment;
+    try {
+      a = decodeAssignment(psa.topologyAssignment, { ...where, field: `${field}.topologyAssignment` });
+    } catch (e) {
+      errors.push(e instanceof InputError ? e : new InputError({ ...where, field: `${field}.topologyAssignment` }, (e as Error).message));
+      continue;
+    }
+    tf.snapshot.addWorkloadUsage(usageKey(w, ps.name), a.domains.map((d) => ({ leafId: tf.snapshot.leafIdOf(d.values), count: d.count })), podRequests(ps.template.spec));
+  }
+  return errors;
+}

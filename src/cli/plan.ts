@@ -1,0 +1,188 @@
+// `topoqueue plan`: one placement pass over manifests, no controllers. Pure: objects in,
+// Workloads with the status a scheduler would write out.
+//
+// 1. sort the objects; build a snapshot per TAS flavor with the usage of bound Pods and
+//    of Workloads that already have `status.admission`;
+// 2. turn Jobs, JobSets, LeaderWorkerSets and unbound Pods into Workloads (integrations);
+// 3. plan every pending Workload in input order, each against the usage of those planned
+//    before it; or, with `replaceNode`, repair the admitted Workloads that use that node.
+
+import { InputError, type Where } from '../api/errors.ts';
+import type { ParsedObject } from '../api/manifest.ts';
+import type { Condition, PodSetAssignment, Workload } from '../api/objects.ts';
+import { formatResourceAmount, podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { workloadsFromObjects } from '../integrations/integration.ts';
+import { encodeV1beta2 } from '../placement/assignment-codec.ts';
+import { replaceNode } from '../placement/replace.ts';
+import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
+import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { buildTasCluster, decodeAssignment, isAdmitted, isFinished, recordWorkloadUsage, sortObjects, usageKey } from './cluster-input.ts';
+
+export interface PlanOptions {
+  gates?: Partial<FeatureGates>;
+  /** Short form for the profile gates; wins over them. */
+  profile?: Profile;
+  replaceNode?: string;
+}
+
+export interface PlanResult {
+  workloads: Workload[];
+  errors: InputError[];
+  notes: string[];
+}
+
+export const KNOWN_GATES = Object.keys(DEFAULT_GATES) as (keyof FeatureGates)[];
+
+/** Parses `NAME=true|false,...` against the known gates. */
+export function parseFeatureGates(text: string): Partial<FeatureGates> {
+  const out: Partial<FeatureGates> = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(part);
+    if (!m) throw new InputError({ field: '--feature-gates' }, `"${part}" is not NAME=true|false`);
+    if (!(KNOWN_GATES as string[]).includes(m[1]!)) {
+      throw new InputError({ field: '--feature-gates' }, `unknown feature gate "${m[1]}"; known: ${KNOWN_GATES.join(', ')}`);
+    }
+    out[m[1] as keyof FeatureGates] = m[2] === 'true';
+  }
+  return out;
+}
+
+function condition(type: string, status: Condition['status'], reason: string, message: string): Condition {
+  return { type, status, reason, message };
+}
+
+function setConditions(w: Workload, conditions: Condition[]): void {
+  const kept = (w.status?.conditions ?? []).filter((c) => !conditions.some((n) => n.type === c.type));
+  w.status = { ...(w.status ?? {}), conditions: [...kept, ...conditions] };
+}
+
+/** The admission a scheduler writes for a placed Workload. */
+export function admit(w: Workload, placed: readonly PodSetPlacement[], gates: FeatureGates): void {
+  const byName = new Map(placed.map((p) => [p.name, p]));
+  const podSetAssignments: PodSetAssignment[] = w.spec.podSets.map((ps) => {
+    const p = byName.get(ps.name);
+    if (!p) return { name: ps.name, count: ps.count };
+    return {
+      name: ps.name,
+      flavors: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, p.flavor])),
+      resourceUsage: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, formatResourceAmount(r, p.perPod[r]! * p.count)])),
+      count: p.count,
+      topologyAssignment: encodeV1beta2(p.assignment, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix }),
+    };
+  });
+  // Without queues in the input there is no ClusterQueue: `plan` names the LocalQueue the
+  // job asked for (or none) so the admission still has Kueue's shape.
+  const cq = w.spec.queueName ?? '';
+  w.status = { ...(w.status ?? {}), admission: { clusterQueue: cq, podSetAssignments } };
+  setConditions(w, [
+    condition('QuotaReserved', 'True', 'QuotaReserved', cq ? `Quota reserved in ClusterQueue ${cq}` : 'Quota reserved'),
+    condition('Admitted', 'True', 'Admitted', 'The workload is admitted'),
+  ]);
+}
+
+function resourceNames(a: ResourceAmounts): string[] {
+  return Object.keys(a).filter((k) => a[k]! > 0).sort();
+}
+
+export function pending(w: Workload, message: string): void {
+  setConditions(w, [condition('QuotaReserved', 'False', 'Pending', message)]);
+}
+
+export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}): PlanResult {
+  const gates: FeatureGates = { ...DEFAULT_GATES, ...(options.gates ?? {}) };
+  if (options.profile === 'BalancedPlacement') gates.TASBalancedPlacement = true;
+  if (options.profile === 'BestFit') gates.TASProfileMixed = false;
+  const profile: Profile = options.profile ?? profileFromGates(gates);
+  const placementOptions: WorkloadPlacementOptions = { profile, respectPreferredAffinity: gates.TASRespectNodeAffinityPreferred };
+
+  const input = sortObjects(objects);
+  const cluster = buildTasCluster(input);
+  const errors = [...cluster.errors];
+  const notes = [...cluster.notes];
+  if (cluster.flavors.length === 0) notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
+
+  if (options.replaceNode !== undefined) {
+    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, options.replaceNode, placementOptions, errors);
+    return { workloads: repaired, errors, notes };
+  }
+
+  // Pending Workloads in input order: Workload objects and those built from jobs.
+  const order = new Map<Where, number>(objects.map((o, i) => [o.where, i]));
+  const built = workloadsFromObjects(input.others);
+  errors.push(...built.errors);
+  const todo: { workload: Workload; where: Where; at: number }[] = [
+    ...input.workloads.filter((w) => !isAdmitted(w.workload) && !isFinished(w.workload)).map((w) => ({ ...w, at: order.get(w.where) ?? 0 })),
+    ...built.workloads.map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
+  ].sort((a, b) => a.at - b.at);
+
+  const out: Workload[] = [];
+  for (const { workload, where } of todo) {
+    const w = structuredClone(workload);
+    let result;
+    try {
+      result = placeWorkload(w, cluster.flavors, placementOptions);
+    } catch (e) {
+      errors.push(e instanceof InputError ? new InputError({ ...where, field: e.where.field }, e.detail) : new InputError(where, (e as Error).message));
+      continue;
+    }
+    if (result.ok) {
+      admit(w, result.podSets, gates);
+      errors.push(...recordWorkloadUsage(cluster.flavors, w, where));
+    } else {
+      pending(w, result.reason);
+    }
+    out.push(w);
+  }
+  return { workloads: out, errors, notes };
+}
+
+/**
+ * `--replace-node`: for every admitted Workload whose assignment uses the node, a new
+ * assignment that moves only that node's pods. The Workload's own old assignment does
+ * not count as usage; its kept domains do, through the replacement itself.
+ */
+function replaceInAdmitted(
+  workloads: { workload: Workload; where: Where }[],
+  flavors: Parameters<typeof placeWorkload>[1],
+  nodeName: string,
+  options: WorkloadPlacementOptions,
+  errors: InputError[],
+): Workload[] {
+  for (const tf of flavors) tf.snapshot.removeNode(nodeName);
+  const out: Workload[] = [];
+  for (const { workload, where } of workloads) {
+    if (!isAdmitted(workload) || isFinished(workload)) continue;
+    const w = structuredClone(workload);
+    let touched = false;
+    let failure: string | undefined;
+    for (const [i, psa] of (w.status!.admission!.podSetAssignments ?? []).entries()) {
+      if (!psa.topologyAssignment) continue;
+      const field = `status.admission.podSetAssignments[${i}].topologyAssignment`;
+      const existing = decodeAssignment(psa.topologyAssignment, { ...where, field });
+      if (!existing.domains.some((d) => d.values[d.values.length - 1] === nodeName)) continue;
+      touched = true;
+      const flavorName = Object.values(psa.flavors ?? {})[0];
+      const tf = flavors.find((f) => f.flavor.metadata.name === flavorName);
+      const group = podSetGroups(w.spec.podSets).find((g) => g.workers.name === psa.name || g.leader?.name === psa.name);
+      if (!tf || !group) {
+        errors.push(new InputError({ ...where, field }, `flavor "${flavorName ?? ''}" or PodSet "${psa.name}" is not in the input`));
+        continue;
+      }
+      const ps = group.leader?.name === psa.name ? group.leader : group.workers;
+      tf.snapshot.removeWorkloadUsage(usageKey(w, ps.name));
+      const perPod = podRequests(ps.template.spec);
+      const req = { ...placementRequest({ workers: ps }, tf.flavor, perPod), count: psa.count ?? ps.count };
+      const r = replaceNode(tf.engine, req, existing, nodeName, options);
+      if (!r.ok) {
+        failure = r.reason;
+        break;
+      }
+      psa.topologyAssignment = encodeV1beta2(r.workers);
+      tf.snapshot.addWorkloadUsage(usageKey(w, ps.name), r.workers.domains.map((d) => ({ leafId: tf.snapshot.leafIdOf(d.values), count: d.count })), perPod);
+    }
+    if (!touched) continue;
+    if (failure !== undefined) setConditions(w, [condition('Evicted', 'True', 'NodeFailures', `${failure}; the workload would be evicted and requeued`)]);
+    out.push(w);
+  }
+  return out;
+}
