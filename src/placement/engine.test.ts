@@ -179,3 +179,75 @@ describe('leader and workers', () => {
     assert.equal(r.ok, false);
   });
 });
+
+describe('failure messages', () => {
+  it('slices are counted in slice(s) when the slice size is above 1', () => {
+    const s = snapshotOf(levels3, rackOf('b1', 'r1', [4, 3], 'x'));
+    assert.equal(
+      placeOn(s, { count: 8, mode: 'required', level: RACK, sliceLayers: [{ topology: HOST, size: 2 }] }),
+      'topology "default" allows to fit only 3 out of 4 slice(s)',
+    );
+  });
+  it('multi-layer requests report, per layer, how many slices fit in the best domain', () => {
+    const s = snapshotOf(levels3, [...rackOf('b1', 'r1', [4, 4], 'a'), ...rackOf('b1', 'r2', [4, 1], 'b')]);
+    assert.equal(
+      placeOn(s, {
+        count: 16,
+        mode: 'required',
+        level: BLOCK,
+        sliceLayers: [
+          { topology: BLOCK, size: 16 },
+          { topology: RACK, size: 8 },
+        ],
+      }),
+      `topology "default" doesn't allow to fit; 0/1 slice(s) fit on level ${BLOCK}; 1/2 slice(s) fit on level ${RACK}`,
+    );
+  });
+  it('validation messages of the peer, in order', () => {
+    const s = snapshotOf(levels3, rackOf('b1', 'r1', [4], 'a'));
+    assert.equal(placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: 'nope', size: 2 }] }), 'no requested topology level for slices: nope');
+    assert.equal(placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: BLOCK, size: 2 }] }), `podset slice topology ${BLOCK} is above the podset topology ${RACK}`);
+    assert.equal(placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: RACK, size: 0 }] }), 'slice topology requested, but slice size not provided');
+    assert.equal(
+      placeOn(s, { count: 4, level: BLOCK, sliceLayers: [{ topology: RACK, size: 4 }, { topology: BLOCK, size: 2 }] }),
+      `additional slice layer topology ${BLOCK} must be at a lower level than ${RACK}`,
+    );
+    assert.equal(
+      placeOn(s, { count: 4, level: BLOCK, sliceLayers: [{ topology: BLOCK, size: 4 }, { topology: RACK, size: 3 }] }),
+      'additional slice layer size 3 must evenly divide parent layer size 4',
+    );
+    assert.equal(
+      placeOn(s, { count: 4, level: BLOCK, sliceLayers: [{ topology: BLOCK, size: 4 }, { topology: 'zone', size: 2 }] }),
+      'no requested topology level for additional slice layer: zone',
+    );
+  });
+});
+
+describe('topologies whose lowest level is not the hostname', () => {
+  it('several nodes collapse into one leaf, their capacity summed; output carries the full path', () => {
+    const s = snapshotOf([BLOCK, RACK], [node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(2), node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(2)]);
+    const r = new PlacementEngine(s).place(request({ count: 4, level: RACK }));
+    assert.ok(r.ok);
+    assert.deepEqual(r.workers, { levels: [BLOCK, RACK], domains: [{ values: ['b', 'r'], count: 4 }] });
+  });
+  it('a node missing a level label is left out silently', () => {
+    const s = snapshotOf([BLOCK, RACK], [node('x1').labels({ [BLOCK]: 'b' }).cpu(2)]);
+    assert.equal(placeOn(s, { count: 1, level: RACK }), `no topology domains at level: ${RACK}`);
+  });
+  it('the final tie-break is a plain string comparison of level values (x10 < x2)', () => {
+    const s = snapshotOf(levels3, [node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1), node('x10').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1)]);
+    assert.deepEqual(placeOn(s, { count: 1, level: RACK }), { x10: 1 });
+  });
+});
+
+describe('simulateEmpty', () => {
+  it('ignores TAS usage but keeps non-TAS usage', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
+    s.addWorkloadUsage('ns/w/main', [{ leafId: 'x1', count: 2 }], { cpu: 1000 });
+    s.addPod('ns/p', 'x1', { cpu: 1000 });
+    assert.match(placeOn(s, { count: 2, level: RACK }) as string, /allows to fit only 1 out of 2/);
+    assert.deepEqual(placeOn(s, { count: 3, level: RACK }, { simulateEmpty: true }), { x1: 3 });
+    s.removeWorkloadUsage('ns/w/main');
+    assert.deepEqual(placeOn(s, { count: 3, level: RACK }), { x1: 3 });
+  });
+});
