@@ -1,0 +1,366 @@
+// The benchmark of the topology snapshot and placement engine: `npm run bench`.
+//
+//   npm run bench [-- --json FILE] [-- --only PATTERN]
+//
+// Prints one line per figure (name, value, unit, goal, met) with goals read from
+// bench/goals.json. A missed goal never fails the run: the exit code is 0 unless the
+// benchmark crashes (1) or a placement it relies on fails or comes out wrong (2).
+//
+// Phases: 1. peer shape (640 nodes): placements; 2. large shape (100,000 hosts): build and
+// retained heap, placements, update events; 3. v1beta2 encoding of a 40,000-host
+// assignment. The heap figure needs `global.gc`; without `--expose-gc` the script runs
+// itself again with it.
+
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Bench } from 'tinybench';
+import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
+import { PlacementEngine, type PlacementResult } from '../src/placement/engine.ts';
+import type { PlacementRequest } from '../src/placement/request.ts';
+import type { TopologySnapshot } from '../src/topology/snapshot.ts';
+import type { NodeInfo } from '../src/topology/source.ts';
+import {
+  BLOCK,
+  buildSnapshot,
+  checkPlacement,
+  GPU,
+  gkeHostnames,
+  LARGE,
+  LARGE_WORKLOAD_PODS,
+  largeHostCount,
+  largeShape,
+  largeWorkloads,
+  PEER,
+  PEER_BLOCK,
+  peerShape,
+  peerWorkloads,
+  type Shape,
+  singlePodAssignment,
+  usageDomains,
+  WHOLE_HOST,
+} from './shapes.ts';
+
+/** Every figure the benchmark prints, in order. Names are stable: tooling keys on them. */
+export const FIGURES = [
+  { name: 'peer.place.required-rack', unit: 'ms' },
+  { name: 'peer.place.preferred-block', unit: 'ms' },
+  { name: 'large.snapshot.build', unit: 'ms' },
+  { name: 'large.snapshot.heap', unit: 'MB' },
+  { name: 'large.place.required-block', unit: 'ms' },
+  { name: 'large.place.preferred-rack', unit: 'ms' },
+  { name: 'large.place.after-node-update', unit: 'ms' },
+  { name: 'large.update.pod', unit: 'µs' },
+  { name: 'large.update.node', unit: 'µs' },
+  { name: 'large.update.workload', unit: 'µs' },
+  { name: 'encode.v1beta2.40k', unit: 'ms' },
+  { name: 'encode.v1beta2.40k.bytes', unit: 'bytes' },
+] as const;
+type FigureName = (typeof FIGURES)[number]['name'];
+
+export interface Goal {
+  name: string;
+  goal: number;
+  unit: string;
+  shape: string;
+  note: string;
+}
+
+export const GOALS_FILE = fileURLToPath(new URL('./goals.json', import.meta.url));
+
+export function loadGoals(file = GOALS_FILE): Map<string, Goal> {
+  const goals = JSON.parse(readFileSync(file, 'utf8')) as Goal[];
+  return new Map(goals.map((g) => [g.name, g]));
+}
+
+interface Figure {
+  name: FigureName;
+  value: number;
+  unit: string;
+  goal: number;
+  detail: string;
+}
+
+/** Builds of the large snapshot; the median is reported. */
+const BUILDS = 3;
+
+/** How many distinct nodes and pod keys the update figures cycle through. */
+const ROTATION = 1024;
+
+/** A placement the benchmark needs did not succeed (or succeeded wrongly). */
+class PlacementFailed extends Error {}
+
+interface Timing {
+  median: number;
+  p95: number;
+  n: number;
+}
+
+/** Repeated timing through tinybench; results in milliseconds. */
+function measure(fn: () => void, opts: { time: number; iterations: number }): Timing {
+  const bench = new Bench({ time: opts.time, iterations: opts.iterations, warmupTime: Math.min(200, opts.time / 4), warmupIterations: 3, throws: true });
+  bench.add('task', fn);
+  bench.runSync();
+  const lat = bench.tasks[0]!.result!.latency;
+  return { median: lat.p50!, p95: quantile(lat.samples, 0.95), n: lat.samples.length };
+}
+
+/** Linear-interpolated quantile of ascending samples (tinybench's own rule). */
+function quantile(sorted: readonly number[], q: number): number {
+  const i = (sorted.length - 1) * q;
+  const lo = Math.floor(i);
+  return lo + 1 < sorted.length ? sorted[lo]! + (i - lo) * (sorted[lo + 1]! - sorted[lo]!) : sorted[lo]!;
+}
+
+function retainedBytes(): number {
+  globalThis.gc!();
+  globalThis.gc!();
+  const m = process.memoryUsage();
+  // Typed-array backing stores live outside the JS heap; the snapshot's capacity arrays do.
+  return m.heapUsed + m.arrayBuffers;
+}
+
+function fmt(v: number): string {
+  const a = Math.abs(v);
+  const digits = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 1 ? 2 : 3;
+  return v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+class Report {
+  readonly figures: Figure[] = [];
+  constructor(
+    private readonly goals: Map<string, Goal>,
+    private readonly only: RegExp | undefined,
+  ) {}
+
+  wants(name: FigureName): boolean {
+    return !this.only || this.only.test(name);
+  }
+  wantsAny(prefix: string): boolean {
+    return FIGURES.some((f) => f.name.startsWith(prefix) && this.wants(f.name));
+  }
+
+  header(): void {
+    console.log(`${'figure'.padEnd(32)} ${'value'.padStart(12)} ${'unit'.padEnd(5)} ${'goal'.padStart(14)}  met  detail`);
+  }
+
+  add(name: FigureName, value: number, detail = ''): void {
+    if (!this.wants(name)) return;
+    const declared = FIGURES.find((f) => f.name === name)!;
+    const goal = this.goals.get(name);
+    if (!goal) throw new Error(`bench/goals.json has no goal for ${name}`);
+    if (goal.unit !== declared.unit) throw new Error(`bench/goals.json: ${name} has unit ${goal.unit}, the benchmark measures ${declared.unit}`);
+    this.figures.push({ name, value, unit: declared.unit, goal: goal.goal, detail });
+    const met = value <= goal.goal ? 'yes' : 'NO ';
+    console.log(`${name.padEnd(32)} ${fmt(value).padStart(12)} ${declared.unit.padEnd(5)} ${`<= ${fmt(goal.goal)}`.padStart(14)}  ${met}  ${detail}`);
+  }
+
+  addTiming(name: FigureName, t: Timing, scale: number, extra = ''): void {
+    const unit = FIGURES.find((f) => f.name === name)!.unit;
+    this.add(name, t.median * scale, `median; p95 ${fmt(t.p95 * scale)} ${unit}, n=${t.n}${extra}`);
+  }
+}
+
+function placeChecked(engine: PlacementEngine, req: PlacementRequest, withinLevel: string): PlacementResult & { ok: true } {
+  const r = engine.place(req);
+  const problem = checkPlacement(engine.snapshot, req, r, withinLevel);
+  if (problem) throw new PlacementFailed(`${engine.snapshot.name}: ${problem}`);
+  return r as PlacementResult & { ok: true };
+}
+
+function placeTimed(engine: PlacementEngine, req: PlacementRequest): () => void {
+  return () => {
+    const r = engine.place(req);
+    if (!r.ok) throw new PlacementFailed(`${engine.snapshot.name}: placement failed while timing: ${r.reason}`);
+  };
+}
+
+function timeFirst(fn: () => void): number {
+  const t0 = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+// ---- phases ---------------------------------------------------------------------------
+
+function runPeer(report: Report): void {
+  if (!report.wantsAny('peer.')) return;
+  const shape = peerShape(PEER);
+  const snap = buildSnapshot(shape);
+  const engine = new PlacementEngine(snap);
+  const w = peerWorkloads();
+  console.error(`peer: ${shape.nodes.length} nodes (${PEER.blocks} block x ${PEER.racksPerBlock} racks x ${PEER.nodesPerRack} nodes, 96 CPU / 256Gi)`);
+  const cases: [FigureName, PlacementRequest, string][] = [
+    ['peer.place.required-rack', w.requiredRack, w.requiredRack.level!],
+    ['peer.place.preferred-block', w.preferredBlock, PEER_BLOCK],
+  ];
+  for (const [name, req, within] of cases) {
+    if (!report.wants(name)) continue;
+    const first = timeFirst(() => placeChecked(engine, req, within));
+    report.addTiming(name, measure(placeTimed(engine, req), { time: 500, iterations: 200 }), 1, `; first call ${fmt(first)} ms`);
+  }
+}
+
+function runLarge(report: Report): void {
+  if (!report.wantsAny('large.')) return;
+  const hosts = largeHostCount(LARGE);
+  console.error(
+    `large: generating ${hosts.toLocaleString('en-US')} Nodes (${LARGE.zones} zones x ${LARGE.blocksPerZone} blocks x ${LARGE.racksPerBlock} racks x ${LARGE.hostsPerRack} hosts, seed ${LARGE.seed}) ...`,
+  );
+
+  // 1. Build from parsed Nodes; the retained heap is measured after the Nodes are dropped,
+  //    so it counts what the snapshot keeps of them (labels, taints) and nothing else.
+  const before = retainedBytes();
+  let shape: Shape | undefined = largeShape(LARGE);
+  const podCount = shape.pods.length;
+  // Update events rotate over many nodes and keys: hammering one Map key with delete+set
+  // makes V8 walk every deleted entry in its bucket until the next rehash (tens of µs at
+  // 50,000 entries), which no real event stream does.
+  const usedHosts = shape.pods.slice(0, ROTATION).map((p) => p.nodeName);
+  const busy = new Set(shape.pods.map((p) => p.nodeName));
+  const freeHosts = shape.nodes.filter((n) => !busy.has(n.metadata.name)).slice(0, ROTATION).map((n) => n.metadata.name);
+  busy.clear();
+  // Built BUILDS times from the same Node objects (each build strips them afresh), a gc
+  // before each; the median is the figure. Only the last snapshot is kept.
+  let snap: TopologySnapshot | undefined;
+  const buildRuns: number[] = [];
+  for (let i = 0; i < BUILDS; i++) {
+    snap = undefined;
+    globalThis.gc!();
+    buildRuns.push(timeFirst(() => (snap = buildSnapshot(shape!))));
+  }
+  shape = undefined;
+  const heapMB = (retainedBytes() - before) / 1e6;
+  const s = snap!;
+  const buildMs = [...buildRuns].sort((a, b) => a - b)[Math.floor(BUILDS / 2)]!;
+  report.add(
+    'large.snapshot.build',
+    buildMs,
+    `median of ${buildRuns.map((r) => fmt(r)).join(', ')} ms; ${hosts.toLocaleString('en-US')} nodes + ${podCount.toLocaleString('en-US')} bound pods + first leaves(); ${s.domainCount.toLocaleString('en-US')} domains`,
+  );
+  report.add('large.snapshot.heap', heapMB, 'heapUsed + arrayBuffers after gc, Nodes dropped');
+
+  // 2. Placements: checked once, then timed (the engine caches eligibility per version).
+  const engine = new PlacementEngine(s);
+  const w = largeWorkloads(LARGE_WORKLOAD_PODS);
+  let requiredResult: (PlacementResult & { ok: true }) | undefined;
+  const cases: [FigureName, PlacementRequest][] = [
+    ['large.place.required-block', w.requiredBlock],
+    ['large.place.preferred-rack', w.preferredRack],
+  ];
+  for (const [name, req] of cases) {
+    const first = timeFirst(() => {
+      const r = placeChecked(engine, req, BLOCK);
+      if (req === w.requiredBlock) requiredResult = r;
+    });
+    if (!report.wants(name)) continue;
+    report.addTiming(name, measure(placeTimed(engine, req), { time: 2000, iterations: 30 }), 1, `; first call ${fmt(first)} ms`);
+  }
+
+  // 3. A node status update (re-sent as stored: same labels, same allocatable) marks the
+  //    structure dirty: the next placement rebuilds the level lists and the eligibility
+  //    of every leaf.
+  const nodeInfos: NodeInfo[] = usedHosts.map((h) => s.node(s.nodeIndex(h)!));
+  let next = 0;
+  if (report.wants('large.place.after-node-update')) {
+    const place = placeTimed(engine, w.requiredBlock);
+    const t = measure(
+      () => {
+        s.upsertNode(nodeInfos[next++ % ROTATION]!);
+        place();
+      },
+      { time: 2000, iterations: 20 },
+    );
+    report.addTiming('large.place.after-node-update', t, 1, '; upsertNode + required-block place');
+  }
+
+  // 4. Update events, each a do/undo pair so the snapshot stays as built.
+  if (report.wants('large.update.pod')) {
+    const requests = { [GPU]: 1, cpu: 16_000, memory: 128 * 1024 ** 3 };
+    const keys = freeHosts.map((h) => `bench/probe-on-${h}`);
+    const t = measure(
+      () => {
+        const i = next++ % ROTATION;
+        s.addPod(keys[i]!, freeHosts[i]!, requests);
+        s.removePod(keys[i]!);
+      },
+      { time: 500, iterations: 1000 },
+    );
+    report.addTiming('large.update.pod', t, 1000, `; addPod + removePod, ${ROTATION} free hosts in turn`);
+  }
+  if (report.wants('large.update.node')) {
+    const t = measure(() => s.upsertNode(nodeInfos[next++ % ROTATION]!), { time: 500, iterations: 1000 });
+    report.addTiming('large.update.node', t, 1000, `; upsertNode, same labels, ${ROTATION} nodes with a bound pod in turn`);
+  }
+  if (report.wants('large.update.workload')) {
+    const domains = usageDomains(requiredResult!.workers);
+    const t = measure(
+      () => {
+        s.addWorkloadUsage('bench/workload', domains, WHOLE_HOST);
+        s.removeWorkloadUsage('bench/workload');
+      },
+      { time: 1000, iterations: 100 },
+    );
+    report.addTiming('large.update.workload', t, 1000, `; add+remove, ${domains.length.toLocaleString('en-US')} domains`);
+  }
+}
+
+function runEncode(report: Report): void {
+  if (!report.wantsAny('encode.')) return;
+  const hostnames = gkeHostnames(40_000, 40, 7);
+  const a = singlePodAssignment(hostnames);
+  const encoded = encodeV1beta2(a);
+  const back = decodeV1beta2(encoded);
+  if (back.domains.length !== a.domains.length || back.domains.some((d, i) => d.values[0] !== hostnames[i] || d.count !== 1)) {
+    throw new Error('encode.v1beta2.40k: the encoding does not decode back to the assignment');
+  }
+  const bytes = encodedSize(encoded);
+  if (report.wants('encode.v1beta2.40k')) {
+    report.addTiming('encode.v1beta2.40k', measure(() => encodeV1beta2(a), { time: 1000, iterations: 20 }), 1, `; ${encoded.slices.length} slices`);
+  }
+  report.add('encode.v1beta2.40k.bytes', bytes, `JSON bytes; ${(bytes / hostnames.length).toFixed(1)} per host; 1,000 GKE pools x 40`);
+}
+
+// ---- entry point ------------------------------------------------------------------------
+
+function main(): number {
+  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
+  if (typeof globalThis.gc !== 'function') {
+    if (process.env.TOPOQUEUE_BENCH_CHILD) throw new Error('global.gc is still missing after re-running with --expose-gc');
+    const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env: { ...process.env, TOPOQUEUE_BENCH_CHILD: '1' },
+    });
+    return r.status ?? 1;
+  }
+  const only = values.only === undefined ? undefined : new RegExp(values.only);
+  const report = new Report(loadGoals(), only);
+  const cpus = os.cpus();
+  console.log(`topoqueue bench: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${os.platform()}/${os.arch()}`);
+  report.header();
+  try {
+    runPeer(report);
+    runLarge(report);
+    runEncode(report);
+  } catch (e) {
+    if (e instanceof PlacementFailed) {
+      console.error(`bench: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  if (report.figures.length === 0) console.error(`bench: no figure matches --only ${values.only}`);
+  if (values.json) {
+    writeFileSync(values.json, `${JSON.stringify(report.figures.map(({ name, value, unit, goal }) => ({ name, value, unit, goal })), null, 2)}\n`);
+  }
+  const missed = report.figures.filter((f) => f.value > f.goal).length;
+  console.log(`${report.figures.length} figures, ${missed} over goal (goals: bench/goals.json; a missed goal does not fail the run)`);
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  process.exitCode = main();
+}
