@@ -1,0 +1,157 @@
+// Reading manifests: text in, Kubernetes objects out, each with where it came from.
+//
+// 1. split the text into YAML documents (JSON is YAML, so a JSON object or array parses
+//    the same way and keeps its line numbers);
+// 2. a malformed document becomes one error naming its line; the other documents still
+//    parse; empty documents are skipped;
+// 3. a document is an object, a JSON array of objects, or a kubectl List (`kind: List`,
+//    or any `*List` kind with `items`), whose items become objects of their own;
+// 4. every object must have apiVersion, kind and metadata.name.
+// Shapes per kind are checked later, by schemas.ts.
+
+import { LineCounter, isMap, isSeq, parseAllDocuments, type Document, type Node as YamlNode } from 'yaml';
+import { InputError, type Where } from './errors.ts';
+import type { KObject } from './objects.ts';
+import { joinField } from './topology-request.ts';
+
+export interface ParsedObject {
+  object: KObject;
+  /** file, 1-based document index, line where the object starts, `Kind/ns/name`, and
+   *  for List items the field `items[i]` (a prefix for every field path of this object). */
+  where: Where;
+}
+
+/** `Kind/namespace/name`, or `Kind/name` for objects without a namespace. */
+export function objectRef(obj: { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } }): string {
+  const kind = typeof obj.kind === 'string' && obj.kind !== '' ? obj.kind : '<no kind>';
+  const name = typeof obj.metadata?.name === 'string' && obj.metadata.name !== '' ? obj.metadata.name : '<no name>';
+  const ns = obj.metadata?.namespace;
+  return typeof ns === 'string' && ns !== '' ? `${kind}/${ns}/${name}` : `${kind}/${name}`;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Parses every object in a YAML (multi-document) or JSON text. Never throws. */
+export function parseManifests(text: string, file: string): { objects: ParsedObject[]; errors: InputError[] } {
+  const objects: ParsedObject[] = [];
+  const errors: InputError[] = [];
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter: lines });
+  const lineAt = (offset: number) => lines.linePos(offset).line;
+  const syntax = /\.json$/i.test(file) ? 'JSON' : 'YAML';
+
+  Array.from(docs).forEach((doc: Document.Parsed, i) => {
+    const document = i + 1;
+    const contents = doc.contents as YamlNode | null;
+    const start = contents?.range ? lineAt(contents.range[0]) : lineAt(doc.range[0]);
+    const at: Where = { file, document, line: start };
+
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0];
+      const line = e.linePos?.[0].line ?? start;
+      const column = e.linePos?.[0].col;
+      const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more problem${doc.errors.length > 2 ? 's' : ''} after it)` : '';
+      const col = column !== undefined ? `, column ${column}` : '';
+      errors.push(new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`));
+      return;
+    }
+    if (contents === null || isEmptyScalar(contents)) return;
+
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (e) {
+      errors.push(new InputError(at, `cannot read the document: ${(e as Error).message}`));
+      return;
+    }
+
+    if (isSeq(contents) && contents.flow) {
+      // A JSON array of objects: each element is read like a List item.
+      contents.items.forEach((item, j) => {
+        const line = (item as YamlNode | null)?.range ? lineAt((item as YamlNode).range![0]) : start;
+        addObject((value as unknown[])[j], { file, document, line, field: `[${j}]` }, item as YamlNode | null);
+      });
+      return;
+    }
+    if (!isMap(contents)) {
+      const what = isSeq(contents) ? 'a YAML sequence (a JSON array of objects is accepted)' : describe(value);
+      errors.push(new InputError(at, `a document must be a mapping (an object with apiVersion, kind and metadata), got ${what}`));
+      return;
+    }
+    addObject(value, at, contents);
+  });
+  return { objects, errors };
+
+  function addObject(value: unknown, where: Where, node: YamlNode | null, defaults?: { apiVersion: string; kind: string }): void {
+    if (!isRecord(value)) {
+      errors.push(new InputError(where, `expected an object with apiVersion, kind and metadata, got ${describe(value)}`));
+      return;
+    }
+    if (defaults !== undefined) {
+      // Typed lists from the API (e.g. NodeList) leave apiVersion and kind off their items.
+      if (value.apiVersion === undefined) value.apiVersion = defaults.apiVersion;
+      if (value.kind === undefined) value.kind = defaults.kind;
+    }
+    const kind = value.kind;
+    if (typeof kind === 'string' && (kind === 'List' || kind.endsWith('List')) && Array.isArray(value.items)) {
+      addList(value, kind, where, node);
+      return;
+    }
+
+    const here: Where = { ...where, object: objectRef(value as Partial<KObject>) };
+    const field = (f: string) => ({ ...here, field: joinField(where.field, f) });
+    let ok = true;
+    const need = (f: string, v: unknown, what: string) => {
+      if (typeof v === 'string' && v !== '') return;
+      ok = false;
+      errors.push(new InputError(field(f), v === undefined ? `${f} is required: ${what}` : `${f} must be a non-empty string, got ${describe(v)}`));
+    };
+    need('apiVersion', value.apiVersion, 'e.g. "v1" or "kueue.x-k8s.io/v1beta2"');
+    need('kind', value.kind, 'e.g. "Node" or "Topology"');
+    const metadata = value.metadata;
+    if (!isRecord(metadata)) {
+      ok = false;
+      errors.push(
+        new InputError(
+          field('metadata'),
+          metadata === undefined ? 'metadata is required, with at least a name' : `metadata must be an object, got ${describe(metadata)}`,
+        ),
+      );
+    } else {
+      const hint = metadata.generateName !== undefined ? ' (generateName is not supported in manifests: give a name)' : '';
+      need('metadata.name', metadata.name, `the object's name${hint}`);
+    }
+    if (ok) objects.push({ object: value as unknown as KObject, where: here });
+  }
+
+  function addList(list: Record<string, unknown>, kind: string, where: Where, node: YamlNode | null): void {
+    const items = list.items as unknown[];
+    const itemNodes = node !== null && isMap(node) ? node.get('items', true) : undefined;
+    const defaults =
+      kind !== 'List' && typeof list.apiVersion === 'string'
+        ? { apiVersion: list.apiVersion, kind: kind.slice(0, -'List'.length) }
+        : undefined;
+    items.forEach((item, j) => {
+      const itemNode = isSeq(itemNodes) ? (itemNodes.items[j] as YamlNode | null) : null;
+      const line = itemNode?.range ? lineAt(itemNode.range[0]) : where.line;
+      addObject(item, { ...where, line, field: joinField(where.field, `items[${j}]`) }, itemNode, defaults);
+    });
+  }
+}
+
+/** The yaml package's message without its own position and source excerpt (Where has them). */
+function yamlReason(message: string): string {
+  return message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+}
+
+function isEmptyScalar(node: YamlNode): boolean {
+  return !isMap(node) && !isSeq(node) && (node as { value?: unknown }).value === null;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v)}`;
+  return `the ${typeof v} ${String(v)}`;
+}

@@ -1,0 +1,728 @@
+// Shapes and rules of the kinds topoqueue accepts, as a registry keyed by apiVersion +
+// kind: a later kind (HyperNode, ClusterQueue, PodGroup, Volcano Job...) is one more
+// entry in KINDS.
+//
+// parseObject:
+//   1. look the kind up; an unknown kind, or a known kind under another apiVersion, is
+//      refused with the list of what is accepted;
+//   2. drop null-valued fields (in Kubernetes `field: null` means unset) and parse the
+//      shape with zod; schemas are loose, so unknown fields survive for writing back;
+//   3. the schemas' own refinements carry the per-kind rules (quantities parse, label
+//      keys are valid, levels unique...); zod issues become InputErrors with the field
+//      written Kubernetes-style (`spec.levels[0].nodeLabel`) and a plain message;
+//   4. rules that need the whole object (Workload topology requests) run last;
+//   5. v1beta1 objects are normalized to the v1beta2 shape.
+
+import { z } from 'zod';
+import { InputError, type Where } from './errors.ts';
+import { HOSTNAME_LABEL, KueueApiVersion } from './keys.ts';
+import { objectRef } from './manifest.ts';
+import type { KObject, TypeMeta, Workload } from './objects.ts';
+import { QuantityError, parseQuantity, showInput } from './quantity.ts';
+import { resourceAmount } from './resources.ts';
+import {
+  formatFieldPath,
+  joinField,
+  labelKeyProblem,
+  labelValueProblem,
+  validatePodSetTopologyRequests,
+} from './topology-request.ts';
+
+// ---------------------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------------------
+
+type Ctx = z.core.$RefinementCtx;
+
+const issue = (ctx: Ctx, path: (string | number)[], message: string, input?: unknown) =>
+  ctx.addIssue({ code: 'custom', path, message, input });
+
+const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A lowercase RFC 1123 label: PodSet, replicatedJob and namespace names. */
+const dnsLabel = z.string().superRefine((s, ctx) => {
+  if (s.length > 63 || !DNS_LABEL_RE.test(s)) {
+    issue(
+      ctx,
+      [],
+      `${JSON.stringify(s)} is not a valid name: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit`,
+    );
+  }
+});
+
+/** A lowercase RFC 1123 subdomain: object names. */
+const dnsSubdomain = z.string().superRefine((s, ctx) => {
+  if (s.length > 253 || !DNS_SUBDOMAIN_RE.test(s)) {
+    issue(
+      ctx,
+      [],
+      `${JSON.stringify(s)} is not a valid name: at most 253 lowercase letters, digits, '-' or '.', starting and ending with a letter or digit`,
+    );
+  }
+});
+
+const labelKey = z.string().superRefine((s, ctx) => {
+  const problem = labelKeyProblem(s);
+  if (problem) issue(ctx, [], `${JSON.stringify(s)}: ${problem}`);
+});
+
+/** Labels and nodeSelectors: valid keys and values. */
+const labelMap = z.record(z.string(), z.string()).superRefine((m, ctx) => {
+  for (const [k, v] of Object.entries(m)) {
+    const kp = labelKeyProblem(k);
+    if (kp) issue(ctx, [k], `key ${JSON.stringify(k)}: ${kp}`);
+    const vp = labelValueProblem(v);
+    if (vp) issue(ctx, [k], `value ${JSON.stringify(v)}: ${vp}`);
+  }
+});
+
+const annotationMap = z.record(z.string(), z.string()).superRefine((m, ctx) => {
+  for (const k of Object.keys(m)) {
+    const kp = labelKeyProblem(k);
+    if (kp) issue(ctx, [k], `annotation key ${JSON.stringify(k)}: ${kp.replace('label key', 'key')}`);
+  }
+});
+
+function maxEntries<T extends z.ZodType<Record<string, unknown>>>(schema: T, max: number): T {
+  return schema.superRefine((m, ctx) => {
+    const n = Object.keys(m).length;
+    if (n > max) issue(ctx, [], `must have at most ${max} entries, got ${n}`);
+  }) as unknown as T;
+}
+
+/** Why a resource quantity is refused, worded as resources.ts words it, or undefined. */
+function quantityProblem(name: string, raw: unknown): string | undefined {
+  if (typeof raw !== 'string' && typeof raw !== 'number') {
+    return `must be a quantity such as "4", "500m" or "16Gi", got ${describeInput(raw)}`;
+  }
+  try {
+    const q = parseQuantity(raw);
+    if (q.nano < 0n) return `Invalid value: ${showInput(raw)}: must be greater than or equal to 0`;
+    resourceAmount(name, q);
+  } catch (e) {
+    if (e instanceof QuantityError) return `Invalid value: ${showInput(raw)}: ${e.detail}`;
+    throw e;
+  }
+  return undefined;
+}
+
+/**
+ * A resource list (`cpu: 4`, `memory: 16Gi`): every quantity parses. YAML numbers are
+ * accepted, as Kubernetes does, and come out as strings (objects.ts ResourceList).
+ */
+const resourceList = z
+  .record(z.string(), z.unknown())
+  .superRefine((m, ctx) => {
+    for (const [name, raw] of Object.entries(m)) {
+      const problem = quantityProblem(name, raw);
+      if (problem) issue(ctx, [name], problem, raw);
+    }
+  })
+  .transform((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)])) as Record<string, string>);
+
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+
+const taint = z.looseObject({
+  key: labelKey,
+  value: z.string().optional(),
+  effect: z.enum(TAINT_EFFECTS),
+});
+
+const toleration = z.looseObject({
+  key: z.string().optional(),
+  operator: z.enum(['Exists', 'Equal']).optional(),
+  value: z.string().optional(),
+  effect: z.enum(['', ...TAINT_EFFECTS]).optional(),
+  tolerationSeconds: z.int().optional(),
+});
+
+const nodeSelectorRequirement = z.looseObject({
+  key: z.string().min(1),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
+  values: z.array(z.string()).optional(),
+});
+
+const nodeSelectorTerm = z.looseObject({
+  matchExpressions: z.array(nodeSelectorRequirement).optional(),
+  matchFields: z.array(nodeSelectorRequirement).optional(),
+});
+
+const nodeAffinity = z.looseObject({
+  requiredDuringSchedulingIgnoredDuringExecution: z
+    .looseObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) })
+    .optional(),
+  preferredDuringSchedulingIgnoredDuringExecution: z
+    .array(z.looseObject({ weight: z.int().min(1).max(100), preference: nodeSelectorTerm }))
+    .optional(),
+});
+
+const container = z.looseObject({
+  name: z.string().min(1),
+  image: z.string().optional(),
+  resources: z.looseObject({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
+  restartPolicy: z.string().optional(),
+});
+
+const podSpec = z.looseObject({
+  containers: z.array(container).min(1, { error: 'a pod needs at least one container' }),
+  initContainers: z.array(container).optional(),
+  overhead: resourceList.optional(),
+  nodeSelector: labelMap.optional(),
+  tolerations: z.array(toleration).optional(),
+  affinity: z.looseObject({ nodeAffinity: nodeAffinity.optional() }).optional(),
+  nodeName: z.string().optional(),
+  schedulingGates: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  priorityClassName: z.string().optional(),
+  restartPolicy: z.string().optional(),
+});
+
+const podTemplate = z.looseObject({
+  metadata: z
+    .looseObject({ name: z.string().optional(), labels: labelMap.optional(), annotations: annotationMap.optional() })
+    .optional(),
+  spec: podSpec,
+});
+
+const objectMeta = z.looseObject({
+  name: dnsSubdomain,
+  namespace: dnsLabel.optional(),
+  uid: z.string().optional(),
+  generateName: z.string().optional(),
+  labels: labelMap.optional(),
+  annotations: annotationMap.optional(),
+  creationTimestamp: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  ownerReferences: z
+    .array(
+      z.looseObject({
+        apiVersion: z.string(),
+        kind: z.string(),
+        name: z.string(),
+        uid: z.string(),
+        controller: z.boolean().optional(),
+      }),
+    )
+    .optional(),
+  finalizers: z.array(z.string()).optional(),
+  deletionTimestamp: z.string().optional(),
+});
+
+const condition = z.looseObject({ type: z.string().min(1), status: z.string() });
+
+/** An object of `kind` whose spec and status are given. */
+function kobject<S extends Record<string, z.ZodType>>(shape: S) {
+  return z.looseObject({ apiVersion: z.string(), kind: z.string(), metadata: objectMeta, ...shape });
+}
+
+// ---------------------------------------------------------------------------------------
+// Core kinds
+// ---------------------------------------------------------------------------------------
+
+const node = kobject({
+  spec: z.looseObject({ unschedulable: z.boolean().optional(), taints: z.array(taint).optional() }).optional(),
+  status: z
+    .looseObject({
+      allocatable: resourceList.optional(),
+      capacity: resourceList.optional(),
+      conditions: z.array(condition).optional(),
+    })
+    .optional(),
+});
+
+const pod = kobject({
+  spec: podSpec,
+  status: z.looseObject({ phase: z.string().optional(), conditions: z.array(condition).optional() }).optional(),
+});
+
+// ---------------------------------------------------------------------------------------
+// Kueue: Topology, ResourceFlavor, Workload
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Levels per Topology. The KEP draft said at most 8; the peer today allows 16 (and so
+ * does the v1beta2 assignment's valuesPerLevel): we follow the peer.
+ */
+export const MAX_TOPOLOGY_LEVELS = 16;
+
+const topology = kobject({
+  spec: z.looseObject({
+    levels: z
+      .array(z.looseObject({ nodeLabel: labelKey }))
+      .min(1)
+      .max(MAX_TOPOLOGY_LEVELS)
+      .superRefine((levels, ctx) => {
+        const first = new Map<string, number>();
+        levels.forEach((l, i) => {
+          const seen = first.get(l.nodeLabel);
+          if (seen !== undefined) {
+            issue(ctx, [i, 'nodeLabel'], `${JSON.stringify(l.nodeLabel)} is already level ${seen} (spec.levels[${seen}]): levels must be unique`);
+          } else first.set(l.nodeLabel, i);
+          if (l.nodeLabel === HOSTNAME_LABEL && i !== levels.length - 1) {
+            issue(ctx, [i, 'nodeLabel'], `the ${HOSTNAME_LABEL} label can only be used at the lowest level of topology`);
+          }
+        });
+      }),
+  }),
+});
+
+/** Entries in ResourceFlavor nodeLabels, nodeTaints and tolerations. */
+const MAX_FLAVOR_ENTRIES = 8;
+
+const resourceFlavor = kobject({
+  spec: z
+    .looseObject({
+      nodeLabels: maxEntries(labelMap, MAX_FLAVOR_ENTRIES).optional(),
+      nodeTaints: z.array(taint).max(MAX_FLAVOR_ENTRIES).optional(),
+      tolerations: z.array(toleration).max(MAX_FLAVOR_ENTRIES).optional(),
+      topologyName: z.string().min(1).optional(),
+    })
+    .superRefine((spec, ctx) => {
+      // KEP-2724 "Validation": the creation-time rule, in the peer's CEL wording.
+      if (spec.topologyName !== undefined && Object.keys(spec.nodeLabels ?? {}).length === 0) {
+        issue(ctx, ['nodeLabels'], `at least one nodeLabel is required when topology is set (topologyName ${JSON.stringify(spec.topologyName)})`);
+      }
+    })
+    .default({}),
+});
+
+/** PodSets per Workload (and roles per pod group). */
+export const MAX_PODSETS = 18;
+
+const sliceLayer = z.looseObject({ topology: z.string(), size: z.int() });
+
+// Label keys, slice rules and the 3-layer limit are checked by validatePodSetTopologyRequests.
+const topologyRequest = z.looseObject({
+  required: z.string().optional(),
+  preferred: z.string().optional(),
+  unconstrained: z.boolean().optional(),
+  podIndexLabel: z.string().optional(),
+  subGroupIndexLabel: z.string().optional(),
+  subGroupCount: z.int().optional(),
+  podSetGroupName: z.string().optional(),
+  podSetSliceRequiredTopology: z.string().optional(),
+  podSetSliceSize: z.int().optional(),
+  podsetSliceRequiredTopologyConstraints: z.array(sliceLayer).optional(),
+});
+
+const podSet = z.looseObject({
+  name: dnsLabel.default('main'),
+  template: podTemplate,
+  count: z.int().min(0).default(1),
+  minCount: z.int().min(1).optional(),
+  topologyRequest: topologyRequest.optional(),
+});
+
+type PodSetShape = { name: string; count: number; minCount?: number };
+
+function checkPodSets(podSets: PodSetShape[], ctx: Ctx): void {
+  const first = new Map<string, number>();
+  let withMin: number | undefined;
+  podSets.forEach((ps, i) => {
+    const seen = first.get(ps.name);
+    if (seen !== undefined) {
+      issue(ctx, ['podSets', i, 'name'], `podSet name ${JSON.stringify(ps.name)} is already used by spec.podSets[${seen}]: names must be unique`);
+    } else first.set(ps.name, i);
+    if (ps.minCount !== undefined) {
+      if (ps.minCount > ps.count) {
+        issue(ctx, ['podSets', i, 'minCount'], `minCount ${ps.minCount} must not exceed count ${ps.count}`);
+      }
+      if (withMin !== undefined) {
+        issue(
+          ctx,
+          ['podSets', i, 'minCount'],
+          `only one PodSet may set minCount (partial admission), but podSet ${JSON.stringify(podSets[withMin].name)} already does`,
+        );
+      } else withMin = i;
+    }
+  });
+}
+
+const levelsOfAssignment = z.array(z.string().min(1)).min(1).max(MAX_TOPOLOGY_LEVELS);
+
+/** v1beta2 compact assignment; its internal consistency is checked by the codec when decoding. */
+const topologyAssignmentV1beta2 = z
+  .looseObject({
+    levels: levelsOfAssignment,
+    slices: z
+      .array(
+        z.looseObject({
+          domainCount: z.int().min(1),
+          valuesPerLevel: z.array(
+            z.looseObject({
+              universal: z.string().optional(),
+              individual: z
+                .looseObject({ prefix: z.string().optional(), suffix: z.string().optional(), roots: z.array(z.string()) })
+                .optional(),
+            }),
+          ),
+          podCounts: z.looseObject({ universal: z.int().min(0).optional(), individual: z.array(z.int().min(0)).optional() }),
+        }),
+      )
+      .max(1000)
+      .optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (t.slices === undefined) {
+      const hint = 'domains' in t ? ': the domains form is kueue.x-k8s.io/v1beta1, v1beta2 writes slices' : '';
+      issue(ctx, ['slices'], `is required${hint}`);
+    }
+  });
+
+/** v1beta1 assignment: one entry per domain (converted by placement/assignment-codec.ts decodeV1beta1). */
+const topologyAssignmentV1beta1 = z.looseObject({
+  levels: levelsOfAssignment,
+  domains: z.array(z.looseObject({ values: z.array(z.string()), count: z.int().min(0) })),
+});
+
+const PRIORITY_CLASS_SOURCE = {
+  WorkloadPriorityClass: 'kueue.x-k8s.io/workloadpriorityclass',
+  PodPriorityClass: 'scheduling.k8s.io/priorityclass',
+} as const;
+
+function workloadSchema(version: 'v1beta2' | 'v1beta1') {
+  const priority =
+    version === 'v1beta2'
+      ? {
+          priorityClassRef: z
+            .looseObject({
+              group: z.enum(['kueue.x-k8s.io', 'scheduling.k8s.io']),
+              kind: z.enum(['WorkloadPriorityClass', 'PriorityClass']),
+              name: z.string().min(1),
+            })
+            .optional(),
+        }
+      : {
+          priorityClassName: z.string().optional(),
+          priorityClassSource: z
+            .enum(['', PRIORITY_CLASS_SOURCE.WorkloadPriorityClass, PRIORITY_CLASS_SOURCE.PodPriorityClass])
+            .optional(),
+        };
+  const assignment = version === 'v1beta2' ? topologyAssignmentV1beta2 : topologyAssignmentV1beta1;
+  return kobject({
+    spec: z
+      .looseObject({
+        podSets: z.array(podSet).min(1).max(MAX_PODSETS),
+        queueName: z.string().optional(),
+        priority: z.int().optional(),
+        active: z.boolean().optional(),
+        ...priority,
+      })
+      .superRefine((spec, ctx) => {
+        checkPodSets(spec.podSets, ctx);
+        if (version === 'v1beta2' && 'priorityClassRef' in spec && spec.priorityClassRef !== undefined && spec.priority === undefined) {
+          issue(ctx, ['priority'], 'priority is required when priorityClassRef is set');
+        }
+      }),
+    status: z
+      .looseObject({
+        admission: z
+          .looseObject({
+            clusterQueue: z.string().min(1),
+            podSetAssignments: z.array(
+              z.looseObject({
+                name: z.string(),
+                flavors: z.record(z.string(), z.string()).optional(),
+                resourceUsage: resourceList.optional(),
+                count: z.int().min(0).optional(),
+                topologyAssignment: assignment.optional(),
+              }),
+            ),
+          })
+          .optional(),
+        conditions: z.array(condition).optional(),
+        unhealthyNodes: z.array(z.looseObject({ name: z.string() })).optional(),
+      })
+      .optional(),
+  });
+}
+
+/**
+ * A Workload in the v1beta2 shape. For v1beta1 (kueue-core §0): `spec.priorityClassName`
+ * + `priorityClassSource` become `spec.priorityClassRef` (an empty source means a pod
+ * PriorityClass), the `accumulatedPastExexcutionTimeSeconds` typo is fixed, and the
+ * apiVersion becomes v1beta2. A v1beta1 `topologyAssignment.domains` is kept as it is:
+ * placement/assignment-codec.ts decodeV1beta1 converts it. A v1beta2 Workload is returned
+ * unchanged; the input is never modified.
+ */
+export function normalizeWorkload(w: Workload): Workload {
+  if (w.apiVersion !== KueueApiVersion.V1beta1) return w;
+  const { priorityClassName, priorityClassSource, ...spec } = w.spec as Workload['spec'] & {
+    priorityClassName?: string;
+    priorityClassSource?: string;
+  };
+  const out: Workload = { ...w, apiVersion: KueueApiVersion.V1beta2, spec };
+  if (priorityClassName !== undefined && priorityClassName !== '' && spec.priorityClassRef === undefined) {
+    out.spec.priorityClassRef =
+      priorityClassSource === PRIORITY_CLASS_SOURCE.WorkloadPriorityClass
+        ? { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: priorityClassName }
+        : { group: 'scheduling.k8s.io', kind: 'PriorityClass', name: priorityClassName };
+  }
+  const status = w.status as Record<string, unknown> | undefined;
+  if (status !== undefined && 'accumulatedPastExexcutionTimeSeconds' in status) {
+    const { accumulatedPastExexcutionTimeSeconds, ...rest } = status;
+    out.status = { ...rest, accumulatedPastExecutionTimeSeconds: accumulatedPastExexcutionTimeSeconds };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Jobs: only what turning them into Workloads needs
+// ---------------------------------------------------------------------------------------
+
+const jobSpec = z.looseObject({
+  parallelism: z.int().min(0).optional(),
+  completions: z.int().min(0).optional(),
+  completionMode: z.enum(['NonIndexed', 'Indexed']).optional(),
+  suspend: z.boolean().optional(),
+  template: podTemplate,
+});
+
+const job = kobject({ spec: jobSpec });
+
+const jobSet = kobject({
+  spec: z
+    .looseObject({
+      replicatedJobs: z
+        .array(
+          z.looseObject({
+            name: dnsLabel,
+            replicas: z.int().min(0).optional(),
+            template: z.looseObject({
+              metadata: z.looseObject({ labels: labelMap.optional(), annotations: annotationMap.optional() }).optional(),
+              spec: jobSpec,
+            }),
+          }),
+        )
+        .min(1),
+      suspend: z.boolean().optional(),
+    })
+    .superRefine((spec, ctx) => {
+      const first = new Map<string, number>();
+      spec.replicatedJobs.forEach((rj, i) => {
+        const seen = first.get(rj.name);
+        if (seen !== undefined) {
+          issue(ctx, ['replicatedJobs', i, 'name'], `${JSON.stringify(rj.name)} is already spec.replicatedJobs[${seen}]: names must be unique`);
+        } else first.set(rj.name, i);
+      });
+    }),
+});
+
+const leaderWorkerSet = kobject({
+  spec: z.looseObject({
+    replicas: z.int().min(0).optional(),
+    leaderWorkerTemplate: z.looseObject({
+      size: z.int().min(1).optional(),
+      leaderTemplate: podTemplate.optional(),
+      workerTemplate: podTemplate,
+      subGroupPolicy: z.looseObject({ subGroupSize: z.int().min(1).optional() }).optional(),
+    }),
+  }),
+});
+
+// ---------------------------------------------------------------------------------------
+// The registry
+// ---------------------------------------------------------------------------------------
+
+export interface KindEntry {
+  apiVersion: string;
+  kind: string;
+  schema: z.ZodType;
+  /** Rules over the whole parsed object, run once its shape is valid. */
+  check?: (obj: KObject, where: Where) => InputError[];
+  /** Turns the parsed object into the shape the rest of the system reads. */
+  normalize?: (obj: KObject) => KObject;
+}
+
+const workloadEntry = (apiVersion: string, schema: z.ZodType): KindEntry => ({
+  apiVersion,
+  kind: 'Workload',
+  schema,
+  check: (obj, where) => [
+    ...validatePodSetTopologyRequests((obj as Workload).spec.podSets, where),
+    ...checkAdmission(obj as Workload, where),
+  ],
+  normalize: (obj) => normalizeWorkload(obj as Workload),
+});
+
+/** `status.admission.podSetAssignments` names the Workload's PodSets, each exactly once. */
+function checkAdmission(w: Workload, where: Where): InputError[] {
+  const assignments = w.status?.admission?.podSetAssignments;
+  if (assignments === undefined) return [];
+  const errors: InputError[] = [];
+  const at = (field: string, detail: string) => errors.push(new InputError({ ...where, field: joinField(where.field, field) }, detail));
+  const names = w.spec.podSets.map((ps) => ps.name);
+  const seen = new Set<string>();
+  assignments.forEach((a, i) => {
+    const field = `status.admission.podSetAssignments[${i}].name`;
+    if (!names.includes(a.name)) {
+      at(field, `${JSON.stringify(a.name)} is not a PodSet of this Workload; spec.podSets are ${names.map((n) => JSON.stringify(n)).join(', ')}`);
+    } else if (seen.has(a.name)) {
+      at(field, `podSet ${JSON.stringify(a.name)} is assigned twice`);
+    }
+    seen.add(a.name);
+  });
+  for (const n of names) {
+    if (!seen.has(n)) at('status.admission.podSetAssignments', `no assignment for podSet ${JSON.stringify(n)}: an admission assigns every PodSet`);
+  }
+  return errors;
+}
+
+const KINDS: readonly KindEntry[] = [
+  { apiVersion: 'v1', kind: 'Node', schema: node },
+  { apiVersion: 'v1', kind: 'Pod', schema: pod },
+  { apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', schema: topology },
+  { apiVersion: KueueApiVersion.V1beta1, kind: 'Topology', schema: topology },
+  { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', schema: resourceFlavor },
+  { apiVersion: KueueApiVersion.V1beta1, kind: 'ResourceFlavor', schema: resourceFlavor },
+  workloadEntry(KueueApiVersion.V1beta2, workloadSchema('v1beta2')),
+  workloadEntry(KueueApiVersion.V1beta1, workloadSchema('v1beta1')),
+  { apiVersion: 'batch/v1', kind: 'Job', schema: job },
+  { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', schema: jobSet },
+  { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
+];
+
+const BY_KEY = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
+
+/** Every accepted apiVersion + kind, in registry order. */
+export function knownKinds(): TypeMeta[] {
+  return KINDS.map((e) => ({ apiVersion: e.apiVersion, kind: e.kind }));
+}
+
+export function kindEntry(apiVersion: string, kind: string): KindEntry | undefined {
+  return BY_KEY.get(`${apiVersion}\u0000${kind}`);
+}
+
+/** `Node (v1), Topology (kueue.x-k8s.io/v1beta2, kueue.x-k8s.io/v1beta1), ...` */
+function acceptedList(): string {
+  const byKind = new Map<string, string[]>();
+  for (const e of KINDS) byKind.set(e.kind, [...(byKind.get(e.kind) ?? []), e.apiVersion]);
+  return [...byKind].map(([kind, versions]) => `${kind} (${versions.join(', ')})`).join(', ');
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing and validating one object
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Checks `obj` against its kind and returns the parsed object (defaults filled in,
+ * quantities as strings, v1beta1 normalized to v1beta2, unknown fields kept) or the
+ * errors. `where` names the object; `where.field` (e.g. `items[3]` for a List item)
+ * prefixes every field path. The input is not modified.
+ */
+export function parseObject(obj: KObject, where: Where): { object?: KObject; errors: InputError[] } {
+  const base: Where = { ...where, object: where.object ?? objectRef(obj) };
+  const at = (field: string): Where => ({ ...base, field: joinField(where.field, field) });
+  const { apiVersion, kind } = obj as { apiVersion: unknown; kind: unknown };
+
+  const entry = typeof apiVersion === 'string' && typeof kind === 'string' ? kindEntry(apiVersion, kind) : undefined;
+  if (entry === undefined) {
+    const versions = KINDS.filter((e) => e.kind === kind).map((e) => e.apiVersion);
+    if (versions.length > 0) {
+      return {
+        errors: [
+          new InputError(
+            at('apiVersion'),
+            `${String(kind)} is not accepted with apiVersion ${JSON.stringify(apiVersion)}; accepted: ${versions.join(', ')}`,
+          ),
+        ],
+      };
+    }
+    return {
+      errors: [
+        new InputError(
+          at('kind'),
+          `unknown kind ${JSON.stringify(kind)} (apiVersion ${JSON.stringify(apiVersion)}); accepted: ${acceptedList()}`,
+        ),
+      ],
+    };
+  }
+
+  const result = entry.schema.safeParse(withoutNulls(obj), { error: plainMessage });
+  if (!result.success) {
+    return { errors: result.error.issues.map((i) => new InputError(at(formatFieldPath(i.path as (string | number)[])), i.message)) };
+  }
+  const parsed = result.data as KObject;
+  const errors = entry.check?.(parsed, base) ?? [];
+  if (errors.length > 0) return { errors };
+  return { object: entry.normalize ? entry.normalize(parsed) : parsed, errors };
+}
+
+/** The errors of parseObject: an empty list means the object is accepted. */
+export function validateObject(obj: KObject, where: Where): InputError[] {
+  return parseObject(obj, where).errors;
+}
+
+/** A copy without null-valued object fields: Kubernetes reads `field: null` as unset. */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// zod issues in plain words (used only where a schema gives no message of its own)
+// ---------------------------------------------------------------------------------------
+
+function describeInput(v: unknown): string {
+  if (v === null) return 'null';
+  if (v === undefined) return 'nothing';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  record: 'an object',
+  array: 'a list',
+};
+
+type RawIssue = z.core.$ZodRawIssue;
+
+function plainMessage(iss: RawIssue): string {
+  const i = iss as RawIssue & Record<string, unknown>;
+  const input = iss.input;
+  switch (iss.code) {
+    case 'invalid_type': {
+      if (input === undefined) return 'is required';
+      // z.int() reports a non-number as expecting "number"; its definition says safeint.
+      const def = (iss.inst as { _zod?: { def?: { format?: string } } } | undefined)?._zod?.def;
+      const expected = def?.format === 'safeint' ? 'int' : String(i.expected);
+      return `must be ${EXPECTED[expected] ?? expected}, got ${describeInput(input)}`;
+    }
+    case 'too_small':
+    case 'too_big': {
+      const small = iss.code === 'too_small';
+      const bound = Number(small ? i.minimum : i.maximum);
+      const inclusive = i.inclusive !== false;
+      const cmp = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+      switch (i.origin) {
+        case 'array':
+          return `must have ${cmp} ${bound} item${bound === 1 ? '' : 's'}, got ${(input as unknown[]).length}`;
+        case 'string':
+          return small && bound === 1 ? 'must not be empty' : `must be ${cmp} ${bound} characters long`;
+        default:
+          return `must be ${cmp} ${bound}, got ${String(input)}`;
+      }
+    }
+    case 'invalid_value': {
+      if (input === undefined) return 'is required';
+      const values = (i.values as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+      return `must be one of ${values}, got ${describeInput(input)}`;
+    }
+    case 'invalid_union':
+      return `does not match any accepted form, got ${describeInput(input)}`;
+    case 'invalid_format':
+      return `must be a valid ${String(i.format)}, got ${describeInput(input)}`;
+    default:
+      return iss.message ?? `is not valid (${iss.code})`;
+  }
+}
