@@ -20,7 +20,7 @@ import type { PlacementResult } from '../src/placement/engine.ts';
 import type { PlacementRequest } from '../src/placement/request.ts';
 import { node } from '../src/testing/builders.ts';
 import { TopologySnapshot } from '../src/topology/snapshot.ts';
-import { LabelTopologySource, nodeInfoFromNode } from '../src/topology/source.ts';
+import { AllocatableCache, LabelTopologySource, nodeInfoFromNode } from '../src/topology/source.ts';
 
 // ---- PRNG ---------------------------------------------------------------------------
 
@@ -178,7 +178,8 @@ export function largeShape(size: LargeSize = LARGE): Shape {
 /** A snapshot of the shape, ready for placement (structure built by the first leaves()). */
 export function buildSnapshot(shape: Shape): TopologySnapshot {
   const s = new TopologySnapshot(new LabelTopologySource(shape.name, shape.levels), { nodeLabels: shape.nodeLabels });
-  for (const n of shape.nodes) s.upsertNode(nodeInfoFromNode(n));
+  const cache = new AllocatableCache();
+  for (const n of shape.nodes) s.upsertNode(nodeInfoFromNode(n, cache));
   for (const p of shape.pods) s.addPod(p.key, p.nodeName, p.requests);
   s.leaves();
   return s;

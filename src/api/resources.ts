@@ -103,7 +103,7 @@ export function parseResourceQuantities(list: ResourceListInput | undefined | nu
 export function parseResourceList(list: ResourceListInput | undefined | null, where: string): ResourceAmounts {
   const out: ResourceAmounts = {};
   for (const [name, q] of parseResourceQuantities(list, where)) {
-    out[name] = toAmount(name, q, `${where}.${name}`, `Invalid value: ${showInput(list![name])}: `);
+    out[name] = toAmount(name, q, `${where}.${name}`, () => `Invalid value: ${showInput(list![name])}: `);
   }
   return out;
 }
@@ -112,11 +112,12 @@ function invalid(field: string, raw: unknown, detail: string): InputError {
   return new InputError({ field }, `Invalid value: ${showInput(raw)}: ${detail}`);
 }
 
-function toAmount(name: string, q: Quantity, field: string, prefix: string): number {
+/** The message is built only on failure: this runs for every node and pod on ingest. */
+function toAmount(name: string, q: Quantity, field: string, prefix: () => string): number {
   try {
     return resourceAmount(name, q);
   } catch (e) {
-    if (e instanceof QuantityError) throw new InputError({ field }, `${prefix}${e.detail}`);
+    if (e instanceof QuantityError) throw new InputError({ field }, `${prefix()}${e.detail}`);
     throw e;
   }
 }
@@ -162,7 +163,7 @@ export function podRequestQuantities(spec: PodSpec, where = 'spec'): Map<string,
 export function podRequests(spec: PodSpec, where = 'spec'): ResourceAmounts {
   const out: ResourceAmounts = {};
   for (const [name, q] of podRequestQuantities(spec, where)) {
-    out[name] = toAmount(name, q, where, `the pod's effective ${name} request ${formatQuantity(q)}: `);
+    out[name] = toAmount(name, q, where, () => `the pod's effective ${name} request ${formatQuantity(q)}: `);
   }
   return out;
 }

@@ -11,7 +11,7 @@ import { decodeV1beta1, decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { PlacementEngine } from '../placement/engine.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import { TopologySnapshot } from '../topology/snapshot.ts';
-import { LabelTopologySource, nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
+import { AllocatableCache, LabelTopologySource, nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 
 export interface ClusterInput {
   nodes: { node: Node; where: Where }[];
@@ -85,9 +85,10 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
   const errors: InputError[] = [];
   const notes: string[] = [];
   const nodeInfos: NodeInfo[] = [];
+  const cache = new AllocatableCache();
   for (const { node, where } of input.nodes) {
     try {
-      nodeInfos.push(nodeInfoFromNode(node));
+      nodeInfos.push(nodeInfoFromNode(node, cache));
     } catch (e) {
       errors.push(new InputError({ ...where, field: e instanceof InputError ? e.where.field : undefined }, e instanceof InputError ? e.detail : (e as Error).message));
     }

@@ -134,7 +134,8 @@ export class PlacementEngine {
   readonly snapshot: TopologySnapshot;
   private readonly st = new State();
   private readonly eligibilityCache = new Map<string, Eligibility>();
-  private exclusions = new Map<string, number>();
+  /** Exclusion counts of the last fillInCounts, turned into text only for a message. */
+  private excl = { topologyDomain: 0, byVerdict: new Int32Array(0), reasons: [] as string[], byRequest: new Int32Array(0), requestNames: [] as string[] };
   private totalLeaves = 0;
 
   constructor(snapshot: TopologySnapshot) {
@@ -232,7 +233,7 @@ export class PlacementEngine {
     if (!s.hostnameLowest) return undefined;
     const key = JSON.stringify([req.nodeSelector ?? null, req.tolerations, req.requiredAffinity ?? null, useAffinity ? (req.preferredAffinity ?? null) : null]);
     const cached = this.eligibilityCache.get(key);
-    if (cached && cached.version === s.version) return cached;
+    if (cached && cached.version === s.attributeVersion) return cached;
     const n = s.domainCount;
     const verdict = new Int32Array(n);
     const score = new Float64Array(n);
@@ -258,7 +259,7 @@ export class PlacementEngine {
       else if (!matchesRequiredAffinity(node.labels, node.name, req.requiredAffinity)) mark(leaf, 'affinity');
       else if (useAffinity) score[leaf] = preferredAffinityScore(node.labels, node.name, req.preferredAffinity);
     }
-    const e: Eligibility = { version: s.version, verdict, reasons, score };
+    const e: Eligibility = { version: s.attributeVersion, verdict, reasons, score };
     if (this.eligibilityCache.size > 256) this.eligibilityCache.clear();
     this.eligibilityCache.set(key, e);
     return e;
@@ -268,21 +269,21 @@ export class PlacementEngine {
     const s = this.snapshot;
     const st = this.st;
     st.reset(s.domainCount);
-    this.exclusions = new Map();
     const req = plan.req;
 
-    // Request vectors over the snapshot's resource indices (pods always included).
+    // Request vectors over the snapshot's resource indices (pods always included), sorted
+    // by name so the first minimum is the limiting resource (ties alphabetical).
     const reqIdx: number[] = [];
     const reqVal: number[] = [];
     const reqName: string[] = [];
-    const pushReq = (name: string, v: number) => {
-      if (!(v > 0)) return;
+    const all: ResourceAmounts = { ...req.requests, pods: 1 + (req.requests.pods ?? 0) };
+    for (const name of Object.keys(all).sort()) {
+      const v = all[name]!;
+      if (!(v > 0)) continue;
       reqIdx.push(s.resourceIndex(name));
       reqVal.push(v);
       reqName.push(name);
-    };
-    pushReq('pods', 1 + (req.requests.pods ?? 0));
-    for (const name of Object.keys(req.requests).sort()) if (name !== 'pods') pushReq(name, req.requests[name]!);
+    }
     const leaderReq: ResourceAmounts | undefined = req.leader ? { pods: 1 + (req.leader.requests.pods ?? 0), ...withoutPods(req.leader.requests) } : undefined;
     const leaderNames = leaderReq ? Object.keys(leaderReq).sort() : [];
     const leaderIdx = leaderNames.map((n) => s.resourceIndex(n));
@@ -296,34 +297,36 @@ export class PlacementEngine {
     const within = options.requiredDomain;
     this.totalLeaves = leaves.length;
     const nr = reqIdx.length;
+    const byRequest = new Int32Array(nr);
+    const byVerdict = new Int32Array((elig?.reasons.length ?? 0) + 1);
+    let topologyDomain = 0;
 
     for (let li = 0; li < leaves.length; li++) {
       const leaf = leaves[li]!;
       if (within !== undefined && !this.isWithin(leaf, within)) {
-        this.exclude('topologyDomain');
+        topologyDomain++;
         continue;
       }
       if (elig && elig.verdict[leaf] !== 0) {
-        this.exclude(elig.reasons[elig.verdict[leaf]! - 1]!);
+        byVerdict[elig.verdict[leaf]!]!++;
         continue;
       }
       const base = leaf * RR;
       const extra = assumed?.get(leaf);
       let fit = MAX_INT32;
-      let limiting = '';
+      let limiting = 0;
       for (let k = 0; k < nr; k++) {
         const r = reqIdx[k]!;
         let rem = freeA[base + r]!;
         if (simulateEmpty) rem += tasA[base + r]!;
         if (extra) rem -= extra[reqName[k]!] ?? 0;
         const f = rem <= 0 ? 0 : Math.floor(rem / reqVal[k]!);
-        if (f < fit || (f === fit && reqName[k]! < limiting)) {
+        if (f < fit) {
           fit = f;
-          limiting = reqName[k]!;
+          limiting = k;
         }
       }
-      if (fit > MAX_INT32) fit = MAX_INT32;
-      if (fit === 0) this.exclude(`resource "${limiting}"`);
+      if (fit === 0) byRequest[limiting]!++;
       st.pc[leaf] = fit;
       if (elig && plan.useAffinity) st.aff[leaf] = elig.score[leaf]!;
       if (leaderReq) {
@@ -358,6 +361,7 @@ export class PlacementEngine {
         st.scl[leaf] = Math.floor(st.pcl[leaf]! / plan.sliceSize);
       }
     }
+    this.excl = { topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
     this.rollUp(plan);
   }
 
@@ -365,10 +369,6 @@ export class PlacementEngine {
     const s = this.snapshot;
     for (let d = leaf; d >= 0; d = s.parent(d)) if (d === ancestor) return true;
     return false;
-  }
-
-  private exclude(reason: string): void {
-    this.exclusions.set(reason, (this.exclusions.get(reason) ?? 0) + 1);
   }
 
   /** Bottom-up roll-up of the counters (§5). */
@@ -644,11 +644,21 @@ export class PlacementEngine {
       const unit = plan.sliceSize > 1 && !leader ? 'slice(s)' : 'pod(s)';
       msg = fit === 0 ? `topology "${s.name}" doesn't allow to fit any of ${n} ${unit}` : `topology "${s.name}" allows to fit only ${fit} out of ${n} ${unit}`;
     }
-    if (this.exclusions.size > 0) {
-      const parts = [...this.exclusions].map(([k, v]) => `${k}: ${v}`).sort();
+    const parts = this.exclusionList();
+    if (parts.length > 0) {
       msg += `. Total nodes: ${this.totalLeaves}; excluded: ${parts.join(', ')}`;
     }
     return msg;
+  }
+
+  /** `reason: count` entries of the last count pass, sorted alphabetically. */
+  private exclusionList(): string[] {
+    const e = this.excl;
+    const parts: string[] = [];
+    if (e.topologyDomain > 0) parts.push(`topologyDomain: ${e.topologyDomain}`);
+    for (let i = 1; i < e.byVerdict.length; i++) if (e.byVerdict[i]! > 0) parts.push(`${e.reasons[i - 1]}: ${e.byVerdict[i]}`);
+    for (let k = 0; k < e.byRequest.length; k++) if (e.byRequest[k]! > 0) parts.push(`resource "${e.requestNames[k]}": ${e.byRequest[k]}`);
+    return parts.sort();
   }
 
   /** Per layer, how many slices fit in the best domain at the requested level. */

@@ -24,9 +24,16 @@ interface NodeRec {
 }
 
 interface UsageRec {
-  /** Node name (non-TAS pods) or leaf domain id (TAS workloads). */
+  /** Node name of a non-TAS pod. */
   target: string;
   amounts: ResourceAmounts;
+}
+
+interface WorkloadUsageRec {
+  /** One pod's requests, `pods: 1` included. */
+  perPod: ResourceAmounts;
+  /** Leaf ids (hostname, or comma-joined path) and pod counts. */
+  domains: { leafId: string; count: number }[];
 }
 
 export interface SnapshotOptions {
@@ -54,7 +61,8 @@ export class TopologySnapshot {
   private readonly dId: string[] = [];
   private readonly dChildren: number[][] = [];
   private readonly dLeafNodes: number[][] = [];
-  private readonly idToDomain = new Map<string, number>();
+  /** Per level: domain id -> domain index (ids are unique per level only). */
+  private readonly idMaps: Map<string, number>[];
 
   // Per-leaf capacity, `domain * R + r`.
   private R = 1;
@@ -62,11 +70,12 @@ export class TopologySnapshot {
   private tasArr = new Float64Array(INITIAL);
 
   // Nodes and usage records.
-  private readonly nodes: NodeRec[] = [];
+  private readonly nodes: (NodeRec | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
   private readonly nodeByName = new Map<string, number>();
   private readonly podUsage = new Map<string, UsageRec>();
   private readonly nodeUsage = new Map<string, ResourceAmounts>();
-  private readonly workloadUsage = new Map<string, UsageRec[]>();
+  private readonly workloadUsage = new Map<string, WorkloadUsageRec[]>();
   private readonly tasByLeafId = new Map<string, ResourceAmounts>();
 
   // Lazily rebuilt structure.
@@ -83,6 +92,7 @@ export class TopologySnapshot {
     this.levels = source.levels;
     this.hostnameLowest = source.levels[source.levels.length - 1] === HOSTNAME_LABEL;
     this.nodeLabels = options.nodeLabels ?? {};
+    this.idMaps = source.levels.map(() => new Map());
   }
 
   // ---- structure accessors -------------------------------------------------------
@@ -114,12 +124,12 @@ export class TopologySnapshot {
   }
   /** The leaf with this id (hostname, or comma-joined path), if it holds nodes. */
   leafById(id: string): number | undefined {
-    const d = this.idToDomain.get(domainKey(this.levels.length - 1, id));
+    const d = this.idMaps[this.levels.length - 1]!.get(id);
     return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
   }
   /** The domain at `level` with this id, if it holds nodes. */
   domainById(level: number, id: string): number | undefined {
-    const d = this.idToDomain.get(domainKey(level, id));
+    const d = this.idMaps[level]?.get(id);
     return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
   }
   /** Nodes (by index into `node()`) of a leaf. */
@@ -128,6 +138,10 @@ export class TopologySnapshot {
   }
   node(n: number): NodeInfo {
     return this.nodes[n]!.info;
+  }
+  /** Nodes currently known (in the tree or not). */
+  get nodeCount(): number {
+    return this.nodeByName.size;
   }
   nodeIndex(name: string): number | undefined {
     return this.nodeByName.get(name);
@@ -179,12 +193,28 @@ export class TopologySnapshot {
 
   // ---- node events ----------------------------------------------------------------
 
-  /** Adds or replaces a node (an update is a remove plus an add). */
+  /** Nodes whose leaf, labels or taints changed bump this (eligibility caches key on it). */
+  attributeVersion = 0;
+
+  /**
+   * Adds a node, or updates it. An update that keeps the node's place in the tree (the
+   * common case: a status heartbeat, allocatable or taint change) is applied in place and
+   * does not mark the structure for a rebuild.
+   */
   upsertNode(info: NodeInfo): void {
-    if (this.nodeByName.has(info.name)) this.removeNode(info.name);
+    const existing = this.nodeByName.get(info.name);
+    if (existing !== undefined) {
+      const rec = this.nodes[existing]!;
+      const path = this.admit(info);
+      if (path && rec.leaf >= 0 && this.samePlace(rec.leaf, path)) {
+        this.updateInPlace(rec, info);
+        return;
+      }
+      this.removeNode(info.name);
+    }
     const rec: NodeRec = { info, leaf: -1, alloc: info.allocatable };
-    const n = this.nodes.length;
-    this.nodes.push(rec);
+    const n = this.freeSlots.pop() ?? this.nodes.length;
+    this.nodes[n] = rec;
     this.nodeByName.set(info.name, n);
     const path = this.admit(info);
     if (!path) return;
@@ -203,6 +233,7 @@ export class TopologySnapshot {
       if (tas) this.applyAmounts(leaf, tas, -1, true);
     }
     this.structureVersion++;
+    this.attributeVersion++;
     this.usageVersion++;
   }
 
@@ -211,32 +242,51 @@ export class TopologySnapshot {
     if (n === undefined) return;
     const rec = this.nodes[n]!;
     this.nodeByName.delete(name);
-    if (rec.leaf >= 0) {
-      const leaf = rec.leaf;
-      for (const res in rec.alloc) {
-        const r = this.resourceIndex(res);
-        this.freeArr[leaf * this.R + r]! -= rec.alloc[res]!;
-      }
-      const used = this.nodeUsage.get(name);
-      if (used) this.applyAmounts(leaf, used, +1, false);
-      const list = this.dLeafNodes[leaf]!;
-      list.splice(list.indexOf(n), 1);
-      for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
-      if (this.dNodes[leaf] === 0) {
-        // An empty leaf keeps no capacity; TAS usage re-applies if a node returns.
-        const tas = this.tasByLeafId.get(this.dId[leaf]!);
-        if (tas) this.applyAmounts(leaf, tas, +1, true);
-        const base = leaf * this.R;
-        for (let r = 0; r < this.R; r++) {
-          this.freeArr[base + r] = 0;
-          this.tasArr[base + r] = 0;
-        }
-      }
-      this.structureVersion++;
-      this.usageVersion++;
+    this.nodes[n] = undefined;
+    this.freeSlots.push(n);
+    if (rec.leaf < 0) return;
+    const leaf = rec.leaf;
+    for (const res in rec.alloc) {
+      const r = this.resourceIndex(res);
+      this.freeArr[leaf * this.R + r]! -= rec.alloc[res]!;
     }
-    // Node records are append-only; a removed node leaves a tombstone.
-    rec.leaf = -1;
+    const used = this.nodeUsage.get(name);
+    if (used) this.applyAmounts(leaf, used, +1, false);
+    const list = this.dLeafNodes[leaf]!;
+    list.splice(list.indexOf(n), 1);
+    for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
+    if (this.dNodes[leaf] === 0) {
+      // An empty leaf keeps no capacity; TAS usage re-applies if a node returns.
+      const base = leaf * this.R;
+      for (let r = 0; r < this.R; r++) {
+        this.freeArr[base + r] = 0;
+        this.tasArr[base + r] = 0;
+      }
+    }
+    this.structureVersion++;
+    this.attributeVersion++;
+    this.usageVersion++;
+  }
+
+  private samePlace(leaf: number, path: readonly string[]): boolean {
+    const values = this.dValues[leaf]!;
+    for (let i = 0; i < path.length; i++) if (values[i] !== path[i]) return false;
+    return true;
+  }
+
+  private updateInPlace(rec: NodeRec, info: NodeInfo): void {
+    for (const name in rec.alloc) {
+      const r = this.resourceIndex(name);
+      this.freeArr[rec.leaf * this.R + r]! -= rec.alloc[name]!;
+    }
+    for (const name in info.allocatable) {
+      const r = this.resourceIndex(name);
+      this.freeArr[rec.leaf * this.R + r]! += info.allocatable[name]!;
+    }
+    if (!sameMap(rec.info.labels, info.labels) || JSON.stringify(rec.info.taints) !== JSON.stringify(info.taints)) this.attributeVersion++;
+    rec.info = info;
+    rec.alloc = info.allocatable;
+    this.usageVersion++;
   }
 
   // ---- usage events ---------------------------------------------------------------
@@ -268,18 +318,14 @@ export class TopologySnapshot {
    * Usage for a domain not in the tree is kept and applies if its node arrives.
    */
   addWorkloadUsage(key: string, domains: readonly { leafId: string; count: number }[], perPod: ResourceAmounts): void {
-    const recs = this.workloadUsage.get(key) ?? [];
-    this.workloadUsage.set(key, recs);
-    const one = withPod(perPod, 1);
-    for (const { leafId, count } of domains) {
-      const amounts = scale(one, count);
-      recs.push({ target: leafId, amounts });
-      const acc = this.tasByLeafId.get(leafId) ?? {};
-      this.tasByLeafId.set(leafId, acc);
-      addInto(acc, amounts, 1);
-      const d = this.leafById(leafId);
-      if (d !== undefined) this.applyAmounts(d, amounts, -1, true);
+    let recs = this.workloadUsage.get(key);
+    if (!recs) {
+      recs = [];
+      this.workloadUsage.set(key, recs);
     }
+    const rec: WorkloadUsageRec = { perPod: withPod(perPod, 1), domains: domains.map((d) => ({ ...d })) };
+    recs.push(rec);
+    this.applyWorkloadUsage(rec, 1);
     this.usageVersion++;
   }
 
@@ -287,13 +333,32 @@ export class TopologySnapshot {
     const recs = this.workloadUsage.get(key);
     if (!recs) return;
     this.workloadUsage.delete(key);
-    for (const rec of recs) {
-      const acc = this.tasByLeafId.get(rec.target);
-      if (acc) addInto(acc, rec.amounts, -1);
-      const d = this.leafById(rec.target);
-      if (d !== undefined) this.applyAmounts(d, rec.amounts, +1, true);
-    }
+    for (const rec of recs) this.applyWorkloadUsage(rec, -1);
     this.usageVersion++;
+  }
+
+  /** Adds (sign 1) or takes back (sign -1) a PodSet's usage, O(domains x resources). */
+  private applyWorkloadUsage(rec: WorkloadUsageRec, sign: 1 | -1): void {
+    const names = Object.keys(rec.perPod);
+    const idx = names.map((n) => this.resourceIndex(n));
+    const vals = names.map((n) => rec.perPod[n]!);
+    const R = this.R;
+    for (const { leafId, count } of rec.domains) {
+      let acc = this.tasByLeafId.get(leafId);
+      if (!acc) {
+        acc = {};
+        this.tasByLeafId.set(leafId, acc);
+      }
+      for (let i = 0; i < names.length; i++) acc[names[i]!] = (acc[names[i]!] ?? 0) + sign * vals[i]! * count;
+      const d = this.leafById(leafId);
+      if (d === undefined) continue;
+      const base = d * R;
+      for (let i = 0; i < idx.length; i++) {
+        const v = sign * vals[i]! * count;
+        this.freeArr[base + idx[i]!]! -= v;
+        this.tasArr[base + idx[i]!]! += v;
+      }
+    }
   }
 
   hasWorkloadUsage(key: string): boolean {
@@ -336,12 +401,13 @@ export class TopologySnapshot {
   private ensurePath(path: string[]): number {
     let parent = -1;
     const L = path.length;
+    let pathId = '';
     for (let l = 0; l < L; l++) {
-      const values = path.slice(0, l + 1);
-      const id = l === L - 1 && this.hostnameLowest ? path[l]! : values.join(',');
-      let d = this.idToDomain.get(domainKey(l, id));
+      pathId = l === 0 ? path[0]! : `${pathId},${path[l]}`;
+      const id = l === L - 1 && this.hostnameLowest ? path[l]! : pathId;
+      let d = this.idMaps[l]!.get(id);
       if (d === undefined) {
-        d = this.newDomain(l, parent, values, id);
+        d = this.newDomain(l, parent, path.slice(0, l + 1), id);
       } else if (this.dParent[d] !== parent) {
         // A hostname leaf whose node moved to another rack: re-parent it.
         const oldParent = this.dParent[d]!;
@@ -350,7 +416,7 @@ export class TopologySnapshot {
           siblings.splice(siblings.indexOf(d), 1);
         }
         this.dParent[d] = parent;
-        this.dValues[d] = values;
+        this.dValues[d] = path.slice(0, l + 1);
         if (parent >= 0) this.dChildren[parent]!.push(d);
       }
       parent = d;
@@ -368,7 +434,7 @@ export class TopologySnapshot {
     this.dId[d] = id;
     this.dChildren[d] = [];
     this.dLeafNodes[d] = [];
-    this.idToDomain.set(domainKey(level, id), d);
+    this.idMaps[level]!.set(id, d);
     if (parent >= 0) this.dChildren[parent]!.push(d);
     return d;
   }
@@ -418,11 +484,6 @@ export class TopologySnapshot {
   }
 }
 
-/** Ids are unique per level only (a hostname may equal a block name). */
-function domainKey(level: number, id: string): string {
-  return `${level}\u0000${id}`;
-}
-
 /** Element-wise byte comparison of level-value paths (`x10` < `x2`). */
 export function compareValues(a: readonly string[], b: readonly string[]): number {
   const n = Math.min(a.length, b.length);
@@ -434,6 +495,16 @@ export function compareValues(a: readonly string[], b: readonly string[]): numbe
   return a.length - b.length;
 }
 
+function sameMap(a: StringMap, b: StringMap): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  return n === Object.keys(b).length;
+}
+
 function grow<T extends Int32Array>(a: T, cap: number): T {
   const b = new Int32Array(cap);
   b.set(a);
@@ -442,12 +513,6 @@ function grow<T extends Int32Array>(a: T, cap: number): T {
 
 function withPod(requests: ResourceAmounts, pods: number): ResourceAmounts {
   return { ...requests, pods: (requests.pods ?? 0) + pods };
-}
-
-function scale(a: ResourceAmounts, n: number): ResourceAmounts {
-  const out: ResourceAmounts = {};
-  for (const k in a) out[k] = a[k]! * n;
-  return out;
 }
 
 function addInto(acc: ResourceAmounts, a: ResourceAmounts, sign: 1 | -1): void {

@@ -54,15 +54,35 @@ export class LabelTopologySource implements TopologySource {
   }
 }
 
-/** Strips a Node to a NodeInfo. Throws an Error naming the field on a bad quantity. */
-export function nodeInfoFromNode(node: Node): NodeInfo {
+/**
+ * Parsed allocatable lists, shared between nodes that report the same one (a fleet has a
+ * handful of node shapes; parsing quantities exactly is the costly part of ingest).
+ */
+export class AllocatableCache {
+  private readonly byText = new Map<string, ResourceAmounts>();
+
+  parse(list: Record<string, string> | undefined): ResourceAmounts {
+    if (!list) return {};
+    const key = JSON.stringify(list);
+    let amounts = this.byText.get(key);
+    if (!amounts) {
+      amounts = parseResourceList(list, 'status.allocatable');
+      if (this.byText.size >= 4096) this.byText.clear();
+      this.byText.set(key, amounts);
+    }
+    return amounts;
+  }
+}
+
+/** Strips a Node to a NodeInfo. Throws an InputError naming the field on a bad quantity. */
+export function nodeInfoFromNode(node: Node, cache?: AllocatableCache): NodeInfo {
   const conditions = node.status?.conditions ?? [];
   const ready = conditions.some((c) => c.type === 'Ready' && c.status === 'True');
   return {
     name: node.metadata.name,
     labels: node.metadata.labels ?? {},
     taints: node.spec?.taints ?? [],
-    allocatable: parseResourceList(node.status?.allocatable, 'status.allocatable'),
+    allocatable: cache ? cache.parse(node.status?.allocatable) : parseResourceList(node.status?.allocatable, 'status.allocatable'),
     ready,
     unschedulable: node.spec?.unschedulable === true,
   };
