@@ -43,6 +43,19 @@ describe('snapshot incremental maintenance', () => {
     s.removeWorkloadUsage('ns/w/main');
     assert.equal(s.free(s.leafById('x1')!, cpu), 4000);
   });
+  it('TAS usage survives its node leaving and returning; removing it while the node is away also holds', () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
+    const cpu = s.resources.get('cpu')!;
+    s.addWorkloadUsage('ns/a/main', [{ leafId: 'x1', count: 1 }], { cpu: 1000 });
+    s.addWorkloadUsage('ns/b/main', [{ leafId: 'x1', count: 2 }], { cpu: 1000 });
+    s.removeNode('x1');
+    s.removeWorkloadUsage('ns/b/main');
+    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4)));
+    assert.equal(s.free(s.leafById('x1')!, cpu), 3000);
+    s.removeWorkloadUsage('ns/a/main');
+    assert.equal(s.free(s.leafById('x1')!, cpu), 4000);
+    assert.equal(s.tasUsage(s.leafById('x1')!, cpu), 0);
+  });
   it('repeated updates reuse the node slot (no growth per heartbeat)', () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
     for (let i = 0; i < 1000; i++) s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4 + (i % 2))));

@@ -60,6 +60,8 @@ export class TopologySnapshot {
   private readonly dValues: string[][] = [];
   private readonly dId: string[] = [];
   private readonly dChildren: number[][] = [];
+  private readonly dChildByValue: (Map<string, number> | undefined)[] = [];
+  private readonly roots = new Map<string, number>();
   private readonly dLeafNodes: number[][] = [];
   /** Per level: domain id -> domain index (ids are unique per level only). */
   private readonly idMaps: Map<string, number>[];
@@ -76,7 +78,9 @@ export class TopologySnapshot {
   private readonly podUsage = new Map<string, UsageRec>();
   private readonly nodeUsage = new Map<string, ResourceAmounts>();
   private readonly workloadUsage = new Map<string, WorkloadUsageRec[]>();
-  private readonly tasByLeafId = new Map<string, ResourceAmounts>();
+  /** TAS usage of leaves not in the tree (node gone or NotReady), by leaf id; it is
+   *  applied again when a node brings the leaf back. */
+  private readonly tasParked = new Map<string, ResourceAmounts>();
 
   // Lazily rebuilt structure.
   private structureVersion = 0;
@@ -229,8 +233,11 @@ export class TopologySnapshot {
     const used = this.nodeUsage.get(info.name);
     if (used) this.applyAmounts(leaf, used, -1, false);
     if (this.dNodes[leaf] === 1) {
-      const tas = this.tasByLeafId.get(this.dId[leaf]!);
-      if (tas) this.applyAmounts(leaf, tas, -1, true);
+      const parked = this.tasParked.get(this.dId[leaf]!);
+      if (parked) {
+        this.tasParked.delete(this.dId[leaf]!);
+        this.applyAmounts(leaf, parked, -1, true);
+      }
     }
     this.structureVersion++;
     this.attributeVersion++;
@@ -256,12 +263,20 @@ export class TopologySnapshot {
     list.splice(list.indexOf(n), 1);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
     if (this.dNodes[leaf] === 0) {
-      // An empty leaf keeps no capacity; TAS usage re-applies if a node returns.
+      // An empty leaf keeps no capacity; its TAS usage is parked until a node returns.
       const base = leaf * this.R;
+      const parked: ResourceAmounts = {};
+      let any = false;
       for (let r = 0; r < this.R; r++) {
+        const v = this.tasArr[base + r]!;
+        if (v !== 0) {
+          parked[this.resources.names[r]!] = v;
+          any = true;
+        }
         this.freeArr[base + r] = 0;
         this.tasArr[base + r] = 0;
       }
+      if (any) this.tasParked.set(this.dId[leaf]!, parked);
     }
     this.structureVersion++;
     this.attributeVersion++;
@@ -294,21 +309,27 @@ export class TopologySnapshot {
   /** Usage of a non-TAS pod bound to `nodeName` (plus one `pods`). */
   addPod(key: string, nodeName: string, requests: ResourceAmounts): void {
     if (this.podUsage.has(key)) this.removePod(key);
-    const amounts = withPod(requests, 1);
-    this.podUsage.set(key, { target: nodeName, amounts });
-    addInto(this.nodeUsageOf(nodeName), amounts, 1);
-    const leaf = this.nodeLeaf(nodeName);
-    if (leaf >= 0) this.applyAmounts(leaf, amounts, -1, false);
-    this.usageVersion++;
+    this.podUsage.set(key, { target: nodeName, amounts: requests });
+    this.applyPod(nodeName, requests, 1);
   }
 
   removePod(key: string): void {
     const rec = this.podUsage.get(key);
     if (!rec) return;
     this.podUsage.delete(key);
-    addInto(this.nodeUsageOf(rec.target), rec.amounts, -1);
-    const leaf = this.nodeLeaf(rec.target);
-    if (leaf >= 0) this.applyAmounts(leaf, rec.amounts, +1, false);
+    this.applyPod(rec.target, rec.amounts, -1);
+  }
+
+  /** A non-TAS pod's requests plus its one `pods`, on the node's record and its leaf. */
+  private applyPod(nodeName: string, requests: ResourceAmounts, sign: 1 | -1): void {
+    const acc = this.nodeUsageOf(nodeName);
+    addInto(acc, requests, sign);
+    acc.pods = (acc.pods ?? 0) + sign;
+    const leaf = this.nodeLeaf(nodeName);
+    if (leaf >= 0) {
+      this.applyAmounts(leaf, requests, sign === 1 ? -1 : 1, false);
+      this.freeArr[leaf * this.R]! -= sign; // `pods` is resource 0
+    }
     this.usageVersion++;
   }
 
@@ -344,14 +365,11 @@ export class TopologySnapshot {
     const vals = names.map((n) => rec.perPod[n]!);
     const R = this.R;
     for (const { leafId, count } of rec.domains) {
-      let acc = this.tasByLeafId.get(leafId);
-      if (!acc) {
-        acc = {};
-        this.tasByLeafId.set(leafId, acc);
-      }
-      for (let i = 0; i < names.length; i++) acc[names[i]!] = (acc[names[i]!] ?? 0) + sign * vals[i]! * count;
       const d = this.leafById(leafId);
-      if (d === undefined) continue;
+      if (d === undefined) {
+        this.park(leafId, names, vals, sign * count);
+        continue;
+      }
       const base = d * R;
       for (let i = 0; i < idx.length; i++) {
         const v = sign * vals[i]! * count;
@@ -359,6 +377,18 @@ export class TopologySnapshot {
         this.tasArr[base + idx[i]!]! += v;
       }
     }
+  }
+
+  private park(leafId: string, names: string[], vals: number[], times: number): void {
+    const acc = this.tasParked.get(leafId) ?? {};
+    let any = false;
+    for (let i = 0; i < names.length; i++) {
+      const v = (acc[names[i]!] ?? 0) + vals[i]! * times;
+      acc[names[i]!] = v;
+      if (v !== 0) any = true;
+    }
+    if (any) this.tasParked.set(leafId, acc);
+    else this.tasParked.delete(leafId);
   }
 
   hasWorkloadUsage(key: string): boolean {
@@ -398,44 +428,67 @@ export class TopologySnapshot {
     }
   }
 
+  /**
+   * The leaf for a node's path, creating domains on the way. Inner levels are found
+   * through each parent's value -> child map (no id strings built per node); a
+   * hostname leaf is found by hostname, and re-parented when its node moved.
+   */
   private ensurePath(path: string[]): number {
     let parent = -1;
     const L = path.length;
-    let pathId = '';
     for (let l = 0; l < L; l++) {
-      pathId = l === 0 ? path[0]! : `${pathId},${path[l]}`;
-      const id = l === L - 1 && this.hostnameLowest ? path[l]! : pathId;
-      let d = this.idMaps[l]!.get(id);
+      const v = path[l]!;
+      const byValue = parent < 0 ? this.roots : this.dChildByValue[parent]!;
+      let d = byValue.get(v);
+      if (d === undefined && l === L - 1 && this.hostnameLowest) {
+        d = this.idMaps[l]!.get(v);
+        if (d !== undefined) this.reparent(d, parent, path);
+      }
       if (d === undefined) {
-        d = this.newDomain(l, parent, path.slice(0, l + 1), id);
-      } else if (this.dParent[d] !== parent) {
-        // A hostname leaf whose node moved to another rack: re-parent it.
-        const oldParent = this.dParent[d]!;
-        if (oldParent >= 0) {
-          const siblings = this.dChildren[oldParent]!;
-          siblings.splice(siblings.indexOf(d), 1);
-        }
-        this.dParent[d] = parent;
-        this.dValues[d] = path.slice(0, l + 1);
-        if (parent >= 0) this.dChildren[parent]!.push(d);
+        const id = l === L - 1 && this.hostnameLowest ? v : path.slice(0, l + 1).join(',');
+        d = this.newDomain(l, parent, l === L - 1 ? path : path.slice(0, l + 1), id);
       }
       parent = d;
     }
     return parent;
   }
 
+  /** A hostname leaf whose node moved to another rack. */
+  private reparent(d: number, parent: number, path: string[]): void {
+    const oldParent = this.dParent[d]!;
+    if (oldParent >= 0) {
+      const siblings = this.dChildren[oldParent]!;
+      siblings.splice(siblings.indexOf(d), 1);
+      this.dChildByValue[oldParent]!.delete(path[path.length - 1]!);
+    }
+    this.dParent[d] = parent;
+    this.dValues[d] = path;
+    if (parent >= 0) {
+      this.dChildren[parent]!.push(d);
+      this.dChildByValue[parent]!.set(path[path.length - 1]!, d);
+    }
+  }
+
   private newDomain(level: number, parent: number, values: string[], id: string): number {
     if (this.dCount === this.dCap) this.growDomains();
     const d = this.dCount++;
+    const leaf = level === this.levels.length - 1;
     this.dLevel[d] = level;
     this.dParent[d] = parent;
     this.dNodes[d] = 0;
     this.dValues[d] = values;
     this.dId[d] = id;
-    this.dChildren[d] = [];
-    this.dLeafNodes[d] = [];
+    this.dChildren[d] = leaf ? NO_CHILDREN : [];
+    this.dChildByValue[d] = leaf ? undefined : new Map();
+    this.dLeafNodes[d] = leaf ? [] : NO_CHILDREN;
     this.idMaps[level]!.set(id, d);
-    if (parent >= 0) this.dChildren[parent]!.push(d);
+    const value = values[level]!;
+    if (parent >= 0) {
+      this.dChildren[parent]!.push(d);
+      this.dChildByValue[parent]!.set(value, d);
+    } else {
+      this.roots.set(value, d);
+    }
     return d;
   }
 
@@ -483,6 +536,9 @@ export class TopologySnapshot {
     this.builtVersion = this.structureVersion;
   }
 }
+
+/** Shared by every leaf (no children) and every inner domain (no nodes of its own). */
+const NO_CHILDREN: number[] = [];
 
 /** Element-wise byte comparison of level-value paths (`x10` < `x2`). */
 export function compareValues(a: readonly string[], b: readonly string[]): number {
