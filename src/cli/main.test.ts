@@ -108,6 +108,11 @@ describe('bad input exits 2 and names file, document and field', () => {
     assert.equal(r.code, 2);
     assert.match(r.err, /Allowed choices are Mixed, BestFit, LeastFreeCapacity, BalancedPlacement/);
   });
+  it('no -f at all', async () => {
+    const r = await run(['plan']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /-f: at least one -f PATH/);
+  });
   it('a missing file', async () => {
     const r = await run(['plan', '-f', 'does/not/exist.yaml']);
     assert.equal(r.code, 2);

@@ -30,6 +30,10 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+function requireFiles(files: string[]): void {
+  if (files.length === 0) throw new InputError({ field: '-f' }, 'at least one -f PATH (a YAML or JSON file, or a directory) is required');
+}
+
 function reportErrors(io: Io, errors: readonly InputError[]): never {
   for (const e of errors) io.err(`error: ${e.message}\n`);
   throw new UsageExit(2);
@@ -52,12 +56,13 @@ export function buildProgram(io: Io): Command {
   program
     .command('plan')
     .description('compute where every pod of each pending Workload (or Job, JobSet, LeaderWorkerSet, Pod) goes on the topology')
-    .requiredOption('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable)', collect, [])
+    .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
     .addOption(new Option('--profile <name>', 'placement profile (short form for the profile feature gates)').choices(Object.values(Profile)))
     .option('--feature-gates <gates>', 'NAME=true|false,... (TASProfileMixed, TASBalancedPlacement, TASRespectNodeAffinityPreferred, ...)')
     .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
     .action((opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; output: 'yaml' | 'json' }) => {
+      requireFiles(opts.filename);
       const gates = opts.featureGates ? parseFeatureGates(opts.featureGates) : {};
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
@@ -72,11 +77,12 @@ export function buildProgram(io: Io): Command {
   topology
     .command('show')
     .description('print the domain tree of each TAS flavor with node counts and free capacity')
-    .requiredOption('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable)', collect, [])
+    .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
     .option('--flavor <name>', 'only this ResourceFlavor')
     .option('--depth <n>', 'levels to show', positiveInt('--depth'))
     .option('--max-children <n>', 'siblings shown before collapsing', positiveInt('--max-children'), 20)
     .action((opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number }) => {
+      requireFiles(opts.filename);
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
       const cluster = buildTasCluster(sortObjects(loaded.objects));
