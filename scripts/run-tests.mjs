@@ -1,5 +1,6 @@
 // Runs every *.test.ts under src/ (and scripts/, bench/) with node:test through tsx.
-// Node 20's test runner has no glob support, so the file list is built here.
+// Node 20's test runner has no glob support, so the file list is built here. The
+// reporter is node's default: spec on a terminal, TAP otherwise (CI reads its summary).
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -19,7 +20,7 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], {
   stdio: 'inherit',
 });
 process.exit(r.status ?? 1);
