@@ -73,6 +73,36 @@ describe('topoqueue plan on examples/tas-basic', () => {
   });
 });
 
+describe('feature gates', () => {
+  it('TASFailedNodeReplacement=false evicts instead of repairing', async () => {
+    const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
+    const first = (JSON.parse(planned.out) as { items: Workload[] }).items[0]!;
+    first.spec.podSets[0]!.topologyRequest = { required: 'cloud.provider.com/topology-block' };
+    const admitted = tmpFile('admitted.json', JSON.stringify(first));
+    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', admitted, '--replace-node', 'b1-r2-n2', '-o', 'json', '--feature-gates', 'TASFailedNodeReplacement=false']);
+    const [w] = (JSON.parse(r.out) as { items: Workload[] }).items;
+    assert.match(w!.status!.conditions!.find((c) => c.type === 'Evicted')!.message!, /TASFailedNodeReplacement is off/);
+  });
+  it('TASProfileMixed=false places unconstrained requests with BestFit', async () => {
+    const f = tmpFile('w.yaml', `apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: research}
+spec:
+  parallelism: 4
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: "4"}}}]
+`);
+    const mixed = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f, '-o', 'json']);
+    const bestFit = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f, '-o', 'json', '--feature-gates', 'TASProfileMixed=false']);
+    // 4 pods of 4 GPUs. LeastFreeCapacity starts from the node with 4 GPUs left (n1: 1, n2: 2, n3: 1);
+    // BestFit starts from the roomiest and optimizes the last one (n2: 2, n3: 2).
+    assert.equal(hosts((JSON.parse(mixed.out) as { items: Workload[] }).items[0]!)['b1-r1-n1'], 1);
+    assert.equal(hosts((JSON.parse(bestFit.out) as { items: Workload[] }).items[0]!)['b1-r1-n1'], undefined);
+  });
+});
+
 describe('bad input exits 2 and names file, document and field', () => {
   it('malformed YAML', async () => {
     const f = tmpFile('bad.yaml', 'apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\nkind: [unclosed\n');

@@ -93,7 +93,11 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   if (options.profile === 'BalancedPlacement') gates.TASBalancedPlacement = true;
   if (options.profile === 'BestFit') gates.TASProfileMixed = false;
   const profile: Profile = options.profile ?? profileFromGates(gates);
-  const placementOptions: WorkloadPlacementOptions = { profile, respectPreferredAffinity: gates.TASRespectNodeAffinityPreferred };
+  const placementOptions: WorkloadPlacementOptions = {
+    profile,
+    respectPreferredAffinity: gates.TASRespectNodeAffinityPreferred,
+    multiLayerTopology: gates.TASMultiLayerTopology,
+  };
 
   const input = sortObjects(objects);
   const cluster = buildTasCluster(input);
@@ -102,7 +106,7 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   if (cluster.flavors.length === 0) notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
 
   if (options.replaceNode !== undefined) {
-    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, options.replaceNode, placementOptions, errors);
+    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, options.replaceNode, placementOptions, gates, errors);
     return { workloads: repaired, errors, notes };
   }
 
@@ -146,6 +150,7 @@ function replaceInAdmitted(
   flavors: Parameters<typeof placeWorkload>[1],
   nodeName: string,
   options: WorkloadPlacementOptions,
+  gates: FeatureGates,
   errors: InputError[],
 ): Workload[] {
   for (const tf of flavors) tf.snapshot.removeNode(nodeName);
@@ -172,12 +177,14 @@ function replaceInAdmitted(
       tf.snapshot.removeWorkloadUsage(usageKey(w, ps.name));
       const perPod = podRequests(ps.template.spec);
       const req = { ...placementRequest({ workers: ps }, tf.flavor, perPod), count: psa.count ?? ps.count };
-      const r = replaceNode(tf.engine, req, existing, nodeName, options);
+      const r = gates.TASFailedNodeReplacement
+        ? replaceNode(tf.engine, req, existing, nodeName, options)
+        : { ok: false as const, reason: `node ${nodeName} failed and TASFailedNodeReplacement is off` };
       if (!r.ok) {
         failure = r.reason;
         break;
       }
-      psa.topologyAssignment = encodeV1beta2(r.workers);
+      psa.topologyAssignment = encodeV1beta2(r.workers, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix });
       tf.snapshot.addWorkloadUsage(usageKey(w, ps.name), r.workers.domains.map((d) => ({ leafId: tf.snapshot.leafIdOf(d.values), count: d.count })), perPod);
     }
     if (!touched) continue;

@@ -36,7 +36,10 @@ export type WorkloadPlacement =
   | { ok: true; podSets: PodSetPlacement[] }
   | { ok: false; podSet: string; reason: string };
 
-export type WorkloadPlacementOptions = Omit<PlacementOptions, 'assumed' | 'requiredDomain'>;
+export type WorkloadPlacementOptions = Omit<PlacementOptions, 'assumed' | 'requiredDomain'> & {
+  /** `TASMultiLayerTopology` (default on): off refuses more than one slice layer. */
+  multiLayerTopology?: boolean;
+};
 
 interface Group {
   /** Drives the placement: its topology request, selectors and tolerations. */
@@ -157,6 +160,9 @@ export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[],
       assumed.set(chosen.snapshot, usage);
     }
     const req = placementRequest(group, chosen.flavor, perPod, leaderPerPod);
+    if (options.multiLayerTopology === false && req.sliceLayers.length > 1) {
+      return { ok: false, podSet: ps.name, reason: `couldn't assign flavors to pod set ${ps.name}: multi-layer slice constraints need the TASMultiLayerTopology feature gate` };
+    }
     const result = chosen.engine.place(req, { ...options, assumed: usage });
     if (!result.ok) return { ok: false, podSet: ps.name, reason: `couldn't assign flavors to pod set ${ps.name}: ${result.reason}` };
     const flavorName = chosen.flavor.metadata.name;
