@@ -212,7 +212,8 @@ export interface PodSetAssignment {
 }
 
 export interface Admission {
-  clusterQueue: string;
+  /** Required by Kueue; absent in `plan` output when the input has no queues. */
+  clusterQueue?: string;
   podSetAssignments: PodSetAssignment[];
 }
 

@@ -418,7 +418,8 @@ function workloadSchema(version: 'v1beta2' | 'v1beta1') {
       .looseObject({
         admission: z
           .looseObject({
-            clusterQueue: z.string().min(1),
+            // Optional here (Kueue requires it): `plan` without queues writes none.
+            clusterQueue: z.string().min(1).optional(),
             podSetAssignments: z.array(
               z.looseObject({
                 name: z.string(),

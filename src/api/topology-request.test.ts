@@ -9,14 +9,12 @@ import {
   labelKeyProblem,
   labelValueProblem,
   topologyRequestFromAnnotations,
-  validateAgainstLevels,
   validatePodSetTopologyRequests,
 } from './topology-request.ts';
 
 const BLOCK = 'cloud.com/block';
 const RACK = 'cloud.com/rack';
 const HOST = 'kubernetes.io/hostname';
-const LEVELS = [BLOCK, RACK, HOST];
 const where: Where = { file: 'job.yaml', document: 1, object: 'Job/ns/train', field: 'spec.template' };
 
 const fromAnn = (annotations: Record<string, string>, count = 8, opts = {}) =>
@@ -362,65 +360,6 @@ describe('validatePodSetTopologyRequests', () => {
   test('where.field prefixes the PodSet path', () => {
     const e = only(validatePodSetTopologyRequests([podSet('a').request({ required: 'x y' }).get()], { field: 'items[2]' }));
     assert.equal(e.where.field, 'items[2].spec.podSets[0].topologyRequest.required');
-  });
-});
-
-describe('validateAgainstLevels', () => {
-  const check = (r: PodSetTopologyRequest, levels = LEVELS) => validateAgainstLevels(r, levels);
-
-  test('accepts requests that fit the levels', () => {
-    assert.equal(check({ required: RACK }), undefined);
-    assert.equal(check({ preferred: BLOCK, podSetSliceRequiredTopology: RACK, podSetSliceSize: 2 }), undefined);
-    assert.equal(check({ unconstrained: true }), undefined);
-    assert.equal(check({ podSetSliceRequiredTopology: HOST, podSetSliceSize: 2 }), undefined);
-    assert.equal(
-      check({
-        required: BLOCK,
-        podsetSliceRequiredTopologyConstraints: [
-          { topology: BLOCK, size: 8 },
-          { topology: RACK, size: 4 },
-          { topology: HOST, size: 2 },
-        ],
-      }),
-      undefined,
-    );
-  });
-
-  test('the peer messages, in the order of spec kueue-tas §6.2', () => {
-    assert.equal(check({}, []), 'topology level not specified');
-    assert.equal(check({ required: 'x/zone' }), 'no requested topology level: x/zone');
-    assert.equal(check({ preferred: 'x/zone', podSetSliceRequiredTopology: 'y' }), 'no requested topology level: x/zone');
-    assert.equal(check({ required: BLOCK, podSetSliceRequiredTopology: RACK }), 'slice topology requested, but slice size not provided');
-    assert.equal(
-      check({ required: BLOCK, podSetSliceRequiredTopology: 'x/zone', podSetSliceSize: 2 }),
-      'no requested topology level for slices: x/zone',
-    );
-    assert.equal(
-      check({ required: RACK, podSetSliceRequiredTopology: BLOCK, podSetSliceSize: 2 }),
-      `podset slice topology ${BLOCK} is above the podset topology ${RACK}`,
-    );
-    const layers = (...l: [string, number][]) => ({
-      required: BLOCK,
-      podsetSliceRequiredTopologyConstraints: l.map(([topology, size]) => ({ topology, size })),
-    });
-    assert.equal(
-      check(layers([BLOCK, 8], ['x/zone', 4])),
-      'no requested topology level for additional slice layer: x/zone',
-    );
-    assert.equal(
-      check(layers([RACK, 8], [RACK, 4])),
-      `additional slice layer topology ${RACK} must be at a lower level than ${RACK}`,
-    );
-    assert.equal(
-      check(layers([RACK, 8], [BLOCK, 4])),
-      `additional slice layer topology ${BLOCK} must be at a lower level than ${RACK}`,
-    );
-    assert.equal(check(layers([BLOCK, 8], [RACK, 3])), 'additional slice layer size 3 must evenly divide parent layer size 8');
-  });
-
-  test('slice-only requests use the top level, so a slice level is never above it', () => {
-    assert.equal(check({ podSetSliceRequiredTopology: BLOCK, podSetSliceSize: 1 }), undefined);
-    assert.equal(check({ podSetSliceRequiredTopology: BLOCK }), 'slice topology requested, but slice size not provided');
   });
 });
 

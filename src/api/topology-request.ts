@@ -4,7 +4,8 @@
 //     Jobs, JobSets, LWS...), messages name the annotation key and its value;
 //   - validatePodSetTopologyRequests: Workload.spec.podSets[].topologyRequest, messages
 //     name the field, plus the cross-PodSet rules.
-// Rules that need the Topology's levels are checked at placement time (validateAgainstLevels).
+// Rules that need the Topology's levels are checked at placement time, by the engine
+// (src/placement/engine.ts), in the peer's words.
 //
 // Label-key and label-value validation lives here too because every other validator in
 // src/api needs it and this file sits below schemas.ts in the import order.
@@ -497,43 +498,6 @@ export function validatePodSetTopologyRequests(podSets: PodSet[], where: Where):
 // ---------------------------------------------------------------------------------------
 // Against the Topology's levels (used at placement time)
 // ---------------------------------------------------------------------------------------
-
-/**
- * Checks `r` against a Topology's levels (outermost first) and returns the first failure
- * in the peer's exact words (spec kueue-tas §6.2), or undefined. The requested level is
- * required ?? preferred; a slice-only request searches from the top level, any other
- * request (unconstrained, implied) from the lowest.
- */
-export function validateAgainstLevels(r: PodSetTopologyRequest, levels: string[]): string | undefined {
-  const layers: SliceLayer[] =
-    r.podsetSliceRequiredTopologyConstraints ??
-    (r.podSetSliceRequiredTopology !== undefined
-      ? [{ topology: r.podSetSliceRequiredTopology, size: r.podSetSliceSize ?? 0 }]
-      : []);
-  const key = r.required ?? r.preferred ?? (layers.length > 0 ? levels[0] : levels[levels.length - 1]);
-  if (key === undefined) return 'topology level not specified';
-  const index = levels.indexOf(key);
-  if (index < 0) return `no requested topology level: ${key}`;
-  if (layers.length === 0) return undefined;
-
-  const outer = layers[0];
-  if (!(outer.size > 0)) return 'slice topology requested, but slice size not provided';
-  let prevIndex = levels.indexOf(outer.topology);
-  if (prevIndex < 0) return `no requested topology level for slices: ${outer.topology}`;
-  if (prevIndex < index) return `podset slice topology ${outer.topology} is above the podset topology ${key}`;
-  for (let i = 1; i < layers.length; i++) {
-    const { topology, size } = layers[i];
-    const prev = layers[i - 1];
-    const at = levels.indexOf(topology);
-    if (at < 0) return `no requested topology level for additional slice layer: ${topology}`;
-    if (at <= prevIndex) return `additional slice layer topology ${topology} must be at a lower level than ${prev.topology}`;
-    if (size <= 0 || prev.size % size !== 0) {
-      return `additional slice layer size ${size} must evenly divide parent layer size ${prev.size}`;
-    }
-    prevIndex = at;
-  }
-  return undefined;
-}
 
 /** Whether the request constrains placement: required, preferred, unconstrained: true, or slices. */
 export function hasTopologyConstraint(r: PodSetTopologyRequest | undefined): boolean {

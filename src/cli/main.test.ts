@@ -73,6 +73,42 @@ describe('topoqueue plan on examples/tas-basic', () => {
   });
 });
 
+describe('plan output is valid input', () => {
+  it('a Workload planned without a queue reads back (no empty clusterQueue)', async () => {
+    const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
+    const serve = (JSON.parse(planned.out) as { items: Workload[] }).items[2]!;
+    assert.equal(serve.status!.admission!.clusterQueue, undefined);
+    const admitted = tmpFile('serve.json', JSON.stringify(serve));
+    const node = Object.keys(hosts(serve))[0]!;
+    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', admitted, '--replace-node', node, '-o', 'json']);
+    assert.equal(r.code, 0, r.err);
+    const [w] = (JSON.parse(r.out) as { items: Workload[] }).items;
+    assert.equal(hosts(w!)[node], undefined);
+  });
+  it('a job whose PodSets break a cross-PodSet rule is refused like a Workload object', async () => {
+    const f = tmpFile('js.yaml', `apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, namespace: research}
+spec:
+  replicatedJobs:
+  - name: a
+    template:
+      spec:
+        template:
+          metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack}}
+          spec: {restartPolicy: Never, containers: [{name: c, image: i}]}
+  - name: b
+    template:
+      spec:
+        template:
+          spec: {restartPolicy: Never, containers: [{name: c, image: i}]}
+`);
+    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /js\.yaml:1, document 1, JobSet\/research\/js/);
+  });
+});
+
 describe('feature gates', () => {
   it('TASFailedNodeReplacement=false evicts instead of repairing', async () => {
     const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);

@@ -11,6 +11,7 @@ import { InputError, type Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { Condition, PodSetAssignment, Workload } from '../api/objects.ts';
 import { formatResourceAmount, podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
 import { workloadsFromObjects } from '../integrations/integration.ts';
 import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { replaceNode } from '../placement/replace.ts';
@@ -65,23 +66,24 @@ export function admit(w: Workload, placed: readonly PodSetPlacement[], gates: Fe
     return {
       name: ps.name,
       flavors: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, p.flavor])),
-      resourceUsage: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, formatResourceAmount(r, p.perPod[r]! * p.count)])),
+      resourceUsage: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, formatResourceAmount(r, (p.perPod[r] ?? (r === 'pods' ? 1 : 0)) * p.count)])),
       count: p.count,
       topologyAssignment: encodeV1beta2(p.assignment, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix }),
     };
   });
-  // Without queues in the input there is no ClusterQueue: `plan` names the LocalQueue the
-  // job asked for (or none) so the admission still has Kueue's shape.
-  const cq = w.spec.queueName ?? '';
-  w.status = { ...(w.status ?? {}), admission: { clusterQueue: cq, podSetAssignments } };
+  // Without queues in the input there is no ClusterQueue to name: `plan` leaves it out.
+  const cq = w.spec.queueName;
+  w.status = { ...(w.status ?? {}), admission: { ...(cq ? { clusterQueue: cq } : {}), podSetAssignments } };
   setConditions(w, [
     condition('QuotaReserved', 'True', 'QuotaReserved', cq ? `Quota reserved in ClusterQueue ${cq}` : 'Quota reserved'),
     condition('Admitted', 'True', 'Admitted', 'The workload is admitted'),
   ]);
 }
 
+/** Resources the PodSet requests; a pod with no requests still takes one `pods`. */
 function resourceNames(a: ResourceAmounts): string[] {
-  return Object.keys(a).filter((k) => a[k]! > 0).sort();
+  const names = Object.keys(a).filter((k) => a[k]! > 0).sort();
+  return names.length > 0 ? names : ['pods'];
 }
 
 export function pending(w: Workload, message: string): void {
@@ -114,9 +116,16 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   const order = new Map<Where, number>(objects.map((o, i) => [o.where, i]));
   const built = workloadsFromObjects(input.others);
   errors.push(...built.errors);
+  // The cross-PodSet rules the schema checks on Workload objects hold for built ones too.
+  const invalid = new Set<Workload>();
+  for (const b of built.workloads) {
+    const problems = validatePodSetTopologyRequests(b.workload.spec.podSets, b.source);
+    if (problems.length > 0) invalid.add(b.workload);
+    errors.push(...problems);
+  }
   const todo: { workload: Workload; where: Where; at: number }[] = [
     ...input.workloads.filter((w) => !isAdmitted(w.workload) && !isFinished(w.workload)).map((w) => ({ ...w, at: order.get(w.where) ?? 0 })),
-    ...built.workloads.map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
+    ...built.workloads.filter((b) => !invalid.has(b.workload)).map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
   ].sort((a, b) => a.at - b.at);
 
   const out: Workload[] = [];
