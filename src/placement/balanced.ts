@@ -22,8 +22,9 @@ import type { TopologySnapshot } from '../topology/snapshot.ts';
 
 export interface BalancedInput {
   snapshot: TopologySnapshot;
-  /** Slice counts per domain (already rolled up). */
+  /** Slice and pod counts per domain (already rolled up). */
   sc: Int32Array;
+  pc: Int32Array;
   preferredLevel: number;
   sliceLevel: number;
   units: number;
@@ -37,7 +38,7 @@ export interface BalancedChoice {
 }
 
 export function balancedPlacement(input: BalancedInput): BalancedChoice | undefined {
-  const { snapshot: s, sc, preferredLevel: P, sliceLevel, units } = input;
+  const { snapshot: s, sc, pc, preferredLevel: P, sliceLevel, units } = input;
   if (units <= 0) return undefined;
   const lookAtChildren = P < sliceLevel;
   const ranks = s.ranks();
@@ -83,7 +84,8 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
   let finalDomains: number[];
   if (lookAtChildren) {
     const pCap = (d: number) => s.children(d).reduce((n, c) => n + cap.get(c)!, 0);
-    const entropy = (d: number) => shannon(s.children(d).map((c) => cap.get(c)!));
+    // Entropy of the children's pod counts (pruned children count 0).
+    const entropy = (d: number) => shannon(s.children(d).map((c) => (cap.get(c)! > 0 ? pc[c]! : 0)));
     const ordered = best.pDomains
       .filter((d) => pCap(d) > 0)
       .map((d) => ({ d, c: pCap(d), h: entropy(d) }))
@@ -103,7 +105,8 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
   const base = Math.min(T, Math.floor(units / finalDomains.length));
   const out = finalDomains.map((d) => ({ domain: d, units: base }));
   let remaining = units - base * finalDomains.length;
-  const handOrder = out.slice().sort((a, b) => cap.get(b.domain)! - cap.get(a.domain)! || ranks[a.domain]! - ranks[b.domain]!);
+  // With-leader order: slices desc, pods asc, level values.
+  const handOrder = out.slice().sort((a, b) => cap.get(b.domain)! - cap.get(a.domain)! || pc[a.domain]! - pc[b.domain]! || ranks[a.domain]! - ranks[b.domain]!);
   for (const o of handOrder) {
     if (remaining === 0) break;
     const extra = Math.min(cap.get(o.domain)! - o.units, remaining);

@@ -149,7 +149,7 @@ export class PlacementEngine {
     this.fillInCounts(plan, options);
 
     if (options.profile === 'BalancedPlacement' && plan.mode === 'preferred' && plan.leaders === 0 && req.sliceLayers.length <= 1) {
-      const choice = balancedPlacement({ snapshot: this.snapshot, sc: this.st.sc, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
+      const choice = balancedPlacement({ snapshot: this.snapshot, sc: this.st.sc, pc: this.st.pc, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
       if (choice) {
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
@@ -401,16 +401,18 @@ export class PlacementEngine {
             }
           }
         }
-        st.pc[d] = pc;
+        // Sums are clamped to int32 as the peer's counters are.
+        const pcl = withLeader ? (lc ? pc - minPenalty : 0) : pc;
+        st.pc[d] = Math.min(pc, MAX_INT32);
         st.aff[d] = aff;
         st.lc[d] = lc;
-        st.pcl[d] = withLeader ? (lc ? pc - minPenalty : 0) : pc;
+        st.pcl[d] = Math.min(pcl, MAX_INT32);
         if (l < plan.sliceLevel) {
-          st.sc[d] = sc;
-          st.scl[d] = withLeader ? (lc ? sc - minSlicePenalty : 0) : sc;
+          st.sc[d] = Math.min(sc, MAX_INT32);
+          st.scl[d] = Math.min(withLeader ? (lc ? sc - minSlicePenalty : 0) : sc, MAX_INT32);
         } else if (l === plan.sliceLevel) {
-          st.sc[d] = Math.floor(pc / plan.sliceSize);
-          st.scl[d] = Math.floor(st.pcl[d]! / plan.sliceSize);
+          st.sc[d] = Math.floor(Math.min(pc, MAX_INT32) / plan.sliceSize);
+          st.scl[d] = Math.floor(Math.min(pcl, MAX_INT32) / plan.sliceSize);
         } else {
           st.sc[d] = 0;
           st.scl[d] = 0;
@@ -526,13 +528,27 @@ export class PlacementEngine {
     let remaining = need;
     let leadersPlaced = 0;
     let rest = list;
+    // Below the slice level the slice counters are 0, so children order by pods ascending
+    // (kueue-tas.md §5, §6.3); the capacity compared is still the pod count.
+    const orderKey = useSlices ? cap : st.sc;
+    const orderKeyL = useSlices ? capL : st.scl;
     if (leaders > 0) {
-      const sorted = this.sortWithLeader(list.slice(), plan, capL);
-      if (sorted.length === 0 || st.lc[sorted[0]!] === 0) {
-        return { ok: false, domains: [], remaining, leadersPlaced };
+      const sorted = this.sortWithLeader(list.slice(), plan, orderKeyL);
+      let total = 0;
+      for (const d of list) total += cap[d]!;
+      // The leader's domain: the first leader-capable one (with-leader order) whose leader
+      // penalty still leaves enough in total; BestFit takes the smallest that holds it all.
+      let i = -1;
+      for (let k = 0; k < sorted.length; k++) {
+        const d = sorted[k]!;
+        if (st.lc[d] === 0) break;
+        if (total - (cap[d]! - capL[d]!) >= remaining) {
+          i = k;
+          break;
+        }
       }
-      let i = 0;
-      if (bf && capL[sorted[0]!]! >= remaining) i = this.bestFit(sorted, 0, remaining, capL, true, plan);
+      if (i < 0) return { ok: false, domains: [], remaining, leadersPlaced };
+      if (bf && capL[sorted[i]!]! >= remaining) i = this.bestFit(sorted, i, remaining, capL, true, plan);
       const d = sorted[i]!;
       const t = Math.min(capL[d]!, remaining);
       st.pc[d] = t * unitSize;
@@ -543,7 +559,7 @@ export class PlacementEngine {
       taken.push(d);
       rest = list.filter((x) => x !== d);
     }
-    this.sortPlain(rest, plan, cap);
+    this.sortPlain(rest, plan, orderKey);
     for (let i = 0; i < rest.length && remaining > 0; i++) {
       let d = rest[i]!;
       let c = cap[d]!;

@@ -87,3 +87,57 @@ describe('AllocatableCache', () => {
     assert.throws(() => nodeInfoFromNode(node('c').cpu('9x').build(), c), /status\.allocatable\.cpu: Invalid value: "9x"/);
   });
 });
+
+describe('incremental maintenance equals a fresh build (property)', () => {
+  it('after any sequence of node and pod events, the tree and free capacity match a snapshot built from the final state', async () => {
+    const fc = (await import('fast-check')).default;
+    const { TopologySnapshot } = await import('./snapshot.ts');
+    const { LabelTopologySource } = await import('./source.ts');
+    const event = fc.oneof(
+      fc.record({ t: fc.constant('node' as const), name: fc.integer({ min: 0, max: 5 }), rack: fc.integer({ min: 0, max: 2 }), cpu: fc.integer({ min: 0, max: 8 }), ready: fc.boolean() }),
+      fc.record({ t: fc.constant('remove' as const), name: fc.integer({ min: 0, max: 5 }) }),
+      fc.record({ t: fc.constant('pod' as const), pod: fc.integer({ min: 0, max: 5 }), name: fc.integer({ min: 0, max: 5 }), cpu: fc.integer({ min: 1, max: 3 }) }),
+      fc.record({ t: fc.constant('unpod' as const), pod: fc.integer({ min: 0, max: 5 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), (events) => {
+        const fresh = () => new TopologySnapshot(new LabelTopologySource('t', levels));
+        const s = fresh();
+        const nodes = new Map<string, ReturnType<typeof info>>();
+        const pods = new Map<string, { node: string; cpu: number }>();
+        for (const e of events) {
+          if (e.t === 'node') {
+            // Hostnames are unique per node here: two live nodes sharing one is a conflict
+            // whose outcome depends on event order (see the create-before-delete test).
+            const b = node(`n${e.name}`).hostname(`h${e.name}`).labels({ [BLOCK]: 'b', [RACK]: `r${e.rack}` }).cpu(e.cpu);
+            if (!e.ready) b.notReady();
+            const ni = info(b);
+            nodes.set(ni.name, ni);
+            s.upsertNode(ni);
+          } else if (e.t === 'remove') {
+            nodes.delete(`n${e.name}`);
+            s.removeNode(`n${e.name}`);
+          } else if (e.t === 'pod') {
+            pods.set(`p${e.pod}`, { node: `n${e.name}`, cpu: e.cpu * 1000 });
+            s.addPod(`p${e.pod}`, `n${e.name}`, { cpu: e.cpu * 1000 });
+          } else {
+            pods.delete(`p${e.pod}`);
+            s.removePod(`p${e.pod}`);
+          }
+        }
+        const f = fresh();
+        for (const ni of nodes.values()) f.upsertNode(ni);
+        for (const [k, p] of pods) f.addPod(k, p.node, { cpu: p.cpu });
+        const view = (x: InstanceType<typeof TopologySnapshot>) =>
+          levels.map((_, l) =>
+            x.domainsAt(l).map((d) => {
+              const cpu = x.resources.get('cpu');
+              return `${x.id(d)}:${l === levels.length - 1 ? `${x.free(d, 0)}/${cpu === undefined ? 0 : x.free(d, cpu)}` : ''}`;
+            }),
+          );
+        assert.deepEqual(view(s), view(f));
+      }),
+      { numRuns: 400, seed: 3 },
+    );
+  });
+});

@@ -262,6 +262,11 @@ export class TopologySnapshot {
     const list = this.dLeafNodes[leaf]!;
     list.splice(list.indexOf(n), 1);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
+    // A hostname shared by two nodes: the leaf follows the node that remains.
+    if (this.hostnameLowest && list.length > 0) {
+      const path = this.source.leafPath(this.nodes[list[0]!]!.info);
+      if (path && !this.samePlace(leaf, path)) this.ensurePath(path);
+    }
     if (this.dNodes[leaf] === 0) {
       // An empty leaf keeps no capacity; its TAS usage is parked until a node returns.
       const base = leaf * this.R;
@@ -453,9 +458,15 @@ export class TopologySnapshot {
     return parent;
   }
 
-  /** A hostname leaf whose node moved to another rack. */
+  /**
+   * A hostname leaf whose node moved to another rack (or whose hostname a new node in
+   * another rack reuses). The leaf moves with the node counts it holds, so the ancestors'
+   * counts stay equal to those of a tree built afresh.
+   */
   private reparent(d: number, parent: number, path: string[]): void {
+    const held = this.dNodes[d]!;
     const oldParent = this.dParent[d]!;
+    for (let a = oldParent; a >= 0; a = this.dParent[a]!) this.dNodes[a]! -= held;
     if (oldParent >= 0) {
       const siblings = this.dChildren[oldParent]!;
       siblings.splice(siblings.indexOf(d), 1);
@@ -467,6 +478,8 @@ export class TopologySnapshot {
       this.dChildren[parent]!.push(d);
       this.dChildByValue[parent]!.set(path[path.length - 1]!, d);
     }
+    for (let a = parent; a >= 0; a = this.dParent[a]!) this.dNodes[a]! += held;
+    this.structureVersion++;
   }
 
   private newDomain(level: number, parent: number, values: string[], id: string): number {
