@@ -25,7 +25,7 @@ function rollUpFree(s: TopologySnapshot): Float64Array {
 }
 
 function nodeCount(s: TopologySnapshot, d: number): number {
-  if (s.level(d) === s.levels.length - 1) return s.leafNodes(d).length;
+  if (s.level(d) === s.levels.length - 1) return s.leafNodeCount(d);
   let n = 0;
   for (const c of s.children(d)) n += nodeCount(s, c);
   return n;

@@ -250,9 +250,9 @@ export class PlacementEngine {
     };
     const tolerations: Toleration[] = req.tolerations;
     for (const leaf of s.leaves()) {
-      const nodes = s.leafNodes(leaf);
-      if (nodes.length === 0) continue;
-      const node = s.node(nodes[0]!);
+      const first = s.leafFirstNode(leaf);
+      if (first < 0) continue;
+      const node = s.node(first);
       const taint = untoleratedTaint(node.taints, tolerations);
       if (taint) mark(leaf, `taint "${formatTaint(taint)}"`);
       else if (!matchesNodeSelector(node.labels, req.nodeSelector)) mark(leaf, 'nodeSelector');

@@ -62,7 +62,11 @@ export class TopologySnapshot {
   private readonly dChildren: number[][] = [];
   private readonly dChildByValue: (Map<string, number> | undefined)[] = [];
   private readonly roots = new Map<string, number>();
-  private readonly dLeafNodes: number[][] = [];
+  /** A leaf's first node (-1 none); further nodes of the same leaf are in leafExtra. */
+  private leafFirst = new Int32Array(INITIAL).fill(-1);
+  private readonly leafExtra = new Map<number, number[]>();
+  /** Resource indices and values of each allocatable list (shared between nodes of a shape). */
+  private readonly allocIndex = new WeakMap<ResourceAmounts, { idx: number[]; val: number[] }>();
   /** Per level: domain id -> domain index (ids are unique per level only). */
   private readonly idMaps: Map<string, number>[];
 
@@ -136,9 +140,13 @@ export class TopologySnapshot {
     const d = this.idMaps[level]?.get(id);
     return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
   }
-  /** Nodes (by index into `node()`) of a leaf. */
-  leafNodes(d: number): readonly number[] {
-    return this.dLeafNodes[d] ?? [];
+  /** Number of nodes of a leaf (one, unless the topology's lowest level is not the hostname). */
+  leafNodeCount(d: number): number {
+    return this.leafFirst[d]! < 0 ? 0 : 1 + (this.leafExtra.get(d)?.length ?? 0);
+  }
+  /** The first node (index into `node()`) of a leaf, or -1. */
+  leafFirstNode(d: number): number {
+    return this.leafFirst[d]!;
   }
   node(n: number): NodeInfo {
     return this.nodes[n]!.info;
@@ -224,12 +232,9 @@ export class TopologySnapshot {
     if (!path) return;
     const leaf = this.ensurePath(path);
     rec.leaf = leaf;
-    this.dLeafNodes[leaf]!.push(n);
+    this.addLeafNode(leaf, n);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!++;
-    for (const name in rec.alloc) {
-      const r = this.resourceIndex(name);
-      this.freeArr[leaf * this.R + r]! += rec.alloc[name]!;
-    }
+    this.applyAllocatable(leaf, rec.alloc, 1);
     const used = this.nodeUsage.get(info.name);
     if (used) this.applyAmounts(leaf, used, -1, false);
     if (this.dNodes[leaf] === 1) {
@@ -253,18 +258,14 @@ export class TopologySnapshot {
     this.freeSlots.push(n);
     if (rec.leaf < 0) return;
     const leaf = rec.leaf;
-    for (const res in rec.alloc) {
-      const r = this.resourceIndex(res);
-      this.freeArr[leaf * this.R + r]! -= rec.alloc[res]!;
-    }
+    this.applyAllocatable(leaf, rec.alloc, -1);
     const used = this.nodeUsage.get(name);
     if (used) this.applyAmounts(leaf, used, +1, false);
-    const list = this.dLeafNodes[leaf]!;
-    list.splice(list.indexOf(n), 1);
+    this.removeLeafNode(leaf, n);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
     // A hostname shared by two nodes: the leaf follows the node that remains.
-    if (this.hostnameLowest && list.length > 0) {
-      const path = this.source.leafPath(this.nodes[list[0]!]!.info);
+    if (this.hostnameLowest && this.leafFirst[leaf]! >= 0) {
+      const path = this.source.leafPath(this.nodes[this.leafFirst[leaf]!]!.info);
       if (path && !this.samePlace(leaf, path)) this.ensurePath(path);
     }
     if (this.dNodes[leaf] === 0) {
@@ -294,15 +295,41 @@ export class TopologySnapshot {
     return true;
   }
 
+  private addLeafNode(leaf: number, n: number): void {
+    if (this.leafFirst[leaf]! < 0) {
+      this.leafFirst[leaf] = n;
+      return;
+    }
+    const extra = this.leafExtra.get(leaf);
+    if (extra) extra.push(n);
+    else this.leafExtra.set(leaf, [n]);
+  }
+
+  private removeLeafNode(leaf: number, n: number): void {
+    const extra = this.leafExtra.get(leaf);
+    if (this.leafFirst[leaf] === n) {
+      this.leafFirst[leaf] = extra && extra.length > 0 ? extra.shift()! : -1;
+    } else if (extra) {
+      extra.splice(extra.indexOf(n), 1);
+    }
+    if (extra && extra.length === 0) this.leafExtra.delete(leaf);
+  }
+
+  /** free += sign * allocatable, with the list's resource indices cached per list. */
+  private applyAllocatable(leaf: number, alloc: ResourceAmounts, sign: 1 | -1): void {
+    let e = this.allocIndex.get(alloc);
+    if (!e) {
+      const names = Object.keys(alloc);
+      e = { idx: names.map((k) => this.resourceIndex(k)), val: names.map((k) => alloc[k]!) };
+      this.allocIndex.set(alloc, e);
+    }
+    const base = leaf * this.R;
+    for (let i = 0; i < e.idx.length; i++) this.freeArr[base + e.idx[i]!]! += sign * e.val[i]!;
+  }
+
   private updateInPlace(rec: NodeRec, info: NodeInfo): void {
-    for (const name in rec.alloc) {
-      const r = this.resourceIndex(name);
-      this.freeArr[rec.leaf * this.R + r]! -= rec.alloc[name]!;
-    }
-    for (const name in info.allocatable) {
-      const r = this.resourceIndex(name);
-      this.freeArr[rec.leaf * this.R + r]! += info.allocatable[name]!;
-    }
+    this.applyAllocatable(rec.leaf, rec.alloc, -1);
+    this.applyAllocatable(rec.leaf, info.allocatable, 1);
     if (!sameMap(rec.info.labels, info.labels) || JSON.stringify(rec.info.taints) !== JSON.stringify(info.taints)) this.attributeVersion++;
     rec.info = info;
     rec.alloc = info.allocatable;
@@ -493,7 +520,7 @@ export class TopologySnapshot {
     this.dId[d] = id;
     this.dChildren[d] = leaf ? NO_CHILDREN : [];
     this.dChildByValue[d] = leaf ? undefined : new Map();
-    this.dLeafNodes[d] = leaf ? [] : NO_CHILDREN;
+    this.leafFirst[d] = -1;
     this.idMaps[level]!.set(id, d);
     const value = values[level]!;
     if (parent >= 0) {
@@ -511,6 +538,9 @@ export class TopologySnapshot {
     this.dParent = grow(this.dParent, cap);
     this.dNodes = grow(this.dNodes, cap);
     this.rankArr = grow(this.rankArr, cap);
+    const lf = new Int32Array(cap).fill(-1);
+    lf.set(this.leafFirst);
+    this.leafFirst = lf;
     const f = new Float64Array(cap * this.R);
     f.set(this.freeArr);
     this.freeArr = f;
@@ -536,21 +566,38 @@ export class TopologySnapshot {
     this.R = R;
   }
 
+  /**
+   * Rebuilds the per-level lists in level-value order and each domain's rank in its level.
+   * A depth-first walk over children sorted by their own value gives the same order as
+   * sorting whole paths, but sorts only short sibling lists.
+   */
   private ensureStructure(): void {
     if (this.builtVersion === this.structureVersion) return;
     const L = this.levels.length;
     const lists: number[][] = Array.from({ length: L }, () => []);
-    for (let d = 0; d < this.dCount; d++) if (this.dNodes[d]! > 0) lists[this.dLevel[d]!]!.push(d);
-    for (const list of lists) {
-      list.sort((a, b) => compareValues(this.dValues[a]!, this.dValues[b]!));
-      for (let i = 0; i < list.length; i++) this.rankArr[list[i]!] = i;
-    }
+    const byOwnValue = (a: number, b: number) => {
+      const x = this.dValues[a]![this.dLevel[a]!]!;
+      const y = this.dValues[b]![this.dLevel[b]!]!;
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    const alive = (d: number) => this.dNodes[d]! > 0;
+    const visit = (domains: readonly number[]) => {
+      const sorted = domains.filter(alive).sort(byOwnValue);
+      for (const d of sorted) {
+        const list = lists[this.dLevel[d]!]!;
+        this.rankArr[d] = list.length;
+        list.push(d);
+        const kids = this.dChildren[d]!;
+        if (kids.length > 0) visit(kids);
+      }
+    };
+    visit([...this.roots.values()]);
     this.levelLists = lists;
     this.builtVersion = this.structureVersion;
   }
 }
 
-/** Shared by every leaf (no children) and every inner domain (no nodes of its own). */
+/** Shared by every leaf: leaves have no children. */
 const NO_CHILDREN: number[] = [];
 
 /** Element-wise byte comparison of level-value paths (`x10` < `x2`). */

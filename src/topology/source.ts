@@ -63,7 +63,8 @@ export class AllocatableCache {
 
   parse(list: Record<string, string> | undefined): ResourceAmounts {
     if (!list) return {};
-    const key = JSON.stringify(list);
+    let key = '';
+    for (const k in list) key += `${k}=${list[k]};`;
     let amounts = this.byText.get(key);
     if (!amounts) {
       amounts = parseResourceList(list, 'status.allocatable');
