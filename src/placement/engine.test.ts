@@ -251,3 +251,23 @@ describe('simulateEmpty', () => {
     assert.deepEqual(placeOn(s, { count: 3, level: RACK }), { x1: 3 });
   });
 });
+
+describe('KEP-2724 "Hierarchy representation" example: rack labels are not globally unique', () => {
+  const B = 'cloud.provider.com/topology-block';
+  const R = 'cloud.provider.com/topology-rack';
+  const s = snapshotOf([B, R], [
+    node('node-1').labels({ [B]: 'block-1', [R]: 'rack-1' }).cpu(2),
+    node('node-2').labels({ [B]: 'block-1', [R]: 'rack-2' }).cpu(2),
+    node('node-3').labels({ [B]: 'block-2', [R]: 'rack-1' }).cpu(2),
+    node('node-4').labels({ [B]: 'block-2', [R]: 'rack-3' }).cpu(2),
+  ]);
+  it('node-1 and node-3 share the rack label but are different racks', () => {
+    assert.deepEqual(s.domainsAt(1).map((d) => s.id(d)), ['block-1,rack-1', 'block-1,rack-2', 'block-2,rack-1', 'block-2,rack-3']);
+    assert.equal(placeOn(s, { count: 3, mode: 'required', level: R }), 'topology "default" allows to fit only 2 out of 3 pod(s)');
+  });
+  it('an assignment speaks in full level paths when the lowest level is not the hostname', () => {
+    const r = new PlacementEngine(s).place(request({ count: 4, mode: 'required', level: B }));
+    assert.ok(r.ok);
+    assert.deepEqual(r.workers, { levels: [B, R], domains: [{ values: ['block-1', 'rack-1'], count: 2 }, { values: ['block-1', 'rack-2'], count: 2 }] });
+  });
+});
