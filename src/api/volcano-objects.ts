@@ -1,0 +1,123 @@
+// Volcano's API shapes, as written: HyperNode (topology.volcano.sh/v1alpha1), Job
+// (batch.volcano.sh/v1alpha1), PodGroup (scheduling.volcano.sh/v1beta1) and HyperJob
+// (training.volcano.sh/v1alpha1). Only the fields topoqueue reads are typed; parsers keep
+// the rest so objects round-trip.
+
+import type { Condition, KObject, PodTemplateSpec, ResourceList, StringMap } from './objects.ts';
+
+export const VolcanoApiVersion = {
+  HyperNode: 'topology.volcano.sh/v1alpha1',
+  Job: 'batch.volcano.sh/v1alpha1',
+  PodGroup: 'scheduling.volcano.sh/v1beta1',
+  HyperJob: 'training.volcano.sh/v1alpha1',
+} as const;
+
+export const VolcanoLabel = {
+  /** On HyperNodes created by discovery: `label`, `ufm`, ... */
+  NetworkTopologySource: 'volcano.sh/network-topology-source',
+  TaskSpec: 'volcano.sh/task-spec',
+  PartitionId: 'volcano.sh/partition-id',
+  JobName: 'volcano.sh/job-name',
+} as const;
+
+export const VolcanoAnnotation = {
+  /** On pods (and, in topoqueue, on Workloads): `hard` | `soft`. */
+  NetworkTopologyMode: 'volcano.sh/network-topology-mode',
+  /** On pods (and Workloads): the highest tier allowed, an integer. */
+  NetworkTopologyHighestTier: 'volcano.sh/network-topology-highest-tier',
+  /** topoqueue's extension for `highestTierName` on Workloads (the peer has no pod key for it). */
+  NetworkTopologyHighestTierName: 'volcano.sh/network-topology-highest-tier-name',
+  PodGroupName: 'scheduling.k8s.io/group-name',
+} as const;
+
+export type NetworkTopologyMode = 'hard' | 'soft';
+
+export interface NetworkTopologySpec {
+  mode?: NetworkTopologyMode;
+  highestTierAllowed?: number;
+  highestTierName?: string;
+}
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: StringMap;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface HyperNodeMemberSelector {
+  exactMatch?: { name: string };
+  regexMatch?: { pattern: string };
+  labelMatch?: LabelSelector;
+}
+
+export interface HyperNodeMember {
+  type: 'Node' | 'HyperNode';
+  selector: HyperNodeMemberSelector;
+}
+
+export interface HyperNode extends KObject {
+  kind: 'HyperNode';
+  spec: { tier?: number; tierName?: string; members: HyperNodeMember[] };
+  status?: { nodeCount?: number; conditions?: Condition[] };
+}
+
+export interface VolcanoTask {
+  name: string;
+  replicas?: number;
+  minAvailable?: number;
+  template: PodTemplateSpec;
+  partitionPolicy?: { totalPartitions: number; partitionSize: number; minPartitions?: number; networkTopology?: NetworkTopologySpec };
+}
+
+export interface VolcanoJobSpec {
+  minAvailable?: number;
+  schedulerName?: string;
+  queue?: string;
+  priorityClassName?: string;
+  networkTopology?: NetworkTopologySpec;
+  tasks: VolcanoTask[];
+  [k: string]: unknown;
+}
+
+export interface VolcanoJob extends KObject {
+  kind: 'Job';
+  spec: VolcanoJobSpec;
+}
+
+export interface SubGroupPolicy {
+  name: string;
+  networkTopology?: NetworkTopologySpec;
+  subGroupSize?: number;
+  minSubGroups?: number;
+  labelSelector?: LabelSelector;
+  matchLabelKeys?: string[];
+}
+
+export interface VolcanoPodGroup extends KObject {
+  kind: 'PodGroup';
+  spec: {
+    minMember?: number;
+    minResources?: ResourceList;
+    queue?: string;
+    priorityClassName?: string;
+    networkTopology?: NetworkTopologySpec;
+    subGroupPolicy?: SubGroupPolicy[];
+    [k: string]: unknown;
+  };
+  status?: { phase?: string; running?: number; succeeded?: number; failed?: number; [k: string]: unknown };
+}
+
+export interface HyperJob extends KObject {
+  kind: 'HyperJob';
+  spec: {
+    minAvailable?: number;
+    networkTopology?: NetworkTopologySpec;
+    replicatedJobs: { name: string; replicas?: number; templateSpec: VolcanoJobSpec; [k: string]: unknown }[];
+    [k: string]: unknown;
+  };
+}
