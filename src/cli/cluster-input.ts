@@ -4,17 +4,21 @@
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueAnnotation } from '../api/keys.ts';
 import type { ParsedObject } from '../api/manifest.ts';
+import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { KObject, Node, Pod, ResourceFlavor, Topology, TopologyAssignment, TopologyAssignmentV1beta1, Workload } from '../api/objects.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
 import { podRequests } from '../api/resources.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { decodeV1beta1, decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { PlacementEngine } from '../placement/engine.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import { TopologySnapshot } from '../topology/snapshot.ts';
-import { AllocatableCache, LabelTopologySource, nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
+import { HyperNodeTopologySource, HyperNodeTree, TIER_LEVEL_PREFIX, tierOfLevelKey } from '../topology/hypernode-tree.ts';
+import { AllocatableCache, LabelTopologySource, nodeInfoFromNode, type NodeInfo, type TopologySource } from '../topology/source.ts';
 
 export interface ClusterInput {
   nodes: { node: Node; where: Where }[];
+  hyperNodes: { hyperNode: HyperNode; where: Where }[];
   pods: { pod: Pod; where: Where }[];
   topologies: Map<string, { topology: Topology; where: Where }>;
   flavors: { flavor: ResourceFlavor; where: Where }[];
@@ -24,7 +28,7 @@ export interface ClusterInput {
 }
 
 export function sortObjects(objects: readonly ParsedObject[]): ClusterInput {
-  const input: ClusterInput = { nodes: [], pods: [], topologies: new Map(), flavors: [], workloads: [], others: [] };
+  const input: ClusterInput = { nodes: [], hyperNodes: [], pods: [], topologies: new Map(), flavors: [], workloads: [], others: [] };
   for (const p of objects) {
     const o: KObject = p.object;
     switch (o.kind) {
@@ -34,6 +38,9 @@ export function sortObjects(objects: readonly ParsedObject[]): ClusterInput {
       case 'Pod':
         input.pods.push({ pod: o as Pod, where: p.where });
         input.others.push(p);
+        break;
+      case 'HyperNode':
+        input.hyperNodes.push({ hyperNode: o as HyperNode, where: p.where });
         break;
       case 'Topology':
         input.topologies.set(o.metadata.name, { topology: o as Topology, where: p.where });
@@ -70,6 +77,8 @@ export function decodeAssignment(t: TopologyAssignment | TopologyAssignmentV1bet
 
 export interface TasCluster {
   flavors: TasFlavor[];
+  /** The HyperNode tree, when the input has HyperNodes. */
+  hyperNodeTree?: HyperNodeTree;
   nodeInfos: NodeInfo[];
   errors: InputError[];
   /** Things worth telling the user (nodes left out, pods on unknown nodes...). */
@@ -96,7 +105,21 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
   const notReady = nodeInfos.filter((n) => !n.ready || n.unschedulable).length;
   if (notReady > 0) notes.push(`${notReady} node(s) are NotReady or unschedulable and take no part in placement`);
 
+  let tree: HyperNodeTree | undefined;
+  if (input.hyperNodes.length > 0) {
+    tree = new HyperNodeTree(input.hyperNodes.map((h) => h.hyperNode), nodeInfos);
+    for (const p of tree.problems) notes.push(`HyperNode ${p.hyperNodes.join(', ')}: ${p.message}`);
+    for (const w of tree.warnings) notes.push(w);
+    if (!tree.ready) notes.push('hyperNodes are not ready for scheduling: jobs with a network topology stay pending until the HyperNodes are fixed');
+  }
+
   const flavors: TasFlavor[] = [];
+  const addFlavor = (flavor: ResourceFlavor, source: TopologySource, implicit: boolean) => {
+    const snapshot = new TopologySnapshot(source, { nodeLabels: flavor.spec.nodeLabels });
+    for (const n of nodeInfos) snapshot.upsertNode(n);
+    const hn = source instanceof HyperNodeTopologySource ? source.tree : undefined;
+    flavors.push({ flavor, snapshot, engine: new PlacementEngine(snapshot), tierOfName: hn ? (name) => hn.tierOfName(name) : undefined, implicit });
+  };
   for (const { flavor, where } of input.flavors) {
     const topoName = flavor.spec.topologyName;
     if (topoName === undefined) continue;
@@ -105,10 +128,12 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
       errors.push(new InputError({ ...where, field: 'spec.topologyName' }, `Topology "${topoName}" is not in the input; add it, or point the ResourceFlavor at one of: ${[...input.topologies.keys()].join(', ') || '(none)'}`));
       continue;
     }
-    const snapshot = new TopologySnapshot(LabelTopologySource.fromTopology(topo.topology), { nodeLabels: flavor.spec.nodeLabels });
-    for (const n of nodeInfos) snapshot.upsertNode(n);
-    flavors.push({ flavor, snapshot, engine: new PlacementEngine(snapshot) });
+    const source = topologySource(topo.topology, topo.where, tree, errors);
+    if (source) addFlavor(flavor, source, false);
   }
+  // Volcano jobs need no flavor: with HyperNodes in the input, an implicit one spans every
+  // node with every tier (a Kueue-style Workload never lands on it by accident).
+  if (tree) addFlavor({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: IMPLICIT_HYPERNODE_FLAVOR }, spec: { topologyName: IMPLICIT_HYPERNODE_FLAVOR } }, new HyperNodeTopologySource(IMPLICIT_HYPERNODE_FLAVOR, tree), true);
 
   // Pods of admitted Workloads count through the Workload's assignment, not twice.
   const admittedNames = new Set(input.workloads.filter((w) => isAdmitted(w.workload)).map((w) => `${w.workload.metadata.namespace ?? 'default'}/${w.workload.metadata.name}`));
@@ -135,7 +160,30 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
     if (!isAdmitted(workload) || isFinished(workload)) continue;
     errors.push(...recordWorkloadUsage(flavors, workload, where));
   }
-  return { flavors, nodeInfos, errors, notes };
+  return { flavors, hyperNodeTree: tree, nodeInfos, errors, notes };
+}
+
+/** Name of the flavor (and topology) Volcano jobs use when the input has HyperNodes. */
+export const IMPLICIT_HYPERNODE_FLAVOR = 'hypernodes';
+
+/**
+ * The source of a Topology: node labels, or HyperNodes when its levels are
+ * `topology.volcano.sh/tier-<N>` keys (then optionally `kubernetes.io/hostname` last).
+ */
+function topologySource(t: Topology, where: Where, tree: HyperNodeTree | undefined, errors: InputError[]): TopologySource | undefined {
+  const keys = t.spec.levels.map((l) => l.nodeLabel);
+  const tiers = keys.map(tierOfLevelKey);
+  if (tiers.every((x) => x === undefined)) return LabelTopologySource.fromTopology(t);
+  const body = keys[keys.length - 1] === HOSTNAME_LABEL ? tiers.slice(0, -1) : tiers;
+  if (body.some((x) => x === undefined)) {
+    errors.push(new InputError({ ...where, field: 'spec.levels' }, `a Topology takes its levels either from node labels or from HyperNode tiers (${TIER_LEVEL_PREFIX}<N>, then optionally ${HOSTNAME_LABEL}), not both`));
+    return undefined;
+  }
+  if (!tree) {
+    errors.push(new InputError({ ...where, field: 'spec.levels' }, `levels ${TIER_LEVEL_PREFIX}<N> come from HyperNodes, and the input has none`));
+    return undefined;
+  }
+  return new HyperNodeTopologySource(t.metadata.name, tree, body as number[]);
 }
 
 /** Key under which a Workload PodSet's usage is recorded on a snapshot. */

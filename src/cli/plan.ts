@@ -14,6 +14,7 @@ import { formatResourceAmount, podRequests, type ResourceAmounts } from '../api/
 import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
 import { workloadsFromObjects } from '../integrations/integration.ts';
 import { encodeV1beta2 } from '../placement/assignment-codec.ts';
+import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceNode } from '../placement/replace.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
 import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
@@ -131,6 +132,13 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   const out: Workload[] = [];
   for (const { workload, where } of todo) {
     const w = structuredClone(workload);
+    const tree = cluster.hyperNodeTree;
+    if (tree && !tree.ready && workloadHasNetworkTopology(w)) {
+      // The peer skips every job with a network topology while the tree is broken.
+      pending(w, `hyperNodes are not ready for scheduling: ${tree.problems.filter((p) => p.reason !== 'InvalidMember').map((p) => p.message).join('; ')}`);
+      out.push(w);
+      continue;
+    }
     let result;
     try {
       result = placeWorkload(w, cluster.flavors, placementOptions);

@@ -113,6 +113,8 @@ interface Plan {
   unitAt: Int32Array;
   /** Slices to place: floor(count / sliceSize). */
   units: number;
+  /** Preferred requests: the highest level they may climb to (index), if capped. */
+  ceiling?: number;
   leaders: number;
   useAffinity: boolean;
 }
@@ -212,8 +214,15 @@ export class PlacementEngine {
         prev = layer;
       }
     }
+    let ceiling: number | undefined;
+    if (req.maxLevel !== undefined) {
+      ceiling = levelIdx(req.maxLevel);
+      if (ceiling < 0) return `no requested topology level: ${req.maxLevel}`;
+      if (ceiling > searchLevel) return `the highest allowed level ${req.maxLevel} is below the requested level ${s.levels[searchLevel]}`;
+    }
     return {
       req,
+      ceiling,
       algo: algorithmFor(options.profile ?? 'Mixed', req.mode),
       mode: req.mode,
       searchLevel,
@@ -486,11 +495,13 @@ export class PlacementEngine {
       top = sorted[i]!;
       return { level, domains: [top] };
     }
+    // A preferred request with a ceiling behaves as required once it reaches the ceiling.
+    const requiredHere = plan.mode === 'required' || (plan.ceiling !== undefined && level <= plan.ceiling);
     if (plan.algo === 'LeastFreeCapacity') {
       for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
-      if (plan.mode === 'required') return this.notFitMessage(plan, st.pc[sorted[sorted.length - 1]!]!);
+      if (requiredHere) return this.notFitMessage(plan, st.pc[sorted[sorted.length - 1]!]!);
     }
-    if (plan.mode === 'required') {
+    if (requiredHere) {
       if (plan.useAffinity) for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
       return this.notFitMessage(plan, st.sc[top]!);
     }

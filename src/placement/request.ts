@@ -31,6 +31,11 @@ export interface PlacementRequest {
   mode: RequestMode;
   /** Level key for required/preferred; undefined for unconstrained. */
   level?: string;
+  /**
+   * Preferred requests only: the highest level the search may climb to; at that level the
+   * request behaves as required (Volcano's hard mode with `highestTierAllowed`).
+   */
+  maxLevel?: string;
   /** True when the PodSet had no topology request (implied TAS). */
   implied?: boolean;
   /** Slice layers, outermost first (the legacy slice pair is a one-element list). */

@@ -14,6 +14,7 @@ import { formatTaint, matchesNodeSelector, matchesRequirement, untoleratedTaint 
 import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
 import { AssumedUsage, type PlacementEngine, type PlacementOptions } from './engine.ts';
+import { applyNetworkTopology, networkTopologyFromAnnotations, PARTITION_SIZE_ANNOTATION, workloadHasNetworkTopology } from './network-topology.ts';
 import type { PlacementRequest } from './request.ts';
 
 /** A TAS ResourceFlavor with its snapshot and engine. */
@@ -21,6 +22,11 @@ export interface TasFlavor {
   flavor: ResourceFlavor;
   snapshot: TopologySnapshot;
   engine: PlacementEngine;
+  /** HyperNode topologies: tierName -> tier (set only for those). */
+  tierOfName?: (name: string) => number | undefined;
+  /** A flavor the input did not declare (HyperNodes for Volcano jobs): Volcano-style
+   *  Workloads only. */
+  implicit?: boolean;
 }
 
 export interface PodSetPlacement {
@@ -35,6 +41,9 @@ export interface PodSetPlacement {
 export type WorkloadPlacement =
   | { ok: true; podSets: PodSetPlacement[] }
   | { ok: false; podSet: string; reason: string };
+
+/** Gang minimum on a Workload: the seed's key (Koordinator's gang annotation). */
+export const GANG_MIN_AVAILABLE = 'gang.scheduling.koordinator.sh/min-available';
 
 export type WorkloadPlacementOptions = Omit<PlacementOptions, 'assumed' | 'requiredDomain'> & {
   /** `TASMultiLayerTopology` (default on): off refuses more than one slice layer. */
@@ -127,14 +136,31 @@ export function placementRequest(group: Group, flavor: ResourceFlavor, perPod: R
   return base;
 }
 
-/**
- * Places every PodSet of `workload` on the given TAS flavors. PodSets with count 0 are
- * skipped. On failure, PodSets placed before the failing one are not reported: the
- * workload as a whole does not fit.
- */
-export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions = {}): WorkloadPlacement {
-  const assumed = new Map<TopologySnapshot, AssumedUsage>();
-  const out: PodSetPlacement[] = [];
+interface Prepared {
+  group: Group;
+  flavor: TasFlavor;
+  req: PlacementRequest;
+  perPod: ResourceAmounts;
+  leaderPerPod?: ResourceAmounts;
+}
+
+type Failure = { ok: false; podSet: string; reason: string };
+
+const fail = (podSet: string, reason: string): Failure => ({ ok: false, podSet, reason: `couldn't assign flavors to pod set ${podSet}: ${reason}` });
+
+/** The gang minimum a Workload carries (`gang.scheduling.koordinator.sh/min-available`). */
+export function gangMinimum(w: Workload): number | undefined {
+  const v = w.metadata.annotations?.[GANG_MIN_AVAILABLE];
+  return v !== undefined && /^[1-9][0-9]*$/.test(v) ? Number(v) : undefined;
+}
+
+/** Flavor and request per group (Volcano network topology applied on HyperNode flavors). */
+function prepare(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions): Prepared[] | Failure {
+  const jobTopology = networkTopologyFromAnnotations(workload.metadata.annotations);
+  const volcano = workloadHasNetworkTopology(workload);
+  // Volcano-style requests go to HyperNode flavors first.
+  const ordered = volcano ? [...flavors.filter((f) => f.tierOfName), ...flavors.filter((f) => !f.tierOfName)] : flavors.filter((f) => !f.implicit);
+  const out: Prepared[] = [];
   for (const group of podSetGroups(workload.spec.podSets)) {
     const ps = group.workers;
     if (ps.count === 0 && (!group.leader || group.leader.count === 0)) continue;
@@ -142,7 +168,7 @@ export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[],
     const leaderPerPod = group.leader ? podRequests(group.leader.template.spec, `spec.podSets[${group.leader.name}].template.spec`) : undefined;
     const mismatches: string[] = [];
     let chosen: TasFlavor | undefined;
-    for (const tf of flavors) {
+    for (const tf of ordered) {
       const why = flavorMismatch(tf, ps);
       if (why === undefined) {
         chosen = tf;
@@ -150,31 +176,151 @@ export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[],
       }
       mismatches.push(why);
     }
-    if (!chosen) {
-      const reason = flavors.length === 0 ? 'no TAS ResourceFlavor in the input' : mismatches.join(', ');
-      return { ok: false, podSet: ps.name, reason: `couldn't assign flavors to pod set ${ps.name}: ${reason}` };
+    if (!chosen) return fail(ps.name, ordered.length === 0 ? 'no TAS ResourceFlavor in the input' : mismatches.join(', '));
+    let req: PlacementRequest | string = placementRequest(group, chosen.flavor, perPod, leaderPerPod);
+    if (volcano && chosen.tierOfName) {
+      const a = ps.template.metadata?.annotations;
+      const size = a?.[PARTITION_SIZE_ANNOTATION];
+      req = applyNetworkTopology(req, chosen.snapshot.levels, jobTopology, { topology: networkTopologyFromAnnotations(a), partitionSize: size !== undefined ? Number(size) : undefined }, chosen.tierOfName);
+      if (typeof req === 'string') return fail(ps.name, req);
     }
-    let usage = assumed.get(chosen.snapshot);
+    if (options.multiLayerTopology === false && req.sliceLayers.length > 1) {
+      return fail(ps.name, 'multi-layer slice constraints need the TASMultiLayerTopology feature gate');
+    }
+    out.push({ group, flavor: chosen, req, perPod, leaderPerPod });
+  }
+  return out;
+}
+
+/** Places prepared groups in order, each against the usage of those before it. */
+function placeInOrder(prepared: readonly Prepared[], options: WorkloadPlacementOptions, within?: number, counts?: Map<Prepared, number>): PodSetPlacement[] | Failure {
+  const assumed = new Map<TopologySnapshot, AssumedUsage>();
+  const out: PodSetPlacement[] = [];
+  for (const p of prepared) {
+    const { group, flavor, perPod, leaderPerPod } = p;
+    const count = counts?.get(p) ?? p.req.count;
+    let usage = assumed.get(flavor.snapshot);
     if (!usage) {
       usage = new AssumedUsage();
-      assumed.set(chosen.snapshot, usage);
+      assumed.set(flavor.snapshot, usage);
     }
-    const req = placementRequest(group, chosen.flavor, perPod, leaderPerPod);
-    if (options.multiLayerTopology === false && req.sliceLayers.length > 1) {
-      return { ok: false, podSet: ps.name, reason: `couldn't assign flavors to pod set ${ps.name}: multi-layer slice constraints need the TASMultiLayerTopology feature gate` };
-    }
-    const result = chosen.engine.place(req, { ...options, assumed: usage });
-    if (!result.ok) return { ok: false, podSet: ps.name, reason: `couldn't assign flavors to pod set ${ps.name}: ${result.reason}` };
-    const flavorName = chosen.flavor.metadata.name;
-    usage.addAssignment(chosen.snapshot, result.workers, perPod);
+    const result = flavor.engine.place({ ...p.req, count }, { ...options, assumed: usage, requiredDomain: within });
+    if (!result.ok) return fail(group.workers.name, result.reason);
+    const flavorName = flavor.flavor.metadata.name;
+    usage.addAssignment(flavor.snapshot, result.workers, perPod);
     if (result.leader && group.leader && leaderPerPod) {
-      usage.addAssignment(chosen.snapshot, result.leader, leaderPerPod);
+      usage.addAssignment(flavor.snapshot, result.leader, leaderPerPod);
       out.push({ name: group.leader.name, count: group.leader.count, flavor: flavorName, perPod: leaderPerPod, assignment: result.leader });
     }
-    out.push({ name: ps.name, count: ps.count, flavor: flavorName, perPod, assignment: result.workers });
+    out.push({ name: group.workers.name, count, flavor: flavorName, perPod, assignment: result.workers });
   }
+  return out;
+}
+
+/** The lowest domain holding every leaf of the assignments (-1: none below the top). */
+function commonDomain(s: TopologySnapshot, placed: readonly PodSetPlacement[]): number {
+  let common: number[] | undefined;
+  for (const p of placed) {
+    for (const d of p.assignment.domains) {
+      const leaf = s.leafById(s.leafIdOf(d.values));
+      if (leaf === undefined) continue;
+      const chain: number[] = [];
+      for (let a = leaf; a >= 0; a = s.parent(a)) chain.push(a);
+      common = common === undefined ? chain : common.filter((x) => chain.includes(x));
+    }
+  }
+  return common && common.length > 0 ? common[0]! : -1;
+}
+
+/**
+ * Places every PodSet of `workload` on the given TAS flavors. PodSets with count 0 are
+ * skipped. On failure, PodSets placed before the failing one are not reported: the
+ * workload as a whole does not fit.
+ *
+ * Volcano gangs on a HyperNode flavor: with several PodSets and a job-level limit, the
+ * largest PodSet is placed first and the whole job is then fitted inside the lowest domain
+ * around it that holds everything, climbing no higher than the limit (the peer dry-runs
+ * every candidate of a tier; this finds the same tightest tier but, within it, the domain
+ * the largest PodSet chose). A single PodSet that does not fit whole is placed at its gang
+ * minimum, then as many more pods as fit around it within the limit (the peer's extra
+ * replicas confined by the job's domain).
+ */
+export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions = {}): WorkloadPlacement {
+  const prepared = prepare(workload, flavors, options);
+  if (!Array.isArray(prepared)) return prepared;
+  let placed = placeTogether(prepared, options);
+  if (!Array.isArray(placed)) placed = placeGangMinimum(workload, prepared, options, placed);
+  if (!Array.isArray(placed)) return placed;
   // Report in the Workload's PodSet order.
   const order = new Map(workload.spec.podSets.map((p, i) => [p.name, i]));
-  out.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
-  return { ok: true, podSets: out };
+  placed.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+  return { ok: true, podSets: placed };
+}
+
+function placeTogether(prepared: Prepared[], options: WorkloadPlacementOptions): PodSetPlacement[] | Failure {
+  const ceilinged = prepared.filter((p) => p.req.maxLevel !== undefined);
+  if (prepared.length < 2 || ceilinged.length === 0 || new Set(prepared.map((p) => p.flavor)).size > 1) return placeInOrder(prepared, options);
+  const s = prepared[0]!.flavor.snapshot;
+  const ceiling = s.levels.indexOf(ceilinged[0]!.req.maxLevel!);
+  const driver = [...prepared].sort((a, b) => b.req.count - a.req.count)[0]!;
+  const alone = placeInOrder([driver], options);
+  if (!Array.isArray(alone)) return alone;
+  let firstFailure: Failure | undefined;
+  for (let d = commonDomain(s, alone); d >= 0 && s.level(d) >= ceiling; d = s.parent(d)) {
+    const r = placeInOrder(prepared, options, d);
+    if (Array.isArray(r)) return r;
+    firstFailure ??= r;
+  }
+  return firstFailure ?? fail(driver.group.workers.name, 'the PodSets of the job do not fit together inside one domain within the limit');
+}
+
+function placeGangMinimum(workload: Workload, prepared: Prepared[], options: WorkloadPlacementOptions, failure: Failure): PodSetPlacement[] | Failure {
+  const min = gangMinimum(workload);
+  if (min === undefined || prepared.length !== 1) return failure;
+  const p = prepared[0]!;
+  const unit = p.req.sliceLayers[0]?.size ?? 1;
+  const gang = Math.floor(min / unit) * unit;
+  if (gang <= 0 || gang >= p.req.count) return failure;
+  const base = placeInOrder(prepared, options, undefined, new Map([[p, gang]]));
+  if (!Array.isArray(base)) return failure;
+  // More pods, as many as fit, inside the highest domain around the gang within the limit.
+  const s = p.flavor.snapshot;
+  let around = commonDomain(s, base);
+  const ceiling = p.req.maxLevel !== undefined ? s.levels.indexOf(p.req.maxLevel) : -1;
+  if (ceiling < 0) around = -1;
+  else while (around >= 0 && s.level(around) > ceiling) around = s.parent(around);
+  const usage = new AssumedUsage();
+  for (const b of base) usage.addAssignment(s, b.assignment, b.perPod);
+  let lo = 0;
+  let hi = Math.floor((p.req.count - gang) / unit);
+  let best: PodSetPlacement['assignment'] | undefined;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    const r = p.flavor.engine.place({ ...p.req, count: mid * unit }, { ...options, assumed: usage, requiredDomain: around >= 0 ? around : undefined });
+    if (r.ok) {
+      lo = mid;
+      best = r.workers;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const main = base.find((b) => b.name === p.group.workers.name)!;
+  if (best && lo > 0) {
+    main.assignment = mergeAssignments(s, main.assignment, best);
+    main.count += lo * unit;
+  }
+  return base;
+}
+
+function mergeAssignments(s: TopologySnapshot, a: PodSetPlacement['assignment'], b: PodSetPlacement['assignment']): PodSetPlacement['assignment'] {
+  const byId = new Map<string, { values: string[]; count: number; leaf: number }>();
+  for (const d of [...a.domains, ...b.domains]) {
+    const id = s.leafIdOf(d.values);
+    const prev = byId.get(id);
+    if (prev) prev.count += d.count;
+    else byId.set(id, { values: [...d.values], count: d.count, leaf: s.leafById(id) ?? -1 });
+  }
+  const ranks = s.ranks();
+  const domains = [...byId.values()].sort((x, y) => (ranks[x.leaf] ?? 0) - (ranks[y.leaf] ?? 0)).map(({ values, count }) => ({ values, count }));
+  return { levels: a.levels, domains };
 }

@@ -4,6 +4,8 @@
 
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { Node, Pod, StringMap, Taint } from '../api/objects.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
+import { HyperNodeTopologySource, HyperNodeTree } from '../topology/hypernode-tree.ts';
 import { LabelTopologySource, nodeInfoFromNode } from '../topology/source.ts';
 import { TopologySnapshot } from '../topology/snapshot.ts';
 
@@ -109,4 +111,62 @@ export { HOSTNAME_LABEL as HOST };
 /** Nodes `prefix-<i>` in one rack with the given pod capacities (1 cpu per pod). */
 export function rackOf(block: string, rack: string, caps: number[], prefix = `${block}-${rack}-x`): NodeBuilder[] {
   return caps.map((c, i) => node(`${prefix}${i + 1}`).labels({ [BLOCK]: block, [RACK]: rack }).cpu(c));
+}
+
+/** `hyperNode('s0').tier(1).nodes('n0', 'n1')`, `.hyperNodes('s0', 's1')`, `.regex('gpu-.*')`. */
+export class HyperNodeBuilder {
+  private readonly obj: HyperNode;
+  constructor(name: string) {
+    this.obj = { apiVersion: 'topology.volcano.sh/v1alpha1', kind: 'HyperNode', metadata: { name }, spec: { tier: 1, members: [] } };
+  }
+  tier(t: number, tierName?: string): this {
+    this.obj.spec.tier = t;
+    if (tierName !== undefined) this.obj.spec.tierName = tierName;
+    return this;
+  }
+  nodes(...names: string[]): this {
+    for (const name of names) this.obj.spec.members.push({ type: 'Node', selector: { exactMatch: { name } } });
+    return this;
+  }
+  hyperNodes(...names: string[]): this {
+    for (const name of names) this.obj.spec.members.push({ type: 'HyperNode', selector: { exactMatch: { name } } });
+    return this;
+  }
+  regex(pattern: string): this {
+    this.obj.spec.members.push({ type: 'Node', selector: { regexMatch: { pattern } } });
+    return this;
+  }
+  labelMatch(matchLabels: StringMap): this {
+    this.obj.spec.members.push({ type: 'Node', selector: { labelMatch: { matchLabels } } });
+    return this;
+  }
+  build(): HyperNode {
+    return structuredClone(this.obj);
+  }
+}
+
+export function hyperNode(name: string): HyperNodeBuilder {
+  return new HyperNodeBuilder(name);
+}
+
+/** A snapshot over a HyperNode tree (every tier, then the hostname). */
+export function hyperNodeSnapshotOf(hyperNodes: (HyperNode | HyperNodeBuilder)[], nodes: (Node | NodeBuilder)[]): { snapshot: TopologySnapshot; tree: HyperNodeTree } {
+  const infos = nodes.map((n) => nodeInfoFromNode(n instanceof NodeBuilder ? n.build() : n));
+  const tree = new HyperNodeTree(hyperNodes.map((h) => (h instanceof HyperNodeBuilder ? h.build() : h)), infos);
+  const snapshot = new TopologySnapshot(new HyperNodeTopologySource('hypernodes', tree));
+  for (const i of infos) snapshot.upsertNode(i);
+  return { snapshot, tree };
+}
+
+/** The seed's example 1: a spine-leaf tree of three tiers over node0..node7. */
+export function seedSpineLeaf(): HyperNodeBuilder[] {
+  return [
+    hyperNode('s0').tier(1).nodes('node0', 'node1'),
+    hyperNode('s1').tier(1).nodes('node2', 'node3'),
+    hyperNode('s2').tier(1).nodes('node4', 'node5'),
+    hyperNode('s3').tier(1).nodes('node6', 'node7'),
+    hyperNode('s4').tier(2).hyperNodes('s0', 's1'),
+    hyperNode('s5').tier(2).hyperNodes('s2', 's3'),
+    hyperNode('s6').tier(3).hyperNodes('s4', 's5'),
+  ];
 }
