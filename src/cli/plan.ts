@@ -9,7 +9,8 @@
 
 import { InputError, type Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
-import type { Condition, PodSetAssignment, Workload } from '../api/objects.ts';
+import type { Condition, Pod, PodSetAssignment, Workload } from '../api/objects.ts';
+import { VolcanoAnnotation, VolcanoApiVersion, VolcanoLabel } from '../api/volcano-objects.ts';
 import { formatResourceAmount, podRequests, type ResourceAmounts } from '../api/resources.ts';
 import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
 import { workloadsFromObjects } from '../integrations/integration.ts';
@@ -17,7 +18,7 @@ import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceNode } from '../placement/replace.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
-import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { buildTasCluster, decodeAssignment, isAdmitted, isFinished, recordWorkloadUsage, sortObjects, usageKey } from './cluster-input.ts';
 
 export interface PlanOptions {
@@ -141,7 +142,7 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     }
     let result;
     try {
-      result = placeWorkload(w, cluster.flavors, placementOptions);
+      result = placeWorkload(w, cluster.flavors, placementOptions, runningPodsOf(w, input.pods.map((p) => p.pod)));
     } catch (e) {
       errors.push(e instanceof InputError ? new InputError({ ...where, field: e.where.field }, e.detail) : new InputError(where, (e as Error).message));
       continue;
@@ -155,6 +156,32 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     out.push(w);
   }
   return { workloads: out, errors, notes };
+}
+
+/**
+ * Bound, non-terminal pods of a Volcano job (label `volcano.sh/job-name`) or PodGroup
+ * (annotation `scheduling.k8s.io/group-name`): the job already runs there.
+ */
+export function runningPodsOf(w: Workload, pods: readonly Pod[]): RunningPods | undefined {
+  const owner = w.metadata.ownerReferences?.[0];
+  if (!owner || !workloadHasNetworkTopology(w)) return undefined;
+  const ns = w.metadata.namespace ?? 'default';
+  const byJob = owner.kind === 'Job' && owner.apiVersion === VolcanoApiVersion.Job;
+  const byGroup = owner.kind === 'PodGroup';
+  if (!byJob && !byGroup) return undefined;
+  const nodes: string[] = [];
+  const perPodSet = new Map<string, number>();
+  for (const p of pods) {
+    if ((p.metadata.namespace ?? 'default') !== ns || !p.spec.nodeName) continue;
+    if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
+    const mine = byJob ? p.metadata.labels?.[VolcanoLabel.JobName] === owner.name : p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === owner.name;
+    if (!mine) continue;
+    nodes.push(p.spec.nodeName);
+    const task = p.metadata.labels?.[VolcanoLabel.TaskSpec]?.toLowerCase();
+    const ps = w.spec.podSets.find((x) => x.name === task) ?? w.spec.podSets[0]!;
+    perPodSet.set(ps.name, (perPodSet.get(ps.name) ?? 0) + 1);
+  }
+  return nodes.length > 0 ? { nodes, perPodSet } : undefined;
 }
 
 /**

@@ -245,14 +245,60 @@ function commonDomain(s: TopologySnapshot, placed: readonly PodSetPlacement[]): 
  * minimum, then as many more pods as fit around it within the limit (the peer's extra
  * replicas confined by the job's domain).
  */
-export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions = {}): WorkloadPlacement {
+export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions = {}, running?: RunningPods): WorkloadPlacement {
   const prepared = prepare(workload, flavors, options);
   if (!Array.isArray(prepared)) return prepared;
+  if (running && running.nodes.length > 0 && prepared.length > 0) return placeAroundRunning(workload, prepared, options, running);
   let placed = placeTogether(prepared, options);
   if (!Array.isArray(placed)) placed = placeGangMinimum(workload, prepared, options, placed);
   if (!Array.isArray(placed)) return placed;
   // Report in the Workload's PodSet order.
   const order = new Map(workload.spec.podSets.map((p, i) => [p.name, i]));
+  placed.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+  return { ok: true, podSets: placed };
+}
+
+/** Pods of the Workload already bound: their nodes, and how many per PodSet. */
+export interface RunningPods {
+  nodes: string[];
+  perPodSet: Map<string, number>;
+}
+
+/**
+ * A job with pods already running (volcano-hypernode.md §3 step 4, §4.3): its domain is the
+ * lowest one holding all its running pods; the remaining pods go inside the highest
+ * ancestor of that domain still within the limit. Pods straddling a domain above the
+ * limit mean no more pods can be placed until that changes.
+ */
+function placeAroundRunning(workload: Workload, prepared: Prepared[], options: WorkloadPlacementOptions, running: RunningPods): WorkloadPlacement {
+  const p0 = prepared[0]!;
+  const s = p0.flavor.snapshot;
+  const leaves = running.nodes.map((n) => s.nodeLeaf(n)).filter((l) => l >= 0);
+  let d = -1;
+  if (leaves.length > 0) {
+    const chains = leaves.map((l) => {
+      const c: number[] = [];
+      for (let a = l; a >= 0; a = s.parent(a)) c.push(a);
+      return c;
+    });
+    d = chains[0]!.find((x) => chains.every((c) => c.includes(x))) ?? -1;
+  }
+  const maxLevel = prepared.find((p) => p.req.maxLevel !== undefined)?.req.maxLevel;
+  const ceiling = maxLevel !== undefined ? s.levels.indexOf(maxLevel) : -1;
+  if (ceiling >= 0 && (d < 0 || s.level(d) < ceiling)) {
+    return fail(p0.group.workers.name, `pods of the job already run across domains above ${maxLevel}: no more pods can be placed until that changes`);
+  }
+  let within = -1;
+  if (ceiling >= 0) {
+    within = d;
+    while (within >= 0 && s.level(within) > ceiling) within = s.parent(within);
+  }
+  const counts = new Map<Prepared, number>();
+  for (const p of prepared) counts.set(p, Math.max(0, p.req.count - (running.perPodSet.get(p.group.workers.name) ?? 0)));
+  const todo = prepared.filter((p) => counts.get(p)! > 0);
+  const placed = placeInOrder(todo, options, within >= 0 ? within : undefined, counts);
+  if (!Array.isArray(placed)) return placed;
+  const order = new Map(workload.spec.podSets.map((ps, i) => [ps.name, i]));
   placed.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
   return { ok: true, podSets: placed };
 }
