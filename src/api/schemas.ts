@@ -27,6 +27,7 @@ import {
   labelValueProblem,
   validatePodSetTopologyRequests,
 } from './topology-request.ts';
+import { volcanoKindEntries } from './volcano.ts';
 
 // ---------------------------------------------------------------------------------------
 // Building blocks
@@ -581,6 +582,8 @@ const KINDS: readonly KindEntry[] = [
   { apiVersion: 'batch/v1', kind: 'Job', schema: job },
   { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', schema: jobSet },
   { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
+  // HyperNode, Job (batch.volcano.sh), PodGroup, HyperJob: shapes and rules in volcano.ts.
+  ...volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }),
 ];
 
 const BY_KEY = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));

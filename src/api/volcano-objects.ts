@@ -72,6 +72,7 @@ export interface VolcanoTask {
   minAvailable?: number;
   template: PodTemplateSpec;
   partitionPolicy?: { totalPartitions: number; partitionSize: number; minPartitions?: number; networkTopology?: NetworkTopologySpec };
+  [k: string]: unknown;
 }
 
 export interface VolcanoJobSpec {
