@@ -129,7 +129,7 @@ describe('registry', () => {
       'apiVersion',
       /^Topology is not accepted with apiVersion "kueue.x-k8s.io\/v1alpha1"; accepted: kueue.x-k8s.io\/v1beta2, kueue.x-k8s.io\/v1beta1$/,
     );
-    only(check(new ObjectBuilder('batch/v2', 'Job', 'j')), 'apiVersion', /accepted: batch\/v1$/);
+    only(check(new ObjectBuilder('batch/v2', 'Job', 'j')), 'apiVersion', /accepted: batch\/v1, batch\.volcano\.sh\/v1alpha1$/);
   });
 
   test('zod issues become plain messages with Kubernetes-style field paths', () => {
