@@ -118,7 +118,14 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
     const snapshot = new TopologySnapshot(source, { nodeLabels: flavor.spec.nodeLabels });
     for (const n of nodeInfos) snapshot.upsertNode(n);
     const hn = source instanceof HyperNodeTopologySource ? source.tree : undefined;
-    flavors.push({ flavor, snapshot, engine: new PlacementEngine(snapshot), tierOfName: hn ? (name) => hn.tierOfName(name) : undefined, implicit });
+    flavors.push({
+      flavor,
+      snapshot,
+      engine: new PlacementEngine(snapshot),
+      tierOfName: hn ? (name) => hn.tierOfName(name) : undefined,
+      leafTier: hn ? (node) => leafTierOf(hn, node) : undefined,
+      implicit,
+    });
   };
   for (const { flavor, where } of input.flavors) {
     const topoName = flavor.spec.topologyName;
@@ -161,6 +168,11 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
     errors.push(...recordWorkloadUsage(flavors, workload, where));
   }
   return { flavors, hyperNodeTree: tree, nodeInfos, errors, notes };
+}
+
+function leafTierOf(tree: HyperNodeTree, node: string): number | undefined {
+  const leaf = tree.leafHyperNode(node);
+  return leaf === undefined ? undefined : tree.tier(leaf);
 }
 
 /** Name of the flavor (and topology) Volcano jobs use when the input has HyperNodes. */

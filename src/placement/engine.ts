@@ -34,6 +34,8 @@ export interface PlacementOptions {
   simulateEmpty?: boolean;
   /** Node replacement: only leaves under this domain are candidates. */
   requiredDomain?: number;
+  /** Leaves that may take pods at all (others count as `topologyDomain` exclusions). */
+  leafEligible?: (leaf: number) => boolean;
 }
 
 export type PlacementResult =
@@ -304,6 +306,7 @@ export class PlacementEngine {
     const assumed = options.assumed;
     const simulateEmpty = options.simulateEmpty === true;
     const within = options.requiredDomain;
+    const eligible = options.leafEligible;
     this.totalLeaves = leaves.length;
     const nr = reqIdx.length;
     const byRequest = new Int32Array(nr);
@@ -312,7 +315,7 @@ export class PlacementEngine {
 
     for (let li = 0; li < leaves.length; li++) {
       const leaf = leaves[li]!;
-      if (within !== undefined && !this.isWithin(leaf, within)) {
+      if ((within !== undefined && !this.isWithin(leaf, within)) || (eligible !== undefined && !eligible(leaf))) {
         topologyDomain++;
         continue;
       }

@@ -15,6 +15,7 @@
 import type { StringMap } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import { tierOfLevelKey } from '../topology/hypernode-tree.ts';
+import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { PlacementRequest } from './request.ts';
 
 /** PodSet template annotation: the partition (slice) size of a task or replicated job. */
@@ -114,4 +115,22 @@ export function applyNetworkTopology(
   // A partition limit above the job's is clamped to it (the peer does not validate this).
   const startTier = tierOfLevelKey(start)!;
   return { ...req, mode: 'preferred', level: startTier > jobLimit ? ceiling : start, maxLevel: ceiling };
+}
+
+/**
+ * With a ceiling at tier T, a node qualifies only if some HyperNode of tier <= T contains it
+ * (the peer's candidates are HyperNodes); a node in no HyperNode, or only in higher ones,
+ * stands alone in the tree and must not pass for a tier-T domain. `leafTier(node)` is the
+ * tier of the lowest HyperNode containing the node.
+ */
+export function hyperNodeLeafFilter(snapshot: TopologySnapshot, req: PlacementRequest, leafTier: (node: string) => number | undefined): ((leaf: number) => boolean) | undefined {
+  if (req.maxLevel === undefined) return undefined;
+  const ceiling = tierOfLevelKey(req.maxLevel);
+  if (ceiling === undefined) return undefined;
+  return (leaf) => {
+    const n = snapshot.leafFirstNode(leaf);
+    if (n < 0) return false;
+    const t = leafTier(snapshot.node(n).name);
+    return t !== undefined && t <= ceiling;
+  };
 }

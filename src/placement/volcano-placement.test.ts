@@ -10,7 +10,7 @@ import { placeWorkload, type TasFlavor } from './workload-placement.ts';
 
 function flavor(nodeCount = 8, cpu = 1): TasFlavor {
   const { snapshot, tree } = hyperNodeSnapshotOf(seedSpineLeaf(), Array.from({ length: nodeCount }, (_, i) => node(`node${i}`).cpu(cpu)));
-  return { flavor: { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'hypernodes' }, spec: { topologyName: 'hypernodes' } }, snapshot, engine: new PlacementEngine(snapshot), tierOfName: (n) => tree.tierOfName(n), implicit: true };
+  return { flavor: { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'hypernodes' }, spec: { topologyName: 'hypernodes' } }, snapshot, engine: new PlacementEngine(snapshot), tierOfName: (n) => tree.tierOfName(n), leafTier: (n) => (tree.leafHyperNode(n) ? tree.tier(tree.leafHyperNode(n)!) : undefined), implicit: true };
 }
 
 const ps = (name: string, count: number): PodSet => ({ name, count, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } } });

@@ -14,7 +14,7 @@ import { formatTaint, matchesNodeSelector, matchesRequirement, untoleratedTaint 
 import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
 import { AssumedUsage, type PlacementEngine, type PlacementOptions } from './engine.ts';
-import { applyNetworkTopology, networkTopologyFromAnnotations, PARTITION_SIZE_ANNOTATION, workloadHasNetworkTopology } from './network-topology.ts';
+import { applyNetworkTopology, hyperNodeLeafFilter, networkTopologyFromAnnotations, PARTITION_SIZE_ANNOTATION, workloadHasNetworkTopology } from './network-topology.ts';
 import type { PlacementRequest } from './request.ts';
 
 /** A TAS ResourceFlavor with its snapshot and engine. */
@@ -24,6 +24,8 @@ export interface TasFlavor {
   engine: PlacementEngine;
   /** HyperNode topologies: tierName -> tier (set only for those). */
   tierOfName?: (name: string) => number | undefined;
+  /** HyperNode topologies: the tier of the lowest HyperNode containing a node. */
+  leafTier?: (node: string) => number | undefined;
   /** A flavor the input did not declare (HyperNodes for Volcano jobs): Volcano-style
    *  Workloads only. */
   implicit?: boolean;
@@ -140,6 +142,8 @@ interface Prepared {
   group: Group;
   flavor: TasFlavor;
   req: PlacementRequest;
+  /** HyperNode ceilings: nodes in no HyperNode of tier <= the limit take no pods. */
+  leafEligible?: (leaf: number) => boolean;
   perPod: ResourceAmounts;
   leaderPerPod?: ResourceAmounts;
 }
@@ -187,7 +191,8 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
     if (options.multiLayerTopology === false && req.sliceLayers.length > 1) {
       return fail(ps.name, 'multi-layer slice constraints need the TASMultiLayerTopology feature gate');
     }
-    out.push({ group, flavor: chosen, req, perPod, leaderPerPod });
+    const leafEligible = chosen.leafTier ? hyperNodeLeafFilter(chosen.snapshot, req, chosen.leafTier) : undefined;
+    out.push({ group, flavor: chosen, req, perPod, leaderPerPod, leafEligible });
   }
   return out;
 }
@@ -204,7 +209,7 @@ function placeInOrder(prepared: readonly Prepared[], options: WorkloadPlacementO
       usage = new AssumedUsage();
       assumed.set(flavor.snapshot, usage);
     }
-    const result = flavor.engine.place({ ...p.req, count }, { ...options, assumed: usage, requiredDomain: within });
+    const result = flavor.engine.place({ ...p.req, count }, { ...options, assumed: usage, requiredDomain: within, leafEligible: p.leafEligible });
     if (!result.ok) return fail(group.workers.name, result.reason);
     const flavorName = flavor.flavor.metadata.name;
     usage.addAssignment(flavor.snapshot, result.workers, perPod);
@@ -342,7 +347,7 @@ function placeGangMinimum(workload: Workload, prepared: Prepared[], options: Wor
   let best: PodSetPlacement['assignment'] | undefined;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    const r = p.flavor.engine.place({ ...p.req, count: mid * unit }, { ...options, assumed: usage, requiredDomain: around >= 0 ? around : undefined });
+    const r = p.flavor.engine.place({ ...p.req, count: mid * unit }, { ...options, assumed: usage, requiredDomain: around >= 0 ? around : undefined, leafEligible: p.leafEligible });
     if (r.ok) {
       lo = mid;
       best = r.workers;
