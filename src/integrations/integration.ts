@@ -13,10 +13,12 @@
 
 import { InputError, type Where } from '../api/errors.ts';
 import type { KObject, TypeMeta, Workload } from '../api/objects.ts';
+import { hyperJobIntegration } from './hyperjob.ts';
 import { jobIntegration } from './job.ts';
 import { jobSetIntegration } from './jobset.ts';
 import { leaderWorkerSetIntegration } from './leaderworkerset.ts';
-import { podIntegration } from './pod.ts';
+import { volcanoJobIntegration } from './volcano-job.ts';
+import { volcanoPodGroupIntegration } from './volcano-podgroup.ts';
 import { apiGroup } from './workload-name.ts';
 
 export interface IntegrationKind {
@@ -67,7 +69,11 @@ export const integrations: readonly Integration[] = [
   jobIntegration,
   jobSetIntegration,
   leaderWorkerSetIntegration,
-  podIntegration,
+  // Plain Pods: pod.ts's integration, reached through the PodGroup one (Volcano PodGroups
+  // and their pods are separate documents, so one integration must see both kinds).
+  volcanoPodGroupIntegration,
+  volcanoJobIntegration,
+  hyperJobIntegration,
 ];
 
 function matches(k: IntegrationKind, t: TypeMeta): boolean {
