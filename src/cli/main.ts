@@ -1,10 +1,12 @@
 // The `topoqueue` command line. Exit codes: 0 done (a plan was computed, fit or not),
-// 2 bad input or usage (the message names file, document and field), 1 internal error.
+// 2 bad input or usage (the message names file, document and field), 1 internal error,
+// or, for `hypernodes discover --check`, problems found.
 
 import { Command, CommanderError, Option } from 'commander';
 import { stringify } from 'yaml';
 import { InputError } from '../api/errors.ts';
 import { Profile } from '../placement/request.ts';
+import { checkDiscoveryConfig, DEFAULT_TOPOLOGY_TYPE, discoverHyperNodes } from '../topology/hypernode-discovery.ts';
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { loadManifests } from './load.ts';
 import { parseFeatureGates, plan } from './plan.ts';
@@ -85,7 +87,8 @@ export function buildProgram(io: Io): Command {
       requireFiles(opts.filename);
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
-      const cluster = buildTasCluster(sortObjects(loaded.objects));
+      const input = sortObjects(loaded.objects);
+      const cluster = buildTasCluster(input);
       if (cluster.errors.length > 0) reportErrors(io, cluster.errors);
       const flavors = cluster.flavors.filter((f) => opts.flavor === undefined || f.flavor.metadata.name === opts.flavor);
       if (flavors.length === 0) {
@@ -93,8 +96,54 @@ export function buildProgram(io: Io): Command {
         reportErrors(io, [new InputError({ field: '--flavor' }, opts.flavor ? `no TAS ResourceFlavor named "${opts.flavor}"; TAS flavors in the input: ${known}` : 'no TAS ResourceFlavor (with spec.topologyName) in the input')]);
       }
       for (const n of cluster.notes) io.err(`note: ${n}\n`);
-      const parts = flavors.map((f) => renderTopology(f.snapshot, `ResourceFlavor ${f.flavor.metadata.name}, Topology ${f.snapshot.name}`, { depth: opts.depth, maxChildren: opts.maxChildren }));
+      const tierNames = new Map<string, string>();
+      for (const { hyperNode: h } of input.hyperNodes) if (h.spec.tierName) tierNames.set(h.metadata.name, h.spec.tierName);
+      const hyperNodes = cluster.hyperNodeTree && { tree: cluster.hyperNodeTree, tierNames };
+      const parts = flavors.map((f) => {
+        const title = f.implicit ? `HyperNodes (implicit ResourceFlavor ${f.flavor.metadata.name})` : `ResourceFlavor ${f.flavor.metadata.name}, Topology ${f.snapshot.name}`;
+        return renderTopology(f.snapshot, title, { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes });
+      });
       io.out(`${parts.join('\n\n')}\n`);
+    });
+
+  const hypernodes = program.command('hypernodes').description('generate and check Volcano HyperNodes');
+  hypernodes
+    .command('discover')
+    .description("generate HyperNodes from node labels, as Volcano's label discovery does (a kubectl List to apply)")
+    .option('-f, --filename <path>', 'the Nodes, and the HyperNodes already there (for stable names and stale ones): YAML or JSON file, or a directory (repeatable, at least one)', collect, [])
+    .option('--levels <keys>', 'label keys, highest level first, comma-separated; the last is the node level (e.g. kubernetes.io/hostname) and never a HyperNode')
+    .option('--type <name>', 'topology type name, part of the generated names (at most 20 characters)', DEFAULT_TOPOLOGY_TYPE)
+    .option('--check', 'print the problems instead of manifests; exit 1 if there are any')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
+    .action((opts: { filename: string[]; levels?: string; type: string; check?: boolean; output: 'yaml' | 'json' }) => {
+      requireFiles(opts.filename);
+      if (opts.levels === undefined) throw new InputError({ field: '--levels' }, 'required: label keys, highest level first, the last being the node level, e.g. --levels cloud.provider.com/topology-block,cloud.provider.com/topology-rack,kubernetes.io/hostname');
+      const config = { levels: opts.levels.split(',').map((k) => k.trim()), type: opts.type };
+      const configErrors = checkDiscoveryConfig(config);
+      if (configErrors.length > 0) reportErrors(io, configErrors.map((e) => new InputError({ field: `--${e.field}` }, e.message)));
+      const loaded = loadManifests(opts.filename);
+      if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      const input = sortObjects(loaded.objects);
+      if (input.nodes.length === 0) reportErrors(io, [new InputError({ field: '-f' }, 'no Node in the input: discovery reads the labels of Node objects')]);
+      // Discovery reads names and labels only: no need to parse the rest of a NodeInfo.
+      const nodes = input.nodes.map(({ node }) => ({ name: node.metadata.name, labels: node.metadata.labels ?? {} }));
+      const result = discoverHyperNodes(nodes, input.hyperNodes.map((h) => h.hyperNode), config);
+      if (opts.check) {
+        for (const p of result.problems) io.out(`! ${p.message}\n`);
+        const tiers = [...new Set(result.hyperNodes.map((h) => h.spec.tier!))].map((t) => `tier ${t}: ${result.hyperNodes.filter((h) => h.spec.tier === t).length}`);
+        const summary = `${result.hyperNodes.length} HyperNode(s)${tiers.length > 0 ? ` (${tiers.join(', ')})` : ''} from ${nodes.length} node(s)`;
+        io.out(result.problems.length > 0 ? `${result.problems.length} problem(s); ${summary}\n` : `ok: ${summary}; no problems\n`);
+        if (result.problems.length > 0) throw new UsageExit(1); // not a usage error: --check found problems
+        return;
+      }
+      for (const p of result.problems) if (p.reason !== 'Stale' || opts.output === 'json') io.err(`note: ${p.message}\n`);
+      const list = { apiVersion: 'v1', kind: 'List', items: result.hyperNodes };
+      if (opts.output === 'json') {
+        io.out(`${JSON.stringify(list, null, 2)}\n`);
+      } else {
+        for (const name of result.stale) io.out(`# stale: ${name} (would be deleted)\n`);
+        io.out(stringify(list, { lineWidth: 0 }));
+      }
     });
 
   return program;
