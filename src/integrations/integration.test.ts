@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject } from '../api/objects.ts';
 import { type SourcedObject, integrationFor, integrations, workloadsFromObjects } from './integration.ts';
+import { volcanoJobIntegration } from './volcano-job.ts';
 
 const container = { name: 'c', image: 'pause' };
 const podTemplate = { spec: { containers: [container] } };
@@ -38,7 +39,8 @@ const docs = (...objects: KObject[]): SourcedObject[] =>
 test('Registry: every integration is found by its apiVersion and kind', () => {
   for (const i of integrations) for (const k of i.kinds) assert.equal(integrationFor(k), i);
   assert.equal(integrationFor({ apiVersion: 'v1', kind: 'Node' }), undefined);
-  assert.equal(integrationFor({ apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job' }), undefined);
+  assert.equal(integrationFor({ apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job' })?.name, volcanoJobIntegration.name);
+  assert.equal(integrationFor({ apiVersion: 'batch/v2', kind: 'Job' }), undefined);
 });
 
 test('Registry: Workloads in input order, a pod group at its first member, other kinds ignored', () => {
