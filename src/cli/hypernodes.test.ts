@@ -1,30 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { KObject } from '../api/objects.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
 import { hyperNode, hyperNodeSnapshotOf, node, seedSpineLeaf, type HyperNodeBuilder, type NodeBuilder } from '../testing/builders.ts';
-import { main } from './main.ts';
+import { runCli as run, tmpFile } from '../testing/cli.ts';
 import { renderTopology } from './topology-show.ts';
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(args, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
-}
-
-function tmpFile(name: string, text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tq-hn-'));
-  const p = join(dir, name);
-  writeFileSync(p, text);
-  return p;
-}
 
 /** A kubectl List file of built objects. */
 function listFile(name: string, objects: (NodeBuilder | HyperNodeBuilder | KObject)[]): string {

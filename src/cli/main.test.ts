@@ -1,25 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Workload } from '../api/objects.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
-import { main } from './main.ts';
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(args, { out: (s) => (out += s), err: (s) => (err += s) });
-  return { code, out, err };
-}
-
-function tmpFile(name: string, text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tq-'));
-  const p = join(dir, name);
-  writeFileSync(p, text);
-  return p;
-}
+import { runCli as run, tmpFile } from '../testing/cli.ts';
 
 function hosts(w: Workload): Record<string, number> {
   const ta = w.status!.admission!.podSetAssignments[0]!.topologyAssignment!;

@@ -2,18 +2,13 @@
 // Kueue Job on a Topology whose levels are HyperNode tiers.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Workload } from '../api/objects.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
-import { main } from './main.ts';
+import { runCli, tmpFile } from '../testing/cli.ts';
 
 async function plan(...args: string[]): Promise<{ code: number; items: Workload[]; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(['plan', ...args, '-o', 'json'], { out: (s) => (out += s), err: (s) => (err += s) });
+  const { code, out, err } = await runCli(['plan', ...args, '-o', 'json']);
   return { code, items: code === 0 ? (JSON.parse(out) as { items: Workload[] }).items : [], err };
 }
 
@@ -33,9 +28,7 @@ describe('plan: examples/volcano-spine-leaf (the seed\'s example 1)', () => {
     assert.deepEqual(hosts(byName(r.items, 'job-soft-job')), ['node2', 'node3']);
   });
   it('a HyperNode with two parents pends every job with a network topology, with the peer\'s message', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tq-'));
-    const f = join(dir, 'extra.yaml');
-    writeFileSync(f, 'apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s9}\nspec:\n  tier: 2\n  members:\n  - type: HyperNode\n    selector: {exactMatch: {name: s0}}\n');
+    const f = tmpFile('extra.yaml', 'apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s9}\nspec:\n  tier: 2\n  members:\n  - type: HyperNode\n    selector: {exactMatch: {name: s0}}\n');
     const r = await plan('-f', 'examples/volcano-spine-leaf', '-f', f);
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /HyperNode s0 already has a parent s4, and cannot set another parent s9/);
@@ -51,9 +44,7 @@ describe('plan: examples/volcano-roce-nvlink (the seed\'s example 2)', () => {
     assert.deepEqual(hosts(byName(r.items, 'job-eval')), ['node5', 'node6']);
   });
   it('a Topology cannot mix node-label levels and HyperNode tiers', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tq-'));
-    const f = join(dir, 'mixed.yaml');
-    writeFileSync(f, 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: roce-tiers}\nspec:\n  levels:\n  - nodeLabel: cloud.com/block\n  - nodeLabel: topology.volcano.sh/tier-1\n');
+    const f = tmpFile('mixed.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: roce-tiers}\nspec:\n  levels:\n  - nodeLabel: cloud.com/block\n  - nodeLabel: topology.volcano.sh/tier-1\n');
     const r = await plan('-f', 'examples/volcano-roce-nvlink/cluster.yaml', '-f', 'examples/volcano-roce-nvlink/hyperjob.yaml', '-f', f);
     assert.equal(r.code, 2);
     assert.match(r.err, /spec\.levels: a Topology takes its levels either from node labels or from HyperNode tiers/);

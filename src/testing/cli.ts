@@ -1,0 +1,20 @@
+// Running the CLI in-process for tests, and temporary input files.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../cli/main.ts';
+
+export async function runCli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(args, { out: (s) => (out += s), err: (s) => (err += s) });
+  return { code, out, err };
+}
+
+/** Writes `text` to a fresh temporary directory and returns the file's path. */
+export function tmpFile(name: string, text: string): string {
+  const p = join(mkdtempSync(join(tmpdir(), 'tq-')), name);
+  writeFileSync(p, text);
+  return p;
+}
