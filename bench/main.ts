@@ -4,12 +4,14 @@
 //
 // Prints one line per figure (name, value, unit, goal, met) with goals read from
 // bench/goals.json. A missed goal never fails the run: the exit code is 0 unless the
-// benchmark crashes (1) or a placement it relies on fails or comes out wrong (2).
+// benchmark crashes (1) or a placement it relies on (or the HyperNode tree) fails or comes
+// out wrong (2).
 //
 // Phases: 1. peer shape (640 nodes): placements; 2. large shape (100,000 hosts): build and
-// retained heap, placements, update events; 3. v1beta2 encoding of a 40,000-host
-// assignment. The heap figure needs `global.gc`; without `--expose-gc` the script runs
-// itself again with it.
+// retained heap, placements, update events; 3. hypernodes shape (11,008 HyperNodes over
+// 100,000 hosts): tree build, snapshot build, Volcano hard/soft placements; 4. v1beta2
+// encoding of a 40,000-host assignment. The heap figure needs `global.gc`; without
+// `--expose-gc` the script runs itself again with it.
 
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -21,8 +23,20 @@ import { Bench } from 'tinybench';
 import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
 import { PlacementEngine, type PlacementResult } from '../src/placement/engine.ts';
 import type { PlacementRequest } from '../src/placement/request.ts';
+import { tierLevelKey } from '../src/topology/hypernode-tree.ts';
 import type { TopologySnapshot } from '../src/topology/snapshot.ts';
 import type { NodeInfo } from '../src/topology/source.ts';
+import {
+  buildHyperNodeSnapshotTimed,
+  buildTreeTimed,
+  checkTree,
+  HYPERNODE,
+  HYPERNODE_JOB_TIER,
+  hyperNodeHostCount,
+  hyperNodeInfos,
+  hyperNodeRequest,
+  hyperNodeShape,
+} from './hypernode-shapes.ts';
 import {
   BLOCK,
   buildSnapshot,
@@ -58,6 +72,10 @@ export const FIGURES = [
   { name: 'large.update.pod', unit: 'µs' },
   { name: 'large.update.node', unit: 'µs' },
   { name: 'large.update.workload', unit: 'µs' },
+  { name: 'hypernode.tree.build', unit: 'ms' },
+  { name: 'hypernode.snapshot.build', unit: 'ms' },
+  { name: 'hypernode.place.hard-tier3', unit: 'ms' },
+  { name: 'hypernode.place.soft', unit: 'ms' },
   { name: 'encode.v1beta2.40k', unit: 'ms' },
   { name: 'encode.v1beta2.40k.bytes', unit: 'bytes' },
 ] as const;
@@ -88,6 +106,12 @@ interface Figure {
 
 /** Builds of the large snapshot; the median is reported. */
 const BUILDS = 3;
+
+/** A tree build slower than this is measured once (it is far over its goal anyway). */
+const SLOW_TREE_BUILD_MS = 2000;
+
+/** Pods of the soft figure's job: more than any block's ~6,250 free hosts. */
+const SOFT_JOB_PODS = 10_000;
 
 /** How many distinct nodes and pod keys the update figures cycle through. */
 const ROTATION = 1024;
@@ -166,7 +190,7 @@ class Report {
   }
 }
 
-function placeChecked(engine: PlacementEngine, req: PlacementRequest, withinLevel: string): PlacementResult & { ok: true } {
+function placeChecked(engine: PlacementEngine, req: PlacementRequest, withinLevel: string | undefined): PlacementResult & { ok: true } {
   const r = engine.place(req);
   const problem = checkPlacement(engine.snapshot, req, r, withinLevel);
   if (problem) throw new PlacementFailed(`${engine.snapshot.name}: ${problem}`);
@@ -316,6 +340,70 @@ function runLarge(report: Report): void {
   }
 }
 
+function median(xs: readonly number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
+function runHyperNode(report: Report): void {
+  if (!report.wantsAny('hypernode.')) return;
+  const hosts = hyperNodeHostCount(HYPERNODE);
+  const shape = hyperNodeShape(HYPERNODE);
+  const infos = hyperNodeInfos(shape);
+  const m = shape.leafMembers;
+  console.error(
+    `hypernode: ${hosts.toLocaleString('en-US')} hosts, ${shape.hyperNodes.length.toLocaleString('en-US')} HyperNodes (${HYPERNODE.blocks} blocks x ${HYPERNODE.spinesPerBlock} spines x ${HYPERNODE.racksPerSpine} leaves x ${HYPERNODE.hostsPerRack} hosts; leaves by exactMatch ${m.exact}, regexMatch ${m.regex}, labelMatch ${m.label}; seed ${HYPERNODE.seed}) ...`,
+  );
+
+  // 1. The tree from parsed HyperNodes and NodeInfos, after a gc; repeated (median of
+  //    BUILDS) only when one build is quick.
+  const treeRuns: number[] = [];
+  let built: ReturnType<typeof buildTreeTimed> | undefined;
+  do {
+    built = undefined;
+    globalThis.gc!();
+    built = buildTreeTimed(shape, infos);
+    treeRuns.push(built.ms);
+  } while (treeRuns.length < BUILDS && treeRuns[0]! < SLOW_TREE_BUILD_MS);
+  const tree = built.tree;
+  const wrong = checkTree(shape, tree);
+  if (wrong) throw new PlacementFailed(`hypernodes: ${wrong}`);
+  report.add(
+    'hypernode.tree.build',
+    median(treeRuns),
+    `${treeRuns.length === 1 ? 'one build' : `median of ${treeRuns.map((r) => fmt(r)).join(', ')} ms`}; ${shape.hyperNodes.length.toLocaleString('en-US')} HyperNodes (${m.regex} regexMatch, ${m.label} labelMatch leaves) over ${hosts.toLocaleString('en-US')} NodeInfos`,
+  );
+
+  // 2. The snapshot over the tree, from the NodeInfos (the tree is shared, as in the
+  //    scheduler); then the bound pods, untimed.
+  const snapRuns: number[] = [];
+  let snap: TopologySnapshot | undefined;
+  for (let i = 0; i < BUILDS; i++) {
+    snap = undefined;
+    globalThis.gc!();
+    const r = buildHyperNodeSnapshotTimed(shape, tree, infos);
+    snap = r.snapshot;
+    snapRuns.push(r.nodesMs);
+  }
+  const s = snap!;
+  report.add(
+    'hypernode.snapshot.build',
+    median(snapRuns),
+    `median of ${snapRuns.map((r) => fmt(r)).join(', ')} ms; ${hosts.toLocaleString('en-US')} NodeInfos added + first leaves(); ${s.domainCount.toLocaleString('en-US')} domains`,
+  );
+
+  // 3. Volcano networkTopology placements of whole-host jobs: checked once, then timed.
+  const engine = new PlacementEngine(s);
+  const cases: [FigureName, PlacementRequest, string | undefined, string][] = [
+    ['hypernode.place.hard-tier3', hyperNodeRequest(s, tree, LARGE_WORKLOAD_PODS, { mode: 'hard', highestTier: HYPERNODE_JOB_TIER }), tierLevelKey(HYPERNODE_JOB_TIER), `; ${LARGE_WORKLOAD_PODS.toLocaleString('en-US')} pods, hard, highestTier ${HYPERNODE_JOB_TIER}`],
+    ['hypernode.place.soft', hyperNodeRequest(s, tree, SOFT_JOB_PODS, { mode: 'soft' }), undefined, `; ${SOFT_JOB_PODS.toLocaleString('en-US')} pods, soft: no block holds them, split at the root`],
+  ];
+  for (const [name, req, within, what] of cases) {
+    if (!report.wants(name)) continue;
+    const first = timeFirst(() => placeChecked(engine, req, within));
+    report.addTiming(name, measure(placeTimed(engine, req), { time: 2000, iterations: 30 }), 1, `${what}; first call ${fmt(first)} ms`);
+  }
+}
+
 function runEncode(report: Report): void {
   if (!report.wantsAny('encode.')) return;
   const hostnames = gkeHostnames(40_000, 40, 7);
@@ -352,6 +440,7 @@ function main(): number {
   try {
     runPeer(report);
     runLarge(report);
+    runHyperNode(report);
     runEncode(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {

@@ -135,36 +135,50 @@ export function largeShape(size: LargeSize = LARGE): Shape {
         const rack = `${block}-r${String(r).padStart(rw, '0')}`;
         for (let h = 0; h < size.hostsPerRack; h++) {
           const name = `gke-a3u-${z}${b}-${String(r).padStart(rw, '0')}-${String(h).padStart(hw, '0')}`;
-          nodes.push(
-            node(name)
-              .labels({
-                [ZONE]: zone,
-                [BLOCK]: block,
-                [RACK]: rack,
-                ...LARGE_NODE_LABELS,
-                'node.kubernetes.io/instance-type': 'a3-ultragpu-8g',
-                'kubernetes.io/arch': 'amd64',
-                'kubernetes.io/os': 'linux',
-              })
-              .gpu(8)
-              .cpu(128)
-              .memory('1Ti')
-              .pods(110)
-              .taint(GPU_TAINT)
-              .build(),
-          );
+          nodes.push(gpuHost(name, { [ZONE]: zone, [BLOCK]: block, [RACK]: rack, ...LARGE_NODE_LABELS }));
         }
       }
     }
   }
-  // Exactly half of the hosts, chosen by a seeded Fisher-Yates shuffle, run one bound pod.
-  const order = Int32Array.from(nodes.keys());
-  for (let i = order.length - 1; i > 0; i--) {
+  return { name: 'large', levels: [ZONE, BLOCK, RACK, HOSTNAME_LABEL], nodeLabels: LARGE_NODE_LABELS, nodes, pods: halfBusy(nodes, rng) };
+}
+
+/** A GPU host of the large and hypernode shapes: 8 GPUs, 128 CPU, 1Ti, 110 pods, GPU taint. */
+export function gpuHost(name: string, labels: StringMap): Node {
+  return node(name)
+    .labels({
+      ...labels,
+      'node.kubernetes.io/instance-type': 'a3-ultragpu-8g',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+    })
+    .gpu(8)
+    .cpu(128)
+    .memory('1Ti')
+    .pods(110)
+    .taint(GPU_TAINT)
+    .build();
+}
+
+/** Seeded Fisher-Yates shuffle of `0 .. n-1`. */
+export function shuffledIndices(n: number, rng: Prng): Int32Array {
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  for (let i = n - 1; i > 0; i--) {
     const j = rng.int(0, i);
     const t = order[i]!;
     order[i] = order[j]!;
     order[j] = t;
   }
+  return order;
+}
+
+/**
+ * Exactly half of the hosts, chosen by a seeded shuffle, run one bound pod of 1-7 GPUs
+ * (16 CPU and 128Gi per GPU); pods come out in node order.
+ */
+export function halfBusy(nodes: readonly Node[], rng: Prng): BoundPod[] {
+  const order = shuffledIndices(nodes.length, rng);
   const pods: BoundPod[] = [];
   const used = Array.from(order.subarray(0, Math.floor(nodes.length / 2))).sort((a, b) => a - b);
   for (const i of used) {
@@ -172,7 +186,7 @@ export function largeShape(size: LargeSize = LARGE): Shape {
     const nodeName = nodes[i]!.metadata.name;
     pods.push({ key: `team-${i % 97}/train-${i}`, nodeName, requests: { [GPU]: gpus, cpu: gpus * 16_000, memory: gpus * 128 * GI } });
   }
-  return { name: 'large', levels: [ZONE, BLOCK, RACK, HOSTNAME_LABEL], nodeLabels: LARGE_NODE_LABELS, nodes, pods };
+  return pods;
 }
 
 /**
