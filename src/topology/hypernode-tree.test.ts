@@ -78,3 +78,35 @@ describe('HyperNode tree (volcano-hypernode.md §2)', () => {
     assert.deepEqual(t.warnings, ['Conflicting tiers for tierName leaf: existing 1, new 2. Using 2.']);
   });
 });
+
+describe('member resolution shortcuts', () => {
+  it('literal prefixes of anchored patterns', async () => {
+    const { literalPrefix } = await import('./hypernode-tree.ts');
+    assert.equal(literalPrefix('^gpu-12-'), 'gpu-12-');
+    assert.equal(literalPrefix('^gpu\\.a-[0-9]+'), 'gpu.a-');
+    assert.equal(literalPrefix('^abc*'), 'ab');
+    assert.equal(literalPrefix('^ab+'), 'ab');
+    assert.equal(literalPrefix('^a|b'), '');
+    assert.equal(literalPrefix('gpu-1'), '');
+    assert.equal(literalPrefix('^(?i)gpu'), '');
+  });
+  it('indexed resolution gives the same members as testing every node', () => {
+    const ns = ['gpu-1-a', 'gpu-1-b', 'gpu-10-a', 'gpu-2-a', 'xgpu-1-a'].map((n, i) => nodeInfoFromNode(node(n).labels({ rack: `r${i % 2}`, pool: i < 3 ? 'p' : 'q' }).build()));
+    const t = new HyperNodeTree(
+      [
+        hyperNode('pre').regex('^gpu-1-').build(),
+        hyperNode('alt').regex('^gpu-2|xgpu').build(),
+        hyperNode('in').build(),
+        hyperNode('ml').labelMatch({ rack: 'r0', pool: 'p' }).build(),
+      ].map((h) => {
+        if (h.metadata.name === 'in') h.spec.members = [{ type: 'Node', selector: { labelMatch: { matchExpressions: [{ key: 'rack', operator: 'In', values: ['r1'] }, { key: 'pool', operator: 'NotIn', values: ['q'] }] } } }];
+        return h;
+      }),
+      ns,
+    );
+    assert.deepEqual([...t.nodesOf('pre')].sort(), ['gpu-1-a', 'gpu-1-b']);
+    assert.deepEqual([...t.nodesOf('alt')].sort(), ['gpu-2-a', 'xgpu-1-a']);
+    assert.deepEqual([...t.nodesOf('in')].sort(), ['gpu-1-b']);
+    assert.deepEqual([...t.nodesOf('ml')].sort(), ['gpu-1-a', 'gpu-10-a']);
+  });
+});
