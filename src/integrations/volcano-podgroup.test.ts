@@ -5,12 +5,13 @@ import type { KObject, Pod, PodPhase, StringMap } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import { type SourcedObject, integrationFor, workloadsFromObjects } from './integration.ts';
 import { roleHash } from './pod.ts';
-import { GANG_MIN_AVAILABLE_ANNOTATION, VOLCANO_QUEUE_ANNOTATION } from './volcano-job.ts';
+import { GANG_MIN_AVAILABLE_ANNOTATION, PARTITION_SIZE_ANNOTATION, VOLCANO_QUEUE_ANNOTATION } from './volcano-job.ts';
 import { volcanoPodGroupIntegration, workloadsFromPodGroupsAndPods } from './volcano-podgroup.ts';
 import { workloadNameForOwner } from './workload-name.ts';
 
 const MODE = VolcanoAnnotation.NetworkTopologyMode;
 const TIER = VolcanoAnnotation.NetworkTopologyHighestTier;
+const TIER_NAME = VolcanoAnnotation.NetworkTopologyHighestTierName;
 const GROUP = VolcanoAnnotation.PodGroupName;
 
 // ---------------------------------------------------------------------------------------
@@ -266,13 +267,6 @@ test("PodGroup: both highestTierAllowed and highestTierName -> Volcano's PodGrou
   );
 });
 
-test('PodGroup: subGroupPolicy is refused rather than ignored', () => {
-  const r = run(podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2 }] }), vpod('p0').group('pg'));
-  assert.deepEqual(r.workloads, []);
-  assert.equal(r.errors.length, 1);
-  assert.match(r.errors[0]!.message, /^pg\.yaml, document 1, PodGroup\/default\/pg, spec\.subGroupPolicy: subGroupPolicy is not supported on a PodGroup yet/);
-});
-
 test('PodGroup: a pod in both a Volcano and a Kueue group, or in a Kueue group with Volcano topology, is refused', () => {
   const r = run(
     podGroup('pg'),
@@ -298,6 +292,260 @@ test('PodGroup: a duplicate PodGroup, a member pod without containers: errors, n
       [3, 'spec.containers'],
     ],
   );
+});
+
+// ---------------------------------------------------------------------------------------
+// Sub-groups: spec.subGroupPolicy (spec §1.3)
+// ---------------------------------------------------------------------------------------
+
+/** [PodSet name, count] of the single Workload of `r`. */
+const podSetCounts = (r: ReturnType<typeof run>) => r.workloads[0]!.workload.spec.podSets.map((ps) => [ps.name, ps.count]);
+const h = hashOf(vpod('any'));
+/** A member of pg with the given labels (same shape for all: one role). */
+const member = (name: string, labels: StringMap = {}) => vpod(name).group('pg').label(labels);
+
+test('subGroupPolicy first-matching policy: a pod matching several policies belongs to the first one only', () => {
+  const r = ok(
+    podGroup('pg').spec({
+      subGroupPolicy: [
+        { name: 'first', subGroupSize: 2, labelSelector: { matchLabels: { role: 'worker' } } },
+        { name: 'second', subGroupSize: 2, labelSelector: { matchExpressions: [{ key: 'role', operator: 'Exists' }] } },
+      ],
+    }),
+    member('a', { role: 'worker' }),
+    member('b', { role: 'worker' }),
+    member('c', { role: 'ps' }),
+    member('d', { role: 'ps' }),
+  );
+  assert.deepEqual(podSetCounts(r), [
+    [`first-${h}`, 2],
+    [`second-${h}`, 2],
+  ]);
+});
+
+test('subGroupPolicy first-matching policy: a pod missing a matchLabelKeys value (or with an empty one) falls through to the next policy', () => {
+  const r = ok(
+    podGroup('pg').spec({
+      subGroupPolicy: [
+        { name: 'keyed', subGroupSize: 1, matchLabelKeys: ['rank'] },
+        { name: 'rest', subGroupSize: 2 },
+      ],
+    }),
+    member('a', { rank: '0' }),
+    member('b', { rank: '' }),
+    member('c'),
+  );
+  assert.deepEqual(podSetCounts(r), [
+    [`keyed-${h}`, 1],
+    [`rest-${h}`, 2],
+  ]);
+});
+
+test('subGroupPolicy absent selector: every pod matches (an empty selector too, as in Kubernetes)', () => {
+  for (const policy of [{ name: 'all', subGroupSize: 3 }, { name: 'all', subGroupSize: 3, labelSelector: {} }]) {
+    const r = ok(podGroup('pg').spec({ subGroupPolicy: [policy] }), member('a', { x: '1' }), member('b'), member('c', { y: '2' }));
+    assert.deepEqual(podSetCounts(r), [[`all-${h}`, 3]]);
+  }
+});
+
+test('subGroupPolicy matchLabelKeys grouping: pods with the same value tuple form one instance; one PodSet per policy and role holds all its instances', () => {
+  const small = (name: string, a: string, b: string) => member(name, { a, b });
+  const big = (name: string, a: string, b: string) => member(name, { a, b }).cpu('4');
+  const r = ok(
+    podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, matchLabelKeys: ['a', 'b'] }] }),
+    // instances (0,0) and (0,1) of one shape, (1,0) of another: tuples, not single keys, tell them apart
+    small('p0', '0', '0'),
+    small('p1', '0', '0'),
+    small('p2', '0', '1'),
+    small('p3', '0', '1'),
+    big('p4', '1', '0'),
+    big('p5', '1', '0'),
+  );
+  const hb = hashOf(vpod('x').cpu('4'));
+  const expected = [
+    [`dp-${h}`, 4],
+    [`dp-${hb}`, 2],
+  ].sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
+  assert.deepEqual(podSetCounts(r), expected);
+  // Every PodSet count is a whole number of subGroupSize slices.
+  for (const ps of r.workloads[0]!.workload.spec.podSets) assert.equal(ps.count % 2, 0);
+});
+
+test('subGroupPolicy pods in no policy: they form the default group, PodSets by role hash as without subGroupPolicy, before the policy PodSets', () => {
+  const r = ok(
+    podGroup('pg').minMember(4).spec({
+      subGroupPolicy: [{ name: 'workers', subGroupSize: 2, labelSelector: { matchLabels: { role: 'worker' } } }],
+    }),
+    member('w0', { role: 'worker' }),
+    member('w1', { role: 'worker' }),
+    member('launcher', { role: 'launcher' }).cpu('2'),
+    member('other'),
+  );
+  const hl = hashOf(vpod('x').cpu('2'));
+  const defaults = [
+    [hl, 1],
+    [h, 1],
+  ].sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
+  assert.deepEqual(podSetCounts(r), [...defaults, [`workers-${h}`, 2]]);
+  const wl = r.workloads[0]!.workload;
+  for (const ps of wl.spec.podSets.slice(0, 2)) assert.equal(ps.template.metadata?.annotations?.[PARTITION_SIZE_ANNOTATION], undefined);
+  assert.equal(wl.metadata.annotations?.[GANG_MIN_AVAILABLE_ANNOTATION], '4');
+});
+
+test('subGroupPolicy instance size mismatch error: names the PodGroup, the policy and the instance values, and says what is accepted', () => {
+  const r = run(
+    podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, matchLabelKeys: ['volcano.sh/partition-id'] }] }),
+    member('p0', { 'volcano.sh/partition-id': '0' }),
+    member('p1', { 'volcano.sh/partition-id': '0' }),
+    member('p2', { 'volcano.sh/partition-id': '1' }),
+    member('p3', { 'volcano.sh/partition-id': '1' }),
+    member('p4', { 'volcano.sh/partition-id': '1' }),
+  );
+  assert.deepEqual(r.workloads, []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [
+      'pg.yaml, document 1, PodGroup/default/pg, spec.subGroupPolicy[0].subGroupSize: subGroupPolicy "dp", ' +
+        'instance {volcano.sh/partition-id=1} has 3 pods pending (p2, p3, p4), but subGroupSize is 2. ' +
+        'Each instance (the pods of the policy sharing the values of its matchLabelKeys) is placed as one slice of exactly ' +
+        'subGroupSize pods, so an instance is accepted when it has exactly 2 pods pending, all of one shape and none already bound, ' +
+        'or when all its pods are already bound: add or remove pods, change their labels, or change subGroupSize',
+    ],
+  );
+});
+
+test('subGroupPolicy instance size mismatch error: too few pods, and an instance partly bound, are refused too; a wholly bound instance is left alone', () => {
+  const pid = (v: string) => ({ rank: v });
+  const pg = podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, matchLabelKeys: ['rank'] }] });
+  const r = run(pg, member('a0', pid('0')), member('b0', pid('1')), member('b1', pid('1')).on('n1'));
+  assert.deepEqual(r.workloads, []);
+  assert.deepEqual(
+    r.errors.map((e) => e.detail.split('. ')[0]),
+    [
+      'subGroupPolicy "dp", instance {rank=0} has 1 pod pending (a0), but subGroupSize is 2',
+      'subGroupPolicy "dp", instance {rank=1} has 1 pod pending (b0) and 1 already bound (b1), but subGroupSize is 2',
+    ],
+  );
+  const placed = ok(pg, member('a0', pid('0')), member('a1', pid('0')), member('b0', pid('1')).on('n1'), member('b1', pid('1')).on('n2'));
+  assert.deepEqual(podSetCounts(placed), [[`dp-${h}`, 2]]);
+});
+
+test('subGroupPolicy instance of mixed pod shapes: error naming the policy, the instance and the roles', () => {
+  const r = run(
+    podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, matchLabelKeys: ['rank'] }] }),
+    member('a', { rank: '0' }),
+    member('b', { rank: '0' }).cpu('4'),
+  );
+  assert.deepEqual(r.workloads, []);
+  assert.equal(r.errors.length, 1);
+  assert.equal(r.errors[0]!.where.field, 'spec.subGroupPolicy[0]');
+  assert.match(
+    r.errors[0]!.message,
+    new RegExp(
+      `^pg\\.yaml, document 1, PodGroup/default/pg, spec\\.subGroupPolicy\\[0\\]: subGroupPolicy "dp", instance \\{rank=0\\} mixes pod shapes ` +
+        `\\((a: role ${h}; b: role ${hashOf(vpod('x').cpu('4'))}|b: role ${hashOf(vpod('x').cpu('4'))}; a: role ${h})\\)\\. .*accepted only when all its pods have the same shape`,
+    ),
+  );
+});
+
+test('subGroupPolicy minSubGroups in the gang minimum: max(minMember, sum of minSubGroups x subGroupSize), less the members already bound', () => {
+  const policies = [
+    { name: 'dp', subGroupSize: 2, minSubGroups: 2, matchLabelKeys: ['dp'] },
+    { name: 'pp', subGroupSize: 3, minSubGroups: 1, matchLabelKeys: ['pp'] },
+  ];
+  const pods = [
+    member('d0', { dp: '0' }),
+    member('d1', { dp: '0' }),
+    member('d2', { dp: '1' }),
+    member('d3', { dp: '1' }),
+    member('q0', { pp: '0' }),
+    member('q1', { pp: '0' }),
+    member('q2', { pp: '0' }),
+    member('x'),
+  ];
+  const gang = (r: ReturnType<typeof run>) => r.workloads[0]!.workload.metadata.annotations?.[GANG_MIN_AVAILABLE_ANNOTATION];
+  // 2 x 2 + 1 x 3 = 7 > minMember 5
+  assert.equal(gang(ok(podGroup('pg').minMember(5).spec({ subGroupPolicy: policies }), ...pods)), '7');
+  // minMember 8 > 7
+  assert.equal(gang(ok(podGroup('pg').minMember(8).spec({ subGroupPolicy: policies }), ...pods)), '8');
+  // minMember unset, minSubGroups default 0 -> 0
+  assert.equal(gang(ok(podGroup('pg').spec({ subGroupPolicy: policies.map((p) => ({ ...p, minSubGroups: undefined })) }), ...pods)), '0');
+  // a wholly bound dp instance counts toward minSubGroups and is subtracted like any bound member
+  const r = ok(podGroup('pg').spec({ subGroupPolicy: policies }), ...pods, member('d4', { dp: '2' }).on('n1'), member('d5', { dp: '2' }).on('n2'));
+  assert.equal(gang(r), '5');
+});
+
+test('subGroupPolicy minSubGroups more than the instances in the input: error at the policy minSubGroups', () => {
+  const r = run(
+    podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 1, minSubGroups: 3, matchLabelKeys: ['rank'] }] }),
+    member('a', { rank: '0' }),
+    member('b', { rank: '1' }),
+  );
+  assert.deepEqual(r.workloads, []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [
+      'pg.yaml, document 1, PodGroup/default/pg, spec.subGroupPolicy[0].minSubGroups: minSubGroups 3 cannot be met: the input has 2 instances ' +
+        'of subGroupPolicy "dp" (instance {rank=0}; instance {rank=1}); add the missing pods or lower minSubGroups',
+    ],
+  );
+});
+
+test('subGroupPolicy the annotations written: partition size and the policy topology on each policy PodSet template, the PodGroup topology on the Workload', () => {
+  const r = ok(
+    podGroup('pg')
+      .minMember(4)
+      .topology({ mode: 'hard', highestTierAllowed: 2 })
+      .spec({
+        queue: 'research',
+        subGroupPolicy: [
+          { name: 'dp', subGroupSize: 2, matchLabelKeys: ['rank'], labelSelector: { matchLabels: { app: 'dp' } }, networkTopology: { mode: 'hard', highestTierAllowed: 1 } },
+          { name: 'tp', subGroupSize: 1, labelSelector: { matchLabels: { app: 'tp' } }, networkTopology: [{ mode: 'soft', highestTierName: 'leaf' }] },
+          { name: 'plain', subGroupSize: 1, labelSelector: { matchLabels: { app: 'none' } } },
+        ],
+      }),
+    // user-written derived keys on pods are dropped; the matchLabelKeys label differs per instance and is dropped too
+    member('d0', { app: 'dp', rank: '0' }).annotate({ [PARTITION_SIZE_ANNOTATION]: '99', [MODE]: 'soft' }),
+    member('d1', { app: 'dp', rank: '0' }),
+    member('t0', { app: 'tp' }),
+    member('n0', { app: 'none' }),
+  );
+  const wl = r.workloads[0]!.workload;
+  assert.deepEqual(wl.metadata.annotations, {
+    [MODE]: 'hard',
+    [TIER]: '2',
+    [GANG_MIN_AVAILABLE_ANNOTATION]: '4',
+    [VOLCANO_QUEUE_ANNOTATION]: 'research',
+  });
+  assert.deepEqual(
+    wl.spec.podSets.map((ps) => [ps.name, ps.count, ps.template.metadata?.labels, ps.template.metadata?.annotations]),
+    [
+      [`dp-${h}`, 2, { app: 'dp' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '2', [MODE]: 'hard', [TIER]: '1' }],
+      [`tp-${h}`, 1, { app: 'tp' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '1', [MODE]: 'soft', [TIER_NAME]: 'leaf' }],
+      [`plain-${h}`, 1, { app: 'none' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '1' }],
+    ],
+  );
+});
+
+test('subGroupPolicy PodSet names: a policy name that is no DNS label (or too long) is lowercased, cut and suffixed with a hash of the name', () => {
+  const long = 'x'.repeat(60);
+  const r = ok(
+    podGroup('pg').spec({
+      subGroupPolicy: [
+        { name: 'Data_Parallel', labelSelector: { matchLabels: { k: 'a' } } },
+        { name: 'data-parallel', labelSelector: { matchLabels: { k: 'b' } } },
+        { name: long },
+      ],
+    }),
+    member('a', { k: 'a' }),
+    member('b', { k: 'b' }),
+    member('c'),
+  );
+  const names = r.workloads[0]!.workload.spec.podSets.map((ps) => ps.name);
+  assert.match(names[0]!, new RegExp(`^data-parallel-[0-9a-f]{5}-${h}$`));
+  assert.equal(names[1], `data-parallel-${h}`);
+  assert.match(names[2]!, new RegExp(`^x{48}-[0-9a-f]{5}-${h}$`));
+  for (const n of names) assert.ok(n.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n), n);
 });
 
 // ---------------------------------------------------------------------------------------

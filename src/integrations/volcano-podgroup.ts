@@ -6,8 +6,7 @@
 // integration (pod.ts) unchanged; the registry lists this integration in its place.
 //
 // workloadsFromPodGroupsAndPods:
-//   1. parse each PodGroup (schema and admission rules of the API layer); a PodGroup with
-//      `subGroupPolicy` is refused (sub-group gangs have no place in the contract yet);
+//   1. parse each PodGroup (schema and admission rules of the API layer);
 //   2. sort the pods:
 //      - annotation `scheduling.k8s.io/group-name` -> a member of that PodGroup (same
 //        namespace). Unbound, unfinished members are what the Workload places; bound ones
@@ -29,12 +28,39 @@
 //      no Workload; a gang its pending members cannot fill, and members of a PodGroup
 //      missing from the input, are errors (members of a refused PodGroup add none).
 // Topology annotations on member pods are ignored, as Volcano does (the PodGroup rules).
+//
+// Sub-groups (`spec.subGroupPolicy`, §1.3), mapped onto the partitions of the contract:
+//   - a member belongs to the FIRST policy whose `labelSelector` matches its labels
+//     (absent selector, or an empty one as in Kubernetes: every pod) and for which it has
+//     a non-empty value for every `matchLabelKeys` key; members with the same value tuple
+//     form one instance. Members in no policy form the implicit default group, whose
+//     PodSets are built as above;
+//   - per policy and role hash, one PodSet `<policy>-<role hash>` (the policy name as is
+//     when it is a DNS label of at most 54 characters, else lowercased, cut, and suffixed
+//     with a hash of the name) whose count is the pending pods of that policy and role and
+//     whose template carries `topoqueue.io/partition-size: <subGroupSize>` and the
+//     policy's networkTopology (the keys volcano-job.ts writes for a partitionPolicy); the
+//     matchLabelKeys labels, which differ per instance, are left out of the template.
+//     Policy PodSets follow the default group's, in policy order, each by role hash;
+//   - the engine places floor(count / subGroupSize) anonymous slices of a PodSet, so an
+//     instance is accepted only as one whole slice: exactly subGroupSize pending pods, all
+//     of one role, none of them already bound. An instance with no pending pod is already
+//     placed and left alone. Anything else is an error naming the policy and the instance
+//     values, as is a policy with fewer instances than its `minSubGroups`;
+//   - gang minimum = max(minMember, sum over policies of minSubGroups x subGroupSize) less
+//     the members already bound. The peer's job is ready when >= minMember pods are and
+//     every policy has minSubGroups ready instances (§4.3); instances are disjoint, so
+//     the sum is the least number of pods meeting the second condition and the max the
+//     least meeting both. One pod count cannot say which pods must be there: when the
+//     gang minimum alone decides (a single PodSet, placed partially) the engine places
+//     whole slices, and with several PodSets it places all of them or none.
 
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, PodSet, StringMap, Workload } from '../api/objects.ts';
 import { networkTopologyOf, podGroupAnnotationsTopology } from '../api/volcano.ts';
-import { VolcanoAnnotation, VolcanoApiVersion, type VolcanoPodGroup } from '../api/volcano-objects.ts';
+import { VolcanoAnnotation, VolcanoApiVersion, type LabelSelector, type SubGroupPolicy, type VolcanoPodGroup } from '../api/volcano-objects.ts';
+import { matchesRequirement } from '../topology/node-match.ts';
 import type { Integration, IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
 import { PodKind, isPendingPlainPod, podGroupName, roleHash, workloadsFromPods } from './pod.ts';
 import {
@@ -42,12 +68,13 @@ import {
   VOLCANO_QUEUE_ANNOTATION,
   networkTopologyAnnotations,
   parseVolcano,
+  partitionAnnotations,
   tooManyPodSets,
   volcanoOwnedWorkload,
   volcanoPodSetTemplate,
   volcanoWorkloadAnnotations,
 } from './volcano-job.ts';
-import { MAX_PODSETS, isRecord, keyField, namespaceOf, whereIn } from './workload-name.ts';
+import { MAX_PODSETS, isRecord, keyField, namespaceOf, sha256Hex, whereIn } from './workload-name.ts';
 
 export const PodGroupKind = { apiVersion: VolcanoApiVersion.PodGroup, kind: 'PodGroup' } as const;
 
@@ -70,7 +97,7 @@ interface Member {
 interface Group {
   members: Member[];
   /** Members already on a node and not Failed: they count toward minMember. */
-  bound: number;
+  bound: Member[];
 }
 
 function byName(a: Member, b: Member): number {
@@ -81,48 +108,218 @@ function byName(a: Member, b: Member): number {
 
 const groupKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
+const podNames = (ms: readonly Member[]) => ms.map((m) => m.pod.metadata.name).join(', ');
+const pods = (n: number) => `${n} pod${n === 1 ? '' : 's'}`;
+
 function hasTopologyAnnotations(pod: KObject): boolean {
   const a = pod.metadata.annotations;
   return a?.[VolcanoAnnotation.NetworkTopologyMode] !== undefined || a?.[VolcanoAnnotation.NetworkTopologyHighestTier] !== undefined;
 }
 
+// ---------------------------------------------------------------------------------------
+// Sub-groups (spec §1.3)
+// ---------------------------------------------------------------------------------------
+
+/** Kubernetes label-selector semantics: an empty selector selects everything. */
+function selects(sel: LabelSelector, labels: StringMap): boolean {
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  return (sel.matchExpressions ?? []).every((e) => matchesRequirement(labels[e.key], e));
+}
+
+/**
+ * The policy a pod belongs to: the first whose selector matches it (absent = every pod)
+ * and whose every matchLabelKeys key has a non-empty value on it; undefined = default group.
+ */
+function policyOf(pod: Pod, policies: readonly SubGroupPolicy[]): { policy: number; values: string[] } | undefined {
+  const labels = pod.metadata.labels ?? {};
+  for (let i = 0; i < policies.length; i++) {
+    const p = policies[i]!;
+    if (p.labelSelector !== undefined && !selects(p.labelSelector, labels)) continue;
+    const values = (p.matchLabelKeys ?? []).map((k) => labels[k] ?? '');
+    if (values.some((v) => v === '')) continue;
+    return { policy: i, values };
+  }
+  return undefined;
+}
+
+/** A pending member with its role hash. */
+type Hashed = Member & { hash: string };
+
+interface Instance {
+  policy: number;
+  values: string[];
+  pending: Hashed[];
+  bound: Member[];
+}
+
+/** `instance {key=value, ...}`: the values of the policy's matchLabelKeys. */
+function instanceId(p: SubGroupPolicy, values: readonly string[]): string {
+  const keys = p.matchLabelKeys ?? [];
+  return keys.length === 0 ? 'its only instance (no matchLabelKeys)' : `instance {${keys.map((k, i) => `${k}=${values[i]}`).join(', ')}}`;
+}
+
+const describeInstance = (p: SubGroupPolicy, values: readonly string[]) => `subGroupPolicy ${JSON.stringify(p.name)}, ${instanceId(p, values)}`;
+
+const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Room in a 63-character PodSet name for `-` and the 8-hex role hash. */
+const MAX_POLICY_PREFIX = 54;
+
+/**
+ * The PodSet name prefix of a policy: its name when that is a DNS label short enough,
+ * else a lowercased, cut name with 5 hex of the name's hash (names are unique per PodGroup).
+ */
+function policyPrefix(name: string): string {
+  if (name.length <= MAX_POLICY_PREFIX && DNS_LABEL_RE.test(name)) return name;
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, MAX_POLICY_PREFIX - 6)
+    .replace(/^-+|-+$/g, '');
+  return `${base || 'subgroup'}-${sha256Hex(name).slice(0, 5)}`;
+}
+
+/** One PodSet per role of `ms` (sorted by name), sorted by hash; `name` maps the hash. */
+function podSetsByRole(
+  ms: readonly Hashed[],
+  name: (hash: string) => string,
+  template: (pod: Pod) => PodSet['template'],
+): PodSet[] {
+  const roles = new Map<string, Member[]>();
+  for (const m of ms) roles.set(m.hash, [...(roles.get(m.hash) ?? []), m]);
+  return [...roles.keys()].sort().map((hash) => {
+    const rm = roles.get(hash)!;
+    return { name: name(hash), template: template(rm[0]!.pod), count: rm.length };
+  });
+}
+
 function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, errors: InputError[]): Workload | undefined {
   const members = [...group.members].sort(byName);
+  const bound = group.bound.length;
   const minMember = pg.spec.minMember ?? 0;
-  const gang = Math.max(0, minMember - group.bound);
-  if (members.length < gang) {
-    const bound = group.bound > 0 ? ` and ${group.bound} already bound` : '';
+  if (members.length < Math.max(0, minMember - bound)) {
+    const boundText = bound > 0 ? ` and ${bound} already bound` : '';
     errors.push(
       new InputError(
         { ...where, field: 'spec.minMember' },
         `minMember ${minMember} cannot be met: the input has ${members.length} pending member pod${members.length === 1 ? '' : 's'}` +
-          ` (${members.map((m) => m.pod.metadata.name).join(', ')})${bound}; add the missing pods or lower minMember`,
+          ` (${podNames(members)})${boundText}; add the missing pods or lower minMember`,
       ),
     );
     return undefined;
   }
 
-  const roles = new Map<string, Member[]>();
-  let failed = false;
+  const hashed: Hashed[] = [];
   for (const m of members) {
     const r = roleHash(m.pod, m.where);
-    if (r.error) {
-      errors.push(r.error);
+    if (r.error) errors.push(r.error);
+    else hashed.push({ ...m, hash: r.hash! });
+  }
+  if (hashed.length < members.length) return undefined;
+
+  // Sub-groups: default-group members, and the instances of each policy.
+  const policies = pg.spec.subGroupPolicy ?? [];
+  const inDefault: Hashed[] = [];
+  const instances = new Map<string, Instance>();
+  const instanceOf = (m: Member): Instance | undefined => {
+    const at = policyOf(m.pod, policies);
+    if (at === undefined) return undefined;
+    const key = JSON.stringify([at.policy, ...at.values]);
+    let inst = instances.get(key);
+    if (inst === undefined) {
+      inst = { policy: at.policy, values: at.values, pending: [], bound: [] };
+      instances.set(key, inst);
+    }
+    return inst;
+  };
+  for (const m of hashed) {
+    const inst = instanceOf(m);
+    if (inst) inst.pending.push(m);
+    else inDefault.push(m);
+  }
+  for (const m of [...group.bound].sort(byName)) instanceOf(m)?.bound.push(m);
+
+  // Each instance with pending pods must be one whole slice: subGroupSize pods of one role.
+  let failed = false;
+  const byPolicy = policies.map(() => [] as Instance[]);
+  for (const inst of instances.values()) {
+    const p = policies[inst.policy]!;
+    const size = p.subGroupSize ?? 1;
+    const at = `spec.subGroupPolicy[${inst.policy}]`;
+    byPolicy[inst.policy]!.push(inst);
+    if (inst.pending.length === 0) continue;
+    if (inst.pending.length !== size || inst.bound.length > 0) {
+      const boundText = inst.bound.length > 0 ? ` and ${inst.bound.length} already bound (${podNames(inst.bound)})` : '';
+      errors.push(
+        new InputError(
+          { ...where, field: `${at}.subGroupSize` },
+          `${describeInstance(p, inst.values)} has ${pods(inst.pending.length)} pending (${podNames(inst.pending)})${boundText}, ` +
+            `but subGroupSize is ${size}. ` +
+            `Each instance (the pods of the policy sharing the values of its matchLabelKeys) is placed as one slice of exactly ` +
+            `subGroupSize pods, so an instance is accepted when it has exactly ${pods(size)} pending, all of one shape and ` +
+            'none already bound, or when all its pods are already bound: add or remove pods, change their labels, or change subGroupSize',
+        ),
+      );
       failed = true;
       continue;
     }
-    roles.set(r.hash!, [...(roles.get(r.hash!) ?? []), m]);
+    const shapes = new Map<string, string[]>();
+    for (const m of inst.pending) shapes.set(m.hash, [...(shapes.get(m.hash) ?? []), m.pod.metadata.name]);
+    if (shapes.size > 1) {
+      const list = [...shapes].map(([h, names]) => `${names.join(', ')}: role ${h}`).join('; ');
+      errors.push(
+        new InputError(
+          { ...where, field: at },
+          `${describeInstance(p, inst.values)} mixes pod shapes (${list}). An instance is placed as one slice of one PodSet, ` +
+            'and a PodSet holds pods of one shape (containers, resources, node selection, tolerations), so an instance is ' +
+            'accepted only when all its pods have the same shape: give them the same pod spec, or split them with matchLabelKeys',
+        ),
+      );
+      failed = true;
+    }
   }
+  policies.forEach((p, i) => {
+    const min = p.minSubGroups ?? 0;
+    const have = byPolicy[i]!.length;
+    if (have >= min) return;
+    const list = byPolicy[i]!.map((inst) => instanceId(p, inst.values)).join('; ');
+    errors.push(
+      new InputError(
+        { ...where, field: `spec.subGroupPolicy[${i}].minSubGroups` },
+        `minSubGroups ${min} cannot be met: the input has ${have} instance${have === 1 ? '' : 's'} of subGroupPolicy ` +
+          `${JSON.stringify(p.name)}${have > 0 ? ` (${list})` : ''}; add the missing pods or lower minSubGroups`,
+      ),
+    );
+    failed = true;
+  });
   if (failed) return undefined;
-  if (roles.size > MAX_PODSETS) {
-    errors.push(tooManyPodSets(where, 'metadata.name', 'pod role (distinct pod shape) among its members', roles.size));
+
+  const plainTemplate = (pod: Pod) => volcanoPodSetTemplate({ metadata: pod.metadata, spec: pod.spec }, {});
+  const podSets = podSetsByRole(inDefault, (hash) => hash, plainTemplate);
+  policies.forEach((p, i) => {
+    const ms = [...instances.values()].filter((inst) => inst.policy === i).flatMap((inst) => inst.pending);
+    const annotations = partitionAnnotations(p.subGroupSize ?? 1, networkTopologyOf(p));
+    const prefix = policyPrefix(p.name);
+    const template = (pod: Pod) => {
+      // The matchLabelKeys labels tell instances apart: no one value speaks for the PodSet.
+      const kept: StringMap = { ...pod.metadata.labels };
+      for (const k of p.matchLabelKeys ?? []) delete kept[k];
+      const labels = Object.keys(kept).length > 0 ? kept : undefined;
+      return volcanoPodSetTemplate({ metadata: { ...pod.metadata, labels }, spec: pod.spec }, {}, annotations);
+    };
+    podSets.push(...podSetsByRole([...ms].sort(byName), (hash) => `${prefix}-${hash}`, template));
+  });
+  if (podSets.length > MAX_PODSETS) {
+    const what =
+      policies.length > 0
+        ? 'pod role (distinct pod shape) per subGroupPolicy and in the default group'
+        : 'pod role (distinct pod shape) among its members';
+    errors.push(tooManyPodSets(where, 'metadata.name', what, podSets.length));
     return undefined;
   }
-  const podSets: PodSet[] = [...roles.keys()].sort().map((hash) => {
-    const rm = roles.get(hash)!;
-    const pod = rm[0]!.pod;
-    return { name: hash, template: volcanoPodSetTemplate({ metadata: pod.metadata, spec: pod.spec }, {}), count: rm.length };
-  });
+
+  // Gang: max(minMember, sum of minSubGroups x subGroupSize) less the bound members (header).
+  const subGroupMin = policies.reduce((n, p) => n + (p.minSubGroups ?? 0) * (p.subGroupSize ?? 1), 0);
+  const gang = Math.max(0, Math.max(minMember, subGroupMin) - bound);
   const annotations = volcanoWorkloadAnnotations(networkTopologyOf(pg.spec), gang, pg.spec.queue);
   return volcanoOwnedWorkload(pg, podSets, annotations, pg.spec.priorityClassName);
 }
@@ -175,17 +372,6 @@ export function workloadsFromPodGroupsAndPods(items: readonly SourcedObject[]): 
       if (typeof name === 'string') refused.add(groupKey(namespaceOf(item.object), name));
       return;
     }
-    if (pg.spec.subGroupPolicy !== undefined && pg.spec.subGroupPolicy.length > 0) {
-      refused.add(groupKey(namespaceOf(pg), pg.metadata.name));
-      out.errors.push(
-        new InputError(
-          { ...where, field: 'spec.subGroupPolicy' },
-          'subGroupPolicy is not supported on a PodGroup yet; for task-level topology use a batch.volcano.sh/v1alpha1 Job ' +
-            'whose tasks have a partitionPolicy, or remove subGroupPolicy',
-        ),
-      );
-      return;
-    }
     const key = groupKey(namespaceOf(pg), pg.metadata.name);
     const seen = podGroups.get(key);
     if (seen !== undefined) {
@@ -233,10 +419,10 @@ export function workloadsFromPodGroupsAndPods(items: readonly SourcedObject[]): 
       return;
     }
     const key = groupKey(namespaceOf(pod), group);
-    const entry = groups.get(key) ?? { members: [], bound: 0 };
+    const entry = groups.get(key) ?? { members: [], bound: [] };
     groups.set(key, entry);
     if (isPendingPlainPod(pod)) entry.members.push({ pod, where });
-    else if (pod.spec.nodeName && pod.status?.phase !== 'Failed') entry.bound++;
+    else if (pod.spec.nodeName && pod.status?.phase !== 'Failed') entry.bound.push({ pod, where });
   });
 
   // Members of PodGroups the input does not have.
