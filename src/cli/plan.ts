@@ -177,6 +177,9 @@ export function runningPodsOf(w: Workload, pods: readonly Pod[]): RunningPods | 
     const mine = byJob ? p.metadata.labels?.[VolcanoLabel.JobName] === owner.name : p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === owner.name;
     if (!mine) continue;
     nodes.push(p.spec.nodeName);
+    // A PodGroup's Workload covers only its pending pods: running ones bound the domain
+    // but are not subtracted again.
+    if (byGroup) continue;
     const task = p.metadata.labels?.[VolcanoLabel.TaskSpec]?.toLowerCase();
     const ps = w.spec.podSets.find((x) => x.name === task) ?? w.spec.podSets[0]!;
     perPodSet.set(ps.name, (perPodSet.get(ps.name) ?? 0) + 1);

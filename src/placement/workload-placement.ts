@@ -330,7 +330,8 @@ function placeGangMinimum(workload: Workload, prepared: Prepared[], options: Wor
   if (min === undefined || prepared.length !== 1) return failure;
   const p = prepared[0]!;
   const unit = p.req.sliceLayers[0]?.size ?? 1;
-  const gang = Math.floor(min / unit) * unit;
+  // Whole slices, at least the minimum.
+  const gang = Math.ceil(min / unit) * unit;
   if (gang <= 0 || gang >= p.req.count) return failure;
   const base = placeInOrder(prepared, options, undefined, new Map([[p, gang]]));
   if (!Array.isArray(base)) return failure;
