@@ -43,6 +43,15 @@ describe('Volcano Workloads on HyperNodes', () => {
     assert.equal(r.podSets[0]!.count, 3);
     assert.deepEqual(r.podSets[0]!.assignment.domains.map((d) => d.values[0]), ['node0', 'node1', 'node2']);
   });
+  it('a gang minimum rounds up to whole partitions (minimum 3 with partitions of 2 places 4)', () => {
+    const f = flavor();
+    for (const n of ['node2', 'node3', 'node6', 'node7']) f.snapshot.addPod(`ns/busy-${n}`, n, { cpu: 1000 });
+    const w = workload([ps('worker', 8)], { 'volcano.sh/network-topology-mode': 'hard', 'volcano.sh/network-topology-highest-tier': '3', 'gang.scheduling.koordinator.sh/min-available': '3' });
+    w.spec.podSets[0]!.template.metadata = { annotations: { 'topoqueue.io/partition-size': '2', 'volcano.sh/network-topology-mode': 'hard', 'volcano.sh/network-topology-highest-tier': '1' } };
+    const r = placeWorkload(w, [f]);
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    assert.equal(r.podSets[0]!.count, 4);
+  });
   it('pods already running fix the job\'s domain: new pods go inside its highest ancestor within the limit', () => {
     const f = flavor();
     f.snapshot.addPod('ns/w-0', 'node4', { cpu: 1000 });
