@@ -11,6 +11,7 @@ import { podRequests } from '../api/resources.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { decodeV1beta1, decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { PlacementEngine } from '../placement/engine.ts';
+import { hasNetworkTopology, isVolcanoApiVersion } from '../placement/network-topology.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import { TopologySnapshot } from '../topology/snapshot.ts';
 import { HyperNodeTopologySource, HyperNodeTree, TIER_LEVEL_PREFIX, tierOfLevelKey } from '../topology/hypernode-tree.ts';
@@ -105,8 +106,11 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
   const notReady = nodeInfos.filter((n) => !n.ready || n.unschedulable).length;
   if (notReady > 0) notes.push(`${notReady} node(s) are NotReady or unschedulable and take no part in placement`);
 
+  // Volcano jobs need a HyperNode topology even when the input has no HyperNodes: the peer
+  // then treats the whole cluster as its root (tier 1).
+  const volcanoInput = input.others.some((o) => isVolcanoApiVersion(o.object.apiVersion) || (o.object.kind === 'Pod' && hasNetworkTopology(o.object.metadata.annotations)));
   let tree: HyperNodeTree | undefined;
-  if (input.hyperNodes.length > 0) {
+  if (input.hyperNodes.length > 0 || volcanoInput) {
     tree = new HyperNodeTree(input.hyperNodes.map((h) => h.hyperNode), nodeInfos);
     for (const p of tree.problems) notes.push(`HyperNode ${p.hyperNodes.join(', ')}: ${p.message}`);
     for (const w of tree.warnings) notes.push(w);

@@ -36,6 +36,47 @@ describe('plan: examples/volcano-spine-leaf (the seed\'s example 1)', () => {
   });
 });
 
+describe('plan: Volcano details', () => {
+  it('a Volcano Job without networkTopology is placed anywhere, even with no HyperNodes in the input; tier 0 never schedules', async () => {
+    const f = tmpFile('vj.yaml', `apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: plain, namespace: team-a}
+spec:
+  minAvailable: 3
+  tasks:
+  - name: worker
+    replicas: 3
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers: [{name: w, image: i, resources: {requests: {nvidia.com/gpu: "8"}}}]
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: tier0, namespace: team-a}
+spec:
+  minAvailable: 1
+  networkTopology: {mode: hard, highestTierAllowed: 0}
+  tasks:
+  - name: worker
+    replicas: 1
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers: [{name: w, image: i, resources: {requests: {nvidia.com/gpu: "8"}}}]
+`);
+    const r = await plan('-f', 'examples/tas-basic/cluster.yaml', '-f', f);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(hosts(byName(r.items, 'job-plain')).length, 3);
+    assert.equal(message(byName(r.items, 'job-tier0')), "couldn't assign flavors to pod set worker: no HyperNode of tier <= 0: the job cannot be placed");
+  });
+  it('BalancedPlacement does not lift a hard tier limit', async () => {
+    const r = await plan('-f', 'examples/volcano-spine-leaf', '--profile', 'BalancedPlacement');
+    assert.equal(r.code, 0, r.err);
+    assert.match(message(byName(r.items, 'job-too-tight')), /allows to fit only 2 out of 3 pod\(s\)/);
+  });
+});
+
 describe('plan: examples/volcano-roce-nvlink (the seed\'s example 2)', () => {
   it('the HyperJob takes one RoCE network, each child job one NVLink domain; the Kueue Job a tier-1 domain left', async () => {
     const r = await plan('-f', 'examples/volcano-roce-nvlink');

@@ -152,7 +152,7 @@ export class PlacementEngine {
     if (typeof plan === 'string') return { ok: false, reason: plan };
     this.fillInCounts(plan, options);
 
-    if (options.profile === 'BalancedPlacement' && plan.mode === 'preferred' && plan.leaders === 0 && req.sliceLayers.length <= 1) {
+    if (options.profile === 'BalancedPlacement' && plan.mode === 'preferred' && plan.ceiling === undefined && plan.leaders === 0 && req.sliceLayers.length <= 1) {
       const choice = balancedPlacement({ snapshot: this.snapshot, sc: this.st.sc, pc: this.st.pc, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
       if (choice) {
         const chosen: number[] = [];

@@ -42,6 +42,22 @@ export function hasNetworkTopology(a: StringMap | undefined): boolean {
   return networkTopologyFromAnnotations(a) !== undefined || (a?.[PARTITION_SIZE_ANNOTATION] !== undefined);
 }
 
+const VOLCANO_GROUPS = ['batch.volcano.sh/', 'scheduling.volcano.sh/', 'training.volcano.sh/'];
+
+/** Whether an apiVersion is one of Volcano's groups. */
+export function isVolcanoApiVersion(apiVersion: string): boolean {
+  return VOLCANO_GROUPS.some((g) => apiVersion.startsWith(g));
+}
+
+/**
+ * A Workload scheduled the Volcano way: it asks for a network topology, or it was built from
+ * a Volcano object (a Volcano Job without networkTopology still goes on the HyperNode
+ * topology, unconstrained, as the peer's flat path does).
+ */
+export function isVolcanoWorkload(w: { metadata: { annotations?: StringMap; ownerReferences?: { apiVersion: string }[] }; spec: { podSets: { template: { metadata?: { annotations?: StringMap } } }[] } }): boolean {
+  return workloadHasNetworkTopology(w) || (w.metadata.ownerReferences ?? []).some((o) => isVolcanoApiVersion(o.apiVersion));
+}
+
 /** Whether a Workload asks for a network topology at job or task level. */
 export function workloadHasNetworkTopology(w: { metadata: { annotations?: StringMap }; spec: { podSets: { template: { metadata?: { annotations?: StringMap } } }[] } }): boolean {
   return hasNetworkTopology(w.metadata.annotations) || w.spec.podSets.some((p) => hasNetworkTopology(p.template.metadata?.annotations));

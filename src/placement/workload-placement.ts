@@ -14,7 +14,7 @@ import { formatTaint, matchesNodeSelector, matchesRequirement, untoleratedTaint 
 import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
 import { AssumedUsage, type PlacementEngine, type PlacementOptions } from './engine.ts';
-import { applyNetworkTopology, hyperNodeLeafFilter, networkTopologyFromAnnotations, PARTITION_SIZE_ANNOTATION, workloadHasNetworkTopology } from './network-topology.ts';
+import { applyNetworkTopology, hyperNodeLeafFilter, isVolcanoWorkload, networkTopologyFromAnnotations, PARTITION_SIZE_ANNOTATION } from './network-topology.ts';
 import type { PlacementRequest } from './request.ts';
 
 /** A TAS ResourceFlavor with its snapshot and engine. */
@@ -161,7 +161,7 @@ export function gangMinimum(w: Workload): number | undefined {
 /** Flavor and request per group (Volcano network topology applied on HyperNode flavors). */
 function prepare(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions): Prepared[] | Failure {
   const jobTopology = networkTopologyFromAnnotations(workload.metadata.annotations);
-  const volcano = workloadHasNetworkTopology(workload);
+  const volcano = isVolcanoWorkload(workload);
   // Volcano-style requests go to HyperNode flavors first.
   const ordered = volcano ? [...flavors.filter((f) => f.tierOfName), ...flavors.filter((f) => !f.tierOfName)] : flavors.filter((f) => !f.implicit);
   const out: Prepared[] = [];
