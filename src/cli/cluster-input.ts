@@ -7,7 +7,7 @@ import type { ParsedObject } from '../api/manifest.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { KObject, Node, Pod, ResourceFlavor, Topology, TopologyAssignment, TopologyAssignmentV1beta1, Workload } from '../api/objects.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
-import { podRequests } from '../api/resources.ts';
+import { podRequests, type ResourceAmounts } from '../api/resources.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { decodeV1beta1, decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { PlacementEngine } from '../placement/engine.ts';
@@ -228,7 +228,46 @@ export function recordWorkloadUsage(flavors: readonly TasFlavor[], w: Workload, 
       errors.push(e instanceof InputError ? e : new InputError({ ...where, field: `${field}.topologyAssignment` }, (e as Error).message));
       continue;
     }
-    tf.snapshot.addWorkloadUsage(usageKey(w, ps.name), a.domains.map((d) => ({ leafId: tf.snapshot.leafIdOf(d.values), count: d.count })), podRequests(ps.template.spec));
+    recordAssignmentUsage(flavors, tf, usageKey(w, ps.name), a, podRequests(ps.template.spec));
   }
   return errors;
+}
+
+/** An assignment's usage on its flavor, and on the same nodes in every other flavor. */
+export function recordAssignmentUsage(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment, perPod: ResourceAmounts): void {
+  owner.snapshot.addWorkloadUsage(key, a.domains.map((d) => ({ leafId: owner.snapshot.leafIdOf(d.values), count: d.count })), perPod);
+  shareWithOtherFlavors(flavors, owner, key, a, perPod);
+}
+
+/**
+ * Flavors can overlap (the implicit HyperNode flavor spans every node): an assignment on one
+ * flavor is usage on the same nodes in every other, recorded there per node. For a leaf of
+ * several nodes (a topology whose lowest level is not the hostname) it goes to the leaf's
+ * first node.
+ */
+function shareWithOtherFlavors(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment, perPod: ResourceAmounts): void {
+  const s = owner.snapshot;
+  for (const d of a.domains) {
+    const leaf = s.leafById(s.leafIdOf(d.values));
+    if (leaf === undefined) continue;
+    const n = s.leafFirstNode(leaf);
+    if (n < 0) continue;
+    const nodeName = s.node(n).name;
+    const amounts: ResourceAmounts = {};
+    for (const r in perPod) amounts[r] = perPod[r]! * d.count;
+    for (const other of flavors) if (other !== owner) other.snapshot.addPod(`${key}@${nodeName}`, nodeName, amounts, d.count);
+  }
+}
+
+/** Takes back what shareWithOtherFlavors and the owner's usage recorded. */
+export function forgetWorkloadUsage(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment): void {
+  owner.snapshot.removeWorkloadUsage(key);
+  const s = owner.snapshot;
+  for (const d of a.domains) {
+    const leaf = s.leafById(s.leafIdOf(d.values));
+    if (leaf === undefined) continue;
+    const n = s.leafFirstNode(leaf);
+    if (n < 0) continue;
+    for (const other of flavors) if (other !== owner) other.snapshot.removePod(`${key}@${s.node(n).name}`);
+  }
 }

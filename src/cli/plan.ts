@@ -19,7 +19,7 @@ import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceNode } from '../placement/replace.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
 import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
-import { buildTasCluster, decodeAssignment, isAdmitted, isFinished, recordWorkloadUsage, sortObjects, usageKey } from './cluster-input.ts';
+import { buildTasCluster, decodeAssignment, forgetWorkloadUsage, isAdmitted, isFinished, recordAssignmentUsage, recordWorkloadUsage, sortObjects, usageKey } from './cluster-input.ts';
 
 export interface PlanOptions {
   gates?: Partial<FeatureGates>;
@@ -221,7 +221,7 @@ function replaceInAdmitted(
         continue;
       }
       const ps = group.leader?.name === psa.name ? group.leader : group.workers;
-      tf.snapshot.removeWorkloadUsage(usageKey(w, ps.name));
+      forgetWorkloadUsage(flavors, tf, usageKey(w, ps.name), existing);
       const perPod = podRequests(ps.template.spec);
       const req = { ...placementRequest({ workers: ps }, tf.flavor, perPod), count: psa.count ?? ps.count };
       const r = gates.TASFailedNodeReplacement
@@ -232,7 +232,7 @@ function replaceInAdmitted(
         break;
       }
       psa.topologyAssignment = encodeV1beta2(r.workers, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix });
-      tf.snapshot.addWorkloadUsage(usageKey(w, ps.name), r.workers.domains.map((d) => ({ leafId: tf.snapshot.leafIdOf(d.values), count: d.count })), perPod);
+      recordAssignmentUsage(flavors, tf, usageKey(w, ps.name), r.workers, perPod);
     }
     if (!touched) continue;
     if (failure !== undefined) setConditions(w, [condition('Evicted', 'True', 'NodeFailures', `${failure}; the workload would be evicted and requeued`)]);

@@ -16,7 +16,7 @@ const byName = (items: Workload[], prefix: string) => items.find((w) => w.metada
 function hosts(w: Workload): string[] {
   return (w.status?.admission?.podSetAssignments ?? []).flatMap((p) => (p.topologyAssignment ? decodeV1beta2(p.topologyAssignment).domains.flatMap((d) => Array(d.count).fill(d.values[0]) as string[]) : []));
 }
-const message = (w: Workload) => w.status!.conditions!.find((c) => c.type === 'QuotaReserved')!.message;
+const message = (w: Workload) => w.status!.conditions!.find((c) => c.type === 'QuotaReserved')!.message ?? '';
 
 describe('plan: examples/volcano-spine-leaf (the seed\'s example 1)', () => {
   it('hard tier 1 in one leaf, tier 2 in one spine, the too-tight job pending, soft in the tightest domain left', async () => {

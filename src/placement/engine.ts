@@ -176,6 +176,18 @@ export class PlacementEngine {
     return this.emit(plan, leaves);
   }
 
+  /**
+   * How many pods of `req` fit in each domain of `level` (by level key), as the counting
+   * phase sees it: for callers that choose a domain themselves (Volcano co-location).
+   */
+  podsPerDomain(req: PlacementRequest, levelKey: string, options: PlacementOptions = {}): { domain: number; pods: number }[] {
+    const plan = this.resolve({ ...req, sliceLayers: [], leader: undefined }, options);
+    const level = this.snapshot.levels.indexOf(levelKey);
+    if (typeof plan === 'string' || level < 0) return [];
+    this.fillInCounts(plan, options);
+    return this.snapshot.domainsAt(level).map((d) => ({ domain: d, pods: this.st.pc[d]! }));
+  }
+
   // ---- resolution -------------------------------------------------------------------
 
   private resolve(req: PlacementRequest, options: PlacementOptions): Plan | string {

@@ -163,7 +163,11 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
   const jobTopology = networkTopologyFromAnnotations(workload.metadata.annotations);
   const volcano = isVolcanoWorkload(workload);
   // Volcano-style requests go to HyperNode flavors first.
-  const ordered = volcano ? [...flavors.filter((f) => f.tierOfName), ...flavors.filter((f) => !f.tierOfName)] : flavors.filter((f) => !f.implicit);
+  // Volcano Workloads see every node and every tier first (the implicit flavor), as the
+  // peer's scheduler does; declared HyperNode flavors, then the rest, after it.
+  const ordered = volcano
+    ? [...flavors.filter((f) => f.implicit), ...flavors.filter((f) => f.tierOfName && !f.implicit), ...flavors.filter((f) => !f.tierOfName)]
+    : flavors.filter((f) => !f.implicit);
   const out: Prepared[] = [];
   for (const group of podSetGroups(workload.spec.podSets)) {
     const ps = group.workers;
@@ -278,7 +282,14 @@ export interface RunningPods {
 function placeAroundRunning(workload: Workload, prepared: Prepared[], options: WorkloadPlacementOptions, running: RunningPods): WorkloadPlacement {
   const p0 = prepared[0]!;
   const s = p0.flavor.snapshot;
+  // Running pods on nodes the snapshot does not know (gone, or never listed) give no domain.
   const leaves = running.nodes.map((n) => s.nodeLeaf(n)).filter((l) => l >= 0);
+  if (leaves.length === 0) {
+    const counts = new Map<Prepared, number>();
+    for (const p of prepared) counts.set(p, Math.max(0, p.req.count - (running.perPodSet.get(p.group.workers.name) ?? 0)));
+    const placed = placeInOrder(prepared.filter((p) => counts.get(p)! > 0), options, undefined, counts);
+    return Array.isArray(placed) ? { ok: true, podSets: placed } : placed;
+  }
   let d = -1;
   if (leaves.length > 0) {
     const chains = leaves.map((l) => {
@@ -309,21 +320,50 @@ function placeAroundRunning(workload: Workload, prepared: Prepared[], options: W
 }
 
 function placeTogether(prepared: Prepared[], options: WorkloadPlacementOptions): PodSetPlacement[] | Failure {
-  const ceilinged = prepared.filter((p) => p.req.maxLevel !== undefined);
-  if (prepared.length < 2 || ceilinged.length === 0 || new Set(prepared.map((p) => p.flavor)).size > 1) return placeInOrder(prepared, options);
+  // Volcano jobs on a HyperNode flavor keep all PodSets in one domain: within the ceiling
+  // for hard limits, anywhere up to the top level for soft ones.
+  const together = prepared.filter((p) => p.flavor.tierOfName && p.req.mode === 'preferred');
+  if (prepared.length < 2 || together.length === 0 || new Set(prepared.map((p) => p.flavor)).size > 1) return placeInOrder(prepared, options);
   const s = prepared[0]!.flavor.snapshot;
-  const ceiling = s.levels.indexOf(ceilinged[0]!.req.maxLevel!);
-  const driver = [...prepared].sort((a, b) => b.req.count - a.req.count)[0]!;
-  const alone = placeInOrder([driver], options);
-  if (!Array.isArray(alone)) return alone;
+  const maxLevel = together.find((p) => p.req.maxLevel !== undefined)?.req.maxLevel;
+  const ceiling = maxLevel !== undefined ? s.levels.indexOf(maxLevel) : 0;
+  // Tightest level first, as the peer's tier-by-tier search: at each level, the domains
+  // where every PodSet fits on its own, fullest first (the peer's binpack), each tried with
+  // the whole job; the first that holds it wins. At most MAX_CANDIDATES per level.
+  const lowest = s.levels.indexOf(together[0]!.req.level ?? s.levels[s.levels.length - 2]!);
   let firstFailure: Failure | undefined;
-  for (let d = commonDomain(s, alone); d >= 0 && s.level(d) >= ceiling; d = s.parent(d)) {
-    const r = placeInOrder(prepared, options, d);
+  for (let level = lowest; level >= ceiling && level >= 0; level--) {
+    const key = s.levels[level]!;
+    const room = new Map<number, number>();
+    let candidates: Set<number> | undefined;
+    for (const p of prepared) {
+      const fits = new Set<number>();
+      for (const { domain, pods } of p.flavor.engine.podsPerDomain(p.req, key, { ...options, leafEligible: p.leafEligible })) {
+        if (pods < p.req.count) continue;
+        fits.add(domain);
+        room.set(domain, (room.get(domain) ?? 0) + pods);
+      }
+      candidates = candidates === undefined ? fits : new Set([...candidates].filter((d) => fits.has(d)));
+    }
+    const ranks = s.ranks();
+    const ordered = [...(candidates ?? [])].sort((a, b) => room.get(a)! - room.get(b)! || ranks[a]! - ranks[b]!).slice(0, MAX_CANDIDATES);
+    for (const d of ordered) {
+      const r = placeInOrder(prepared, options, d);
+      if (Array.isArray(r)) return r;
+      firstFailure ??= r;
+    }
+  }
+  if (maxLevel === undefined) {
+    // Soft: nothing holds the whole job in one domain; place it across the top level.
+    const r = placeInOrder(prepared, options);
     if (Array.isArray(r)) return r;
     firstFailure ??= r;
   }
-  return firstFailure ?? fail(driver.group.workers.name, 'the PodSets of the job do not fit together inside one domain within the limit');
+  return firstFailure ?? fail(prepared[0]!.group.workers.name, 'the PodSets of the job do not fit together inside one domain within the limit');
 }
+
+/** Domains tried per level when fitting several PodSets together. */
+const MAX_CANDIDATES = 16;
 
 function placeGangMinimum(workload: Workload, prepared: Prepared[], options: WorkloadPlacementOptions, failure: Failure): PodSetPlacement[] | Failure {
   const min = gangMinimum(workload);

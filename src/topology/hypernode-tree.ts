@@ -289,8 +289,9 @@ class NodeIndex {
 
 /** The literal text a pattern anchored with `^` must start with ('' when none or unsure). */
 export function literalPrefix(pattern: string): string {
-  // An alternation anywhere may escape the anchor (`^a|b`): no prefix then.
-  if (!pattern.startsWith('^') || pattern.includes('|')) return '';
+  // An alternation anywhere may escape the anchor (`^a|b`); flag groups and \\Q...\\E can make
+  // the character before them optional (`^n(?i)?ode`): no prefix then.
+  if (!pattern.startsWith('^') || pattern.includes('|') || pattern.includes('(?') || pattern.includes('\\Q')) return '';
   let out = '';
   for (let i = 1; i < pattern.length; i++) {
     const c = pattern[i]!;
@@ -301,6 +302,8 @@ export function literalPrefix(pattern: string): string {
         i++;
         continue;
       }
+      // A class escape (\\d, \\w...) may be followed by a quantifier that applies to it, but
+      // what came before stays literal.
       break;
     }
     if (/[.*+?()[\]{}|^$]/.test(c)) {
@@ -346,9 +349,12 @@ export class HyperNodeTopologySource implements TopologySource {
     const chain = leaf === undefined ? [] : this.tree.ancestors(leaf).map((h) => ({ h, tier: this.tree.tier(h)! }));
     const path: string[] = [];
     for (const t of this.levelTiers) {
-      const at = chain.find((c) => c.tier === t);
-      if (at) {
-        path.push(at.h);
+      // A parent of the same tier as its child is the wider domain of that tier: take the
+      // highest HyperNode of tier t in the chain.
+      let at: string | undefined;
+      for (const c of chain) if (c.tier === t) at = c.h;
+      if (at !== undefined) {
+        path.push(at);
         continue;
       }
       // Missing tier: the nearest HyperNode below it stands in (above the chain's top, that

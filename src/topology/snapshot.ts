@@ -27,6 +27,8 @@ interface UsageRec {
   /** Node name of a non-TAS pod. */
   target: string;
   amounts: ResourceAmounts;
+  /** How many pods the record stands for (one, or a group's count). */
+  pods: number;
 }
 
 interface WorkloadUsageRec {
@@ -338,29 +340,30 @@ export class TopologySnapshot {
 
   // ---- usage events ---------------------------------------------------------------
 
-  /** Usage of a non-TAS pod bound to `nodeName` (plus one `pods`). */
-  addPod(key: string, nodeName: string, requests: ResourceAmounts): void {
+  /** Usage of a non-TAS pod bound to `nodeName`, plus one `pods` (or `pods` of them when
+   *  the record stands for several pods, e.g. another flavor's assignment on the node). */
+  addPod(key: string, nodeName: string, requests: ResourceAmounts, pods = 1): void {
     if (this.podUsage.has(key)) this.removePod(key);
-    this.podUsage.set(key, { target: nodeName, amounts: requests });
-    this.applyPod(nodeName, requests, 1);
+    this.podUsage.set(key, { target: nodeName, amounts: requests, pods });
+    this.applyPod(nodeName, requests, 1, pods);
   }
 
   removePod(key: string): void {
     const rec = this.podUsage.get(key);
     if (!rec) return;
     this.podUsage.delete(key);
-    this.applyPod(rec.target, rec.amounts, -1);
+    this.applyPod(rec.target, rec.amounts, -1, rec.pods);
   }
 
   /** A non-TAS pod's requests plus its one `pods`, on the node's record and its leaf. */
-  private applyPod(nodeName: string, requests: ResourceAmounts, sign: 1 | -1): void {
+  private applyPod(nodeName: string, requests: ResourceAmounts, sign: 1 | -1, pods: number): void {
     const acc = this.nodeUsageOf(nodeName);
     addInto(acc, requests, sign);
-    acc.pods = (acc.pods ?? 0) + sign;
+    acc.pods = (acc.pods ?? 0) + sign * pods;
     const leaf = this.nodeLeaf(nodeName);
     if (leaf >= 0) {
       this.applyAmounts(leaf, requests, sign === 1 ? -1 : 1, false);
-      this.freeArr[leaf * this.R]! -= sign; // `pods` is resource 0
+      this.freeArr[leaf * this.R]! -= sign * pods; // `pods` is resource 0
     }
     this.usageVersion++;
   }
