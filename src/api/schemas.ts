@@ -27,6 +27,8 @@ import {
   labelValueProblem,
   validatePodSetTopologyRequests,
 } from './topology-request.ts';
+import { gangKindEntries } from './gang.ts';
+import { queueKindEntries } from './queues.ts';
 import { volcanoKindEntries } from './volcano.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -584,6 +586,10 @@ const KINDS: readonly KindEntry[] = [
   { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
   // HyperNode, Job (batch.volcano.sh), PodGroup, HyperJob: shapes and rules in volcano.ts.
   ...volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }),
+  // ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass: shapes and rules in queues.ts.
+  ...queueKindEntries({ kobject, dnsSubdomain }),
+  // PodGroup (scheduling.sigs.k8s.io, scheduling.x-k8s.io): shapes in gang.ts.
+  ...gangKindEntries({ kobject, resourceList }),
 ];
 
 const BY_KEY = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
