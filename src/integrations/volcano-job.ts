@@ -29,6 +29,7 @@
 //      queue label, owner reference); a `spec.priorityClassName` leaves the priority to
 //      the class, as a template's does.
 
+import { GangAnnotation } from '../api/gang.ts';
 import { InputError, type Where } from '../api/errors.ts';
 import type { KObject, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
@@ -47,8 +48,8 @@ import { MAX_PODSETS, ownedWorkload, podSetTemplate, whereIn } from './workload-
 
 export const VolcanoJobKind = { apiVersion: VolcanoApiVersion.Job, kind: 'Job' } as const;
 
-/** The gang minimum in pods, under Koordinator's key (missing from api/keys.ts). */
-export const GANG_MIN_AVAILABLE_ANNOTATION = 'gang.scheduling.koordinator.sh/min-available';
+/** The gang minimum in pods, under Koordinator's key (defined in api/gang.ts). */
+export const GANG_MIN_AVAILABLE_ANNOTATION = GangAnnotation.MinAvailable;
 /** On a PodSet template: pods per partition (slice), each confined to its own domain. */
 export const PARTITION_SIZE_ANNOTATION = 'topoqueue.io/partition-size';
 /** Volcano's queue key on pods; on Workloads it keeps a Volcano `spec.queue`. */

@@ -8,6 +8,7 @@
 //    placed before it; the first failure stops the workload (kueue-tas.md §9, §12).
 
 import type { PodSet, ResourceFlavor, Toleration, Workload } from '../api/objects.ts';
+import { GangAnnotation } from '../api/gang.ts';
 import { podRequests, type ResourceAmounts } from '../api/resources.ts';
 import { hasTopologyConstraint } from '../api/topology-request.ts';
 import { formatTaint, matchesNodeSelector, matchesRequirement, untoleratedTaint } from '../topology/node-match.ts';
@@ -44,8 +45,6 @@ export type WorkloadPlacement =
   | { ok: true; podSets: PodSetPlacement[] }
   | { ok: false; podSet: string; reason: string };
 
-/** Gang minimum on a Workload: the seed's key (Koordinator's gang annotation). */
-export const GANG_MIN_AVAILABLE = 'gang.scheduling.koordinator.sh/min-available';
 
 export type WorkloadPlacementOptions = Omit<PlacementOptions, 'assumed' | 'requiredDomain'> & {
   /** `TASMultiLayerTopology` (default on): off refuses more than one slice layer. */
@@ -154,7 +153,8 @@ const fail = (podSet: string, reason: string): Failure => ({ ok: false, podSet, 
 
 /** The gang minimum a Workload carries (`gang.scheduling.koordinator.sh/min-available`). */
 export function gangMinimum(w: Workload): number | undefined {
-  const v = w.metadata.annotations?.[GANG_MIN_AVAILABLE];
+  // The seed's key for a gang minimum (Koordinator's gang annotation), also on Workloads.
+  const v = w.metadata.annotations?.[GangAnnotation.MinAvailable];
   return v !== undefined && /^[1-9][0-9]*$/.test(v) ? Number(v) : undefined;
 }
 
