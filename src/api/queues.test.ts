@@ -310,7 +310,7 @@ describe('ClusterQueue', () => {
     refused(
       cq().cohort('c').groups(group('cpu').flavor('f', { cpu: { nominalQuota: '1', borrowingLimit: true } })),
       'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit',
-      'must be a quantity such as "10", "500m" or "64Gi", got boolean',
+      'must be a quantity such as "4", "500m" or "16Gi", got boolean true',
     );
   });
 

@@ -18,10 +18,10 @@ import { z } from 'zod';
 import { InputError, type Where } from './errors.ts';
 import { KueueApiVersion } from './keys.ts';
 import type { KObject, StringMap } from './objects.ts';
-import { QuantityError, compareQuantity, parseQuantity, showInput, tryParseQuantity } from './quantity.ts';
-import { resourceAmount } from './resources.ts';
+import { compareQuantity, tryParseQuantity } from './quantity.ts';
 import type { KindEntry } from './schemas.ts';
-import { joinField, labelKeyProblem, labelValueProblem } from './topology-request.ts';
+import { issue, labelSelector, quantityProblem } from './schema-parts.ts';
+import { joinField, labelKeyProblem } from './topology-request.ts';
 import type { LabelSelector } from './volcano-objects.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -174,9 +174,6 @@ export const KueueQueueMessage = {
 // Shapes
 // ---------------------------------------------------------------------------------------
 
-type Ctx = z.core.$RefinementCtx;
-
-const issue = (ctx: Ctx, path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
 
 const int32 = (what: string) =>
   z
@@ -185,20 +182,6 @@ const int32 = (what: string) =>
     .max(INT32_MAX, { error: `must be at most ${INT32_MAX} (int32)` });
 
 /** Why `raw` is not a quantity of resource `name` >= 0, worded as resources.ts words it. */
-function quantityProblem(name: string, raw: unknown): string | undefined {
-  if (typeof raw !== 'string' && typeof raw !== 'number') {
-    return `must be a quantity such as "10", "500m" or "64Gi", got ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`;
-  }
-  try {
-    const q = parseQuantity(raw);
-    if (q.nano < 0n) return `Invalid value: ${showInput(raw)}: must be greater than or equal to 0`;
-    resourceAmount(name, q);
-  } catch (e) {
-    if (e instanceof QuantityError) return `Invalid value: ${showInput(raw)}: ${e.detail}`;
-    throw e;
-  }
-  return undefined;
-}
 
 const QUOTA_FIELDS = ['nominalQuota', 'borrowingLimit', 'lendingLimit'] as const;
 
@@ -239,38 +222,6 @@ const fairSharing = z
     if (p) issue(ctx, ['weight'], p);
   })
   .transform((fs) => (fs.weight === undefined ? fs : { ...fs, weight: String(fs.weight) }));
-
-const labelSelectorRequirement = z.looseObject({
-  key: z.string(),
-  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-  values: z.array(z.string()).optional(),
-});
-
-/** A metav1.LabelSelector with Kubernetes' rules for requirements. */
-const labelSelector = z
-  .looseObject({
-    matchLabels: z.record(z.string(), z.string()).optional(),
-    matchExpressions: z.array(labelSelectorRequirement).optional(),
-  })
-  .superRefine((sel, ctx) => {
-    for (const [k, v] of Object.entries(sel.matchLabels ?? {})) {
-      const kp = labelKeyProblem(k);
-      if (kp) issue(ctx, ['matchLabels', k], `key ${JSON.stringify(k)}: ${kp}`);
-      const vp = labelValueProblem(v);
-      if (vp) issue(ctx, ['matchLabels', k], `value ${JSON.stringify(v)}: ${vp}`);
-    }
-    (sel.matchExpressions ?? []).forEach((r, i) => {
-      const kp = labelKeyProblem(r.key);
-      if (kp) issue(ctx, ['matchExpressions', i, 'key'], `${JSON.stringify(r.key)}: ${kp}`);
-      const values = r.values ?? [];
-      if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0) {
-        issue(ctx, ['matchExpressions', i, 'values'], "Required value: must be specified when `operator` is 'In' or 'NotIn'");
-      }
-      if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && values.length > 0) {
-        issue(ctx, ['matchExpressions', i, 'values'], "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
-      }
-    });
-  });
 
 /** A string enum with a default, whose refusal can carry a hint for a known wrong value. */
 function choice(values: readonly string[], hints: Record<string, string> = {}) {

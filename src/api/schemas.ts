@@ -17,9 +17,8 @@ import { z } from 'zod';
 import { InputError, type Where } from './errors.ts';
 import { HOSTNAME_LABEL, KueueApiVersion } from './keys.ts';
 import { objectRef } from './manifest.ts';
+import { type Ctx, describeInput, issue, quantityProblem } from './schema-parts.ts';
 import type { KObject, TypeMeta, Workload } from './objects.ts';
-import { QuantityError, parseQuantity, showInput } from './quantity.ts';
-import { resourceAmount } from './resources.ts';
 import {
   formatFieldPath,
   joinField,
@@ -35,10 +34,6 @@ import { volcanoKindEntries } from './volcano.ts';
 // Building blocks
 // ---------------------------------------------------------------------------------------
 
-type Ctx = z.core.$RefinementCtx;
-
-const issue = (ctx: Ctx, path: (string | number)[], message: string, input?: unknown) =>
-  ctx.addIssue({ code: 'custom', path, message, input });
 
 const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -95,20 +90,6 @@ function maxEntries<T extends z.ZodType<Record<string, unknown>>>(schema: T, max
 }
 
 /** Why a resource quantity is refused, worded as resources.ts words it, or undefined. */
-function quantityProblem(name: string, raw: unknown): string | undefined {
-  if (typeof raw !== 'string' && typeof raw !== 'number') {
-    return `must be a quantity such as "4", "500m" or "16Gi", got ${describeInput(raw)}`;
-  }
-  try {
-    const q = parseQuantity(raw);
-    if (q.nano < 0n) return `Invalid value: ${showInput(raw)}: must be greater than or equal to 0`;
-    resourceAmount(name, q);
-  } catch (e) {
-    if (e instanceof QuantityError) return `Invalid value: ${showInput(raw)}: ${e.detail}`;
-    throw e;
-  }
-  return undefined;
-}
 
 /**
  * A resource list (`cpu: 4`, `memory: 16Gi`): every quantity parses. YAML numbers are
@@ -676,14 +657,6 @@ function withoutNulls(v: unknown): unknown {
 // zod issues in plain words (used only where a schema gives no message of its own)
 // ---------------------------------------------------------------------------------------
 
-function describeInput(v: unknown): string {
-  if (v === null) return 'null';
-  if (v === undefined) return 'nothing';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'an object';
-  if (typeof v === 'string') return `the string ${JSON.stringify(v)}`;
-  return `${typeof v} ${String(v)}`;
-}
 
 const EXPECTED: Record<string, string> = {
   string: 'a string',

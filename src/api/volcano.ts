@@ -20,8 +20,9 @@ import { z } from 'zod';
 import { InputError, type Where } from './errors.ts';
 import type { KObject, StringMap } from './objects.ts';
 import { compileUserRegex } from './regex.ts';
+import { issue, labelSelector } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
-import { joinField, labelKeyProblem, labelValueProblem } from './topology-request.ts';
+import { joinField, labelKeyProblem } from './topology-request.ts';
 import {
   VolcanoAnnotation,
   VolcanoApiVersion,
@@ -86,9 +87,6 @@ const DNS_SUBDOMAIN_PROBLEM =
 // Shapes shared by the four kinds
 // ---------------------------------------------------------------------------------------
 
-type Ctx = z.core.$RefinementCtx;
-
-const issue = (ctx: Ctx, path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -109,42 +107,6 @@ const networkTopology = z.preprocess((v, ctx) => {
   });
   return v;
 }, networkTopologyObject);
-
-const labelSelectorRequirement = z.looseObject({
-  key: z.string(),
-  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-  values: z.array(z.string()).optional(),
-});
-
-/** A metav1.LabelSelector, with Kubernetes' own rules for requirements. */
-const labelSelector = z
-  .looseObject({
-    matchLabels: z.record(z.string(), z.string()).optional(),
-    matchExpressions: z.array(labelSelectorRequirement).optional(),
-  })
-  .superRefine((sel, ctx) => {
-    for (const [k, v] of Object.entries(sel.matchLabels ?? {})) {
-      const kp = labelKeyProblem(k);
-      if (kp) issue(ctx, ['matchLabels', k], `key ${JSON.stringify(k)}: ${kp}`);
-      const vp = labelValueProblem(v);
-      if (vp) issue(ctx, ['matchLabels', k], `value ${JSON.stringify(v)}: ${vp}`);
-    }
-    (sel.matchExpressions ?? []).forEach((r, i) => {
-      const kp = labelKeyProblem(r.key);
-      if (kp) issue(ctx, ['matchExpressions', i, 'key'], `${JSON.stringify(r.key)}: ${kp}`);
-      const values = r.values ?? [];
-      if ((r.operator === 'In' || r.operator === 'NotIn') && values.length === 0) {
-        issue(ctx, ['matchExpressions', i, 'values'], "Required value: must be specified when `operator` is 'In' or 'NotIn'");
-      }
-      if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && values.length > 0) {
-        issue(ctx, ['matchExpressions', i, 'values'], "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
-      }
-      values.forEach((v, j) => {
-        const vp = labelValueProblem(v);
-        if (vp) issue(ctx, ['matchExpressions', i, 'values', j], `${JSON.stringify(v)}: ${vp}`);
-      });
-    });
-  });
 
 const labelKey = z.string().superRefine((s, ctx) => {
   const problem = labelKeyProblem(s);
