@@ -49,6 +49,11 @@ export type WorkloadPlacement =
 export type WorkloadPlacementOptions = Omit<PlacementOptions, 'assumed' | 'requiredDomain'> & {
   /** `TASMultiLayerTopology` (default on): off refuses more than one slice layer. */
   multiLayerTopology?: boolean;
+  /** The flavor each PodSet must use (the admission cycle's flavor assignment); PodSets
+   *  not listed are not placed. Without it every PodSet takes the first flavor that suits. */
+  flavorOf?: ReadonlyMap<string, string>;
+  /** Counts to place instead of the PodSets' own (partial admission). */
+  counts?: ReadonlyMap<string, number>;
 };
 
 interface Group {
@@ -84,7 +89,16 @@ export function podSetGroups(podSets: readonly PodSet[]): Group[] {
 
 /** Why a flavor does not suit a PodSet, in the peer's words; undefined when it does. */
 export function flavorMismatch(tf: TasFlavor, ps: PodSet): string | undefined {
-  const f = tf.flavor;
+  return resourceFlavorMismatch(tf.flavor, ps, tf.snapshot.levels);
+}
+
+/**
+ * The same for any ResourceFlavor (kueue-core §1a): node labels against the PodSet's
+ * selector and required affinity (over the flavor's own keys only), its taints against the
+ * PodSet's and the flavor's tolerations; for a TAS flavor (`levels` given), the requested
+ * levels must be in its topology.
+ */
+export function resourceFlavorMismatch(f: ResourceFlavor, ps: PodSet, levels?: readonly string[]): string | undefined {
   const name = f.metadata.name;
   const spec = ps.template.spec;
   const labels = f.spec.nodeLabels ?? {};
@@ -102,8 +116,8 @@ export function flavorMismatch(tf: TasFlavor, ps: PodSet): string | undefined {
   const tolerations = [...(spec.tolerations ?? []), ...(f.spec.tolerations ?? [])];
   const taint = untoleratedTaint(f.spec.nodeTaints ?? [], tolerations);
   if (taint) return `untolerated taint ${formatTaint(taint)} in flavor ${name}`;
+  if (levels === undefined) return undefined;
   const r = ps.topologyRequest;
-  const levels = tf.snapshot.levels;
   for (const key of [r?.required, r?.preferred]) {
     if (key !== undefined && !levels.includes(key)) return `Flavor "${name}" does not contain the requested level`;
   }
@@ -171,12 +185,14 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
   const out: Prepared[] = [];
   for (const group of podSetGroups(workload.spec.podSets)) {
     const ps = group.workers;
+    const forced = options.flavorOf?.get(ps.name);
+    if (options.flavorOf && forced === undefined) continue;
     if (ps.count === 0 && (!group.leader || group.leader.count === 0)) continue;
     const perPod = podRequests(ps.template.spec, `spec.podSets[${ps.name}].template.spec`);
     const leaderPerPod = group.leader ? podRequests(group.leader.template.spec, `spec.podSets[${group.leader.name}].template.spec`) : undefined;
     const mismatches: string[] = [];
     let chosen: TasFlavor | undefined;
-    for (const tf of ordered) {
+    for (const tf of forced !== undefined ? flavors.filter((f) => f.flavor.metadata.name === forced) : ordered) {
       const why = flavorMismatch(tf, ps);
       if (why === undefined) {
         chosen = tf;
@@ -186,6 +202,8 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
     }
     if (!chosen) return fail(ps.name, ordered.length === 0 ? 'no TAS ResourceFlavor in the input' : mismatches.join(', '));
     let req: PlacementRequest | string = placementRequest(group, chosen.flavor, perPod, leaderPerPod);
+    const count = options.counts?.get(ps.name);
+    if (count !== undefined) req = { ...req, count };
     if (volcano && chosen.tierOfName) {
       const a = ps.template.metadata?.annotations;
       const size = a?.[PARTITION_SIZE_ANNOTATION];
