@@ -118,6 +118,7 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   const order = new Map<Where, number>(objects.map((o, i) => [o.where, i]));
   const built = workloadsFromObjects(input.others);
   errors.push(...built.errors);
+  notes.push(...built.notes);
   // The cross-PodSet rules the schema checks on Workload objects hold for built ones too.
   const invalid = new Set<Workload>();
   for (const b of built.workloads) {

@@ -7,9 +7,11 @@
 //      Job): the parent's Workload already covers them, as in Kueue;
 //   2. per object, find the integration by apiVersion and kind; a known group with an
 //      unknown version is an error, anything else (Nodes, Topologies...) is not ours;
-//   3. integrations that group objects across documents (plain Pods: pod groups) get all
-//      their objects at once;
-//   4. Workloads come out in input order, a group at the place of its first member.
+//   3. integrations that group objects across documents (plain Pods: pod groups, gangs)
+//      get all their objects at once;
+//   4. Workloads come out in input order, a group at the place of its first member;
+//      `notes` are what a user should read that is not an error (e.g. a gang not yet
+//      initialized: its pods wait, nothing is wrong with the input).
 
 import { InputError, type Where } from '../api/errors.ts';
 import type { KObject, TypeMeta, Workload } from '../api/objects.ts';
@@ -61,6 +63,7 @@ export interface Integration {
   toWorkloadsAcross?(items: readonly SourcedObject[]): {
     workloads: (SourcedWorkload & { first: number })[];
     errors: InputError[];
+    notes?: string[];
   };
 }
 
@@ -69,8 +72,9 @@ export const integrations: readonly Integration[] = [
   jobIntegration,
   jobSetIntegration,
   leaderWorkerSetIntegration,
-  // Plain Pods: pod.ts's integration, reached through the PodGroup one (Volcano PodGroups
-  // and their pods are separate documents, so one integration must see both kinds).
+  // Plain Pods: pod.ts's integration, and Koordinator / scheduler-plugins gangs
+  // (gang-pods.ts), reached through the PodGroup one (PodGroups and their pods are separate
+  // documents, so one integration must see every kind).
   volcanoPodGroupIntegration,
   volcanoJobIntegration,
   hyperJobIntegration,
@@ -102,8 +106,10 @@ export function hasSupportedParent(obj: KObject): boolean {
 export function workloadsFromObjects(objects: readonly SourcedObject[]): {
   workloads: SourcedWorkload[];
   errors: InputError[];
+  notes: string[];
 } {
   const errors: InputError[] = [];
+  const notes: string[] = [];
   const placed: { at: number; w: SourcedWorkload }[] = [];
   const across = new Map<Integration, { items: SourcedObject[]; index: number[] }>();
 
@@ -137,6 +143,7 @@ export function workloadsFromObjects(objects: readonly SourcedObject[]): {
   for (const [integration, batch] of across) {
     const r = integration.toWorkloadsAcross!(batch.items);
     errors.push(...r.errors);
+    notes.push(...(r.notes ?? []));
     for (const { workload, source, first } of r.workloads) {
       placed.push({ at: batch.index[first]!, w: { workload, source } });
     }
@@ -144,5 +151,5 @@ export function workloadsFromObjects(objects: readonly SourcedObject[]): {
 
   // Stable sort: several Workloads from one object (LWS groups) keep their order.
   placed.sort((a, b) => a.at - b.at);
-  return { workloads: placed.map((p) => p.w), errors };
+  return { workloads: placed.map((p) => p.w), errors, notes };
 }

@@ -327,7 +327,8 @@ interface Member {
   total: number;
 }
 
-function podPodSet(pod: Pod, name: string, count: number, where: Where, errors: InputError[]): PodSet {
+/** A PodSet of `count` pods shaped like `pod`, with the topology request its TAS annotations ask for. */
+export function podPodSet(pod: Pod, name: string, count: number, where: Where, errors: InputError[]): PodSet {
   const template = podSetTemplate({ metadata: pod.metadata, spec: pod.spec });
   const tr = topologyRequestFromAnnotations(
     pod.metadata.annotations,
@@ -341,7 +342,8 @@ function podPodSet(pod: Pod, name: string, count: number, where: Where, errors: 
   return ps;
 }
 
-function singlePodWorkload(pod: Pod, where: Where, errors: InputError[]): Workload | undefined {
+/** Kueue's single-pod Workload (`pod-<name>-<hash>`, PodSet `main`), or undefined with errors added. */
+export function singlePodWorkload(pod: Pod, where: Where, errors: InputError[]): Workload | undefined {
   const before = errors.length;
   const ps = podPodSet(pod, DEFAULT_PODSET_NAME, 1, where, errors);
   return errors.length > before ? undefined : ownedWorkload(pod, [ps]);

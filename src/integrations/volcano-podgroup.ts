@@ -2,8 +2,10 @@
 // (spec volcano-hypernode §1.2-§1.4). Annotation keys: see volcano-job.ts.
 //
 // A PodGroup and its pods are separate documents, so this integration takes both kinds:
-// PodGroups and every Pod. Pods that are not Volcano's go on to the plain-Pods
-// integration (pod.ts) unchanged; the registry lists this integration in its place.
+// PodGroups and every Pod. Pods that are not Volcano's, with the Koordinator and
+// scheduler-plugins PodGroups, go on to gang-pods.ts (gangs) and from there to the
+// plain-Pods integration (pod.ts) unchanged; the registry lists this integration in their
+// place.
 //
 // workloadsFromPodGroupsAndPods:
 //   1. parse each PodGroup (schema and admission rules of the API layer);
@@ -11,12 +13,12 @@
 //      - annotation `scheduling.k8s.io/group-name` -> a member of that PodGroup (same
 //        namespace). Unbound, unfinished members are what the Workload places; bound ones
 //        (not Failed) already count toward the gang;
-//      - no group name but `volcano.sh/network-topology-mode` or `-highest-tier` -> the
-//        PodGroup Volcano's podgroup controller would make for it (§1.4): the pod's
-//        single-pod Workload (as pod.ts builds it) with that topology, gang minimum 1 and
-//        the pod's `scheduling.volcano.sh/queue-name`; unreadable values are warnings
-//        (the peer logs them) and fall back as §1.4 says;
-//      - anything else -> pod.ts;
+//      - no group name, no gang (gang-pods.ts), but `volcano.sh/network-topology-mode` or
+//        `-highest-tier` -> the PodGroup Volcano's podgroup controller would make for it
+//        (§1.4): the pod's single-pod Workload (as pod.ts builds it) with that topology,
+//        gang minimum 1 and the pod's `scheduling.volcano.sh/queue-name`; unreadable
+//        values are warnings (the peer logs them) and fall back as §1.4 says;
+//      - anything else -> gang-pods.ts, then pod.ts;
 //      a pod naming both a Volcano and a Kueue pod group, or in a Kueue pod group with
 //      the Volcano topology annotations, is refused;
 //   3. per PodGroup with at least one pending member: PodSets by role as pod.ts's pod
@@ -61,6 +63,7 @@ import type { KObject, Pod, PodSet, StringMap, Workload } from '../api/objects.t
 import { networkTopologyOf, podGroupAnnotationsTopology } from '../api/volcano.ts';
 import { VolcanoAnnotation, VolcanoApiVersion, type LabelSelector, type SubGroupPolicy, type VolcanoPodGroup } from '../api/volcano-objects.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
+import { GangPodGroupKinds, isGangPodGroup, podGangId, workloadsFromGangsAndPods } from './gang-pods.ts';
 import type { Integration, IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
 import { PodKind, isPendingPlainPod, podGroupName, roleHash, workloadsFromPods } from './pod.ts';
 import {
@@ -87,6 +90,8 @@ export interface PodGroupWorkloads {
   errors: InputError[];
   /** Pod annotations Volcano would log and fall back on (spec §1.4), with where they were read. */
   warnings: string[];
+  /** What gang-pods.ts reports about Koordinator / scheduler-plugins gangs. */
+  notes: string[];
 }
 
 interface Member {
@@ -353,7 +358,7 @@ function annotatedPodWorkloads(item: SourcedObject, index: number, out: PodGroup
  * in `items` of the object each Workload is placed at: the PodGroup, or the pod.
  */
 export function workloadsFromPodGroupsAndPods(items: readonly SourcedObject[]): PodGroupWorkloads {
-  const out: PodGroupWorkloads = { workloads: [], errors: [], warnings: [] };
+  const out: PodGroupWorkloads = { workloads: [], errors: [], warnings: [], notes: [] };
   const podGroups = new Map<string, { pg: VolcanoPodGroup; where: Where; index: number }>();
   const groups = new Map<string, Group>();
   const plain: { item: SourcedObject; index: number }[] = [];
@@ -361,7 +366,7 @@ export function workloadsFromPodGroupsAndPods(items: readonly SourcedObject[]): 
 
   // 1. PodGroups.
   items.forEach((item, index) => {
-    if (item.object.kind !== PodGroupKind.kind) return;
+    if (item.object.kind !== PodGroupKind.kind || item.object.apiVersion !== PodGroupKind.apiVersion) return;
     const where = whereIn(item.where, item.object);
     const parsed = parseVolcano<VolcanoPodGroup>(item.object, where);
     out.errors.push(...parsed.errors);
@@ -385,11 +390,12 @@ export function workloadsFromPodGroupsAndPods(items: readonly SourcedObject[]): 
   // 2. Pods.
   items.forEach((item, index) => {
     const pod = item.object as Pod;
+    if (isGangPodGroup(pod)) plain.push({ item, index });
     if (pod.kind !== PodKind.kind) return;
     const group = pod.metadata.annotations?.[VolcanoAnnotation.PodGroupName];
     const where = whereIn(item.where, pod);
     if (group === undefined) {
-      if (!hasTopologyAnnotations(pod)) plain.push({ item, index });
+      if (!hasTopologyAnnotations(pod) || podGangId(pod) !== undefined) plain.push({ item, index });
       else if (podGroupName(pod) === undefined) annotatedPodWorkloads(item, index, out);
       else {
         out.errors.push(
@@ -446,8 +452,9 @@ export function workloadsFromPodGroupsAndPods(items: readonly SourcedObject[]): 
     if (wl) out.workloads.push({ workload: wl, source: items[index]!.where, first: index });
   }
 
-  const r = workloadsFromPods(plain.map((p) => p.item));
+  const r = workloadsFromGangsAndPods(plain.map((p) => p.item));
   out.errors.push(...r.errors);
+  out.notes.push(...r.notes);
   for (const w of r.workloads) out.workloads.push({ ...w, first: plain[w.first]!.index });
 
   out.workloads.sort((a, b) => a.first - b.first);
@@ -460,16 +467,16 @@ export function podGroupToWorkloads(obj: KObject, ctx: IntegrationContext): ToWo
 }
 
 /**
- * Volcano PodGroups with their pods, and (through pod.ts) every other plain Pod. The
- * Integration interface has no warnings: workloadsFromPodGroupsAndPods returns them, the
- * registry drops them.
+ * Volcano PodGroups with their pods, and (through gang-pods.ts and pod.ts) Koordinator /
+ * scheduler-plugins gangs with their PodGroups and every other plain Pod. The gang notes go
+ * to the registry's notes; Volcano's `warnings` are still dropped there, as before.
  */
 export const volcanoPodGroupIntegration: Integration = {
   name: 'scheduling.volcano.sh/podgroup',
-  kinds: [PodGroupKind, PodKind],
+  kinds: [PodGroupKind, PodKind, ...GangPodGroupKinds],
   toWorkloads: podGroupToWorkloads,
   toWorkloadsAcross: (items) => {
     const r = workloadsFromPodGroupsAndPods(items);
-    return { workloads: r.workloads, errors: r.errors };
+    return { workloads: r.workloads, errors: r.errors, notes: r.notes };
   },
 };
