@@ -10,7 +10,8 @@
 // Phases: 1. peer shape (640 nodes): placements; 2. large shape (100,000 hosts): build and
 // retained heap, placements, update events; 3. hypernodes shape (11,008 HyperNodes over
 // 100,000 hosts): tree build, snapshot build, Volcano hard/soft placements; 4. v1beta2
-// encoding of a 40,000-host assignment. The heap figure needs `global.gc`; without
+// encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
+// victims (bench/admission-preemption.ts). The heap figure needs `global.gc`; without
 // `--expose-gc` the script runs itself again with it.
 
 import { spawnSync } from 'node:child_process';
@@ -20,6 +21,8 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
+import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
+import type { PreemptionTarget } from '../src/admission/preemption.ts';
 import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
 import { PlacementEngine, type PlacementResult } from '../src/placement/engine.ts';
 import type { PlacementRequest } from '../src/placement/request.ts';
@@ -78,6 +81,7 @@ export const FIGURES = [
   { name: 'hypernode.place.soft', unit: 'ms' },
   { name: 'encode.v1beta2.40k', unit: 'ms' },
   { name: 'encode.v1beta2.40k.bytes', unit: 'bytes' },
+  { name: 'admission.preempt.2000-nodes-700-victims', unit: 'ms' },
 ] as const;
 type FigureName = (typeof FIGURES)[number]['name'];
 
@@ -420,6 +424,25 @@ function runEncode(report: Report): void {
   report.add('encode.v1beta2.40k.bytes', bytes, `JSON bytes; ${(bytes / hostnames.length).toFixed(1)} per host; 1,000 GKE pools x 40`);
 }
 
+function runPreemption(report: Report): void {
+  const name = 'admission.preempt.2000-nodes-700-victims';
+  if (!report.wants(name)) return;
+  const b = preemptionShape(PREEMPTION);
+  console.error(`preemption: ${b.nodes.toLocaleString('en-US')} nodes (${PREEMPTION.blocks} blocks x ${PREEMPTION.racksPerBlock} racks x ${PREEMPTION.nodesPerRack}), ${b.victims} victims, seed ${PREEMPTION.seed}`);
+  let result: PreemptionTarget[] = [];
+  const before = b.calls();
+  const first = timeFirst(() => (result = preemptOnce(b)));
+  const calls = b.calls() - before;
+  const wrong = checkPreemption(b, result);
+  if (wrong) throw new PlacementFailed(`preemption: ${wrong}`);
+  const t = measure(() => preemptOnce(b), { time: 2000, iterations: 20 });
+  // The same search without a level: the global order, binary search and fill-back.
+  const g = unconstrainedVariant(b);
+  const gTargets = preemptOnce(g).length;
+  const gt = measure(() => preemptOnce(g), { time: 2000, iterations: 10 });
+  report.addTiming(name, t, 1, `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (300 pods): ${gTargets} targets, median ${fmt(gt.median)} ms`);
+}
+
 // ---- entry point ------------------------------------------------------------------------
 
 function main(): number {
@@ -442,6 +465,7 @@ function main(): number {
     runLarge(report);
     runHyperNode(report);
     runEncode(report);
+    runPreemption(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);

@@ -1,0 +1,600 @@
+// Preemption (kueue-core.md §1b "Preemption basics", §1a Preempted reasons): which admitted
+// Workloads to evict so that a pending one fits. The search simulates on the snapshot it is
+// given (removeAdmitted / addAdmitted) and leaves it exactly as it found it.
+//
+// 1. Candidates: the preemptor's ClusterQueue per `withinClusterQueue`; the other
+//    ClusterQueues of its cohort tree that borrow a needed flavor-resource, per
+//    `reclaimWithinCohort`. Only Workloads holding a needed flavor-resource (or, when
+//    topology room is short, pods on the preemptor's TAS flavor) count. A gang group (gang
+//    groups sharing a gang id, joined) is one unit: a candidate only when every member is.
+// 2. Order: other ClusterQueues first, lower priority, most recently reserved, key.
+// 3. Attempts, as the peer's getTargets: only own candidates -> may borrow;
+//    borrowWithinCohort -> may borrow while reclaiming below its priority threshold;
+//    under nominal -> reclaim without borrowing; last, own candidates only -> may borrow.
+// 4. One attempt over an ordered list: skip units of ClusterQueues that have stopped
+//    borrowing; binary-search the shortest prefix whose removal lets the preemptor fit;
+//    fill back in reverse order (in growing chunks while they keep fitting).
+//    For a topology request at a level, each domain's units go first (domains ordered by
+//    an estimate of the victims they need), the best domain solution wins, and the global
+//    order is the fallback.
+// 5. Restore the snapshot.
+
+import type { ResourceAmounts } from '../api/resources.ts';
+import { parseTime } from '../api/time.ts';
+import type { TasFlavor } from '../placement/workload-placement.ts';
+import type { FlavorAssignment } from './flavor-assigner.ts';
+import type { FR } from './quota.ts';
+import type { AdmissionSnapshot, AdmittedWorkload, ClusterQueueInfo } from './snapshot.ts';
+import type { WorkloadInfo } from './workload-info.ts';
+
+/** Reasons of the `Preempted` condition (kueue-core §1a; `InCohortFairSharing` needs fair sharing). */
+export const PreemptedReason = {
+  InClusterQueue: 'InClusterQueue',
+  InCohortReclamation: 'InCohortReclamation',
+  InCohortReclaimWhileBorrowing: 'InCohortReclaimWhileBorrowing',
+} as const;
+export type PreemptedReason = (typeof PreemptedReason)[keyof typeof PreemptedReason];
+
+/** The peer's words for each reason (its HumanReadablePreemptionReasons). */
+const REASON_WORDS: Record<PreemptedReason, string> = {
+  InClusterQueue: 'prioritization in the ClusterQueue',
+  InCohortReclamation: 'reclamation within the cohort',
+  InCohortReclaimWhileBorrowing: 'reclamation within the cohort while borrowing',
+};
+
+/** The message of a preempted Workload's `Preempted` condition. */
+export function preemptionMessage(preemptorUid: string | undefined, reason: PreemptedReason): string {
+  return `Preempted to accommodate a workload (UID: ${preemptorUid || 'UNKNOWN'}) due to ${REASON_WORDS[reason]}`;
+}
+
+export interface PreemptionTarget {
+  key: string;
+  clusterQueue: string;
+  reason: PreemptedReason;
+  message: string;
+}
+
+export interface PreemptionRequest {
+  /** The preemptor. */
+  info: WorkloadInfo;
+  /** Its ClusterQueue. */
+  cq: ClusterQueueInfo;
+  /** Mode `Preempt`: which flavor-resources need freeing (preemptQuota), or TAS room (preemptTopology). */
+  assignment: FlavorAssignment;
+  /** Whether the preemptor fits on the snapshot as it is at the moment of the call (quota and topology). Deterministic. */
+  fits: () => boolean;
+  /** Keys that must not be chosen (already targeted by another preemptor this cycle, or already being evicted). */
+  exclude?: ReadonlySet<string>;
+}
+
+/** At most this many domain-first orderings are tried per attempt (each costs a binary search and a fill-back). */
+const MAX_DOMAIN_TRIES = 8;
+
+/** Admitted Workloads preempted together: one Workload, or every Workload of a gang group (gangUnits). */
+interface Unit {
+  /** Sorted by key. */
+  members: AdmittedWorkload[];
+  /** Every member is in the preemptor's ClusterQueue. */
+  own: boolean;
+  /** Highest member priority. */
+  priority: number;
+  /** Highest priority among members of other ClusterQueues (-Infinity: none). */
+  otherPriority: number;
+  /** Latest reservation. */
+  reservedAt: number;
+  /** Smallest member key. */
+  key: string;
+  /** ClusterQueues of members outside the preemptor's: each must still borrow when the unit is taken. */
+  others: string[];
+  /** Topology mode: domains at the requested level holding its pods on the TAS flavor. */
+  domains: number[];
+  /** Topology mode: what removing it frees per leaf (`pods` included). */
+  freed: Map<number, ResourceAmounts>;
+}
+
+interface Topo {
+  tf: TasFlavor;
+  level: number;
+  /** Per-pod request of the preemptor's TAS PodSets (`pods: 1` included), and their pod count. */
+  perPod: ResourceAmounts;
+  need: number;
+  /** Domain at the level -> its leaves (built on first use). */
+  leaves?: Map<number, number[]>;
+}
+
+interface Solution {
+  units: Unit[];
+  threshold: number | undefined;
+  /** Targets (Workloads). */
+  size: number;
+  maxPriority: number;
+}
+
+/** Units taken out of the snapshot, and how to put them back. */
+class Removals {
+  private readonly removed = new Set<Unit>();
+  touched = false;
+  constructor(private readonly snap: AdmissionSnapshot) {}
+
+  remove(u: Unit): void {
+    if (this.removed.has(u)) return;
+    this.removed.add(u);
+    this.touched = true;
+    for (const m of u.members) this.snap.removeAdmitted(m.key);
+  }
+
+  add(u: Unit): void {
+    if (!this.removed.delete(u)) return;
+    for (const m of u.members) this.snap.addAdmitted(m);
+  }
+
+  restore(): void {
+    for (const u of [...this.removed].reverse()) this.add(u);
+  }
+}
+
+interface Ctx {
+  snap: AdmissionSnapshot;
+  cq: string;
+  fits: () => boolean;
+  /** Flavor-resources needing preemption: other ClusterQueues must borrow one to be reclaimed from. */
+  needed: FR[];
+  /** The preemptor's quota usage (the "without borrowing" check). */
+  usage: ReadonlyMap<FR, number>;
+  topo?: Topo;
+  removals: Removals;
+}
+
+/**
+ * The admitted Workloads to preempt so that the preemptor fits, with the reason and message
+ * of each; [] when preemption would not help (or is not needed: it fits already). The
+ * snapshot is used for simulation and is exactly as before when this returns.
+ */
+export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRequest): PreemptionTarget[] {
+  const { assignment: a, cq } = req;
+  if (a.mode === 'NoFit' || (a.preemptQuota.size === 0 && !a.preemptTopology)) return [];
+  if (!snap.quota.hasClusterQueue(cq.name)) return [];
+  const tasFlavors = new Set(a.preemptTopology ? a.podSets.flatMap((p) => (p.tasFlavor !== undefined ? [p.tasFlavor] : [])) : []);
+  const needed = new Set(a.preemptQuota);
+  for (const f of a.usage.keys()) if (tasFlavors.has(f.slice(0, f.indexOf('/')))) needed.add(f);
+  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed: [...needed].sort(), usage: a.usage, topo: topologyOf(snap, req), removals: new Removals(snap) };
+
+  const units = candidateUnits(ctx, req, tasFlavors);
+  if (units.length === 0 || req.fits()) return [];
+  units.sort(byOrder);
+
+  const order = [...snap.admitted.keys()];
+  let sol: Solution | undefined;
+  try {
+    sol = strategy(ctx, req, units);
+  } finally {
+    ctx.removals.restore();
+    // addAdmitted appends: put the keys back in their order too.
+    if (ctx.removals.touched) {
+      const entries = order.map((k) => [k, snap.admitted.get(k)!] as const);
+      snap.admitted.clear();
+      for (const [k, v] of entries) snap.admitted.set(k, v);
+    }
+  }
+  if (!sol) return [];
+  const uid = req.info.workload.metadata.uid;
+  return sol.units.flatMap((u) =>
+    u.members.map((m) => {
+      const reason = reasonOf(m, cq.name, sol.threshold);
+      return { key: m.key, clusterQueue: m.clusterQueue, reason, message: preemptionMessage(uid, reason) };
+    }),
+  );
+}
+
+function reasonOf(m: AdmittedWorkload, cq: string, threshold: number | undefined): PreemptedReason {
+  if (m.clusterQueue === cq) return PreemptedReason.InClusterQueue;
+  return threshold !== undefined && m.priority < threshold ? PreemptedReason.InCohortReclaimWhileBorrowing : PreemptedReason.InCohortReclamation;
+}
+
+// ---- candidates ------------------------------------------------------------------------
+
+function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySet<string>): Unit[] {
+  const { snap } = ctx;
+  const { cq, info } = req;
+  const policy = cq.preemption;
+  const cohort = new Set(cq.cohort !== undefined ? snap.quota.cohortMembers(cq.name) : [cq.name]);
+  const borrowingMemo = new Map<string, boolean>();
+  const borrowing = (q: string): boolean => {
+    let b = borrowingMemo.get(q);
+    if (b === undefined) {
+      b = ctx.needed.some((f) => snap.quota.borrowing(q, f) > 0);
+      borrowingMemo.set(q, b);
+    }
+    return b;
+  };
+  const newer = (w: AdmittedWorkload): boolean => {
+    const t = parseTime(w.workload.metadata.creationTimestamp);
+    return t !== undefined && info.timestamp < t;
+  };
+  const eligible = (w: AdmittedWorkload): boolean => {
+    if (req.exclude?.has(w.key)) return false;
+    if (w.clusterQueue === cq.name) {
+      if (policy.withinClusterQueue === 'LowerPriority') return w.priority < info.priority;
+      if (policy.withinClusterQueue === 'LowerOrNewerEqualPriority') return w.priority < info.priority || (w.priority === info.priority && newer(w));
+      return false;
+    }
+    if (policy.reclaimWithinCohort === 'Never' || !cohort.has(w.clusterQueue) || !snap.quota.hasClusterQueue(w.clusterQueue)) return false;
+    if (!borrowing(w.clusterQueue)) return false;
+    return policy.reclaimWithinCohort === 'Any' || w.priority < info.priority;
+  };
+  const quotaFRs = [...req.assignment.preemptQuota];
+  const helps = (w: AdmittedWorkload): boolean =>
+    quotaFRs.some((f) => (w.usage.get(f) ?? 0) > 0) || w.podSets.some((p) => p.assignment !== undefined && p.tasFlavor !== undefined && tasFlavors.has(p.tasFlavor));
+
+  const out: Unit[] = [];
+  for (const members of gangUnits(snap)) {
+    if (!members.every(eligible) || !members.some(helps)) continue;
+    members.sort((x, y) => cmp(x.key, y.key));
+    const others = [...new Set(members.filter((m) => m.clusterQueue !== cq.name).map((m) => m.clusterQueue))].sort();
+    const unit: Unit = {
+      members,
+      own: others.length === 0,
+      priority: Math.max(...members.map((m) => m.priority)),
+      otherPriority: Math.max(...members.filter((m) => m.clusterQueue !== cq.name).map((m) => m.priority)),
+      reservedAt: Math.max(...members.map((m) => m.reservedAt)),
+      key: members[0]!.key,
+      others,
+      domains: [],
+      freed: new Map(),
+    };
+    if (ctx.topo) locate(ctx.topo, unit);
+    out.push(unit);
+  }
+  return out;
+}
+
+/**
+ * Admitted Workloads that go together: a Workload alone, or every Workload whose gang
+ * group (`gangGroup`, gang ids joined by `,`) shares a gang id with another's. Groups
+ * declared one-sidedly (A lists B, B lists only itself) are joined too: A was admitted
+ * only with B, so taking B must take A.
+ */
+function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
+  const parent = new Map<string, string>();
+  const find = (x: string): string => {
+    let r = x;
+    while (parent.get(r) !== r) r = parent.get(r)!;
+    for (let y = x; y !== r; ) {
+      const next = parent.get(y)!;
+      parent.set(y, r);
+      y = next;
+    }
+    return r;
+  };
+  for (const w of snap.admitted.values()) {
+    if (w.gangGroup === undefined) continue;
+    const ids = w.gangGroup.split(',');
+    for (const id of ids) if (!parent.has(id)) parent.set(id, id);
+    const root = find(ids[0]!);
+    for (const id of ids.slice(1)) {
+      const r = find(id);
+      if (r !== root) parent.set(r, root);
+    }
+  }
+  const groups = new Map<string, AdmittedWorkload[]>();
+  for (const w of snap.admitted.values()) {
+    const g = w.gangGroup !== undefined ? `gang\u0000${find(w.gangGroup.split(',')[0]!)}` : `wl\u0000${w.key}`;
+    let list = groups.get(g);
+    if (!list) groups.set(g, (list = []));
+    list.push(w);
+  }
+  return [...groups.values()];
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Other ClusterQueues first, lower priority, most recently reserved, key. */
+function byOrder(a: Unit, b: Unit): number {
+  return Number(a.own) - Number(b.own) || a.priority - b.priority || b.reservedAt - a.reservedAt || cmp(a.key, b.key);
+}
+
+// ---- attempts ----------------------------------------------------------------------------
+
+/** The peer's getTargets: which candidates, and whether the preemptor may borrow. */
+function strategy(ctx: Ctx, req: PreemptionRequest, units: Unit[]): Solution | undefined {
+  const own = units.filter((u) => u.own);
+  if (own.length === units.length) return minimal(ctx, units, true, undefined);
+  const underNominal = ctx.needed.every((f) => ctx.snap.quota.usage(ctx.cq, f) < ctx.snap.quota.nominal(ctx.cq, f));
+  const bwc = req.cq.preemption.borrowWithinCohort;
+  if (bwc !== undefined && bwc.policy === 'LowerPriority') {
+    const t = bwc.maxPriorityThreshold;
+    const threshold = t !== undefined && t < req.info.priority ? t + 1 : req.info.priority;
+    // Borrowing already: other ClusterQueues' Workloads only below the threshold.
+    const list = underNominal ? units : units.filter((u) => u.otherPriority < threshold);
+    return minimal(ctx, list, true, threshold);
+  }
+  if (underNominal) {
+    const s = minimal(ctx, units, false, undefined);
+    if (s) return s;
+  }
+  return minimal(ctx, own, true, undefined);
+}
+
+/** Domain-first orderings when the request has a level, else (or when none works) the global order. */
+function minimal(ctx: Ctx, list: Unit[], allowBorrowing: boolean, threshold: number | undefined): Solution | undefined {
+  if (list.length === 0) return undefined;
+  if (ctx.topo) {
+    const best = domainFirst(ctx, ctx.topo, list, allowBorrowing, threshold);
+    if (best) return best;
+  }
+  return solve(ctx, list, allowBorrowing, threshold, undefined);
+}
+
+const better = (a: { size: number; maxPriority: number }, b: { size: number; maxPriority: number }): boolean =>
+  a.size < b.size || (a.size === b.size && a.maxPriority < b.maxPriority);
+
+function domainFirst(ctx: Ctx, topo: Topo, list: Unit[], allowBorrowing: boolean, threshold: number | undefined): Solution | undefined {
+  const byDomain = new Map<number, Unit[]>();
+  for (const u of list) {
+    for (const d of u.domains) {
+      let l = byDomain.get(d);
+      if (!l) byDomain.set(d, (l = []));
+      l.push(u);
+    }
+  }
+  const s = topo.tf.snapshot;
+  const estimates = [...byDomain].map(([d, units]) => ({ d, units, ...estimate(topo, d, units) }));
+  estimates.sort((a, b) => a.size - b.size || a.maxPriority - b.maxPriority || s.rank(a.d) - s.rank(b.d));
+  let best: Solution | undefined;
+  let tries = 0;
+  for (const e of estimates) {
+    if (!Number.isFinite(e.size) || tries++ === MAX_DOMAIN_TRIES) break;
+    if (best && !better(e, best)) break;
+    const first = new Set(e.units);
+    const ordered = [...e.units, ...list.filter((u) => !first.has(u))];
+    const sol = solve(ctx, ordered, allowBorrowing, threshold, e.count);
+    if (sol && (!best || better(sol, best))) best = sol;
+  }
+  return best;
+}
+
+/**
+ * How many of a domain's units (in order) must go for the preemptor's pods to fit in it,
+ * counting pods per leaf from free capacity: an estimate (it ignores node filters, slices
+ * and leaders) that only orders the domains; fits() decides.
+ */
+function estimate(topo: Topo, d: number, units: Unit[]): { count: number; size: number; maxPriority: number } {
+  const none = { count: Infinity, size: Infinity, maxPriority: Infinity };
+  const s = topo.tf.snapshot;
+  const names = Object.keys(topo.perPod).filter((r) => topo.perPod[r]! > 0);
+  const idx = names.map((r) => s.resources.get(r));
+  if (idx.some((i) => i === undefined)) return none;
+  const leaves = leavesOf(topo, d);
+  const inDomain = new Set(leaves);
+  const free = new Map<number, number[]>();
+  const fit = (v: number[]): number => {
+    let n = Infinity;
+    for (let i = 0; i < v.length; i++) n = Math.min(n, Math.floor(v[i]! / topo.perPod[names[i]!]!));
+    return Math.max(0, n);
+  };
+  let total = 0;
+  for (const l of leaves) {
+    const v = idx.map((i) => s.free(l, i!));
+    free.set(l, v);
+    total += fit(v);
+  }
+  let size = 0;
+  let maxPriority = -Infinity;
+  if (total >= topo.need) return { count: 0, size, maxPriority };
+  for (const [i, u] of units.entries()) {
+    size += u.members.length;
+    maxPriority = Math.max(maxPriority, u.priority);
+    for (const [leaf, amounts] of u.freed) {
+      if (!inDomain.has(leaf)) continue;
+      const v = free.get(leaf)!;
+      const before = fit(v);
+      names.forEach((r, j) => (v[j]! += amounts[r] ?? 0));
+      total += fit(v) - before;
+    }
+    if (total >= topo.need) return { count: i + 1, size, maxPriority };
+  }
+  return none;
+}
+
+// ---- one attempt -----------------------------------------------------------------------------
+
+/**
+ * The shortest prefix of `ordered` whose removal lets the preemptor fit, filled back.
+ * `hint`: a guess of that prefix length (domain estimates), probed first.
+ */
+function solve(ctx: Ctx, ordered: Unit[], allowBorrowing: boolean, threshold: number | undefined, hint: number | undefined): Solution | undefined {
+  const eff = keepBorrowing(ctx, ordered);
+  const n = eff.length;
+  if (n === 0) return undefined;
+  // Prefixes from this length on hold a Workload above the threshold: no borrowing then.
+  let noBorrowFrom = Infinity;
+  if (!allowBorrowing) noBorrowFrom = 0;
+  else if (threshold !== undefined) {
+    const i = eff.findIndex((u) => u.otherPriority >= threshold);
+    if (i >= 0) noBorrowFrom = i + 1;
+  }
+  const { removals } = ctx;
+  let cur = 0;
+  const moveTo = (k: number): void => {
+    while (cur < k) removals.remove(eff[cur++]!);
+    while (cur > k) removals.add(eff[--cur]!);
+  };
+  const test = (k: number): boolean => {
+    moveTo(k);
+    return ctx.fits() && (k < noBorrowFrom || withinNominal(ctx));
+  };
+
+  // The predicate is monotone on [1, noBorrowFrom) and on [noBorrowFrom, n] separately.
+  let k: number | undefined;
+  const end1 = Math.min(noBorrowFrom - 1, n);
+  if (end1 >= 1 && test(end1)) k = firstTrue(1, end1, test, hint);
+  else {
+    const lo = Math.max(noBorrowFrom, 1);
+    if (lo <= n && test(n)) k = firstTrue(lo, n, test, hint);
+  }
+  if (k === undefined) {
+    moveTo(0);
+    return undefined;
+  }
+  moveTo(k);
+
+  // Fill back, last removed first (the last is needed: without it the prefix k-1 did not
+  // fit). A chunk that fits once added back can go whole, so chunks double while they fit.
+  const mayBorrow = k < noBorrowFrom;
+  const ok = (): boolean => ctx.fits() && (mayBorrow || withinNominal(ctx));
+  const kept = new Array<boolean>(k).fill(true);
+  let chunk = 1;
+  for (let i = k - 2; i >= 0; ) {
+    const c = Math.min(chunk, i + 1);
+    for (let j = i; j > i - c; j--) removals.add(eff[j]!);
+    if (ok()) {
+      for (let j = i; j > i - c; j--) kept[j] = false;
+      i -= c;
+      chunk *= 2;
+      continue;
+    }
+    for (let j = i - c + 1; j <= i; j++) removals.remove(eff[j]!);
+    if (c === 1) i--;
+    chunk = 1;
+  }
+  const units = eff.slice(0, k).filter((_, i) => kept[i]);
+  for (const u of units) removals.add(u);
+  return { units, threshold, size: units.reduce((s, u) => s + u.members.length, 0), maxPriority: Math.max(...units.map((u) => u.priority)) };
+}
+
+/** Smallest k in [lo, hi] with test(k), given test(hi) and a monotone test; probes `hint` first. */
+function firstTrue(lo: number, hi: number, test: (k: number) => boolean, hint: number | undefined): number {
+  if (hint !== undefined && hint < hi) {
+    const h = Math.max(hint, lo);
+    if (h < hi) {
+      if (test(h)) {
+        if (h === lo || !test(h - 1)) return h;
+        hi = h - 1;
+      } else {
+        // Gallop upwards from the guess.
+        lo = h + 1;
+        for (let step = 1; lo < hi; step *= 2) {
+          const p = lo + step - 1;
+          if (p >= hi) break;
+          if (test(p)) {
+            hi = p;
+            break;
+          }
+          lo = p + 1;
+        }
+      }
+    }
+  }
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (test(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * The units in order, without those whose other ClusterQueues would no longer borrow a
+ * needed flavor-resource once the units before them are gone (the peer skips them: quota
+ * is reclaimed only from borrowers).
+ */
+function keepBorrowing(ctx: Ctx, ordered: Unit[]): Unit[] {
+  const q = ctx.snap.quota;
+  const used = new Map<string, number>();
+  const key = (cq: string, f: FR) => `${cq}\u0000${f}`;
+  const usage = (cq: string, f: FR) => used.get(key(cq, f)) ?? q.usage(cq, f);
+  const borrows = (cq: string) => ctx.needed.some((f) => usage(cq, f) > q.nominal(cq, f));
+  const out: Unit[] = [];
+  for (const u of ordered) {
+    if (u.others.length > 0) {
+      if (!u.others.every(borrows)) continue;
+      for (const m of u.members) {
+        if (m.clusterQueue === ctx.cq) continue;
+        for (const f of ctx.needed) {
+          const v = m.usage.get(f);
+          if (v) used.set(key(m.clusterQueue, f), usage(m.clusterQueue, f) - v);
+        }
+      }
+    }
+    out.push(u);
+  }
+  return out;
+}
+
+/** The preemptor's ClusterQueue stays within its nominal quota once it is admitted. */
+function withinNominal(ctx: Ctx): boolean {
+  const q = ctx.snap.quota;
+  for (const [f, v] of ctx.usage) if (q.usage(ctx.cq, f) + v > q.nominal(ctx.cq, f)) return false;
+  return true;
+}
+
+// ---- topology --------------------------------------------------------------------------------
+
+/** The preemptor's TAS PodSet with a required or preferred level, when topology room is short. */
+function topologyOf(snap: AdmissionSnapshot, req: PreemptionRequest): Topo | undefined {
+  const a = req.assignment;
+  if (!a.preemptTopology) return undefined;
+  for (const ps of a.podSets) {
+    if (ps.tasFlavor === undefined) continue;
+    const r = req.info.podSets.find((p) => p.name === ps.name)?.podSet.topologyRequest;
+    const levelName = r?.required ?? r?.preferred;
+    const tf = snap.tas.get(ps.tasFlavor);
+    if (levelName === undefined || !tf) continue;
+    const level = tf.snapshot.levels.indexOf(levelName);
+    if (level < 0) continue;
+    const perPod: ResourceAmounts = { pods: 1 };
+    let need = 0;
+    for (const p of a.podSets) {
+      if (p.tasFlavor !== ps.tasFlavor) continue;
+      need += p.count;
+      for (const [r, v] of Object.entries(p.perPod)) perPod[r] = Math.max(perPod[r] ?? 0, v);
+    }
+    return { tf, level, perPod, need };
+  }
+  return undefined;
+}
+
+function ancestorAt(topo: Topo, leaf: number): number {
+  const s = topo.tf.snapshot;
+  let d = leaf;
+  while (d >= 0 && s.level(d) > topo.level) d = s.parent(d);
+  return d;
+}
+
+function leavesOf(topo: Topo, d: number): number[] {
+  if (!topo.leaves) {
+    topo.leaves = new Map();
+    for (const l of topo.tf.snapshot.leaves()) {
+      const a = ancestorAt(topo, l);
+      let list = topo.leaves.get(a);
+      if (!list) topo.leaves.set(a, (list = []));
+      list.push(l);
+    }
+  }
+  return topo.leaves.get(d) ?? [];
+}
+
+/** A unit's domains at the level and what it frees per leaf, from its TAS assignments. */
+function locate(topo: Topo, u: Unit): void {
+  const s = topo.tf.snapshot;
+  const name = topo.tf.flavor.metadata.name;
+  const domains = new Set<number>();
+  for (const m of u.members) {
+    for (const ps of m.podSets) {
+      if (ps.tasFlavor !== name || !ps.assignment) continue;
+      for (const d of ps.assignment.domains) {
+        const leaf = s.leafById(s.leafIdOf(d.values));
+        if (leaf === undefined) continue;
+        const dom = ancestorAt(topo, leaf);
+        if (dom >= 0) domains.add(dom);
+        let acc = u.freed.get(leaf);
+        if (!acc) u.freed.set(leaf, (acc = {}));
+        acc.pods = (acc.pods ?? 0) + d.count;
+        for (const [r, v] of Object.entries(ps.perPod)) acc[r] = (acc[r] ?? 0) + v * d.count;
+      }
+    }
+  }
+  u.domains = [...domains].sort((x, y) => x - y);
+}
