@@ -67,6 +67,8 @@ export interface AdmittedWorkload {
   usage: Map<FR, number>;
   /** Gang group id, when the Workload is a gang: its group is preempted whole. */
   gangGroup?: string;
+  /** Gang id (`ns/name`). */
+  gangId?: string;
   /** A NonStrict gang accumulating below its minimum: holds quota, is not admitted. */
   reservedOnly?: boolean;
 }
@@ -183,6 +185,12 @@ export class AdmissionSnapshot {
     else if (missing.length > 0) info.inactive = { reason: 'FlavorNotFound', message: `ClusterQueue ${info.name} is inactive: references missing ResourceFlavor(s): ${missing.join(', ')}` };
     else if (noTopology.length > 0) info.inactive = { reason: 'TopologyNotFound', message: `ClusterQueue ${info.name} is inactive: the Topology of flavor(s) ${noTopology.join(', ')} is missing` };
     return info;
+  }
+
+  /** An admitted (not merely reserving) gang, by gang id: a satisfied member of a group. */
+  admittedGang(id: string): AdmittedWorkload | undefined {
+    for (const a of this.admitted.values()) if (a.gangId === id && !a.reservedOnly) return a;
+    return undefined;
   }
 
   /** Records a reservation: quota usage up the cohort tree and TAS usage on the snapshots. */

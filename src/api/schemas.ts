@@ -556,6 +556,8 @@ function checkAdmission(w: Workload, where: Where): InputError[] {
 const KINDS: readonly KindEntry[] = [
   { apiVersion: 'v1', kind: 'Node', schema: node },
   { apiVersion: 'v1', kind: 'Pod', schema: pod },
+  // Only its labels matter: ClusterQueue namespaceSelectors match them.
+  { apiVersion: 'v1', kind: 'Namespace', schema: kobject({}) },
   { apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', schema: topology },
   { apiVersion: KueueApiVersion.V1beta1, kind: 'Topology', schema: topology },
   { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', schema: resourceFlavor },

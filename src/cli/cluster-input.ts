@@ -87,7 +87,7 @@ export interface TasCluster {
  * records usage: bound, non-terminal Pods (except pods of Workloads admitted in the
  * input, which count through their assignment) and admitted Workloads' assignments.
  */
-export function buildTasCluster(input: ClusterInput): TasCluster {
+export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?: boolean } = {}): TasCluster {
   const errors: InputError[] = [];
   const notes: string[] = [];
   const nodeInfos: NodeInfo[] = [];
@@ -163,7 +163,9 @@ export function buildTasCluster(input: ClusterInput): TasCluster {
   }
   if (unknownNode > 0) notes.push(`${unknownNode} bound pod(s) are on nodes that are not in the input`);
 
-  for (const { workload, where } of input.workloads) {
+  // With queues, the admission snapshot records admitted Workloads itself (it must be able
+  // to take them back when it preempts).
+  for (const { workload, where } of options.recordAdmitted === false ? [] : input.workloads) {
     if (!isAdmitted(workload) || isFinished(workload)) continue;
     errors.push(...recordWorkloadUsage(flavors, workload, where));
   }

@@ -5,7 +5,8 @@
 //    of Workloads that already have `status.admission`;
 // 2. turn Jobs, JobSets, LeaderWorkerSets and unbound Pods into Workloads (integrations);
 // 3. plan every pending Workload in input order, each against the usage of those planned
-//    before it; or, with `replaceNode`, repair the admitted Workloads that use that node.
+//    before it; or, with `replaceNode`, repair the admitted Workloads that use that node;
+//    or, when the input has ClusterQueues, run Kueue's admission cycles (plan-queues.ts).
 
 import { InputError, type Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
@@ -19,6 +20,7 @@ import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceNode } from '../placement/replace.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
 import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { hasQueues, planWithQueues } from './plan-queues.ts';
 import { buildTasCluster, decodeAssignment, forgetWorkloadUsage, isAdmitted, isFinished, recordAssignmentUsage, recordWorkloadUsage, sortObjects, usageKey } from './cluster-input.ts';
 
 export interface PlanOptions {
@@ -104,7 +106,8 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   };
 
   const input = sortObjects(objects);
-  const cluster = buildTasCluster(input);
+  const queued = hasQueues(objects) && options.replaceNode === undefined;
+  const cluster = buildTasCluster(input, { recordAdmitted: !queued });
   const errors = [...cluster.errors];
   const notes = [...cluster.notes];
   if (cluster.flavors.length === 0) notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
@@ -130,6 +133,11 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     ...input.workloads.filter((w) => !isAdmitted(w.workload) && !isFinished(w.workload)).map((w) => ({ ...w, at: order.get(w.where) ?? 0 })),
     ...built.workloads.filter((b) => !invalid.has(b.workload)).map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
   ].sort((a, b) => a.at - b.at);
+
+  if (queued) {
+    const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions });
+    return { workloads: r.workloads, errors: [...errors, ...r.errors], notes: [...notes, ...r.notes] };
+  }
 
   const out: Workload[] = [];
   for (const { workload, where } of todo) {

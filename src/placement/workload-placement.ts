@@ -396,7 +396,9 @@ function placeGangMinimum(workload: Workload, prepared: Prepared[], options: Wor
   // More pods, as many as fit, inside the highest domain around the gang within the limit.
   const s = p.flavor.snapshot;
   let around = commonDomain(s, base);
-  const ceiling = p.req.maxLevel !== undefined ? s.levels.indexOf(p.req.maxLevel) : -1;
+  let ceiling = p.req.maxLevel !== undefined ? s.levels.indexOf(p.req.maxLevel) : -1;
+  // A required level confines the extra pods to the gang's domain at that level.
+  if (p.req.mode === 'required' && p.req.level !== undefined) ceiling = Math.max(ceiling, s.levels.indexOf(p.req.level));
   if (ceiling < 0) around = -1;
   else while (around >= 0 && s.level(around) > ceiling) around = s.parent(around);
   const usage = new AssumedUsage();

@@ -1,0 +1,172 @@
+// `topoqueue plan` when the input has ClusterQueues: Kueue's admission at one instant.
+//
+// 1. the admission snapshot: ClusterQueues, Cohorts, LocalQueues, ResourceFlavors, the TAS
+//    snapshots, namespaces, WorkloadPriorityClasses, and every Workload already admitted;
+// 2. every pending Workload (objects and those built from jobs, pods and gangs) resolved
+//    through its LocalQueue to a ClusterQueue and queued;
+// 3. cycles until nothing more changes (admission/settle.ts);
+// 4. every Workload printed with its status: admitted with its assignment, pending with
+//    why, or preempted.
+//
+// `now` is the latest creation time in the input (nothing is in the future); statuses carry
+// no transition times, so the output is the same on every run.
+
+import { InputError, type Where } from '../api/errors.ts';
+import type { ParsedObject } from '../api/manifest.ts';
+import type { StringMap, Workload } from '../api/objects.ts';
+import { type ClusterQueue, type ClusterQueueInput, type Cohort, type LocalQueue, normalizeClusterQueue, type WorkloadPriorityClass } from '../api/queues.ts';
+import { parseResourceList, podRequests } from '../api/resources.ts';
+import { parseTime } from '../api/time.ts';
+import { findCondition } from '../admission/conditions.ts';
+import { PendingReason } from '../admission/flavor-assigner.ts';
+import { QueueManager } from '../admission/queue.ts';
+import { settle } from '../admission/settle.ts';
+import { AdmissionSnapshot, type AdmittedWorkload, type PodSetAdmission, workloadKey } from '../admission/snapshot.ts';
+import { writePending } from '../admission/status.ts';
+import { workloadInfo } from '../admission/workload-info.ts';
+import type { FeatureGates } from '../placement/request.ts';
+import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { decodeAssignment, isAdmitted, isFinished, type ClusterInput, type TasCluster } from './cluster-input.ts';
+
+export interface QueuedPlanInput {
+  objects: readonly ParsedObject[];
+  input: ClusterInput;
+  cluster: TasCluster;
+  /** Pending Workloads in input order (objects and built ones). */
+  pending: { workload: Workload; where: Where }[];
+  gates: FeatureGates;
+  placement: WorkloadPlacementOptions;
+}
+
+export function hasQueues(objects: readonly ParsedObject[]): boolean {
+  return objects.some((o) => o.object.kind === 'ClusterQueue');
+}
+
+/** An admitted Workload of the input, as the snapshot holds it. */
+function admittedFromStatus(w: Workload, where: Where, classes: ReadonlyMap<string, number>, errors: InputError[]): AdmittedWorkload | undefined {
+  const adm = w.status!.admission!;
+  if (adm.clusterQueue === undefined) return undefined;
+  const info = workloadInfo(w, classes);
+  const podSets: PodSetAdmission[] = [];
+  for (const [i, psa] of (adm.podSetAssignments ?? []).entries()) {
+    const ps = w.spec.podSets.find((p) => p.name === psa.name);
+    if (!ps) continue;
+    const field = `status.admission.podSetAssignments[${i}]`;
+    try {
+      const perPod = podRequests(ps.template.spec);
+      const count = psa.count ?? ps.count;
+      const usage = psa.resourceUsage ? parseResourceList(psa.resourceUsage, `${field}.resourceUsage`) : Object.fromEntries(Object.entries(perPod).map(([r, v]) => [r, v * count]));
+      const flavors = psa.flavors ?? {};
+      const tasFlavor = psa.topologyAssignment ? Object.values(flavors)[0] : undefined;
+      podSets.push({
+        name: ps.name,
+        count,
+        flavors,
+        perPod,
+        usage,
+        ...(tasFlavor !== undefined ? { tasFlavor, assignment: decodeAssignment(psa.topologyAssignment!, { ...where, field: `${field}.topologyAssignment` }) } : {}),
+      });
+    } catch (e) {
+      errors.push(e instanceof InputError ? new InputError({ ...where, field: e.where.field ?? field }, e.detail) : new InputError({ ...where, field }, (e as Error).message));
+      return undefined;
+    }
+  }
+  const reserved = parseTime(findCondition(w, 'QuotaReserved')?.lastTransitionTime) ?? info.timestamp;
+  return {
+    key: workloadKey(w),
+    workload: w,
+    clusterQueue: adm.clusterQueue,
+    priority: info.priority,
+    reservedAt: reserved,
+    podSets,
+    usage: AdmissionSnapshot.usageOf(podSets),
+    ...(info.gang ? { gangGroup: info.gang.groupId, gangId: info.gang.id } : {}),
+  };
+}
+
+export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; errors: InputError[]; notes: string[] } {
+  const errors: InputError[] = [];
+  const notes: string[] = [];
+  const byKind = (k: string) => p.objects.filter((o) => o.object.kind === k);
+  const classes = new Map(byKind('WorkloadPriorityClass').map((o) => [o.object.metadata.name, (o.object as WorkloadPriorityClass).value]));
+  const namespaces = new Map<string, StringMap>(byKind('Namespace').map((o) => [o.object.metadata.name, o.object.metadata.labels ?? {}]));
+  const snap = new AdmissionSnapshot({
+    clusterQueues: byKind('ClusterQueue').map((o) => ({ object: normalizeClusterQueue(o.object as ClusterQueueInput) as ClusterQueue, where: o.where })),
+    cohorts: byKind('Cohort').map((o) => ({ object: o.object as Cohort, where: o.where })),
+    localQueues: byKind('LocalQueue').map((o) => o.object as LocalQueue),
+    flavors: p.input.flavors.map((f) => f.flavor),
+    tasFlavors: p.cluster.flavors,
+    namespaces,
+    priorityClasses: classes,
+  });
+  errors.push(...snap.errors);
+
+  // Admitted Workloads: usage, and candidates for preemption.
+  const admittedOut: Workload[] = [];
+  for (const { workload, where } of p.input.workloads) {
+    if (!isAdmitted(workload) || isFinished(workload)) continue;
+    const a = admittedFromStatus(workload, where, classes, errors);
+    if (a) snap.addAdmitted(a);
+    admittedOut.push(workload);
+  }
+
+  const queues = new QueueManager();
+  for (const cq of snap.clusterQueues.values()) queues.ensure(cq.name, cq.strategy);
+  const direct = new Map<string, Workload>();
+  let now = 0;
+  for (const { workload } of p.pending) now = Math.max(now, parseTime(workload.metadata.creationTimestamp) ?? 0);
+  for (const { workload } of p.pending) {
+    const info = workloadInfo(workload, classes);
+    const key = info.key;
+    const lqName = info.queueName;
+    const unqueued = (message: string) => {
+      const w = structuredClone(workload);
+      writePending(w, PendingReason.Inadmissible, message);
+      direct.set(key, w);
+    };
+    if (lqName === undefined) {
+      unqueued('the Workload names no LocalQueue (kueue.x-k8s.io/queue-name): Kueue leaves it alone');
+      continue;
+    }
+    const lq = snap.localQueues.get(`${info.namespace}/${lqName}`);
+    if (!lq) {
+      unqueued(`LocalQueue ${lqName} doesn't exist`);
+      continue;
+    }
+    const cq = snap.clusterQueues.get(lq.spec.clusterQueue);
+    if (!cq) {
+      unqueued(`ClusterQueue ${lq.spec.clusterQueue} doesn't exist`);
+      continue;
+    }
+    queues.add(cq.name, info);
+  }
+
+  const r = settle(snap, queues, {
+    now,
+    placement: p.placement,
+    partialAdmission: true,
+    status: { encodingByHostnamePrefix: p.gates.TASAssignmentsEncodingByHostnamePrefix },
+  });
+
+  // Workloads no cycle reached (behind a StrictFIFO head that cannot be admitted).
+  for (const name of queues.names()) {
+    const q = queues.queue(name)!;
+    const waiting = q.pending();
+    for (const info of waiting) {
+      if (r.workloads.has(info.key)) continue;
+      const head = waiting.find((x) => r.workloads.has(x.key));
+      const w = structuredClone(info.workload);
+      writePending(w, PendingReason.Inadmissible, head ? `waiting in ClusterQueue ${name} behind ${head.key} (StrictFIFO)` : `waiting in ClusterQueue ${name}`);
+      r.workloads.set(info.key, w);
+    }
+  }
+
+  const out: Workload[] = [];
+  for (const w of admittedOut) out.push(r.workloads.get(workloadKey(w)) ?? w);
+  for (const { workload } of p.pending) {
+    const key = workloadKey(workload);
+    out.push(direct.get(key) ?? r.workloads.get(key) ?? workload);
+  }
+  notes.push(`${r.admitted} admitted, ${r.preempted} preempted in ${r.cycles} cycle(s)`);
+  return { workloads: out, errors, notes };
+}
