@@ -294,3 +294,69 @@ describe('gangs', () => {
     assert.equal(s.reason, 'GangTimeout');
   });
 });
+
+describe('preemption', () => {
+  it('within the ClusterQueue: a higher priority workload preempts a lower one and is admitted', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
+    env.submit(wl('low').queue('q').pods(1, { cpu: '8' }).build());
+    env.settle();
+    env.submit(wl('high').queue('q').pods(1, { cpu: '6' }).priority(5).created(10).build());
+    const r = env.settle();
+    assert.equal(statusOf(r, 'default/high').admitted, true);
+    const low = statusOf(r, 'default/low').w;
+    const preempted = low.status!.conditions!.find((c) => c.type === 'Preempted')!;
+    assert.equal(preempted.reason, 'InClusterQueue');
+    assert.equal(low.status!.conditions!.find((c) => c.type === 'Evicted')!.reason, 'Preempted');
+    assert.equal(low.status?.admission, undefined);
+    assert.deepEqual(env.snap.quota.violations(), []);
+  });
+
+  it('never preempts when it would not make the preemptor fit', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
+    env.submit(wl('low').queue('q').pods(1, { cpu: '2' }).build(), wl('same').queue('q').pods(1, { cpu: '8' }).priority(5).created(1).build());
+    env.settle();
+    env.submit(wl('high').queue('q').pods(1, { cpu: '9' }).priority(5).created(10).build());
+    const r = env.settle();
+    assert.equal(statusOf(r, 'default/high').admitted, false);
+    assert.equal(r.preempted, 0, 'removing low alone frees 2 of the 9 needed');
+  });
+
+  it('reclaims quota lent within the cohort from a borrowing ClusterQueue', () => {
+    const env = admissionEnv({
+      clusterQueues: [cq('a').cohort('c').quota('f', { cpu: '5' }).preemption({ reclaimWithinCohort: 'Any' }).build(), cq('b').cohort('c').quota('f', { cpu: '5' }).build()],
+    });
+    env.submit(wl('borrower').queue('b').pods(1, { cpu: '8' }).build());
+    env.settle();
+    env.submit(wl('owner').queue('a').pods(1, { cpu: '5' }).created(10).build());
+    const r = env.settle();
+    assert.equal(statusOf(r, 'default/owner').admitted, true);
+    assert.equal(statusOf(r, 'default/borrower').w.status!.conditions!.find((c) => c.type === 'Preempted')!.reason, 'InCohortReclamation');
+  });
+
+  it('a gang is preempted whole', () => {
+    const group = ['default/g1', 'default/g2'];
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
+    env.submit(wl('g1').queue('q').pods(1, { cpu: '4' }).gang(1, { groups: group }).build(), wl('g2').queue('q').pods(1, { cpu: '4' }).gang(1, { groups: group }).build());
+    env.settle();
+    assert.equal(env.snap.admitted.size, 2);
+    env.submit(wl('high').queue('q').pods(1, { cpu: '5' }).priority(9).created(10).build());
+    const r = env.settle();
+    assert.equal(statusOf(r, 'default/high').admitted, true);
+    assert.equal(r.preempted, 2, 'freeing one gang of the group frees both');
+  });
+
+  it('topology-aware: frees one rack rather than scattered nodes', () => {
+    const { f, tas } = rackCluster(2, 2);
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()], flavors: [f], tas: [tas] });
+    // Four one-node workloads, one per host: r0-h0, r0-h1, r1-h0, r1-h1.
+    for (let i = 0; i < 4; i++) env.submit(wl(`small${i}`).queue('q').pods(1, { cpu: '4' }, { topology: { required: 'kubernetes.io/hostname' } }).created(i).build());
+    env.settle();
+    assert.equal(env.snap.admitted.size, 4);
+    env.submit(wl('high').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(9).created(10).build());
+    const r = env.settle();
+    assert.equal(statusOf(r, 'default/high').admitted, true);
+    assert.equal(r.preempted, 2);
+    const racks = [...env.snap.admitted.values()].filter((a) => a.key !== 'default/high').map((a) => a.podSets[0]!.assignment!.domains[0]!.values.at(-1)!.split('-')[0]);
+    assert.equal(new Set(racks).size, 1, 'the two survivors share the rack that was not freed');
+  });
+});
