@@ -111,6 +111,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   const headOfGang = new Map<string, WorkloadInfo>();
   for (const h of heads) if (h.gang) headOfGang.set(h.gang.id, h);
   const findGang = (id: string) => headOfGang.get(id) ?? queues.gang(id);
+  const popped = new Set(heads.map((h) => h.key));
   // Gangs with the shortest group lists first: a gang that can go alone is decided on its
   // own before a group that names it pulls it in.
   const byGroup = [...heads].sort((a, b) => (a.gang?.group.length ?? 1) - (b.gang?.group.length ?? 1));
@@ -185,8 +186,11 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
         ...(e.gangWaitingSince !== undefined ? { gangWaitingSince: e.gangWaitingSince } : {}),
       });
       const strict = m.cq?.strategy === 'StrictFIFO';
-      const immediate = (!e.parkedForGood && (e.immediate || strict)) || (m.info.key !== e.head.key && m.wasLive === true);
-      if (!immediate && m.info.key === e.head.key) parked++;
+      // A member popped as a head this cycle is requeued as a head; one taken from its heap
+      // goes back there.
+      const asHead = m.info.key === e.head.key || popped.has(m.info.key);
+      const immediate = asHead ? !e.parkedForGood && (e.immediate || strict) : m.wasLive === true;
+      if (!immediate && asHead) parked++;
       queues.requeue(m.info, immediate);
     }
   }

@@ -95,8 +95,10 @@ function gangOf(w: Workload, namespace: string): GangInfo | undefined {
 /** The priority a Workload carries: spec.priority, else its WorkloadPriorityClass, else 0. */
 export function workloadPriority(w: Workload, classes: ReadonlyMap<string, number>): number {
   if (typeof w.spec.priority === 'number') return w.spec.priority;
-  const ref = w.spec.priorityClassRef?.name ?? w.metadata.labels?.[KueueLabel.PriorityClass];
-  return ref !== undefined ? (classes.get(ref) ?? 0) : 0;
+  const ref = w.spec.priorityClassRef;
+  // Only WorkloadPriorityClasses are known here; a PriorityClass (scheduling.k8s.io) reads as 0.
+  const name = ref ? (ref.kind === 'WorkloadPriorityClass' ? ref.name : undefined) : w.metadata.labels?.[KueueLabel.PriorityClass];
+  return name !== undefined ? (classes.get(name) ?? 0) : 0;
 }
 
 export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> = new Map(), evictionTimestamp = true): WorkloadInfo {

@@ -115,12 +115,16 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
   const direct = new Map<string, Workload>();
   let now = 0;
   for (const { workload } of p.pending) now = Math.max(now, parseTime(workload.metadata.creationTimestamp) ?? 0);
-  for (const { workload } of p.pending) {
+  for (const [index, { workload }] of p.pending.entries()) {
     const info = workloadInfo(workload, classes);
+    // Without a creation time, input order stands for it.
+    if (workload.metadata.creationTimestamp === undefined) info.timestamp = index;
+    // A named class resolves to spec.priority, as Kueue writes it.
+    if (workload.spec.priority === undefined && workload.spec.priorityClassRef !== undefined) info.workload = { ...workload, spec: { ...workload.spec, priority: info.priority } };
     const key = info.key;
     const lqName = info.queueName;
     const unqueued = (message: string) => {
-      const w = structuredClone(workload);
+      const w = structuredClone(info.workload);
       writePending(w, PendingReason.Inadmissible, message);
       direct.set(key, w);
     };

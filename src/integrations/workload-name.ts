@@ -207,5 +207,11 @@ export function ownedWorkload(owner: KObject, podSets: PodSet[], opts: OwnedWork
   if (queueName) wl.spec.queueName = queueName;
   const priority = defaultPriority(owner, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
+  // Kueue names the class on the Workload; its value is resolved where the classes are
+  // known (the admission snapshot), which then sets spec.priority.
+  const wpc = owner.metadata.labels?.[KueueLabel.PriorityClass];
+  if (wpc) wl.spec.priorityClassRef = { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: wpc };
+  // The Workload is created right after its owner: queue order follows the owner's age.
+  if (owner.metadata.creationTimestamp) wl.metadata.creationTimestamp = owner.metadata.creationTimestamp;
   return wl;
 }
