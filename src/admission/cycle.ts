@@ -125,12 +125,17 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
 
   // Order: fits before preemptions... as Kueue: non-borrowing first, priority, timestamp.
   const borrowingOf = (e: Entry) => Math.max(0, ...e.members.map((m) => m.assignment?.borrowing ?? 0));
+  // Workloads whose preemptions are under way come first, so what they freed is theirs
+  // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
+  const preemptor = (e: Entry) => (queues.preemptors.has(e.head.key) ? 0 : 1);
   const order = [...entries].sort(
-    (a, b) => borrowingOf(a) - borrowingOf(b) || b.head.priority - a.head.priority || a.head.timestamp - b.head.timestamp || (a.head.uid < b.head.uid ? -1 : a.head.uid > b.head.uid ? 1 : 0),
+    (a, b) => preemptor(a) - preemptor(b) || borrowingOf(a) - borrowingOf(b) || b.head.priority - a.head.priority || a.head.timestamp - b.head.timestamp || (a.head.uid < b.head.uid ? -1 : a.head.uid > b.head.uid ? 1 : 0),
   );
 
   const decisions: Decision[] = [];
   const targeted = new Set<string>();
+  const holds: string[] = [];
+  let after: FlavorAssignment | undefined;
   let admitted = 0;
   let preempting = 0;
   let parked = 0;
@@ -152,14 +157,23 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
       const m = e.members[0]!;
       if (m.targets.some((t) => targeted.has(t.key))) {
         fail(e, PendingReason.WaitingForQuota, 'Workload has overlapping preemption targets with another workload', true);
-      } else if (!stillFitsAfter(snap, m, cfg)) {
+      } else if ((after = fitsAfterTargets(snap, m, cfg)) === undefined) {
         fail(e, PendingReason.WaitingForQuota, 'Workload no longer fits after processing another workload', true);
       } else {
+        // What the preemptor will take once its targets are gone is held for the rest of
+        // the cycle, on top of the targets' usage, so later entries cannot take it (quota
+        // and the domain it will use).
+        m.assignment = after;
+        const hold = { ...toAdmitted(m, now), key: reservationKey(m.info.key) };
+        delete hold.gangId;
+        snap.addAdmitted(hold);
+        holds.push(hold.key);
         for (const t of m.targets) {
           targeted.add(t.key);
           decisions.push({ kind: 'preempt', key: t.key, clusterQueue: t.clusterQueue, by: m.info.key, target: t });
         }
         preempting++;
+        queues.preemptors.add(m.info.key);
         e.reason = PendingReason.WaitingForPreemptedWorkloads;
         e.message = `${e.message}. Pending the preemption of ${m.targets.length} workload(s)`;
         e.immediate = true;
@@ -194,6 +208,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
       queues.requeue(m.info, immediate);
     }
   }
+  for (const k of holds) snap.removeAdmitted(k);
   return { decisions, heads: heads.length, admitted, preempting, parked };
 }
 
@@ -491,15 +506,22 @@ function targetsFor(snap: AdmissionSnapshot, m: Member, a: FlavorAssignment, cou
   });
 }
 
-/** A preemptor still fits once its targets are gone, after earlier entries of this cycle. */
-function stillFitsAfter(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig): boolean {
+/**
+ * A preemptor still fits once its targets are gone, after earlier entries of this cycle:
+ * the assignment it would get then, or undefined.
+ */
+function fitsAfterTargets(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig): FlavorAssignment | undefined {
   const removed = m.targets.map((t) => snap.removeAdmitted(t.key)).filter((x): x is AdmittedWorkload => x !== undefined);
   try {
-    return assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts }).mode === 'Fit';
+    const a = assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
+    return a.mode === 'Fit' ? a : undefined;
   } finally {
     for (const a of removed) snap.addAdmitted(a);
   }
 }
+
+/** Key of the stand-in reservation a preemptor holds for the rest of the cycle. */
+const reservationKey = (key: string) => `${key}\u0000preempting`;
 
 function toAdmitted(m: Member, now: number): AdmittedWorkload {
   const a = m.assignment!;

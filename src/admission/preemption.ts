@@ -177,7 +177,8 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
     }
   }
   if (!sol) return [];
-  const uid = req.info.workload.metadata.uid;
+  // Workloads built by `plan` have no uid: name the preemptor by its key then.
+  const uid = req.info.workload.metadata.uid ?? req.info.key;
   return sol.units.flatMap((u) =>
     u.members.map((m) => {
       const reason = reasonOf(m, cq.name, sol.threshold);

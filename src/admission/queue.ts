@@ -183,6 +183,8 @@ export class QueueManager {
   private readonly where = new Map<string, string>();
   /** Pending Workloads by gang id (gang groups span queues). */
   private readonly byGang = new Map<string, string>();
+  /** Workloads waiting for the preemptions they issued: decided first in the next cycles. */
+  readonly preemptors = new Set<string>();
 
   ensure(cq: string, strategy: QueueingStrategy): ClusterQueueQueue {
     let q = this.queues.get(cq);
@@ -220,6 +222,7 @@ export class QueueManager {
     const info = this.queues.get(cq)?.get(key);
     this.queues.get(cq)?.delete(key);
     this.where.delete(key);
+    this.preemptors.delete(key);
     if (info?.gang && this.byGang.get(info.gang.id) === key) this.byGang.delete(info.gang.id);
   }
 
