@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Condition, Workload } from '../api/objects.ts';
+import { readFileSync } from 'node:fs';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
 
 const cond = (w: Workload, type: string): Condition | undefined => w.status?.conditions?.find((c) => c.type === type);
@@ -91,5 +92,15 @@ spec:
       cond(items.get('research/g')!, 'QuotaReserved')?.message,
       'gangGroup [research/g] basic check: memberGangs [research/g] child pod not collect enough, current gang: research/g',
     );
+  });
+
+  it('stopPolicy HoldAndDrain evicts what the ClusterQueue admitted and admits nothing new', async () => {
+    const queues = readFileSync('examples/queues-gangs/queues.yaml', 'utf8').replace('  queueingStrategy: BestEffortFIFO', '  queueingStrategy: BestEffortFIFO\n  stopPolicy: HoldAndDrain');
+    const q = tmpFile('queues.yaml', queues);
+    const { items } = await planItems(['-f', 'examples/queues-gangs/cluster.yaml', '-f', q, '-f', 'examples/queues-gangs/workloads.yaml']);
+    const sweep = items.get('research/job-sweep')!;
+    assert.equal(cond(sweep, 'Evicted')?.reason, 'ClusterQueueStopped');
+    assert.equal(sweep.status?.admission, undefined);
+    assert.equal(cond(items.get('research/job-finetune')!, 'QuotaReserved')?.message, 'ClusterQueue research is inactive');
   });
 });

@@ -22,7 +22,8 @@ import { PendingReason } from '../admission/flavor-assigner.ts';
 import { QueueManager } from '../admission/queue.ts';
 import { settle } from '../admission/settle.ts';
 import { AdmissionSnapshot, type AdmittedWorkload, type PodSetAdmission, workloadKey } from '../admission/snapshot.ts';
-import { writePending } from '../admission/status.ts';
+import { clearAdmission, writePending } from '../admission/status.ts';
+import { setCondition } from '../admission/conditions.ts';
 import { workloadInfo } from '../admission/workload-info.ts';
 import type { FeatureGates } from '../placement/request.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
@@ -103,11 +104,25 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
 
   // Admitted Workloads: usage, and candidates for preemption.
   const admittedOut: Workload[] = [];
+  const drained = new Map<string, Workload>();
   for (const { workload, where } of p.input.workloads) {
     if (!isAdmitted(workload) || isFinished(workload)) continue;
+    admittedOut.push(workload);
+    // stopPolicy HoldAndDrain evicts what the queue has admitted (kueue-core §1a).
+    const cqName = workload.status!.admission!.clusterQueue;
+    const cqObj = cqName !== undefined ? snap.clusterQueues.get(cqName) : undefined;
+    const lq = workload.spec.queueName !== undefined ? snap.localQueues.get(`${workload.metadata.namespace ?? 'default'}/${workload.spec.queueName}`) : undefined;
+    const stopped = cqObj?.stopPolicy === 'HoldAndDrain' ? 'ClusterQueueStopped' : lq?.spec.stopPolicy === 'HoldAndDrain' ? 'LocalQueueStopped' : undefined;
+    if (stopped) {
+      const w = structuredClone(workload);
+      const message = stopped === 'ClusterQueueStopped' ? 'The ClusterQueue is stopped' : 'The LocalQueue is stopped';
+      setCondition(w, { type: 'Evicted', status: 'True', reason: stopped, message });
+      clearAdmission(w, 'Pending', message);
+      drained.set(workloadKey(w), w);
+      continue;
+    }
     const a = admittedFromStatus(workload, where, classes, errors);
     if (a) snap.addAdmitted(a);
-    admittedOut.push(workload);
   }
 
   const queues = new QueueManager();
@@ -166,7 +181,7 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
   }
 
   const out: Workload[] = [];
-  for (const w of admittedOut) out.push(r.workloads.get(workloadKey(w)) ?? w);
+  for (const w of admittedOut) out.push(drained.get(workloadKey(w)) ?? r.workloads.get(workloadKey(w)) ?? w);
   for (const { workload } of p.pending) {
     const key = workloadKey(workload);
     out.push(direct.get(key) ?? r.workloads.get(key) ?? workload);
