@@ -61,7 +61,15 @@ export type Decision =
       message: string;
       gangWaitingSince?: number;
     }
-  | { kind: 'gangTimeout'; key: string; workload: Workload; clusterQueue?: string; message: string };
+  | {
+      kind: 'gangTimeout';
+      key: string;
+      workload: Workload;
+      clusterQueue?: string;
+      message: string;
+      /** Pods (`ns/name`, from the Workload's Pod owner references) to annotate `gang.scheduling.koordinator.sh/timeout=true`. */
+      pods: string[];
+    };
 
 export interface CycleResult {
   decisions: Decision[];
@@ -184,7 +192,8 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
     if (e.status === 'timeout') {
       for (const m of e.members) {
         if (m.held) snap.removeAdmitted(m.info.key);
-        decisions.push({ kind: 'gangTimeout', key: m.info.key, workload: m.info.workload, clusterQueue: m.cq?.name, message: e.message });
+        const pods = (m.info.workload.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === 'v1').map((o) => `${m.info.namespace}/${o.name}`);
+        decisions.push({ kind: 'gangTimeout', key: m.info.key, workload: m.info.workload, clusterQueue: m.cq?.name, message: e.message, pods });
         queues.delete(m.info.key);
       }
       continue;
