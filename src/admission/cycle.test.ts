@@ -272,7 +272,9 @@ describe('gangs', () => {
   it('when the waiting time runs out the gang releases everything and is timed out', () => {
     const { f, tas } = rackCluster(2, 2);
     const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).build()], flavors: [f], tas: [tas] });
-    env.submit(wl('other').queue('q').pods(2, { cpu: '4' }).priority(10).build(), wl('g').queue('q').pods(4, { cpu: '4' }).gang(3, { mode: 'NonStrict', waitingTime: '30s' }).build());
+    const g = wl('g').queue('q').pods(4, { cpu: '4' }).gang(3, { mode: 'NonStrict', waitingTime: '30s' }).build();
+    g.metadata.ownerReferences = ['p0', 'p1', 'p2', 'p3'].map((name) => ({ apiVersion: 'v1', kind: 'Pod', name, uid: name }));
+    env.submit(wl('other').queue('q').pods(2, { cpu: '4' }).priority(10).build(), g);
     const t = 1_795_220_000;
     env.settle({ now: t });
     assert.ok(env.snap.admitted.get('default/g')?.reservedOnly);
@@ -280,6 +282,7 @@ describe('gangs', () => {
     const r = env.settle({ now: t + 31 });
     const d = r.last.get('default/g');
     assert.equal(d?.kind, 'gangTimeout');
+    assert.deepEqual(d.kind === 'gangTimeout' && d.pods, ['default/p0', 'default/p1', 'default/p2', 'default/p3']);
     const w = r.workloads.get('default/g')!;
     assert.equal(w.metadata.annotations?.[GangAnnotation.Timeout], 'true');
     assert.equal(w.status?.admission, undefined);
