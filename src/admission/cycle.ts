@@ -113,7 +113,7 @@ const gangIdList = (ids: readonly string[]) => `[${ids.join(' ')}]`;
 export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: CycleConfig): CycleResult {
   const now = cfg.now;
   const heads = queues.heads(now, () => true);
-  const decided = new Set<string>();
+  const decided = new Map<string, Entry>();
   const entries: Entry[] = [];
   // Popped heads are out of their heaps: a gang group finds its members among them too.
   const headOfGang = new Map<string, WorkloadInfo>();
@@ -126,8 +126,8 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   for (const head of byGroup) {
     if (decided.has(head.key)) continue;
     const e = nominate(snap, queues, head, cfg, decided, findGang);
-    for (const m of e.members) decided.add(m.info.key);
-    decided.add(head.key);
+    for (const m of e.members) decided.set(m.info.key, e);
+    decided.set(head.key, e);
     entries.push(e);
   }
 
@@ -142,7 +142,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
 
   const decisions: Decision[] = [];
   const targeted = new Set<string>();
-  const holds: string[] = [];
+  const holds: { key: string; restore?: AdmittedWorkload }[] = [];
   let after: FlavorAssignment | undefined;
   let admitted = 0;
   let preempting = 0;
@@ -156,7 +156,8 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
       } else {
         admitted += e.members.length;
         for (const m of e.members) {
-          if (m.reservedOnly) queues.requeue(m.info, false);
+          // A reservation below the minimum stays queued; under StrictFIFO it keeps heading the queue.
+          if (m.reservedOnly) queues.requeue(m.info, m.cq.strategy === 'StrictFIFO');
           else queues.delete(m.info.key);
         }
         continue;
@@ -172,10 +173,13 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
         // the cycle, on top of the targets' usage, so later entries cannot take it (quota
         // and the domain it will use).
         m.assignment = after;
+        // The hold replaces its own partial reservation (same TAS usage keys) until the
+        // end of the cycle.
+        if (m.held) snap.removeAdmitted(m.info.key);
         const hold = { ...toAdmitted(m, now), key: reservationKey(m.info.key) };
         delete hold.gangId;
         snap.addAdmitted(hold);
-        holds.push(hold.key);
+        holds.push({ key: hold.key, restore: m.held });
         for (const t of m.targets) {
           targeted.add(t.key);
           decisions.push({ kind: 'preempt', key: t.key, clusterQueue: t.clusterQueue, by: m.info.key, target: t });
@@ -217,7 +221,10 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
       queues.requeue(m.info, immediate);
     }
   }
-  for (const k of holds) snap.removeAdmitted(k);
+  for (const h of holds) {
+    snap.removeAdmitted(h.key);
+    if (h.restore) snap.addAdmitted(h.restore);
+  }
   return { decisions, heads: heads.length, admitted, preempting, parked };
 }
 
@@ -237,7 +244,7 @@ function nominate(
   queues: QueueManager,
   head: WorkloadInfo,
   cfg: CycleConfig,
-  decided: ReadonlySet<string>,
+  decided: ReadonlyMap<string, Entry>,
   findGang: (id: string) => WorkloadInfo | undefined,
 ): Entry {
   const entry: Entry = { head, members: [], status: 'fail', reason: PendingReason.Inadmissible, message: '', immediate: false };
@@ -266,7 +273,20 @@ function nominate(
       if (seen.has(id)) continue;
       seen.add(id);
       const other = findGang(id);
-      if (other && !decided.has(other.key)) {
+      const earlier = other ? decided.get(other.key) : undefined;
+      if (earlier) {
+        if (earlier.status === 'fit') {
+          // It is admitted below (or not): this group is tried again next cycle.
+          entry.reason = PendingReason.GangNotReady;
+          entry.message = `gangGroup ${gangIdList(gang.group)}: member gang ${id} is being admitted in this cycle; retrying next cycle`;
+          entry.immediate = true;
+        } else {
+          entry.reason = earlier.reason;
+          entry.message = `gangGroup ${gangIdList(gang.group)}: member gang ${id} cannot be admitted: ${earlier.message}`;
+        }
+        return entry;
+      }
+      if (other) {
         const ocqName = queues.clusterQueueOf(other.key)!;
         const ocq = snap.clusterQueues.get(ocqName);
         const taken = queues.take(other.key);
@@ -464,11 +484,22 @@ function fullCounts(info: WorkloadInfo): Map<string, number> {
   return out;
 }
 
-/** Candidate counts, largest first: `at(i)` for i in 1..n. */
+/**
+ * Candidate counts, largest first: `at(i)` for i in 1..n. Every candidate keeps each PodSet
+ * at or above its `minCount` (with partial admission on) and, for a gang, the total at or
+ * above its minimum (at least one pod: a gang of minimum 0 is admitted with at least one).
+ */
 function shrinkSteps(info: WorkloadInfo, full: Map<string, number>, partial: boolean): { n: number; at: (i: number) => Map<string, number> } {
   const gang = info.gang;
   const T = [...full.values()].reduce((a, b) => a + b, 0);
-  if (gang && gang.min < T) return { n: T - Math.max(gang.min, 0), at: (i) => dropPods(info, full, i) };
+  if (gang) {
+    // PodSets without minCount may shrink to 0; the gang's minimum bounds the total.
+    const floors = info.podSets.map((p) => Math.min(full.get(p.name) ?? 0, partial && p.minCount !== undefined ? p.minCount : 0));
+    const floorTotal = floors.reduce((a, b) => a + b, 0);
+    const low = Math.max(gang.min, floorTotal, 1);
+    if (low >= T) return { n: 0, at: () => full };
+    return { n: T - low, at: (i) => dropPods(info, full, floors, i) };
+  }
   if (!partial) return { n: 0, at: () => full };
   // Kueue: shrink every PodSet with minCount proportionally, `count - delta*i/totalDelta`.
   const deltas = info.podSets.map((p) => (p.minCount !== undefined ? Math.max(0, (full.get(p.name) ?? p.count) - p.minCount) : 0));
@@ -476,24 +507,20 @@ function shrinkSteps(info: WorkloadInfo, full: Map<string, number>, partial: boo
   return { n: totalDelta, at: (i) => new Map(info.podSets.map((p, j) => [p.name, (full.get(p.name) ?? p.count) - Math.floor((deltas[j]! * i) / totalDelta)])) };
 }
 
-/** Full counts minus `d` pods, taken from the PodSets in proportion to their size. */
-function dropPods(info: WorkloadInfo, full: Map<string, number>, d: number): Map<string, number> {
-  const T = [...full.values()].reduce((a, b) => a + b, 0);
+/** Full counts minus `d` pods, taken from the PodSets in proportion to what each may lose (never below its floor). */
+function dropPods(info: WorkloadInfo, full: Map<string, number>, floors: readonly number[], d: number): Map<string, number> {
+  const room = info.podSets.map((p, j) => Math.max(0, (full.get(p.name) ?? 0) - floors[j]!));
+  const R = room.reduce((a, b) => a + b, 0);
   const out = new Map(full);
-  let left = d;
-  for (const p of info.podSets) {
-    const c = full.get(p.name) ?? 0;
-    const drop = Math.min(c, Math.floor((d * c) / Math.max(1, T)));
-    out.set(p.name, c - drop);
-    left -= drop;
+  let left = Math.min(d, R);
+  const drops = room.map((r) => Math.min(r, Math.floor((d * r) / Math.max(1, R))));
+  for (const x of drops) left -= x;
+  for (let j = 0; j < drops.length && left > 0; j++) {
+    const more = Math.min(room[j]! - drops[j]!, left);
+    drops[j] = drops[j]! + more;
+    left -= more;
   }
-  for (const p of info.podSets) {
-    if (left <= 0) break;
-    const c = out.get(p.name)!;
-    const drop = Math.min(c, left);
-    out.set(p.name, c - drop);
-    left -= drop;
-  }
+  info.podSets.forEach((p, j) => out.set(p.name, (full.get(p.name) ?? 0) - drops[j]!));
   return out;
 }
 
@@ -502,7 +529,8 @@ function belowMinimum(info: WorkloadInfo, full: Map<string, number>): Map<string
   const T = [...full.values()].reduce((a, b) => a + b, 0);
   const min = Math.min(info.gang?.min ?? T, T);
   const out: Map<string, number>[] = [];
-  for (let k = 1; k < min; k++) out.push(dropPods(info, full, T - k));
+  const floors = info.podSets.map(() => 0);
+  for (let k = 1; k < min; k++) out.push(dropPods(info, full, floors, T - k));
   return out;
 }
 
@@ -520,7 +548,9 @@ function targetsFor(snap: AdmissionSnapshot, m: Member, a: FlavorAssignment, cou
  * the assignment it would get then, or undefined.
  */
 function fitsAfterTargets(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig): FlavorAssignment | undefined {
-  const removed = m.targets.map((t) => snap.removeAdmitted(t.key)).filter((x): x is AdmittedWorkload => x !== undefined);
+  // Its own partial reservation (NonStrict) is part of what it will hold, not extra usage.
+  const keys = [...m.targets.map((t) => t.key), ...(m.held ? [m.info.key] : [])];
+  const removed = keys.map((k) => snap.removeAdmitted(k)).filter((x): x is AdmittedWorkload => x !== undefined);
   try {
     const a = assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
     return a.mode === 'Fit' ? a : undefined;

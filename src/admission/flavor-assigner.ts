@@ -84,6 +84,8 @@ interface FlavorTry {
 function better(a: FlavorTry, b: FlavorTry, cq: ClusterQueueInfo): boolean {
   const byMode = MODE_RANK[a.mode] - MODE_RANK[b.mode];
   const byBorrow = b.borrowing - a.borrowing;
+  // A flavor that does not fit at all never wins over one that does.
+  if (a.mode === 'NoFit' || b.mode === 'NoFit') return byMode > 0;
   if (cq.fungibility.preference === 'PreemptionOverBorrowing') return byBorrow !== 0 ? byBorrow > 0 : byMode > 0;
   return byMode !== 0 ? byMode > 0 : byBorrow > 0;
 }

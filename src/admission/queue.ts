@@ -82,6 +82,8 @@ export class ClusterQueueQueue {
   private readonly heap: Heap<Entry>;
   private readonly live = new Map<string, Entry>();
   private readonly inadmissible = new Map<string, WorkloadInfo>();
+  /** Parked gangs by the end of their waiting time. */
+  private readonly deadlines = new Map<string, number>();
   private version = 0;
   /** A preempting head under BestEffortFIFO, kept first until admitted or deleted. */
   sticky: string | undefined;
@@ -121,11 +123,15 @@ export class ClusterQueueQueue {
   park(info: WorkloadInfo): void {
     this.live.delete(info.key);
     this.inadmissible.set(info.key, info);
+    // A gang whose waiting time runs must be looked at when it runs out, freed or not.
+    const g = info.gang;
+    if (g?.waitingSince !== undefined) this.deadlines.set(info.key, g.waitingSince + g.waitingSeconds);
   }
 
   delete(key: string): void {
     this.live.delete(key);
     this.inadmissible.delete(key);
+    this.deadlines.delete(key);
     if (this.sticky === key) this.setSticky(undefined);
   }
 
@@ -140,6 +146,16 @@ export class ClusterQueueQueue {
    * the next requeue-all after their backoff).
    */
   pop(now: number): WorkloadInfo | undefined {
+    if (this.deadlines.size > 0) {
+      for (const [key, at] of [...this.deadlines]) {
+        const info = this.inadmissible.get(key);
+        if (!info) this.deadlines.delete(key);
+        else if (at <= now) {
+          this.deadlines.delete(key);
+          this.push(info);
+        }
+      }
+    }
     for (;;) {
       const e = this.heap.pop();
       if (!e) return undefined;
@@ -169,10 +185,11 @@ export class ClusterQueueQueue {
     return [...[...this.live.values()].map((e) => e.info), ...this.inadmissible.values()].sort(queueOrder(this.sticky));
   }
 
-  /** The earliest time a parked Workload's backoff ends, if any. */
+  /** The earliest time a parked Workload needs looking at (backoff over, gang waiting time out), if any. */
   nextBackoff(now: number): number | undefined {
     let t: number | undefined;
     for (const info of this.inadmissible.values()) if (info.requeueAt !== undefined && info.requeueAt > now && (t === undefined || info.requeueAt < t)) t = info.requeueAt;
+    for (const at of this.deadlines.values()) if (at > now && (t === undefined || at < t)) t = at;
     return t;
   }
 }

@@ -147,9 +147,13 @@ export class QuotaTree {
   borrowingLevel(cq: string, f: FR, amount: number): number {
     let n: QuotaNode | undefined = this.cq(cq);
     let level = 0;
+    let need = amount;
     for (; n; n = n.parent, level++) {
       const free = (n.subtree.get(f) ?? 0) - (n.usage.get(f) ?? 0);
-      if (free >= amount) return level;
+      if (free >= need) return level;
+      // The private (guaranteed, not lent) part left here is used first; only the rest
+      // must come from the parent.
+      need -= Math.max(0, n.guaranteed(f) - (n.usage.get(f) ?? 0));
     }
     return level;
   }

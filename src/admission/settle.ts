@@ -53,6 +53,8 @@ export function settle(snap: AdmissionSnapshot, queues: QueueManager, opts: Sett
           const w = copy(d.key, d.workload);
           if (d.gangWaitingSince !== undefined) writeGangWaitingSince(w, d.gangWaitingSince);
           writeAdmission(w, d.admitted, status);
+          // The snapshot keeps the Workload as written, so an eviction starts from it.
+          d.admitted.workload = w;
           if (!d.reservedOnly) admitted++;
           break;
         }

@@ -53,6 +53,11 @@ export function writeAdmission(w: Workload, a: AdmittedWorkload, opts: StatusOpt
     );
   } else {
     setCondition(w, { type: WorkloadCondition.Admitted, status: 'True', reason: 'Admitted', message: 'The workload is admitted' }, opts.now);
+    // Satisfied: its waiting time no longer runs (a later eviction starts afresh).
+    if (w.metadata.annotations?.[GANG_WAITING_SINCE_ANNOTATION] !== undefined) {
+      const { [GANG_WAITING_SINCE_ANNOTATION]: _, ...rest } = w.metadata.annotations;
+      w.metadata = { ...w.metadata, annotations: rest };
+    }
   }
   for (const t of [WorkloadCondition.Evicted, WorkloadCondition.Preempted]) resetCondition(w, t, opts.now);
 }
