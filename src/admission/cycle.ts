@@ -120,12 +120,20 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   for (const h of heads) if (h.gang) headOfGang.set(h.gang.id, h);
   const findGang = (id: string) => headOfGang.get(id) ?? queues.gang(id);
   const popped = new Set(heads.map((h) => h.key));
+  // Whether any LocalQueue is stopped (checked per head only then).
+  let lqStopped = false;
+  for (const lq of snap.localQueues.values()) {
+    if (lq.spec.stopPolicy !== 'None') {
+      lqStopped = true;
+      break;
+    }
+  }
   // Gangs with the shortest group lists first: a gang that can go alone is decided on its
   // own before a group that names it pulls it in.
   const byGroup = [...heads].sort((a, b) => (a.gang?.group.length ?? 1) - (b.gang?.group.length ?? 1));
   for (const head of byGroup) {
     if (decided.has(head.key)) continue;
-    const e = nominate(snap, queues, head, cfg, decided, findGang);
+    const e = nominate(snap, queues, head, cfg, decided, findGang, lqStopped);
     for (const m of e.members) decided.set(m.info.key, e);
     decided.set(head.key, e);
     entries.push(e);
@@ -136,9 +144,15 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   // Workloads whose preemptions are under way come first, so what they freed is theirs
   // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
   const preemptor = (e: Entry) => (queues.preemptors.has(e.head.key) ? 0 : 1);
-  const order = [...entries].sort(
-    (a, b) => preemptor(a) - preemptor(b) || borrowingOf(a) - borrowingOf(b) || b.head.priority - a.head.priority || a.head.timestamp - b.head.timestamp || (a.head.uid < b.head.uid ? -1 : a.head.uid > b.head.uid ? 1 : 0),
-  );
+  // The keys are computed once per entry, not per comparison (the same stable sort).
+  const order = entries
+    .map((e) => ({ e, p: preemptor(e), b: borrowingOf(e) }))
+    .sort((x, y) => {
+      const a = x.e.head;
+      const b = y.e.head;
+      return x.p - y.p || x.b - y.b || b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+    })
+    .map((x) => x.e);
 
   const decisions: Decision[] = [];
   const targeted = new Set<string>();
@@ -147,13 +161,17 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   let admitted = 0;
   let preempting = 0;
   let parked = 0;
+  // Nominations leave the snapshot as they found it: until an entry here admits, holds or
+  // releases something, a lone Workload's nominated assignment is still what it would get.
+  let changed = false;
   for (const e of order) {
     if (e.status === 'fit') {
       if (cfg.admissionBlocked !== undefined && e.members.every((m) => !m.held)) {
         fail(e, PendingReason.WaitingForPodsReady, cfg.admissionBlocked, false);
-      } else if (!admitEntry(snap, e, cfg, decisions)) {
+      } else if (!admitEntry(snap, e, cfg, decisions, !changed)) {
         fail(e, PendingReason.WaitingForQuota, 'Workload no longer fits after processing another workload', true);
       } else {
+        changed = true;
         admitted += e.members.length;
         for (const m of e.members) {
           // A reservation below the minimum stays queued; under StrictFIFO it keeps heading the queue.
@@ -179,6 +197,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
         const hold = { ...toAdmitted(m, now), key: reservationKey(m.info.key) };
         delete hold.gangId;
         snap.addAdmitted(hold);
+        changed = true;
         holds.push({ key: hold.key, restore: m.held });
         for (const t of m.targets) {
           targeted.add(t.key);
@@ -195,7 +214,10 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
     }
     if (e.status === 'timeout') {
       for (const m of e.members) {
-        if (m.held) snap.removeAdmitted(m.info.key);
+        if (m.held) {
+          snap.removeAdmitted(m.info.key);
+          changed = true;
+        }
         const pods = (m.info.workload.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === 'v1').map((o) => `${m.info.namespace}/${o.name}`);
         decisions.push({ kind: 'gangTimeout', key: m.info.key, workload: m.info.workload, clusterQueue: m.cq?.name, message: e.message, pods });
         queues.delete(m.info.key);
@@ -246,13 +268,14 @@ function nominate(
   cfg: CycleConfig,
   decided: ReadonlyMap<string, Entry>,
   findGang: (id: string) => WorkloadInfo | undefined,
+  lqStopped: boolean,
 ): Entry {
   const entry: Entry = { head, members: [], status: 'fail', reason: PendingReason.Inadmissible, message: '', immediate: false };
   const cqName = queues.clusterQueueOf(head.key);
   const cq = cqName !== undefined ? snap.clusterQueues.get(cqName) : undefined;
   const self: Member = { info: head, cq: cq!, targets: [], reservedOnly: false, held: snap.admitted.get(head.key) };
   entry.members.push(self);
-  const problem = check(snap, head, cq, cqName);
+  const problem = check(snap, head, cq, cqName, lqStopped);
   if (problem) {
     entry.reason = problem.reason;
     entry.message = problem.message;
@@ -291,7 +314,7 @@ function nominate(
         const ocq = snap.clusterQueues.get(ocqName);
         const taken = queues.take(other.key);
         entry.members.push({ info: other, cq: ocq!, targets: [], reservedOnly: false, held: snap.admitted.get(other.key), wasLive: taken?.live ?? true });
-        const p = check(snap, other, ocq, ocqName);
+        const p = check(snap, other, ocq, ocqName, lqStopped);
         if (p) {
           entry.reason = p.reason;
           entry.message = `gang ${other.gang!.id} of the group: ${p.message}`;
@@ -361,14 +384,14 @@ function nominate(
   }
 }
 
-function check(snap: AdmissionSnapshot, info: WorkloadInfo, cq: ClusterQueueInfo | undefined, cqName: string | undefined): { reason: PendingReason; message: string } | undefined {
+function check(snap: AdmissionSnapshot, info: WorkloadInfo, cq: ClusterQueueInfo | undefined, cqName: string | undefined, lqStopped: boolean): { reason: PendingReason; message: string } | undefined {
   if (info.invalid !== undefined) return { reason: PendingReason.Misconfigured, message: info.invalid };
   if (info.gang?.timedOut) {
     return { reason: PendingReason.GangTimeout, message: `gang ${info.gang.id} timed out (gang.scheduling.koordinator.sh/timeout=true): it is not scheduled until its pods are recreated or the annotation is removed` };
   }
   if (!cq) return { reason: PendingReason.Misconfigured, message: `ClusterQueue ${cqName ?? ''} not found` };
   if (cq.inactive) return { reason: PendingReason.Suspended, message: `ClusterQueue ${cq.name} is inactive` };
-  if (info.queueName !== undefined) {
+  if (lqStopped && info.queueName !== undefined) {
     const lq = snap.localQueues.get(`${info.namespace}/${info.queueName}`);
     if (lq && lq.spec.stopPolicy !== 'None') return { reason: PendingReason.Suspended, message: `LocalQueue ${info.queueName} is inactive` };
   }
@@ -394,8 +417,7 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
   const info = m.info;
   const gang = info.gang;
   const full = fullCounts(info);
-  const tryCounts = (counts: Map<string, number>): FlavorAssignment => assignFlavors(snap, m.cq, info, { placement: placementOptions(cfg), counts });
-  const first = tryCounts(full);
+  const first = tryCounts(snap, m, cfg, full);
   if (first.mode === 'Fit') {
     m.assignment = first;
     m.counts = full;
@@ -410,27 +432,22 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
       return { status: 'preempt', reason: PendingReason.WaitingForQuota, message: first.message || 'insufficient unused quota' };
     }
   }
-  // Partial admission (Kueue, minCount) or the gang minimum.
-  const steps = shrinkSteps(info, full, cfg.partialAdmission !== false);
-  const probe = (i: number) => {
-    const counts = steps.at(i);
-    const a = tryCounts(counts);
-    return a.mode === 'Fit' ? { a, counts } : undefined;
-  };
-  const n = steps.n;
+  // Partial admission (Kueue, minCount) or the gang minimum (nothing to shrink without either).
+  const steps = gang || info.podSets.some((p) => p.minCount !== undefined) ? shrinkSteps(info, full, cfg.partialAdmission !== false) : undefined;
+  const n = steps?.n ?? 0;
   if (n > 0) {
     // Smallest i (largest counts) that fits; fitting is monotone in fewer pods.
     let lo = 1;
     let hi = n;
     let found: { a: FlavorAssignment; counts: Map<string, number> } | undefined;
-    if (probe(hi)) {
+    if (probeStep(snap, m, cfg, steps!, hi)) {
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        const r = probe(mid);
+        const r = probeStep(snap, m, cfg, steps!, mid);
         if (r) hi = mid;
         else lo = mid + 1;
       }
-      found = probe(lo);
+      found = probeStep(snap, m, cfg, steps!, lo);
     }
     if (found) {
       m.assignment = found.a;
@@ -450,7 +467,7 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
     let best: { a: FlavorAssignment; counts: Map<string, number> } | undefined;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      const a = tryCounts(below[mid - 1]!);
+      const a = tryCounts(snap, m, cfg, below[mid - 1]!);
       if (a.mode === 'Fit') {
         lo = mid;
         best = { a, counts: below[mid - 1]! };
@@ -469,8 +486,19 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
   return { status: 'fail', reason: first.reason, message: first.message, ...(startsWaiting !== undefined ? { gangWaitingSince: startsWaiting } : {}) };
 }
 
+function tryCounts(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number>): FlavorAssignment {
+  return assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts });
+}
+
+function probeStep(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, steps: { at: (i: number) => Map<string, number> }, i: number): { a: FlavorAssignment; counts: Map<string, number> } | undefined {
+  const counts = steps.at(i);
+  const a = tryCounts(snap, m, cfg, counts);
+  return a.mode === 'Fit' ? { a, counts } : undefined;
+}
+
 function fullCounts(info: WorkloadInfo): Map<string, number> {
-  const out = new Map(info.podSets.map((p) => [p.name, p.count]));
+  const out = new Map<string, number>();
+  for (const p of info.podSets) out.set(p.name, p.count);
   const total = info.gang?.total;
   if (total !== undefined && total < totalPods(info)) {
     // total-number bounds how many may come: drop the excess from the last PodSets.
@@ -539,8 +567,13 @@ function targetsFor(snap: AdmissionSnapshot, m: Member, a: FlavorAssignment, cou
     info: m.info,
     cq: m.cq,
     assignment: a,
-    fits: () => assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts }).mode === 'Fit',
+    fits: fitsWith(snap, m, cfg, counts),
   });
+}
+
+/** The preemption search's fits(); made here so that no named closure is created per call. */
+function fitsWith(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number>): () => boolean {
+  return () => tryCounts(snap, m, cfg, counts).mode === 'Fit';
 }
 
 /**
@@ -581,12 +614,14 @@ function toAdmitted(m: Member, now: number): AdmittedWorkload {
  * Admits every member against the snapshot as it is now (earlier entries included): each
  * is re-assigned with its nominated counts; all or none.
  */
-function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisions: Decision[]): boolean {
+function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisions: Decision[], unchanged: boolean): boolean {
   const done: AdmittedWorkload[] = [];
   const restore: AdmittedWorkload[] = [];
+  // The snapshot is as the nomination saw it: a lone member's assignment stands.
+  const reuse = unchanged && e.members.length === 1 && !e.members[0]!.held && e.members[0]!.assignment?.mode === 'Fit';
   for (const m of e.members) {
     if (m.held) restore.push(snap.removeAdmitted(m.info.key)!);
-    const a = assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
+    const a = reuse ? m.assignment! : assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
     if (a.mode !== 'Fit') {
       for (const d of done) snap.removeAdmitted(d.key);
       for (const r of restore) snap.addAdmitted(r);

@@ -12,10 +12,10 @@ import type { PodSet, ResourceFlavor } from '../api/objects.ts';
 import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { hasTopologyConstraint } from '../api/topology-request.ts';
 import type { Assignment } from '../placement/assignment.ts';
-import { placeWorkload, podSetGroups, resourceFlavorMismatch, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { placeWorkload, podSetGroups, resourceFlavorMismatch, type TasFlavor, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { fr, type FR } from './quota.ts';
 import type { AdmissionSnapshot, ClusterQueueInfo, PodSetAdmission } from './snapshot.ts';
-import type { WorkloadInfo } from './workload-info.ts';
+import type { PodSetInfo, WorkloadInfo } from './workload-info.ts';
 
 export type Mode = 'Fit' | 'Preempt' | 'NoFit';
 
@@ -118,41 +118,59 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   const reasons: { reason: PendingReason; message: string }[] = [];
   let mode: Mode = 'Fit';
   let borrowing = 0;
-  const byName = new Map(info.podSets.map((p) => [p.name, p]));
   const tasFlavorOf = new Map<string, string>();
 
-  for (const group of podSetGroups(info.workload.spec.podSets)) {
-    const members = [group.workers, ...(group.leader ? [group.leader] : [])].map((ps) => byName.get(ps.name)!).filter(Boolean);
-    const counts = members.map((m) => options.counts?.get(m.name) ?? m.count);
-    if (counts.every((c) => c === 0)) {
+  const shape = shapeOf(info);
+  for (const group of shape.groups) {
+    const members = group.members;
+    const counts: number[] = [];
+    let allZero = true;
+    for (const m of members) {
+      const c = options.counts?.get(m.name) ?? m.count;
+      counts.push(c);
+      if (c !== 0) allZero = false;
+    }
+    if (allZero) {
       for (const m of members) podSets.push({ name: m.name, count: 0, flavors: {}, perPod: m.perPod, usage: {} });
       continue;
     }
     // The group's total request per resource.
     const request: ResourceAmounts = {};
-    members.forEach((m, i) => {
-      for (const [r, v] of Object.entries(m.perPod)) if (v > 0) request[r] = (request[r] ?? 0) + v * counts[i]!;
-    });
-    if (coversPods) request.pods = counts.reduce((a, b) => a + b, 0);
+    let total = 0;
+    for (let i = 0; i < members.length; i++) {
+      const c = counts[i]!;
+      total += c;
+      const pairs = group.requested[i]!;
+      for (let j = 0; j < pairs.length; j += 2) {
+        const r = pairs[j] as string;
+        request[r] = (request[r] ?? 0) + (pairs[j + 1] as number) * c;
+      }
+    }
+    if (coversPods) request.pods = total;
     const ps = group.workers;
-    const resources = Object.keys(request).sort();
-    const uncovered = resources.filter((r) => !cq.groupOf.has(r));
-    if (uncovered.length > 0) {
+    const resources = coversPods ? group.resourcesWithPods : group.resources;
+    let uncovered: string | undefined;
+    for (const r of resources) {
+      if (!cq.groupOf.has(r)) {
+        uncovered = r;
+        break;
+      }
+    }
+    if (uncovered !== undefined) {
       mode = 'NoFit';
-      reasons.push({ reason: PendingReason.NoMatchingFlavor, message: `couldn't assign flavors to pod set ${ps.name}: resource ${uncovered[0]} unavailable in ClusterQueue` });
+      reasons.push({ reason: PendingReason.NoMatchingFlavor, message: `couldn't assign flavors to pod set ${ps.name}: resource ${uncovered} unavailable in ClusterQueue` });
       continue;
     }
     const tas = usesTopology(ps, cq);
     const flavors: Record<string, string> = {};
     let groupMode: Mode = 'Fit';
-    const groupIdx = [...new Set(resources.map((r) => cq.groupOf.get(r)!))].sort((a, b) => a - b);
-    for (const gi of groupIdx) {
+    for (const gi of groupIndices(cq, resources)) {
       const rg = cq.resourceGroups[gi]!;
       let best: FlavorTry | undefined;
       const tried: string[] = [];
       for (const name of rg.flavors) {
-        const t = tryFlavor(snap, cq, name, rg.covered, request, assigned, ps, tas);
-        tried.push(...t.reasons.map((r) => r.message));
+        const t = tryFlavor(snap, cq, name, rg.covered, request, assigned, group, tas);
+        for (const r of t.reasons) tried.push(r.message);
         if (!best || better(t, best, cq)) best = t;
         if (stopsHere(t, cq)) break;
       }
@@ -166,39 +184,38 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
       groupMode = worse(groupMode, best.mode);
       borrowing = Math.max(borrowing, best.borrowing);
       for (const f of best.preempt) preemptQuota.add(f);
-      if (best.mode === 'Preempt') reasons.push(...best.reasons);
+      if (best.mode === 'Preempt') for (const r of best.reasons) reasons.push(r);
       if (tas) tasFlavorOf.set(ps.name, best.flavor);
     }
     mode = worse(mode, groupMode);
     if (groupMode === 'NoFit') continue;
-    for (const r of resources) assigned.set(fr(flavors[r]!, r), (assigned.get(fr(flavors[r]!, r)) ?? 0) + request[r]!);
-    members.forEach((m, i) => {
+    for (const r of resources) {
+      const f = fr(flavors[r]!, r);
+      assigned.set(f, (assigned.get(f) ?? 0) + request[r]!);
+    }
+    for (let i = 0; i < members.length; i++) {
+      const m = members[i]!;
+      const c = counts[i]!;
       const usage: ResourceAmounts = {};
-      for (const [r, v] of Object.entries(m.perPod)) if (v > 0) usage[r] = v * counts[i]!;
-      if (coversPods) usage.pods = counts[i]!;
+      const pairs = group.requested[i]!;
+      for (let j = 0; j < pairs.length; j += 2) usage[pairs[j] as string] = (pairs[j + 1] as number) * c;
+      if (coversPods) usage.pods = c;
       const own: Record<string, string> = {};
-      for (const r of Object.keys(usage)) if (flavors[r] !== undefined) own[r] = flavors[r];
+      for (const r in usage) if (flavors[r] !== undefined) own[r] = flavors[r];
       // A pod with no requests still takes one `pods`: name the flavor of its group.
-      podSets.push({ name: m.name, count: counts[i]!, flavors: own, perPod: m.perPod, usage, ...(tas ? { tasFlavor: tasFlavorOf.get(ps.name) } : {}) });
-    });
+      const admission: PodSetAdmission = { name: m.name, count: c, flavors: own, perPod: m.perPod, usage };
+      if (tas) admission.tasFlavor = tasFlavorOf.get(ps.name);
+      podSets.push(admission);
+    }
   }
 
-  const result = (m: Mode, reason: PendingReason, message: string): FlavorAssignment => ({
-    mode: m,
-    podSets: order(podSets, info.workload.spec.podSets),
-    usage: usageOf(podSets),
-    borrowing,
-    preemptQuota,
-    preemptTopology: false,
-    reason,
-    message,
-  });
+  const parts: ResultParts = { podSets, spec: shape.spec, borrowing, preemptQuota };
   if (mode === 'NoFit') {
     const worst = [...reasons].sort((a, b) => SEVERITY.indexOf(a.reason) - SEVERITY.indexOf(b.reason))[0]!;
-    return result('NoFit', worst.reason, reasons.map((r) => r.message).join('; '));
+    return result(parts, 'NoFit', worst.reason, reasons.map((r) => r.message).join('; '));
   }
   if (tasFlavorOf.size === 0 || options.skipTopology) {
-    return mode === 'Fit' ? result('Fit', PendingReason.WaitingForQuota, '') : result('Preempt', PendingReason.WaitingForQuota, reasons.map((r) => r.message).join('; '));
+    return mode === 'Fit' ? result(parts, 'Fit', PendingReason.WaitingForQuota, '') : result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((r) => r.message).join('; '));
   }
   // The TAS hook: place on the current snapshot when quota fits; on an empty one to learn
   // whether preemption could ever help.
@@ -207,19 +224,162 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     const placed = placeWorkload(info.workload, snap.tasList, tasOptions);
     if (placed.ok) {
       applyPlacement(podSets, placed.podSets, coversPods);
-      return result('Fit', PendingReason.WaitingForQuota, '');
+      return result(parts, 'Fit', PendingReason.WaitingForQuota, '');
     }
-    const empty = placeWorkload(info.workload, snap.tasList, { ...tasOptions, simulateEmpty: true });
-    if (!empty.ok) return result('NoFit', PendingReason.TopologyPlacementFailed, empty.reason);
-    const r = result('Preempt', PendingReason.TopologyPlacementFailed, placed.reason);
+    const empty = placeOnEmpty(snap, info, shape, options.placement, tasOptions);
+    if (!empty.ok) return result(parts, 'NoFit', PendingReason.TopologyPlacementFailed, empty.reason);
+    const r = result(parts, 'Preempt', PendingReason.TopologyPlacementFailed, placed.reason);
     r.preemptTopology = true;
     return r;
   }
-  const empty = placeWorkload(info.workload, snap.tasList, { ...tasOptions, simulateEmpty: true });
-  if (!empty.ok) return result('NoFit', PendingReason.TopologyPlacementFailed, empty.reason);
-  const r = result('Preempt', PendingReason.WaitingForQuota, reasons.map((x) => x.message).join('; '));
+  const empty = placeOnEmpty(snap, info, shape, options.placement, tasOptions);
+  if (!empty.ok) return result(parts, 'NoFit', PendingReason.TopologyPlacementFailed, empty.reason);
+  const r = result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((x) => x.message).join('; '));
   r.preemptTopology = true;
   return r;
+}
+
+// ---- the placement on an empty topology, remembered ---------------------------------------
+//
+// Whether a Workload could fit with no TAS Workload admitted (simulateEmpty) is asked for
+// every head whose quota is short, and costs a whole placement. Its answer depends only on
+// the Workload's shape (its PodSets, the annotations and owners placement reads), the
+// counts and flavors asked for, the placement options, each TAS snapshot's structure and
+// what TAS Workloads cannot take away: free + TAS usage per domain (allocatable minus the
+// other pods), which admitting and evicting leave unchanged. So answers are kept per
+// AdmissionSnapshot while every TAS snapshot keeps its structure version and that vector;
+// when its usage version moved, the vector is compared (a few thousand numbers, against a
+// placement over every leaf), and any change forgets every answer.
+
+interface RoomState {
+  version: number;
+  usageVersion: number;
+  /** free + tas per domain and resource when last checked. */
+  room: Float64Array;
+  /** Every free and TAS amount was a safe integer then (so TAS usage changes keep `room` exactly). */
+  integral: boolean;
+}
+
+interface Answer {
+  ok: boolean;
+  reason: string;
+}
+
+interface AnswersByShape {
+  /** The key as first stored: an info adopts it, so later lookups compare one string object. */
+  key: string;
+  /** One PodSet on one flavor: by count. */
+  byCount: Map<number, Map<string, Answer>>;
+  /** Otherwise by counts and flavors. */
+  byAsk: Map<string, Answer>;
+}
+
+interface EmptyMemo {
+  rooms: Map<TasFlavor['snapshot'], RoomState>;
+  /** Placement options object -> shape key -> answers. */
+  answers: WeakMap<object, Map<string, AnswersByShape>>;
+}
+
+/** Shapes remembered per placement options before the answers are forgotten (bounded memory). */
+const MAX_SHAPES = 4096;
+
+const emptyMemos = new WeakMap<AdmissionSnapshot, EmptyMemo>();
+const NO_OPTIONS = {};
+
+/** Whether the TAS snapshots still offer what they did when the answers were kept. */
+function roomUnchanged(memo: EmptyMemo, snap: AdmissionSnapshot): boolean {
+  const tasList = snap.tasList;
+  let same = memo.rooms.size === tasList.length;
+  for (const tf of tasList) {
+    const s = tf.snapshot;
+    const st = memo.rooms.get(s);
+    if (st && st.version === s.version && st.usageVersion === s.usageVersion) continue;
+    const n = s.domainCount * s.resourceCount;
+    // Only TAS usage recorded by the snapshot moved since: nothing to compare.
+    if (st && st.integral && st.version === s.version && st.room.length === n && snap.tasUsageOnlySince(s, st.usageVersion)) {
+      st.usageVersion = s.usageVersion;
+      continue;
+    }
+    const { free, tas } = s.capacityArrays();
+    let equal = st !== undefined && st.version === s.version && st.room.length === n;
+    if (equal) {
+      const room = st!.room;
+      for (let i = 0; i < n; i++) {
+        if (room[i] !== free[i]! + tas[i]!) {
+          equal = false;
+          break;
+        }
+      }
+    }
+    if (equal) {
+      st!.usageVersion = s.usageVersion;
+      st!.integral = integralArrays(free, tas, n);
+      continue;
+    }
+    const room = new Float64Array(n);
+    let integral = true;
+    for (let i = 0; i < n; i++) {
+      room[i] = free[i]! + tas[i]!;
+      if (integral && !(Number.isSafeInteger(free[i]) && Number.isSafeInteger(tas[i]) && Number.isSafeInteger(room[i]))) integral = false;
+    }
+    memo.rooms.set(s, { version: s.version, usageVersion: s.usageVersion, room, integral });
+    same = false;
+  }
+  return same;
+}
+
+/** Placement options are told apart by identity; any empty set of them is the same. */
+function optionsKeyOf(placement: WorkloadPlacementOptions | undefined): object {
+  if (placement) for (const k in placement) if ((placement as Record<string, unknown>)[k] !== undefined) return placement;
+  return NO_OPTIONS;
+}
+
+function integralArrays(free: Float64Array, tas: Float64Array, n: number): boolean {
+  for (let i = 0; i < n; i++) if (!(Number.isSafeInteger(free[i]) && Number.isSafeInteger(tas[i]) && Number.isSafeInteger(free[i]! + tas[i]!))) return false;
+  return true;
+}
+
+function placeOnEmpty(snap: AdmissionSnapshot, info: WorkloadInfo, shape: WorkloadShape, placement: WorkloadPlacementOptions, tasOptions: WorkloadPlacementOptions): Answer {
+  let memo = emptyMemos.get(snap);
+  if (!memo) emptyMemos.set(snap, (memo = { rooms: new Map(), answers: new WeakMap() }));
+  if (!roomUnchanged(memo, snap)) memo.answers = new WeakMap();
+  const optionsKey = optionsKeyOf(placement);
+  let byShape = memo.answers.get(optionsKey);
+  if (!byShape || byShape.size >= MAX_SHAPES) memo.answers.set(optionsKey, (byShape = new Map()));
+  // The usual Workload: one PodSet on one flavor, looked up without building a key.
+  const lone = shape.groups.length === 1 && shape.groups[0]!.members.length === 1 ? shape.groups[0]!.members[0]!.name : undefined;
+  const w = info.workload;
+  shape.placementKey ??= JSON.stringify([w.metadata.annotations ?? null, (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion), w.spec.podSets]);
+  let answers = byShape.get(shape.placementKey);
+  if (!answers) byShape.set(shape.placementKey, (answers = { key: shape.placementKey, byCount: new Map(), byAsk: new Map() }));
+  else shape.placementKey = answers.key;
+  const counts = tasOptions.counts!;
+  const flavorOf = tasOptions.flavorOf!;
+  if (lone !== undefined && counts.size === 1 && flavorOf.size === 1) {
+    const count = counts.get(lone);
+    const flavor = flavorOf.get(lone);
+    if (count !== undefined && flavor !== undefined) {
+      let byFlavor = answers.byCount.get(count);
+      if (!byFlavor) answers.byCount.set(count, (byFlavor = new Map()));
+      const hit = byFlavor.get(flavor);
+      if (hit) return hit;
+      const answer = emptyAnswer(snap, w, tasOptions);
+      byFlavor.set(flavor, answer);
+      return answer;
+    }
+  }
+  let key = '';
+  for (const [k, v] of counts) key += `${k}=${v};`;
+  key += '|';
+  for (const [k, v] of flavorOf) key += `${k}=${v};`;
+  let answer = answers.byAsk.get(key);
+  if (!answer) answers.byAsk.set(key, (answer = emptyAnswer(snap, w, tasOptions)));
+  return answer;
+}
+
+function emptyAnswer(snap: AdmissionSnapshot, w: WorkloadInfo['workload'], tasOptions: WorkloadPlacementOptions): Answer {
+  const r = placeWorkload(w, snap.tasList, { ...tasOptions, simulateEmpty: true });
+  return r.ok ? { ok: true, reason: '' } : { ok: false, reason: r.reason };
 }
 
 /**
@@ -245,18 +405,109 @@ export function applyPlacement(podSets: PodSetAdmission[], placed: readonly { na
 function usageOf(podSets: readonly PodSetAdmission[]): Map<FR, number> {
   const out = new Map<FR, number>();
   for (const ps of podSets) {
-    for (const [r, v] of Object.entries(ps.usage)) {
+    for (const r in ps.usage) {
       const f = ps.flavors[r];
       if (f === undefined) continue;
-      out.set(fr(f, r), (out.get(fr(f, r)) ?? 0) + v);
+      const k = fr(f, r);
+      out.set(k, (out.get(k) ?? 0) + ps.usage[r]!);
     }
   }
   return out;
 }
 
 function order(podSets: PodSetAdmission[], spec: readonly PodSet[]): PodSetAdmission[] {
+  if (podSets.length < 2) return [...podSets];
   const idx = new Map(spec.map((p, i) => [p.name, i]));
   return [...podSets].sort((a, b) => idx.get(a.name)! - idx.get(b.name)!);
+}
+
+interface ResultParts {
+  podSets: PodSetAdmission[];
+  spec: readonly PodSet[];
+  borrowing: number;
+  preemptQuota: Set<FR>;
+}
+
+function result(p: ResultParts, mode: Mode, reason: PendingReason, message: string): FlavorAssignment {
+  return { mode, podSets: order(p.podSets, p.spec), usage: usageOf(p.podSets), borrowing: p.borrowing, preemptQuota: p.preemptQuota, preemptTopology: false, reason, message };
+}
+
+/** A PodSet group of a Workload as assignFlavors reads it (workers first, then the leader). */
+interface GroupShape {
+  workers: PodSet;
+  members: PodSetInfo[];
+  /** Per member: resource, per-pod amount, ... for every positive per-pod request, in the PodSet's order. */
+  requested: (string | number)[][];
+  /** The group's requested resources, sorted; and the same with `pods`. */
+  resources: string[];
+  resourcesWithPods: string[];
+  /** resourceFlavorMismatch of the workers per flavor (flavors are not changed in place), for the levels it was computed with. */
+  mismatch: Map<ResourceFlavor, { levels: readonly string[] | undefined; result: string | undefined }>;
+}
+
+/**
+ * The groups by Workload info: a function of its PodSets and the Workload's, which are
+ * never changed in place (a changed Workload gets a new info, with new PodSet infos).
+ */
+const shapes = new WeakMap<WorkloadInfo, WorkloadShape>();
+
+interface WorkloadShape {
+  infos: readonly PodSetInfo[];
+  /** What the TAS placement reads of the Workload, as a key (set on first use). */
+  placementKey?: string;
+  /** The Workload's PodSets (their order orders the result). */
+  spec: readonly PodSet[];
+  groups: GroupShape[];
+}
+
+function shapeOf(info: WorkloadInfo): WorkloadShape {
+  const hit = shapes.get(info);
+  if (hit && hit.infos === info.podSets) return hit;
+  const spec = info.workload.spec.podSets;
+  const byName = new Map(info.podSets.map((p) => [p.name, p]));
+  const groups = podSetGroups(spec).map((group): GroupShape => {
+    const members = [group.workers, ...(group.leader ? [group.leader] : [])].map((ps) => byName.get(ps.name)!).filter(Boolean);
+    const requested = members.map((m) => Object.entries(m.perPod).flatMap(([r, v]) => (v > 0 ? [r, v] : [])));
+    const keys = new Set(requested.flatMap((pairs) => pairs.filter((_, j) => j % 2 === 0) as string[]));
+    const resources = [...keys].sort();
+    const resourcesWithPods = [...new Set([...keys, 'pods'])].sort();
+    return { workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() };
+  });
+  const shape = { infos: info.podSets, spec, groups };
+  shapes.set(info, shape);
+  return shape;
+}
+
+/** The resource groups of `cq` covering `resources` (all covered), ascending. */
+function groupIndices(cq: ClusterQueueInfo, resources: string[]): number[] {
+  if (resources.length === 1) return [cq.groupOf.get(resources[0]!)!];
+  return [...new Set(resources.map((r) => cq.groupOf.get(r)!))].sort((a, b) => a - b);
+}
+
+function flavorMismatch(group: GroupShape, flavor: ResourceFlavor, levels: readonly string[] | undefined): string | undefined {
+  const hit = group.mismatch.get(flavor);
+  if (hit && hit.levels === levels) return hit.result;
+  const result = resourceFlavorMismatch(flavor, group.workers, levels);
+  group.mismatch.set(flavor, { levels, result });
+  return result;
+}
+
+/** formatResourceAmount, remembered (messages repeat the same few amounts every cycle). */
+const formatted = new Map<string, Map<number, string>>();
+
+function formatAmount(r: string, n: number): string {
+  let byAmount = formatted.get(r);
+  if (!byAmount) formatted.set(r, (byAmount = new Map()));
+  let s = byAmount.get(n);
+  if (s === undefined) {
+    if (byAmount.size >= 4096) byAmount.clear();
+    byAmount.set(n, (s = formatResourceAmount(r, n)));
+  }
+  return s;
+}
+
+function noFit(t: FlavorTry, reason: PendingReason, message: string): FlavorTry {
+  return { ...t, mode: 'NoFit', reasons: [{ reason, message }] };
 }
 
 function tryFlavor(
@@ -266,19 +517,19 @@ function tryFlavor(
   covered: readonly string[],
   request: ResourceAmounts,
   assigned: ReadonlyMap<FR, number>,
-  ps: PodSet,
+  group: GroupShape,
   tas: boolean,
 ): FlavorTry {
+  const ps = group.workers;
   const t: FlavorTry = { flavor: name, mode: 'Fit', borrowing: 0, preempt: [], reasons: [] };
-  const noFit = (reason: PendingReason, message: string): FlavorTry => ({ ...t, mode: 'NoFit', reasons: [{ reason, message }] });
   const flavor: ResourceFlavor | undefined = snap.flavors.get(name);
-  if (!flavor) return noFit(PendingReason.NoMatchingFlavor, `flavor ${name} not found`);
+  if (!flavor) return noFit(t, PendingReason.NoMatchingFlavor, `flavor ${name} not found`);
   const isTas = flavor.spec.topologyName !== undefined;
-  if (tas && !isTas) return noFit(PendingReason.NoMatchingFlavor, `Flavor "${name}" does not support TopologyAwareScheduling`);
-  if (!tas && isTas) return noFit(PendingReason.NoMatchingFlavor, `Flavor "${name}" supports only TopologyAwareScheduling`);
-  if (isTas && !snap.tas.has(name)) return noFit(PendingReason.NoMatchingFlavor, `Flavor "${name}" information missing in TAS cache`);
-  const mismatch = resourceFlavorMismatch(flavor, ps, isTas ? snap.tas.get(name)!.snapshot.levels : undefined);
-  if (mismatch) return noFit(PendingReason.NoMatchingFlavor, mismatch);
+  if (tas && !isTas) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" does not support TopologyAwareScheduling`);
+  if (!tas && isTas) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" supports only TopologyAwareScheduling`);
+  if (isTas && !snap.tas.has(name)) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" information missing in TAS cache`);
+  const mismatch = flavorMismatch(group, flavor, isTas ? snap.tas.get(name)!.snapshot.levels : undefined);
+  if (mismatch) return noFit(t, PendingReason.NoMatchingFlavor, mismatch);
   for (const r of covered) {
     const req = request[r];
     if (req === undefined) continue;
@@ -288,8 +539,9 @@ function tryFlavor(
     const potential = snap.quota.potentialAvailable(cq.name, f);
     if (val > potential) {
       return noFit(
+        t,
         PendingReason.ExceedsMaxQuota,
-        `insufficient quota for ${r} in flavor ${name}, previously considered podsets requests (${formatResourceAmount(r, before)}) + current podset request (${formatResourceAmount(r, req)}) > maximum capacity (${formatResourceAmount(r, potential)})`,
+        `insufficient quota for ${r} in flavor ${name}, previously considered podsets requests (${formatAmount(r, before)}) + current podset request (${formatAmount(r, req)}) > maximum capacity (${formatAmount(r, potential)})`,
       );
     }
     const available = snap.quota.available(cq.name, f);
@@ -297,8 +549,8 @@ function tryFlavor(
       t.borrowing = Math.max(t.borrowing, snap.quota.borrowingLevel(cq.name, f, val));
       continue;
     }
-    const message = `insufficient unused quota for ${r} in flavor ${name}, ${formatResourceAmount(r, val - available)} more needed`;
-    if (!preemptionMayHelp(snap, cq, f, val)) return noFit(PendingReason.WaitingForQuota, message);
+    const message = `insufficient unused quota for ${r} in flavor ${name}, ${formatAmount(r, val - available)} more needed`;
+    if (!preemptionMayHelp(snap, cq, f, val)) return noFit(t, PendingReason.WaitingForQuota, message);
     t.mode = 'Preempt';
     t.preempt.push(f);
     t.reasons.push({ reason: PendingReason.WaitingForQuota, message: `couldn't assign flavors to pod set ${ps.name}: ${message}` });

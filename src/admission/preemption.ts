@@ -67,6 +67,8 @@ export interface PreemptionRequest {
   exclude?: ReadonlySet<string>;
 }
 
+const NO_FLAVORS: ReadonlySet<string> = new Set();
+
 /** At most this many domain-first orderings are tried per attempt (each costs a binary search and a fill-back). */
 const MAX_DOMAIN_TRIES = 8;
 
@@ -154,13 +156,30 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   const { assignment: a, cq } = req;
   if (a.mode === 'NoFit' || (a.preemptQuota.size === 0 && !a.preemptTopology)) return [];
   if (!snap.quota.hasClusterQueue(cq.name)) return [];
-  const tasFlavors = new Set(a.preemptTopology ? a.podSets.flatMap((p) => (p.tasFlavor !== undefined ? [p.tasFlavor] : [])) : []);
-  const needed = new Set(a.preemptQuota);
-  for (const f of a.usage.keys()) if (tasFlavors.has(f.slice(0, f.indexOf('/')))) needed.add(f);
-  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed: [...needed].sort(), usage: a.usage, topo: topologyOf(snap, req), removals: new Removals(snap) };
+  let tasFlavors: ReadonlySet<string> = NO_FLAVORS;
+  if (a.preemptTopology) {
+    const set = new Set<string>();
+    for (const p of a.podSets) if (p.tasFlavor !== undefined) set.add(p.tasFlavor);
+    tasFlavors = set;
+  }
+  let needed: FR[];
+  if (tasFlavors.size === 0) needed = [...a.preemptQuota].sort();
+  else {
+    const set = new Set(a.preemptQuota);
+    for (const f of a.usage.keys()) if (tasFlavors.has(f.slice(0, f.indexOf('/')))) set.add(f);
+    needed = [...set].sort();
+  }
+  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed, usage: a.usage, removals: new Removals(snap) };
 
-  const units = candidateUnits(ctx, req, tasFlavors);
+  // Without borrowWithinCohort, a ClusterQueue at or above its nominal quota only ever
+  // takes its own Workloads (strategy): the cohort's are not collected then.
+  const bwc = cq.preemption.borrowWithinCohort;
+  const ownOnly = !(bwc !== undefined && bwc.policy === 'LowerPriority') && !underNominal(ctx);
+  const units = candidateUnits(ctx, req, tasFlavors, ownOnly);
   if (units.length === 0 || req.fits()) return [];
+  // Where the units sit on the topology, once there are any.
+  ctx.topo = topologyOf(snap, req);
+  if (ctx.topo) for (const u of units) locate(ctx.topo, u);
   units.sort(byOrder);
 
   const order = [...snap.admitted.keys()];
@@ -194,42 +213,95 @@ function reasonOf(m: AdmittedWorkload, cq: string, threshold: number | undefined
 
 // ---- candidates ------------------------------------------------------------------------
 
-function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySet<string>): Unit[] {
-  const { snap } = ctx;
+/** What candidateUnits' checks read, built once per search (module-level checks: no closures per call). */
+interface CandidateCtx {
+  snap: AdmissionSnapshot;
+  req: PreemptionRequest;
+  needed: readonly FR[];
+  cohort: ReadonlySet<string>;
+  borrowingMemo: Map<string, boolean>;
+  quotaFRs: readonly FR[];
+  tasFlavors: ReadonlySet<string>;
+}
+
+function borrowingNeeded(c: CandidateCtx, q: string): boolean {
+  let b = c.borrowingMemo.get(q);
+  if (b === undefined) {
+    b = false;
+    for (const f of c.needed) {
+      if (c.snap.quota.borrowing(q, f) > 0) {
+        b = true;
+        break;
+      }
+    }
+    c.borrowingMemo.set(q, b);
+  }
+  return b;
+}
+
+function eligible(c: CandidateCtx, w: AdmittedWorkload): boolean {
+  const { req, snap } = c;
   const { cq, info } = req;
   const policy = cq.preemption;
-  const cohort = new Set(cq.cohort !== undefined ? snap.quota.cohortMembers(cq.name) : [cq.name]);
-  const borrowingMemo = new Map<string, boolean>();
-  const borrowing = (q: string): boolean => {
-    let b = borrowingMemo.get(q);
-    if (b === undefined) {
-      b = ctx.needed.some((f) => snap.quota.borrowing(q, f) > 0);
-      borrowingMemo.set(q, b);
+  if (req.exclude?.has(w.key)) return false;
+  if (w.clusterQueue === cq.name) {
+    if (policy.withinClusterQueue === 'LowerPriority') return w.priority < info.priority;
+    if (policy.withinClusterQueue === 'LowerOrNewerEqualPriority') {
+      if (w.priority < info.priority) return true;
+      if (w.priority !== info.priority) return false;
+      const t = parseTime(w.workload.metadata.creationTimestamp);
+      return t !== undefined && info.timestamp < t;
     }
-    return b;
-  };
-  const newer = (w: AdmittedWorkload): boolean => {
-    const t = parseTime(w.workload.metadata.creationTimestamp);
-    return t !== undefined && info.timestamp < t;
-  };
-  const eligible = (w: AdmittedWorkload): boolean => {
-    if (req.exclude?.has(w.key)) return false;
-    if (w.clusterQueue === cq.name) {
-      if (policy.withinClusterQueue === 'LowerPriority') return w.priority < info.priority;
-      if (policy.withinClusterQueue === 'LowerOrNewerEqualPriority') return w.priority < info.priority || (w.priority === info.priority && newer(w));
-      return false;
-    }
-    if (policy.reclaimWithinCohort === 'Never' || !cohort.has(w.clusterQueue) || !snap.quota.hasClusterQueue(w.clusterQueue)) return false;
-    if (!borrowing(w.clusterQueue)) return false;
-    return policy.reclaimWithinCohort === 'Any' || w.priority < info.priority;
-  };
-  const quotaFRs = [...req.assignment.preemptQuota];
-  const helps = (w: AdmittedWorkload): boolean =>
-    quotaFRs.some((f) => (w.usage.get(f) ?? 0) > 0) || w.podSets.some((p) => p.assignment !== undefined && p.tasFlavor !== undefined && tasFlavors.has(p.tasFlavor));
+    return false;
+  }
+  if (policy.reclaimWithinCohort === 'Never' || !c.cohort.has(w.clusterQueue) || !snap.quota.hasClusterQueue(w.clusterQueue)) return false;
+  if (!borrowingNeeded(c, w.clusterQueue)) return false;
+  return policy.reclaimWithinCohort === 'Any' || w.priority < info.priority;
+}
+
+function helps(c: CandidateCtx, w: AdmittedWorkload): boolean {
+  for (const f of c.quotaFRs) if ((w.usage.get(f) ?? 0) > 0) return true;
+  if (c.tasFlavors.size === 0) return false;
+  for (const p of w.podSets) if (p.assignment !== undefined && p.tasFlavor !== undefined && c.tasFlavors.has(p.tasFlavor)) return true;
+  return false;
+}
+
+/**
+ * `ownOnly`: the caller will only choose among the preemptor's own Workloads (see
+ * findPreemptionTargets), so the cohort's lone Workloads are not looked at.
+ */
+function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySet<string>, ownOnly: boolean): Unit[] {
+  const { snap } = ctx;
+  const { cq } = req;
+  const policy = cq.preemption;
+  const cohort: ReadonlySet<string> = cq.cohort !== undefined ? snap.quota.cohortMemberSet(cq.name) : new Set([cq.name]);
+  const c: CandidateCtx = { snap, req, needed: ctx.needed, cohort, borrowingMemo: new Map(), quotaFRs: [...req.assignment.preemptQuota], tasFlavors };
 
   const out: Unit[] = [];
+  // Only Workloads of the preemptor's ClusterQueue and (reclaiming) of its cohort can be
+  // eligible: the others are not even looked at.
+  const from = ownOnly || policy.reclaimWithinCohort === 'Never' ? [cq.name] : [cq.name, ...[...cohort].filter((q) => q !== cq.name)];
+  // Lone Workloads (the common case): checked before anything is built for them.
+  for (const q of from) {
+    for (const w of snap.admittedIn(q)) {
+      if (w.gangGroup !== undefined || !eligible(c, w) || !helps(c, w)) continue;
+      const other = w.clusterQueue !== cq.name;
+      const unit: Unit = {
+        members: [w],
+        own: !other,
+        priority: w.priority,
+        otherPriority: other ? w.priority : -Infinity,
+        reservedAt: w.reservedAt,
+        key: w.key,
+        others: other ? [w.clusterQueue] : [],
+        domains: [],
+        freed: new Map(),
+      };
+      out.push(unit);
+    }
+  }
   for (const members of gangUnits(snap)) {
-    if (!members.every(eligible) || !members.some(helps)) continue;
+    if (!members.every((w) => eligible(c, w)) || !members.some((w) => helps(c, w))) continue;
     members.sort((x, y) => cmp(x.key, y.key));
     const others = [...new Set(members.filter((m) => m.clusterQueue !== cq.name).map((m) => m.clusterQueue))].sort();
     const unit: Unit = {
@@ -243,19 +315,21 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
       domains: [],
       freed: new Map(),
     };
-    if (ctx.topo) locate(ctx.topo, unit);
     out.push(unit);
   }
   return out;
 }
 
 /**
- * Admitted Workloads that go together: a Workload alone, or every Workload whose gang
- * group (`gangGroup`, gang ids joined by `,`) shares a gang id with another's. Groups
- * declared one-sidedly (A lists B, B lists only itself) are joined too: A was admitted
- * only with B, so taking B must take A.
+ * Admitted gang Workloads that go together: every Workload whose gang group (`gangGroup`,
+ * gang ids joined by `,`) shares a gang id with another's. Groups declared one-sidedly
+ * (A lists B, B lists only itself) are joined too: A was admitted only with B, so taking B
+ * must take A. (Lone Workloads are units by themselves; callers sort the units.)
  */
 function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
+  const out: AdmittedWorkload[][] = [];
+  const gangs = [...snap.admittedInGangGroups()];
+  if (gangs.length === 0) return out;
   const parent = new Map<string, string>();
   const find = (x: string): string => {
     let r = x;
@@ -267,9 +341,8 @@ function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
     }
     return r;
   };
-  for (const w of snap.admitted.values()) {
-    if (w.gangGroup === undefined) continue;
-    const ids = w.gangGroup.split(',');
+  for (const w of gangs) {
+    const ids = w.gangGroup!.split(',');
     for (const id of ids) if (!parent.has(id)) parent.set(id, id);
     const root = find(ids[0]!);
     for (const id of ids.slice(1)) {
@@ -278,13 +351,14 @@ function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
     }
   }
   const groups = new Map<string, AdmittedWorkload[]>();
-  for (const w of snap.admitted.values()) {
-    const g = w.gangGroup !== undefined ? `gang\u0000${find(w.gangGroup.split(',')[0]!)}` : `wl\u0000${w.key}`;
+  for (const w of gangs) {
+    const g = find(w.gangGroup!.split(',')[0]!);
     let list = groups.get(g);
     if (!list) groups.set(g, (list = []));
     list.push(w);
   }
-  return [...groups.values()];
+  for (const list of groups.values()) out.push(list);
+  return out;
 }
 
 function cmp(a: string, b: string): number {
@@ -302,20 +376,27 @@ function byOrder(a: Unit, b: Unit): number {
 function strategy(ctx: Ctx, req: PreemptionRequest, units: Unit[]): Solution | undefined {
   const own = units.filter((u) => u.own);
   if (own.length === units.length) return minimal(ctx, units, true, undefined);
-  const underNominal = ctx.needed.every((f) => ctx.snap.quota.usage(ctx.cq, f) < ctx.snap.quota.nominal(ctx.cq, f));
+  const under = underNominal(ctx);
   const bwc = req.cq.preemption.borrowWithinCohort;
   if (bwc !== undefined && bwc.policy === 'LowerPriority') {
     const t = bwc.maxPriorityThreshold;
     const threshold = t !== undefined && t < req.info.priority ? t + 1 : req.info.priority;
     // Borrowing already: other ClusterQueues' Workloads only below the threshold.
-    const list = underNominal ? units : units.filter((u) => u.otherPriority < threshold);
+    const list = under ? units : units.filter((u) => u.otherPriority < threshold);
     return minimal(ctx, list, true, threshold);
   }
-  if (underNominal) {
+  if (under) {
     const s = minimal(ctx, units, false, undefined);
     if (s) return s;
   }
   return minimal(ctx, own, true, undefined);
+}
+
+/** The preemptor's ClusterQueue uses less than its nominal quota of every needed flavor-resource. */
+function underNominal(ctx: Ctx): boolean {
+  const q = ctx.snap.quota;
+  for (const f of ctx.needed) if (!(q.usage(ctx.cq, f) < q.nominal(ctx.cq, f))) return false;
+  return true;
 }
 
 /** Domain-first orderings when the request has a level, else (or when none works) the global order. */

@@ -7,130 +7,213 @@
 import type { QueueingStrategy } from '../api/queues.ts';
 import type { WorkloadInfo } from './workload-info.ts';
 
-/** Binary heap with removal by key (lazy: stale entries are skipped on pop). */
-class Heap<T> {
-  private items: T[] = [];
-  constructor(private readonly less: (a: T, b: T) => boolean) {}
+/**
+ * One queued Workload. `state`: 1 in the heap (live), 2 parked (inadmissible), 0 out (popped
+ * or taken for the current cycle). Parked slots form a list in the order they were parked,
+ * as an insertion-ordered Map would keep them.
+ */
+interface Slot {
+  info: WorkloadInfo;
+  state: 0 | 1 | 2;
+  /** The heap entry standing for it while live; older entries are stale. */
+  entry: Entry | undefined;
+  /** When it last became live (pending() lists live Workloads in that order before sorting). */
+  liveSeq: number;
+  prev: Slot | undefined;
+  next: Slot | undefined;
+}
+
+interface Entry {
+  slot: Slot;
+  /** The info's order fields, read once (infos are not changed while queued). */
+  key: string;
+  priority: number;
+  timestamp: number;
+  uid: string;
+}
+
+/** Whether `a` goes before `b`: the queue order (compareInQueue) on entries, without a call per comparison. */
+function before(a: Entry, b: Entry, sticky: string | undefined): boolean {
+  if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky;
+  return (b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0)) < 0;
+}
+
+const isCurrent = (e: Entry): boolean => e.slot.entry === e && e.slot.state === 1;
+
+/** Binary heap of entries in queue order (lazy removal: stale entries are skipped on pop). */
+class Heap {
+  private items: Entry[] = [];
 
   get size(): number {
     return this.items.length;
   }
 
-  push(x: T): void {
+  push(x: Entry, sticky: string | undefined): void {
     const a = this.items;
     a.push(x);
     let i = a.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!this.less(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
+      const parent = a[p]!;
+      if (!before(x, parent, sticky)) break;
+      a[i] = parent;
+      a[p] = x;
       i = p;
     }
   }
 
-  pop(): T | undefined {
+  pop(sticky: string | undefined): Entry | undefined {
     const a = this.items;
     if (a.length === 0) return undefined;
     const top = a[0]!;
     const last = a.pop()!;
-    if (a.length > 0) {
+    const n = a.length;
+    if (n > 0) {
       a[0] = last;
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < a.length && this.less(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.less(a[r]!, a[m]!)) m = r;
+        if (l < n && before(a[l]!, a[m]!, sticky)) m = l;
+        if (r < n && before(a[r]!, a[m]!, sticky)) m = r;
         if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
+        const t = a[i]!;
+        a[i] = a[m]!;
+        a[m] = t;
         i = m;
       }
     }
     return top;
   }
 
-  peek(): T | undefined {
+  peek(): Entry | undefined {
     return this.items[0];
   }
 
   /** Rebuilds from the items that pass (used when the sticky head changes). */
-  rebuild(keep: (x: T) => boolean): void {
+  rebuild(keep: (x: Entry) => boolean, sticky: string | undefined): void {
     const old = this.items.filter(keep);
     this.items = [];
-    for (const x of old) this.push(x);
+    for (const x of old) this.push(x, sticky);
   }
-}
-
-interface Entry {
-  info: WorkloadInfo;
-  /** Bumped on every (re)insertion: heap entries with an older version are stale. */
-  version: number;
 }
 
 /** The heap order: sticky first, then priority, timestamp, uid. */
 export function queueOrder(sticky: string | undefined) {
-  return (a: WorkloadInfo, b: WorkloadInfo): number => {
-    if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky ? -1 : 1;
-    return b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
-  };
+  return (a: WorkloadInfo, b: WorkloadInfo): number => compareInQueue(a, b, sticky);
+}
+
+function compareInQueue(a: WorkloadInfo, b: WorkloadInfo, sticky: string | undefined): number {
+  if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky ? -1 : 1;
+  return b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
 }
 
 export class ClusterQueueQueue {
   readonly name: string;
   strategy: QueueingStrategy;
-  private readonly heap: Heap<Entry>;
-  private readonly live = new Map<string, Entry>();
-  private readonly inadmissible = new Map<string, WorkloadInfo>();
+  private readonly heap = new Heap();
+  /** Every Workload of the queue by key: live, parked, or out with the current cycle. */
+  private readonly slots = new Map<string, Slot>();
+  private liveCount = 0;
+  private parkedCount = 0;
+  private first: Slot | undefined;
+  private last: Slot | undefined;
+  private liveSeq = 0;
   /** Parked gangs by the end of their waiting time. */
   private readonly deadlines = new Map<string, number>();
-  private version = 0;
   /** A preempting head under BestEffortFIFO, kept first until admitted or deleted. */
   sticky: string | undefined;
 
   constructor(name: string, strategy: QueueingStrategy) {
     this.name = name;
     this.strategy = strategy;
-    const order = (a: Entry, b: Entry) => queueOrder(this.sticky)(a.info, b.info) < 0;
-    this.heap = new Heap(order);
   }
 
   get pendingCount(): number {
-    return this.live.size + this.inadmissible.size;
+    return this.liveCount + this.parkedCount;
   }
 
   isLive(key: string): boolean {
-    return this.live.has(key);
+    return this.slots.get(key)?.state === 1;
   }
 
   has(key: string): boolean {
-    return this.live.has(key) || this.inadmissible.has(key);
+    const st = this.slots.get(key)?.state;
+    return st === 1 || st === 2;
   }
 
   get(key: string): WorkloadInfo | undefined {
-    return this.live.get(key)?.info ?? this.inadmissible.get(key);
+    const slot = this.slots.get(key);
+    return slot && slot.state !== 0 ? slot.info : undefined;
+  }
+
+  private slotOf(info: WorkloadInfo): Slot {
+    let slot = this.slots.get(info.key);
+    if (!slot) {
+      slot = { info, state: 0, entry: undefined, liveSeq: 0, prev: undefined, next: undefined };
+      this.slots.set(info.key, slot);
+    }
+    return slot;
+  }
+
+  private unlink(slot: Slot): void {
+    if (slot.prev) slot.prev.next = slot.next;
+    else this.first = slot.next;
+    if (slot.next) slot.next.prev = slot.prev;
+    else this.last = slot.prev;
+    slot.prev = slot.next = undefined;
+    this.parkedCount--;
+  }
+
+  /** Parks a slot at the end of the list (or leaves it where it is when parked already). */
+  private toParked(slot: Slot): void {
+    if (slot.state === 2) return;
+    if (slot.state === 1) this.liveCount--;
+    slot.state = 2;
+    slot.entry = undefined;
+    slot.prev = this.last;
+    slot.next = undefined;
+    if (this.last) this.last.next = slot;
+    else this.first = slot;
+    this.last = slot;
+    this.parkedCount++;
   }
 
   /** Adds or replaces a pending Workload in the heap. */
   push(info: WorkloadInfo): void {
-    this.inadmissible.delete(info.key);
-    const e = { info, version: ++this.version };
-    this.live.set(info.key, e);
-    this.heap.push(e);
+    const slot = this.slotOf(info);
+    if (slot.state === 2) this.unlink(slot);
+    if (slot.state !== 1) {
+      this.liveCount++;
+      slot.liveSeq = ++this.liveSeq;
+    }
+    slot.info = info;
+    slot.state = 1;
+    const e: Entry = { slot, key: info.key, priority: info.priority, timestamp: info.timestamp, uid: info.uid };
+    slot.entry = e;
+    this.heap.push(e, this.sticky);
   }
 
   /** Parks a Workload until capacity is freed (BestEffortFIFO). */
   park(info: WorkloadInfo): void {
-    this.live.delete(info.key);
-    this.inadmissible.set(info.key, info);
+    const slot = this.slotOf(info);
+    slot.info = info;
+    this.toParked(slot);
     // A gang whose waiting time runs must be looked at when it runs out, freed or not.
     const g = info.gang;
     if (g?.waitingSince !== undefined) this.deadlines.set(info.key, g.waitingSince + g.waitingSeconds);
   }
 
   delete(key: string): void {
-    this.live.delete(key);
-    this.inadmissible.delete(key);
+    const slot = this.slots.get(key);
+    if (slot) {
+      if (slot.state === 1) this.liveCount--;
+      else if (slot.state === 2) this.unlink(slot);
+      slot.state = 0;
+      slot.entry = undefined;
+      this.slots.delete(key);
+    }
     this.deadlines.delete(key);
     if (this.sticky === key) this.setSticky(undefined);
   }
@@ -138,7 +221,7 @@ export class ClusterQueueQueue {
   setSticky(key: string | undefined): void {
     if (this.sticky === key) return;
     this.sticky = key;
-    this.heap.rebuild((e) => this.live.get(e.info.key) === e);
+    this.heap.rebuild(isCurrent, key);
   }
 
   /**
@@ -148,47 +231,65 @@ export class ClusterQueueQueue {
   pop(now: number): WorkloadInfo | undefined {
     if (this.deadlines.size > 0) {
       for (const [key, at] of [...this.deadlines]) {
-        const info = this.inadmissible.get(key);
-        if (!info) this.deadlines.delete(key);
+        const slot = this.slots.get(key);
+        if (!slot || slot.state !== 2) this.deadlines.delete(key);
         else if (at <= now) {
           this.deadlines.delete(key);
-          this.push(info);
+          this.push(slot.info);
         }
       }
     }
     for (;;) {
-      const e = this.heap.pop();
+      const e = this.heap.pop(this.sticky);
       if (!e) return undefined;
-      if (this.live.get(e.info.key) !== e) continue;
-      this.live.delete(e.info.key);
-      if (e.info.requeueAt !== undefined && e.info.requeueAt > now) {
-        this.inadmissible.set(e.info.key, e.info);
+      if (!isCurrent(e)) continue;
+      const slot = e.slot;
+      const info = slot.info;
+      slot.state = 0;
+      slot.entry = undefined;
+      this.liveCount--;
+      if (info.requeueAt !== undefined && info.requeueAt > now) {
+        this.toParked(slot);
         continue;
       }
-      return e.info;
+      return info;
     }
   }
 
   /** Moves every parked Workload (backoff over at `now`) back into the heap. */
   requeueInadmissible(now: number): number {
     let n = 0;
-    for (const info of [...this.inadmissible.values()]) {
-      if (info.requeueAt !== undefined && info.requeueAt > now) continue;
-      this.push(info);
-      n++;
+    for (let slot = this.first; slot; ) {
+      const next = slot.next;
+      const info = slot.info;
+      if (!(info.requeueAt !== undefined && info.requeueAt > now)) {
+        this.push(info);
+        n++;
+      }
+      slot = next;
     }
     return n;
   }
 
+  private parkedInfos(): WorkloadInfo[] {
+    const out: WorkloadInfo[] = [];
+    for (let slot = this.first; slot; slot = slot.next) out.push(slot.info);
+    return out;
+  }
+
   /** Every pending Workload, heap and parked, in queue order. */
   pending(): WorkloadInfo[] {
-    return [...[...this.live.values()].map((e) => e.info), ...this.inadmissible.values()].sort(queueOrder(this.sticky));
+    const live = [...this.slots.values()].filter((x) => x.state === 1).sort((a, b) => a.liveSeq - b.liveSeq);
+    return [...live.map((x) => x.info), ...this.parkedInfos()].sort(queueOrder(this.sticky));
   }
 
   /** The earliest time a parked Workload needs looking at (backoff over, gang waiting time out), if any. */
   nextBackoff(now: number): number | undefined {
     let t: number | undefined;
-    for (const info of this.inadmissible.values()) if (info.requeueAt !== undefined && info.requeueAt > now && (t === undefined || info.requeueAt < t)) t = info.requeueAt;
+    for (let slot = this.first; slot; slot = slot.next) {
+      const info = slot.info;
+      if (info.requeueAt !== undefined && info.requeueAt > now && (t === undefined || info.requeueAt < t)) t = info.requeueAt;
+    }
     for (const at of this.deadlines.values()) if (at > now && (t === undefined || at < t)) t = at;
     return t;
   }
@@ -197,6 +298,8 @@ export class ClusterQueueQueue {
 /** The queues of every ClusterQueue, and where each pending Workload is. */
 export class QueueManager {
   private readonly queues = new Map<string, ClusterQueueQueue>();
+  /** names(), kept until a queue is added. */
+  private sortedNames: string[] | undefined;
   private readonly where = new Map<string, string>();
   /** Pending Workloads by gang id (gang groups span queues). */
   private readonly byGang = new Map<string, string>();
@@ -208,6 +311,7 @@ export class QueueManager {
     if (!q) {
       q = new ClusterQueueQueue(cq, strategy);
       this.queues.set(cq, q);
+      this.sortedNames = undefined;
     } else {
       q.strategy = strategy;
     }
@@ -219,7 +323,11 @@ export class QueueManager {
   }
 
   names(): string[] {
-    return [...this.queues.keys()].sort();
+    return [...this.orderedNames()];
+  }
+
+  private orderedNames(): readonly string[] {
+    return (this.sortedNames ??= [...this.queues.keys()].sort());
   }
 
   /** Adds or updates a pending Workload in its ClusterQueue's heap. */
@@ -292,7 +400,7 @@ export class QueueManager {
   /** One head per ClusterQueue, in name order (the caller skips inactive ones). */
   heads(now: number, active: (cq: string) => boolean): WorkloadInfo[] {
     const out: WorkloadInfo[] = [];
-    for (const name of this.names()) {
+    for (const name of this.orderedNames()) {
       if (!active(name)) continue;
       const h = this.queues.get(name)!.pop(now);
       if (h) out.push(h);

@@ -16,9 +16,16 @@
 
 export type FR = string;
 
+/** Interned keys: the same string object for the same pair, so map lookups reuse its hash. */
+const frKeys = new Map<string, Map<string, FR>>();
+
 /** `flavor/resource`, the key of every quota map. */
 export function fr(flavor: string, resource: string): FR {
-  return `${flavor}/${resource}`;
+  let byResource = frKeys.get(flavor);
+  if (!byResource) frKeys.set(flavor, (byResource = new Map()));
+  let k = byResource.get(resource);
+  if (k === undefined) byResource.set(resource, (k = `${flavor}/${resource}`));
+  return k;
 }
 
 export interface ResourceQuota {
@@ -43,20 +50,31 @@ class QuotaNode {
   /** Own usage for a ClusterQueue; derived for a cohort. */
   readonly usage = new Map<FR, number>();
   readonly subtree = new Map<FR, number>();
+  /** guaranteed() per flavor-resource, fixed once the subtree quotas are (construction). */
+  readonly guaranteedOf = new Map<FR, number>();
 
   constructor(readonly spec: QuotaNodeSpec) {}
 
   guaranteed(f: FR): number {
-    const q = this.spec.quotas.get(f);
-    const subtree = this.subtree.get(f) ?? 0;
-    if (!q || q.lendingLimit === undefined) return 0;
-    return Math.max(0, subtree - q.lendingLimit);
+    return this.guaranteedOf.get(f) ?? 0;
+  }
+
+  computeGuaranteed(frs: Iterable<FR>): void {
+    for (const f of frs) {
+      const q = this.spec.quotas.get(f);
+      const subtree = this.subtree.get(f) ?? 0;
+      this.guaranteedOf.set(f, !q || q.lendingLimit === undefined ? 0 : Math.max(0, subtree - q.lendingLimit));
+    }
   }
 }
 
 export class QuotaTree {
   private readonly nodes = new Map<string, QuotaNode>();
+  /** ClusterQueue nodes by name (the hot lookups; `nodes` is keyed by kind and name). */
+  private readonly cqs = new Map<string, QuotaNode>();
   private readonly frs = new Set<FR>();
+  /** Root cohort -> its ClusterQueues, sorted (the tree is fixed after construction). */
+  private readonly membersOfRoot = new Map<QuotaNode, { list: readonly string[]; set: ReadonlySet<string> }>();
 
   /** Builds the tree; an unknown parent cohort is created empty (as Kueue does implicitly). */
   constructor(specs: readonly QuotaNodeSpec[]) {
@@ -78,6 +96,7 @@ export class QuotaTree {
     }
     for (const n of this.nodes.values()) for (const f of n.spec.quotas.keys()) this.frs.add(f);
     for (const n of this.nodes.values()) if (!n.parent) this.computeSubtree(n);
+    for (const n of this.nodes.values()) if (n.spec.kind === 'ClusterQueue') this.cqs.set(n.spec.name, n);
   }
 
   private computeSubtree(n: QuotaNode): void {
@@ -87,14 +106,15 @@ export class QuotaTree {
       for (const c of n.children) v += (c.subtree.get(f) ?? 0) - c.guaranteed(f);
       n.subtree.set(f, v);
     }
+    n.computeGuaranteed(this.frs);
   }
 
   hasClusterQueue(name: string): boolean {
-    return this.nodes.has(key('ClusterQueue', name));
+    return this.cqs.has(name);
   }
 
   private cq(name: string): QuotaNode {
-    const n = this.nodes.get(key('ClusterQueue', name));
+    const n = this.cqs.get(name);
     if (!n) throw new Error(`unknown ClusterQueue ${name}`);
     return n;
   }
@@ -160,15 +180,30 @@ export class QuotaTree {
 
   /** Every ClusterQueue in the same root cohort (itself included). */
   cohortMembers(cq: string): string[] {
+    return [...this.members(cq).list];
+  }
+
+  /** The same as a set (shared: do not change it). */
+  cohortMemberSet(cq: string): ReadonlySet<string> {
+    return this.members(cq).set;
+  }
+
+  private members(cq: string): { list: readonly string[]; set: ReadonlySet<string> } {
     let root = this.cq(cq);
     while (root.parent) root = root.parent;
-    const out: string[] = [];
-    const walk = (n: QuotaNode) => {
-      if (n.spec.kind === 'ClusterQueue') out.push(n.spec.name);
-      for (const c of n.children) walk(c);
-    };
-    walk(root);
-    return out.sort();
+    let m = this.membersOfRoot.get(root);
+    if (!m) {
+      const out: string[] = [];
+      const walk = (n: QuotaNode) => {
+        if (n.spec.kind === 'ClusterQueue') out.push(n.spec.name);
+        for (const c of n.children) walk(c);
+      };
+      walk(root);
+      out.sort();
+      m = { list: out, set: new Set(out) };
+      this.membersOfRoot.set(root, m);
+    }
+    return m;
   }
 
   /** Checks the invariant: no ClusterQueue above nominal + borrowing limit, no root over its subtree. */

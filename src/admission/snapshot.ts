@@ -113,6 +113,13 @@ function quotaSpecs(groups: readonly ResourceGroup[] | undefined, where: Where |
   return out;
 }
 
+/** Integer per-pod amounts and counts: recording them changes free and TAS usage by exactly opposite amounts. */
+function integral(ps: PodSetAdmission): boolean {
+  for (const r in ps.perPod) if (!Number.isSafeInteger(ps.perPod[r])) return false;
+  for (const d of ps.assignment?.domains ?? []) if (!Number.isSafeInteger(d.count)) return false;
+  return true;
+}
+
 export class AdmissionSnapshot {
   readonly quota: QuotaTree;
   readonly clusterQueues = new Map<string, ClusterQueueInfo>();
@@ -124,6 +131,12 @@ export class AdmissionSnapshot {
   readonly namespaces: ReadonlyMap<string, StringMap>;
   readonly priorityClasses: ReadonlyMap<string, number>;
   readonly admitted = new Map<string, AdmittedWorkload>();
+  /** The same reservations by ClusterQueue, and the gang ones by gang id and with a gang group (kept by addAdmitted / removeAdmitted). */
+  private readonly byClusterQueue = new Map<string, Map<string, AdmittedWorkload>>();
+  private readonly byGangId = new Map<string, Map<string, AdmittedWorkload>>();
+  private readonly inGangGroups = new Map<string, AdmittedWorkload>();
+  /** Per TAS snapshot: the latest run of usage versions made only by TAS usage recorded here (tasUsageOnlySince). */
+  private readonly tasRuns = new Map<TasFlavor['snapshot'], { start: number; end: number }>();
   /** Problems found while building (bad quantities): the ClusterQueue is left inactive. */
   readonly errors: InputError[] = [];
 
@@ -189,8 +202,41 @@ export class AdmissionSnapshot {
 
   /** An admitted (not merely reserving) gang, by gang id: a satisfied member of a group. */
   admittedGang(id: string): AdmittedWorkload | undefined {
-    for (const a of this.admitted.values()) if (a.gangId === id && !a.reservedOnly) return a;
+    const byKey = this.byGangId.get(id);
+    if (byKey) for (const a of byKey.values()) if (!a.reservedOnly) return a;
     return undefined;
+  }
+
+  /** The reservations of one ClusterQueue (any order). */
+  admittedIn(cq: string): Iterable<AdmittedWorkload> {
+    return this.byClusterQueue.get(cq)?.values() ?? [];
+  }
+
+  /** The reservations that belong to a gang group (any order). */
+  admittedInGangGroups(): Iterable<AdmittedWorkload> {
+    return this.inGangGroups.values();
+  }
+
+  private index(a: AdmittedWorkload): void {
+    let m = this.byClusterQueue.get(a.clusterQueue);
+    if (!m) this.byClusterQueue.set(a.clusterQueue, (m = new Map()));
+    m.set(a.key, a);
+    if (a.gangId !== undefined) {
+      let g = this.byGangId.get(a.gangId);
+      if (!g) this.byGangId.set(a.gangId, (g = new Map()));
+      g.set(a.key, a);
+    }
+    if (a.gangGroup !== undefined) this.inGangGroups.set(a.key, a);
+  }
+
+  private unindex(a: AdmittedWorkload): void {
+    this.byClusterQueue.get(a.clusterQueue)?.delete(a.key);
+    if (a.gangId !== undefined) {
+      const g = this.byGangId.get(a.gangId);
+      g?.delete(a.key);
+      if (g?.size === 0) this.byGangId.delete(a.gangId);
+    }
+    if (a.gangGroup !== undefined) this.inGangGroups.delete(a.key);
   }
 
   /** Records a reservation: quota usage up the cohort tree and TAS usage on the snapshots. */
@@ -198,10 +244,14 @@ export class AdmissionSnapshot {
     const prev = this.admitted.get(a.key);
     if (prev) this.removeAdmitted(a.key);
     this.admitted.set(a.key, a);
+    this.index(a);
     if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, v);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
-      if (tf && ps.assignment) recordAssignmentUsage(this.tasList, tf, usageKey(a.workload, ps.name), ps.assignment, ps.perPod);
+      if (!tf || !ps.assignment) continue;
+      const before = this.tasVersions();
+      recordAssignmentUsage(this.tasList, tf, usageKey(a.workload, ps.name), ps.assignment, ps.perPod);
+      this.noteTasUsage(tf, before, integral(ps));
     }
   }
 
@@ -210,12 +260,51 @@ export class AdmissionSnapshot {
     const a = this.admitted.get(key);
     if (!a) return undefined;
     this.admitted.delete(key);
+    this.unindex(a);
     if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, -v);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
-      if (tf && ps.assignment) forgetWorkloadUsage(this.tasList, tf, usageKey(a.workload, ps.name), ps.assignment);
+      if (!tf || !ps.assignment) continue;
+      const before = this.tasVersions();
+      forgetWorkloadUsage(this.tasList, tf, usageKey(a.workload, ps.name), ps.assignment);
+      this.noteTasUsage(tf, before, integral(ps));
     }
     return a;
+  }
+
+  private tasVersions(): number[] {
+    const out: number[] = [];
+    for (const t of this.tasList) out.push(t.snapshot.usageVersion);
+    return out;
+  }
+
+  /**
+   * After recording or forgetting one assignment: on its own flavor's snapshot, TAS usage
+   * alone moved (free + TAS usage per domain is unchanged, exactly so for integer amounts),
+   * which extends the run of such usage versions; any other change (another flavor's
+   * snapshot, where the usage is recorded as pods) ends it.
+   */
+  private noteTasUsage(owner: TasFlavor, before: readonly number[], exact: boolean): void {
+    this.tasList.forEach((t, i) => {
+      const s = t.snapshot;
+      const from = before[i]!;
+      const to = s.usageVersion;
+      if (to === from) return;
+      const run = this.tasRuns.get(s);
+      if (t !== owner || !exact) this.tasRuns.set(s, { start: to, end: to });
+      else if (run && run.end === from) run.end = to;
+      else this.tasRuns.set(s, { start: from, end: to });
+    });
+  }
+
+  /**
+   * Whether every usage change of `s` since its usage version `since` was TAS usage recorded
+   * or forgotten here in integer amounts: what the domains offer with no TAS Workload
+   * (free + TAS usage) is then exactly what it was.
+   */
+  tasUsageOnlySince(s: TasFlavor['snapshot'], since: number): boolean {
+    const run = this.tasRuns.get(s);
+    return run !== undefined && run.start <= since && run.end === s.usageVersion;
   }
 
   /** Quota usage per flavor-resource of a set of PodSet admissions. */

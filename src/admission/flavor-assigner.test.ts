@@ -1,0 +1,60 @@
+// The flavor assigner's remembered answers (what a Workload could get on an empty
+// topology) must follow every change that matters: bound pods and nodes, not the TAS
+// Workloads admitted and taken back.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PendingReason } from './flavor-assigner.ts';
+import { assignFlavors } from './flavor-assigner.ts';
+import { workloadInfo } from './workload-info.ts';
+import { RACK, TAS_LEVELS, admissionEnv, cq, flavor, tasFlavor, wl } from '../testing/admission.ts';
+import { node } from '../testing/builders.ts';
+
+function env() {
+  const nodes = ['n1', 'n2'].map((n) => node(n).labels({ 'cloud.com/block': 'b', [RACK]: 'r' }).cpu('4').build());
+  const f = flavor('tas', { topology: 'default' });
+  const tas = tasFlavor(f, TAS_LEVELS, nodes);
+  const e = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '8' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()], flavors: [f], tas: [tas] });
+  return { ...e, tas, cq: e.snap.clusterQueues.get('q')! };
+}
+
+describe('assignFlavors: the placement on an empty topology', () => {
+  it('follows bound pods, and not the TAS Workloads admitted and taken back', () => {
+    const { snap, submit, settle, tas, cq: q } = env();
+    // The rack is full of a low-priority Workload: the whole-rack one is short of quota.
+    submit(wl('low').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(0).build());
+    assert.equal(settle().admitted, 1);
+    const big = workloadInfo(wl('big').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(5).build());
+    const assign = () => assignFlavors(snap, q, big, { placement: {} });
+    assert.equal(assign().mode, 'Preempt', 'the rack would hold it once emptied');
+    assert.equal(assign().preemptTopology, true);
+
+    // A bound pod on n1: even an empty rack no longer holds two 4-CPU pods.
+    tas.snapshot.addPod('ns/bound', 'n1', { cpu: 1000 });
+    const blocked = assign();
+    assert.equal(blocked.mode, 'NoFit');
+    assert.equal(blocked.reason, PendingReason.TopologyPlacementFailed);
+
+    // TAS usage alone changing (taking the admitted one back and forth) keeps that answer.
+    const low = snap.removeAdmitted('default/low')!;
+    assert.equal(assign().mode, 'NoFit', 'quota fits now, the rack still does not');
+    snap.addAdmitted(low);
+    assert.equal(assign().mode, 'NoFit');
+
+    // The pod goes: the rack is big enough again.
+    tas.snapshot.removePod('ns/bound');
+    assert.equal(assign().mode, 'Preempt');
+  });
+
+  it('gives the same answer to Workloads of the same shape, and another to a bigger one', () => {
+    const { snap, submit, settle, cq: q } = env();
+    submit(wl('low').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(0).build());
+    settle();
+    const shaped = (name: string, pods: number) => workloadInfo(wl(name).queue('q').pods(pods, { cpu: '4' }, { topology: { required: RACK } }).priority(5).build());
+    assert.equal(assignFlavors(snap, q, shaped('a', 2), { placement: {} }).mode, 'Preempt');
+    assert.equal(assignFlavors(snap, q, shaped('b', 2), { placement: {} }).mode, 'Preempt');
+    // Three pods never fit the two-node rack (quota says at most 8 CPU anyway: ExceedsMaxQuota first).
+    assert.equal(assignFlavors(snap, q, shaped('c', 3), { placement: {} }).reason, PendingReason.ExceedsMaxQuota);
+    assert.equal(assignFlavors(snap, q, shaped('d', 2), { placement: {}, counts: new Map([['main', 1]]) }).mode, 'Preempt');
+  });
+});
