@@ -11,8 +11,10 @@
 // retained heap, placements, update events; 3. hypernodes shape (11,008 HyperNodes over
 // 100,000 hosts): tree build, snapshot build, Volcano hard/soft placements; 4. v1beta2
 // encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
-// victims (bench/admission-preemption.ts). The heap figure needs `global.gc`; without
-// `--expose-gc` the script runs itself again with it.
+// victims (bench/admission-preemption.ts); 6. the admission cycle: Kueue's baseline and tas
+// scheduler tests (15,000 Workloads each) replayed in virtual time, and one cycle over
+// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts). The heap figure needs
+// `global.gc`; without `--expose-gc` the script runs itself again with it.
 
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
+import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
 import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
 import type { PreemptionTarget } from '../src/admission/preemption.ts';
 import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
@@ -82,6 +85,9 @@ export const FIGURES = [
   { name: 'encode.v1beta2.40k', unit: 'ms' },
   { name: 'encode.v1beta2.40k.bytes', unit: 'bytes' },
   { name: 'admission.preempt.2000-nodes-700-victims', unit: 'ms' },
+  { name: 'admission.peer-baseline.15k', unit: 'ms' },
+  { name: 'admission.peer-tas.15k', unit: 'ms' },
+  { name: 'admission.cycle.1000cq-50k', unit: 'ms' },
 ] as const;
 type FigureName = (typeof FIGURES)[number]['name'];
 
@@ -443,6 +449,55 @@ function runPreemption(report: Report): void {
   report.addTiming(name, t, 1, `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (300 pods): ${gTargets} targets, median ${fmt(gt.median)} ms`);
 }
 
+/** Cycles of the 1,000-ClusterQueue figure: untimed warm-up (the JIT settles after about five), then timed; each on freshly filled queues. */
+const CYCLE_WARMUP = 5;
+const CYCLE_REPS = 7;
+
+function runAdmissionCycle(report: Report): void {
+  // 1. Kueue's baseline and tas shapes, one run each (a run is long): CPU time of the driver.
+  const runs: [FigureName, typeof PEER_BASELINE][] = [
+    ['admission.peer-baseline.15k', PEER_BASELINE],
+    ['admission.peer-tas.15k', PEER_TAS],
+  ];
+  for (const [name, shape] of runs) {
+    if (!report.wants(name)) continue;
+    console.error(
+      `admission ${shape.name}: ${shape.cohorts} cohorts x ${shape.clusterQueuesPerCohort} ClusterQueues, ${workloadCount(shape).toLocaleString('en-US')} Workloads${shape.topology ? `, ${shape.topology.blocks * shape.topology.racksPerBlock * shape.topology.nodesPerRack} nodes` : ''} ...`,
+    );
+    globalThis.gc!();
+    const r = runPeerShape(shape);
+    const wrong = checkPeerRun(r);
+    if (wrong) throw new PlacementFailed(`admission: ${wrong}`);
+    report.add(name, r.cpuMs, `CPU (user+system), one run; ${describePeerRun(r)}`);
+  }
+
+  // 2. One schedule() over 1,000 ClusterQueues and 50,000 pending Workloads: the queues
+  //    and the snapshot are rebuilt before every timed cycle (a cycle admits into them).
+  const name = 'admission.cycle.1000cq-50k';
+  if (!report.wants(name)) return;
+  const b = cycleShape(CYCLE);
+  console.error(`admission cycle: ${CYCLE.clusterQueues} ClusterQueues in cohorts of ${CYCLE.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`);
+  const times: number[] = [];
+  let first = 0;
+  let last = { admitted: 0, heads: 0, preempting: 0 };
+  for (let i = 0; i < CYCLE_WARMUP + CYCLE_REPS; i++) {
+    const env = b.build();
+    globalThis.gc!();
+    const t = timeFirst(() => (last = cycleOnce(env)));
+    if (last.heads !== CYCLE.clusterQueues || last.admitted !== CYCLE.clusterQueues) {
+      throw new PlacementFailed(`admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${CYCLE.clusterQueues} of each`);
+    }
+    if (i === 0) first = t;
+    if (i >= CYCLE_WARMUP) times.push(t);
+  }
+  const sorted = [...times].sort((x, y) => x - y);
+  report.add(
+    name,
+    median(times),
+    `median of ${times.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${CYCLE_WARMUP} warm-up cycles, each on fresh queues; first cycle ${fmt(first)} ms; ${last.heads} heads nominated, ${last.admitted} admitted`,
+  );
+}
+
 // ---- entry point ------------------------------------------------------------------------
 
 function main(): number {
@@ -466,6 +521,7 @@ function main(): number {
     runHyperNode(report);
     runEncode(report);
     runPreemption(report);
+    runAdmissionCycle(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);
