@@ -62,7 +62,7 @@ import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, StringMap, Workload } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import type { SourcedObject, SourcedWorkload } from './integration.ts';
-import { PodKind, isPendingPlainPod, podGroupName, podPodSet, roleHash, singlePodWorkload, workloadsFromPods } from './pod.ts';
+import { PodKind, groupByRole, isPendingPlainPod, podGroupName, podPodSet, podQueue, queueMismatch, singlePodWorkload, workloadsFromPods } from './pod.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   MAX_PODSETS,
@@ -169,16 +169,9 @@ function gangWorkload(
   }
 
   // Pending members agree on the queue (Kueue's pod-group message).
-  const queue = (m: Member) => m.pod.metadata.labels?.[KueueLabel.QueueName] ?? '';
   for (const m of pending.slice(1)) {
-    if (queue(m) !== queue(first)) {
-      errors.push(
-        new InputError(
-          { ...m.where, field: keyField('metadata.labels', KueueLabel.QueueName) },
-          `pods '${first.pod.metadata.name}' and '${m.pod.metadata.name}' has different queue names: ${queue(first)}!=${queue(m)}`,
-        ),
-      );
-    }
+    const mismatch = queueMismatch(first, m);
+    if (mismatch) errors.push(mismatch);
   }
   if (errors.length > before) return undefined;
 
@@ -193,15 +186,7 @@ function gangWorkload(
   }
 
   // PodSets by role, as Kueue pod groups.
-  const roles = new Map<string, Member[]>();
-  for (const m of kept) {
-    const r = roleHash(m.pod, m.where);
-    if (r.error) {
-      errors.push(r.error);
-      continue;
-    }
-    roles.set(r.hash!, [...(roles.get(r.hash!) ?? []), m]);
-  }
+  const roles = groupByRole(kept, errors);
   if (errors.length > before) return undefined;
   if (roles.size > MAX_PODSETS) {
     errors.push(
@@ -246,7 +231,7 @@ function gangWorkload(
     },
     spec: { podSets },
   };
-  if (queue(first)) wl.spec.queueName = queue(first);
+  if (podQueue(first)) wl.spec.queueName = podQueue(first);
   const priority = defaultPriority(first.pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   return { workload: wl, kept };

@@ -320,9 +320,43 @@ export function podGroupName(pod: KObject): string | undefined {
 
 const TOTAL_COUNT_FIELD = keyField('metadata.annotations', PodGroupAnnotation.TotalCount);
 
-interface Member {
+/** A member pod and where it was read. */
+export interface PodAt {
   pod: Pod;
   where: Where;
+}
+
+/** The queue name a member pod asks for (`kueue.x-k8s.io/queue-name`, '' without). */
+export function podQueue(m: PodAt): string {
+  return m.pod.metadata.labels?.[KueueLabel.QueueName] ?? '';
+}
+
+/** Kueue's error when two members of one group ask for different queues. */
+export function queueMismatch(first: PodAt, m: PodAt): InputError | undefined {
+  if (podQueue(m) === podQueue(first)) return undefined;
+  return new InputError(
+    { ...m.where, field: keyField('metadata.labels', KueueLabel.QueueName) },
+    `pods '${first.pod.metadata.name}' and '${m.pod.metadata.name}' has different queue names: ${podQueue(first)}!=${podQueue(m)}`,
+  );
+}
+
+/** Members by role hash, in their order; a pod whose hash cannot be computed adds an error. */
+export function groupByRole<M extends PodAt>(members: readonly M[], errors: InputError[]): Map<string, M[]> {
+  const roles = new Map<string, M[]>();
+  for (const m of members) {
+    const r = roleHash(m.pod, m.where);
+    if (r.error) {
+      errors.push(r.error);
+      continue;
+    }
+    const list = roles.get(r.hash!) ?? [];
+    list.push(m);
+    roles.set(r.hash!, list);
+  }
+  return roles;
+}
+
+interface Member extends PodAt {
   index: number;
   total: number;
 }
@@ -374,7 +408,6 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
   const before = errors.length;
 
   // 2. Members agree on the total count and the queue name.
-  const queue = (m: Member) => m.pod.metadata.labels?.[KueueLabel.QueueName] ?? '';
   for (const m of members.slice(1)) {
     const a = first.pod.metadata.name;
     const b = m.pod.metadata.name;
@@ -386,14 +419,8 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
         ),
       );
     }
-    if (queue(m) !== queue(first)) {
-      errors.push(
-        new InputError(
-          { ...m.where, field: keyField('metadata.labels', KueueLabel.QueueName) },
-          `pods '${a}' and '${b}' has different queue names: ${queue(first)}!=${queue(m)}`,
-        ),
-      );
-    }
+    const mismatch = queueMismatch(first, m);
+    if (mismatch) errors.push(mismatch);
   }
   if (errors.length > before) return undefined;
 
@@ -416,16 +443,7 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
   } else {
     kept = [...members].sort(keepOrder).slice(0, total).sort(byName);
   }
-  for (const m of fast ? [first] : kept) {
-    const r = roleHash(m.pod, m.where);
-    if (r.error) {
-      errors.push(r.error);
-      continue;
-    }
-    const list = roles.get(r.hash!) ?? [];
-    list.push(m);
-    roles.set(r.hash!, list);
-  }
+  for (const [hash, list] of groupByRole(fast ? [first] : kept, errors)) roles.set(hash, list);
   if (errors.length > before) return undefined;
   if (roles.size > MAX_PODSETS) {
     errors.push(new InputError({ ...first.where, field: undefined }, `pod group can't include more than ${MAX_PODSETS} roles`));
@@ -453,7 +471,7 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
     },
     spec: { podSets },
   };
-  if (queue(first)) wl.spec.queueName = queue(first);
+  if (podQueue(first)) wl.spec.queueName = podQueue(first);
   const priority = defaultPriority(pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   return wl;
