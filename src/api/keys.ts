@@ -45,3 +45,31 @@ export const KueueApiVersion = {
   V1beta2: 'kueue.x-k8s.io/v1beta2',
   V1beta1: 'kueue.x-k8s.io/v1beta1',
 } as const;
+
+/** Keys the runtime writes or reads on pods and Workloads (kueue-core.md §1d, §1e). */
+export const KueueRuntimeKey = {
+  LocalQueueNameLabel: 'kueue.x-k8s.io/local-queue-name',
+  ClusterQueueNameLabel: 'kueue.x-k8s.io/cluster-queue-name',
+  PodSuspendingParent: 'kueue.x-k8s.io/pod-suspending-parent',
+  PodGroupPodIndexLabel: 'kueue.x-k8s.io/pod-group-pod-index-label',
+  PodGroupSets: 'kueue.x-k8s.io/pod-group-sets',
+  PodGroupServing: 'kueue.x-k8s.io/pod-group-serving',
+  RetriableInGroup: 'kueue.x-k8s.io/retriable-in-group',
+  IsGroupWorkload: 'kueue.x-k8s.io/is-group-workload',
+  /** Workload finalizer (Kueue's resource-in-use). */
+  ResourceInUseFinalizer: 'kueue.x-k8s.io/resource-in-use',
+  /** Pod finalizer on managed plain pods. */
+  ManagedFinalizer: 'kueue.x-k8s.io/managed',
+} as const;
+
+/** topoqueue's own keys for the embedded cluster and `simulate`. */
+export const TopoqueueAnnotation = {
+  /** Pod template annotation: how long the kubelet stand-in runs the pod (Go duration; default in docs/cluster.md). */
+  RunDuration: 'topoqueue.io/run-duration',
+  /** Pod template annotation: the kubelet stand-in fails the pod after this long (a scenario's failure). */
+  FailAfter: 'topoqueue.io/fail-after',
+  /** On any submitted object: when `simulate` creates it, as a duration from the start. */
+  SubmitAt: 'topoqueue.io/submit-at',
+} as const;
+
+export const TOPOQUEUE_NAMESPACE = 'topoqueue-system';

@@ -25,6 +25,7 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
   deletionTimestamp?: string;
+  generation?: number;
 }
 
 export interface TypeMeta {

@@ -23,6 +23,7 @@ import type { KindEntry } from './schemas.ts';
 import { issue, labelSelector, quantityProblem } from './schema-parts.ts';
 import { joinField, labelKeyProblem } from './topology-request.ts';
 import type { LabelSelector } from './volcano-objects.ts';
+import { labelSelectorMatches } from './label-selector.ts';
 
 // ---------------------------------------------------------------------------------------
 // Types (v1beta2, the shape the rest of the system reads)
@@ -577,26 +578,5 @@ export function normalizeClusterQueue(cq: ClusterQueueInput): ClusterQueue {
  * selector semantics (NotIn and DoesNotExist match a namespace without the key).
  */
 export function namespaceSelectorMatches(selector: LabelSelector | undefined, labels: StringMap | undefined): boolean {
-  if (selector === undefined) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const r of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, r.key);
-    const values = r.values ?? [];
-    switch (r.operator) {
-      case 'In':
-        if (!has || !values.includes(l[r.key])) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(l[r.key])) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-    }
-  }
-  return true;
+  return selector !== undefined && labelSelectorMatches(selector, labels);
 }

@@ -1,0 +1,41 @@
+// The configuration every controller reads (Kueue's Configuration, the parts topoqueue
+// honours), with Kueue's defaults.
+
+import type { LabelSelector } from '../api/volcano-objects.ts';
+import { TOPOQUEUE_NAMESPACE } from '../api/keys.ts';
+import { DEFAULT_WAIT_FOR_PODS_READY, type WaitForPodsReadyConfig } from '../admission/pods-ready.ts';
+import { DEFAULT_GATES, type FeatureGates } from '../placement/request.ts';
+
+export interface TopoqueueConfig {
+  /** Where topoqueue itself runs (excluded from managed namespaces). */
+  namespace: string;
+  /** waitForPodsReady; undefined disables it. */
+  waitForPodsReady?: WaitForPodsReadyConfig;
+  /** Namespaces whose jobs and pods are managed (Kueue's managedJobsNamespaceSelector). */
+  managedJobsNamespaceSelector: LabelSelector;
+  /** Manage jobs and pods without a queue-name label (Kueue's manageJobsWithoutQueueName). */
+  manageJobsWithoutQueueName: boolean;
+  /** Placement feature gates (TAS profiles, assignment encoding). */
+  gates: FeatureGates;
+  /** Batching of inadmissible requeues after capacity is freed (Kueue: 1 s). */
+  requeueBatchMs: number;
+  /** Batching of pod events for the ungater and job reconcilers (Kueue: 1 s). */
+  podBatchMs: number;
+  /** A node NotReady this long counts as failed (the 30 s rule). */
+  nodeFailureDelayMs: number;
+}
+
+export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): TopoqueueConfig {
+  const namespace = overrides.namespace ?? TOPOQUEUE_NAMESPACE;
+  return {
+    namespace,
+    waitForPodsReady: DEFAULT_WAIT_FOR_PODS_READY,
+    managedJobsNamespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', namespace] }] },
+    manageJobsWithoutQueueName: false,
+    gates: { ...DEFAULT_GATES },
+    requeueBatchMs: 1000,
+    podBatchMs: 1000,
+    nodeFailureDelayMs: 30_000,
+    ...overrides,
+  };
+}

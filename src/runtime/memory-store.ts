@@ -1,0 +1,326 @@
+// The in-memory object store: the embedded cluster's API server. It keeps one map per kind,
+// numbers every write with a store-wide resourceVersion, runs admission hooks, honours
+// finalizers, and tells watchers after each commit (synchronously, in commit order).
+// See store.ts for the contract.
+
+import { labelSelectorMatches } from '../api/label-selector.ts';
+import type { KObject } from '../api/objects.ts';
+import { formatTime } from '../api/time.ts';
+import type { Clock } from './clock.ts';
+import {
+  AlreadyExistsError,
+  type AdmissionHook,
+  type AdmissionRequest,
+  BadRequestError,
+  ConflictError,
+  type DeleteOptions,
+  InvalidError,
+  type ListOptions,
+  type ListResult,
+  NotFoundError,
+  type ObjectStore,
+  type Operation,
+  type WatchEvent,
+  type WatchHandler,
+  type WatchOptions,
+} from './store.ts';
+
+/** Kinds without a namespace (Kubernetes' cluster-scoped resources that topoqueue uses). */
+export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
+  'Node',
+  'Namespace',
+  'ClusterQueue',
+  'Cohort',
+  'ResourceFlavor',
+  'Topology',
+  'WorkloadPriorityClass',
+  'PriorityClass',
+  'AdmissionCheck',
+  'HyperNode',
+  'SimulationEvent',
+]);
+
+export interface MemoryStoreOptions {
+  clock: Clock;
+  /** Deep-freeze stored objects so a caller that changes a shared object fails loudly (default true). */
+  freeze?: boolean;
+}
+
+interface Watcher {
+  handler: WatchHandler;
+  namespace?: string;
+}
+
+export class MemoryStore implements ObjectStore {
+  private rv = 0;
+  private uid = 0;
+  private generated = 0;
+  private readonly kinds = new Map<string, Map<string, KObject>>();
+  private readonly watchers = new Map<string, Watcher[]>();
+  private readonly hooks: AdmissionHook[] = [];
+  private readonly clock: Clock;
+  private readonly freeze: boolean;
+  /** Writes so far, by operation (for the benchmark and the report). */
+  readonly writes = { create: 0, update: 0, status: 0, delete: 0 };
+
+  constructor(opts: MemoryStoreOptions) {
+    this.clock = opts.clock;
+    this.freeze = opts.freeze ?? true;
+  }
+
+  namespaced(kind: string): boolean {
+    return !CLUSTER_SCOPED_KINDS.has(kind);
+  }
+
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  async get<T extends KObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined> {
+    return this.getSync<T>(kind, namespace, name);
+  }
+
+  /** The stored object, read synchronously (the embedded cluster's stand-ins and tests). */
+  getSync<T extends KObject>(kind: string, namespace: string | undefined, name: string): T | undefined {
+    return this.kinds.get(kind)?.get(this.key(kind, namespace, name)) as T | undefined;
+  }
+
+  async list<T extends KObject>(kind: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+    return { items: this.listSync<T>(kind, opts), resourceVersion: String(this.rv) };
+  }
+
+  listSync<T extends KObject>(kind: string, opts: ListOptions = {}): T[] {
+    const all = this.kinds.get(kind);
+    if (!all) return [];
+    const out: T[] = [];
+    const ns = this.namespaced(kind) ? opts.namespace : undefined;
+    for (const o of all.values()) {
+      if (ns !== undefined && o.metadata.namespace !== ns) continue;
+      if (opts.labelSelector && !labelSelectorMatches(opts.labelSelector, o.metadata.labels)) continue;
+      out.push(o as T);
+    }
+    return out;
+  }
+
+  /** Every kind that has objects, with how many. */
+  counts(): Map<string, number> {
+    return new Map([...this.kinds].map(([k, m]) => [k, m.size]));
+  }
+
+  watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts: WatchOptions = {}): () => void {
+    if (opts.resourceVersion !== undefined && opts.resourceVersion !== '' && opts.resourceVersion !== String(this.rv)) {
+      throw new BadRequestError(`too old resource version: ${opts.resourceVersion} (${this.rv}); list again and watch from the list's resourceVersion`);
+    }
+    const w: Watcher = { handler: handler as WatchHandler, namespace: this.namespaced(kind) ? opts.namespace : undefined };
+    const list = this.watchers.get(kind) ?? [];
+    list.push(w);
+    this.watchers.set(kind, list);
+    return () => {
+      const l = this.watchers.get(kind);
+      if (!l) return;
+      const i = l.indexOf(w);
+      if (i >= 0) l.splice(i, 1);
+    };
+  }
+
+  addAdmissionHook(hook: AdmissionHook): void {
+    this.hooks.push(hook);
+  }
+
+  async create<T extends KObject>(input: T): Promise<T> {
+    return this.createSync(input);
+  }
+
+  createSync<T extends KObject>(input: T): T {
+    const obj = structuredClone(input);
+    const kind = obj.kind;
+    if (!kind || !obj.apiVersion) throw new BadRequestError('the object has no apiVersion or kind');
+    const md = obj.metadata ?? (obj.metadata = { name: '' });
+    if (!md.name && md.generateName) md.name = md.generateName + this.suffix();
+    if (!md.name) throw new InvalidError(`${kind} is invalid: metadata.name: Required value: name or generateName is required`, ['metadata.name']);
+    if (this.namespaced(kind)) md.namespace ??= 'default';
+    else delete md.namespace;
+    const key = this.key(kind, md.namespace, md.name);
+    const all = this.bucket(kind);
+    if (all.has(key)) throw new AlreadyExistsError(kind, md.name);
+    this.admit('CREATE', obj, undefined, false);
+    md.uid = this.newUid();
+    md.creationTimestamp = formatTime(this.clock.now() / 1000);
+    delete md.deletionTimestamp;
+    md.generation = 1;
+    md.resourceVersion = String(++this.rv);
+    this.seal(obj);
+    all.set(key, obj);
+    this.writes.create++;
+    this.notify(kind, { type: 'ADDED', object: obj });
+    return obj;
+  }
+
+  async update<T extends KObject>(input: T): Promise<T> {
+    return this.write(input, false);
+  }
+
+  async updateStatus<T extends KObject>(input: T): Promise<T> {
+    return this.write(input, true);
+  }
+
+  updateSync<T extends KObject>(input: T): T {
+    return this.write(input, false);
+  }
+
+  updateStatusSync<T extends KObject>(input: T): T {
+    return this.write(input, true);
+  }
+
+  async delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<T | undefined> {
+    return this.deleteSync<T>(kind, namespace, name, opts);
+  }
+
+  deleteSync<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): T | undefined {
+    const ns = this.namespaced(kind) ? (namespace ?? 'default') : undefined;
+    const key = this.key(kind, ns, name);
+    const all = this.bucket(kind);
+    const old = all.get(key);
+    if (!old) throw new NotFoundError(kind, ns, name);
+    if ((opts.resourceVersion !== undefined && opts.resourceVersion !== old.metadata.resourceVersion) || (opts.uid !== undefined && opts.uid !== old.metadata.uid)) {
+      throw new ConflictError(kind, name);
+    }
+    this.admit('DELETE', old, old, false);
+    if ((old.metadata.finalizers ?? []).length > 0) {
+      if (old.metadata.deletionTimestamp) return old as T;
+      const obj = structuredClone(old);
+      obj.metadata.deletionTimestamp = formatTime(this.clock.now() / 1000);
+      obj.metadata.resourceVersion = String(++this.rv);
+      this.seal(obj);
+      all.set(key, obj);
+      this.writes.delete++;
+      this.notify(kind, { type: 'MODIFIED', object: obj, old });
+      return obj as T;
+    }
+    all.delete(key);
+    this.rv++;
+    this.writes.delete++;
+    this.notify(kind, { type: 'DELETED', object: old, old });
+    return undefined;
+  }
+
+  private write<T extends KObject>(input: T, status: boolean): T {
+    const kind = input.kind;
+    const md = input.metadata;
+    const ns = this.namespaced(kind) ? (md.namespace ?? 'default') : undefined;
+    const key = this.key(kind, ns, md.name);
+    const all = this.bucket(kind);
+    const old = all.get(key);
+    if (!old) throw new NotFoundError(kind, ns, md.name);
+    if (md.resourceVersion !== undefined && md.resourceVersion !== '' && md.resourceVersion !== old.metadata.resourceVersion) {
+      throw new ConflictError(kind, md.name);
+    }
+    if (md.uid !== undefined && md.uid !== old.metadata.uid) throw new ConflictError(kind, md.name);
+    const copy = structuredClone(input) as unknown as Record<string, unknown>;
+    const prev = old as unknown as Record<string, unknown>;
+    let obj: KObject;
+    if (status) {
+      // The status subresource: only status changes.
+      obj = { ...structuredClone(old), status: copy.status } as KObject;
+      if (copy.status === undefined) delete (obj as unknown as Record<string, unknown>).status;
+    } else {
+      obj = copy as unknown as KObject;
+      if ('status' in prev) (obj as unknown as Record<string, unknown>).status = structuredClone(prev.status);
+      else delete (obj as unknown as Record<string, unknown>).status;
+      obj.metadata.namespace = ns;
+      if (ns === undefined) delete obj.metadata.namespace;
+    }
+    // Server-owned metadata.
+    obj.metadata.uid = old.metadata.uid;
+    obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
+    if (old.metadata.deletionTimestamp) obj.metadata.deletionTimestamp = old.metadata.deletionTimestamp;
+    else delete obj.metadata.deletionTimestamp;
+    const gen = old.metadata.generation;
+    obj.metadata.generation = !status && specChanged(prev, copy) ? (gen ?? 0) + 1 : gen;
+    this.admit('UPDATE', obj, old, status);
+    if (old.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0) {
+      // The last finalizer is gone: the deletion completes.
+      all.delete(key);
+      this.rv++;
+      this.writes.delete++;
+      this.notify(kind, { type: 'DELETED', object: old, old });
+      return old as T;
+    }
+    obj.metadata.resourceVersion = String(++this.rv);
+    this.seal(obj);
+    all.set(key, obj);
+    if (status) this.writes.status++;
+    else this.writes.update++;
+    this.notify(kind, { type: 'MODIFIED', object: obj, old });
+    return obj as T;
+  }
+
+  private admit(op: Operation, obj: KObject, old: KObject | undefined, status: boolean): void {
+    if (this.hooks.length === 0) return;
+    const req: AdmissionRequest = { operation: op, object: obj, ...(old ? { old } : {}), ...(status ? { subresource: 'status' as const } : {}) };
+    const applicable = (h: AdmissionHook) => h.kinds.includes(obj.kind) && h.operations.includes(op) && (!status || h.includeStatus === true);
+    for (const type of ['mutating', 'validating'] as const) {
+      for (const h of this.hooks) {
+        if (h.type !== type || !applicable(h)) continue;
+        const r = h.admit(req);
+        if (r?.denied && r.denied.length > 0) {
+          throw new InvalidError(`admission webhook "${h.name}" denied the request: ${r.denied.join('; ')}`, r.denied);
+        }
+      }
+    }
+  }
+
+  private notify(kind: string, e: WatchEvent): void {
+    const ws = this.watchers.get(kind);
+    if (!ws || ws.length === 0) return;
+    for (const w of [...ws]) {
+      if (w.namespace !== undefined && w.namespace !== e.object.metadata.namespace) continue;
+      w.handler(e);
+    }
+  }
+
+  private seal(obj: KObject): void {
+    if (this.freeze) deepFreeze(obj);
+  }
+
+  private bucket(kind: string): Map<string, KObject> {
+    let m = this.kinds.get(kind);
+    if (!m) {
+      m = new Map();
+      this.kinds.set(kind, m);
+    }
+    return m;
+  }
+
+  private key(kind: string, namespace: string | undefined, name: string): string {
+    return this.namespaced(kind) ? `${namespace ?? 'default'}/${name}` : name;
+  }
+
+  private newUid(): string {
+    const n = (++this.uid).toString(16).padStart(12, '0');
+    return `00000000-0000-4000-8000-${n}`;
+  }
+
+  /** generateName suffix: 5 characters from Kubernetes' alphabet, deterministic per store. */
+  private suffix(): string {
+    const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+    let x = Math.imul(++this.generated, 2654435761) >>> 0;
+    let s = '';
+    for (let i = 0; i < 5; i++) {
+      s += alphabet[x % alphabet.length];
+      x = Math.floor(x / alphabet.length);
+    }
+    return s;
+  }
+}
+
+function specChanged(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  if (a.spec === b.spec) return false;
+  return JSON.stringify(a.spec) !== JSON.stringify(b.spec);
+}
+
+function deepFreeze(o: unknown): void {
+  if (o === null || typeof o !== 'object' || Object.isFrozen(o)) return;
+  Object.freeze(o);
+  for (const v of Object.values(o)) deepFreeze(v);
+}

@@ -1,0 +1,222 @@
+// The object store contract: what controllers may assume of the place objects live, with
+// Kubernetes' semantics so that the in-memory store (memory-store.ts, the embedded
+// default) and a client-backed one (a real API server, later) are interchangeable.
+//
+// - Objects are addressed by kind, namespace (absent for cluster-scoped kinds) and name.
+// - Every write bumps a store-wide resourceVersion; an update that carries a
+//   resourceVersion other than the stored one fails with ConflictError (409). An update
+//   without one is an unconditional write (as `kubectl replace --force` would not be; use
+//   it only for objects nobody else writes).
+// - `update` never changes `status`; `updateStatus` changes only `status` (the status
+//   subresource). Both ignore what the caller put in server-owned metadata (uid,
+//   creationTimestamp, deletionTimestamp, generation).
+// - `delete` of an object with finalizers sets `metadata.deletionTimestamp` and leaves it
+//   in place; the write that removes the last finalizer removes the object.
+// - Admission hooks run on create, update and delete: every mutating hook in
+//   registration order, then every validating hook; a denial is an InvalidError (422)
+//   whose message names the hook, as the API server's does.
+// - Objects handed out (get, list, watch events) are shared and read-only: copy before
+//   changing (`structuredClone`, or the `mutable` helper below).
+// - Watch events are delivered in resourceVersion order, after the write is committed.
+
+import type { KObject } from '../api/objects.ts';
+import type { LabelSelector } from '../api/volcano-objects.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchEvent<T extends KObject = KObject> {
+  type: WatchEventType;
+  object: T;
+  /** The object before the write (MODIFIED and DELETED). */
+  old?: T;
+}
+
+export type WatchHandler<T extends KObject = KObject> = (e: WatchEvent<T>) => void;
+
+export interface ListOptions {
+  /** Only this namespace (ignored for cluster-scoped kinds). */
+  namespace?: string;
+  labelSelector?: LabelSelector;
+}
+
+export interface ListResult<T extends KObject> {
+  items: T[];
+  /** Store-wide resourceVersion the list is consistent with; watch from it to miss nothing. */
+  resourceVersion: string;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  /**
+   * Deliver events committed after this resourceVersion (a list's). The in-memory store
+   * keeps no history: it accepts only the current resourceVersion (or none).
+   */
+  resourceVersion?: string;
+}
+
+export interface DeleteOptions {
+  /** Fail with ConflictError unless the stored object still has this resourceVersion. */
+  resourceVersion?: string;
+  /** Fail with ConflictError unless the stored object still has this uid. */
+  uid?: string;
+}
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+export interface AdmissionRequest<T extends KObject = KObject> {
+  operation: Operation;
+  /** The object being written: mutating hooks may change it in place. For DELETE, the stored object. */
+  object: T;
+  /** The stored object (UPDATE and DELETE). */
+  old?: T;
+  /** `status` when the write is to the status subresource. */
+  subresource?: 'status';
+}
+
+export interface AdmissionResponse {
+  /** Denial: the problems, each naming its field. */
+  denied?: string[];
+  /** Shown to the writer, the write goes through (the API server's `Warning` headers). */
+  warnings?: string[];
+}
+
+export interface AdmissionHook {
+  /** Shown in denials: `admission webhook "<name>" denied the request: ...`. */
+  name: string;
+  kinds: readonly string[];
+  operations: readonly Operation[];
+  /** Mutating hooks run first (in registration order), validating ones after. */
+  type: 'mutating' | 'validating';
+  /** Skip writes to the status subresource (the default: webhooks rarely watch status). */
+  includeStatus?: boolean;
+  admit(req: AdmissionRequest): AdmissionResponse | void;
+}
+
+export interface WriteResult {
+  warnings: string[];
+}
+
+export interface ObjectStore {
+  /** Is the kind namespaced? (Nodes, ClusterQueues, HyperNodes... are not.) */
+  namespaced(kind: string): boolean;
+  get<T extends KObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined>;
+  list<T extends KObject>(kind: string, opts?: ListOptions): Promise<ListResult<T>>;
+  /** Returns a function that stops the watch. */
+  watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts?: WatchOptions): () => void;
+  /** AlreadyExistsError; InvalidError from admission. `metadata.generateName` is honoured. */
+  create<T extends KObject>(obj: T): Promise<T>;
+  /** NotFoundError, ConflictError, InvalidError. Changes everything but `status`. */
+  update<T extends KObject>(obj: T): Promise<T>;
+  /** NotFoundError, ConflictError, InvalidError. Changes only `status`. */
+  updateStatus<T extends KObject>(obj: T): Promise<T>;
+  /** NotFoundError; ConflictError on a failed precondition. Returns the object as left (with deletionTimestamp) or undefined when gone. */
+  delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
+  addAdmissionHook(hook: AdmissionHook): void;
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors, as the API server's status reasons.
+// ---------------------------------------------------------------------------------------
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid' | 'BadRequest',
+    message: string,
+  ) {
+    super(message);
+    this.name = reason + 'Error';
+  }
+}
+
+export class NotFoundError extends StoreError {
+  constructor(kind: string, namespace: string | undefined, name: string) {
+    super(404, 'NotFound', `${resourceName(kind)} "${name}" not found${namespace ? ` in namespace "${namespace}"` : ''}`);
+  }
+}
+
+export class AlreadyExistsError extends StoreError {
+  constructor(kind: string, name: string) {
+    super(409, 'AlreadyExists', `${resourceName(kind)} "${name}" already exists`);
+  }
+}
+
+export class ConflictError extends StoreError {
+  constructor(kind: string, name: string) {
+    super(409, 'Conflict', `Operation cannot be fulfilled on ${resourceName(kind)} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+  }
+}
+
+export class InvalidError extends StoreError {
+  constructor(
+    message: string,
+    readonly problems: readonly string[] = [],
+  ) {
+    super(422, 'Invalid', message);
+  }
+}
+
+export class BadRequestError extends StoreError {
+  constructor(message: string) {
+    super(400, 'BadRequest', message);
+  }
+}
+
+export const isNotFound = (e: unknown): e is NotFoundError => e instanceof StoreError && e.reason === 'NotFound';
+export const isConflict = (e: unknown): e is ConflictError => e instanceof StoreError && e.reason === 'Conflict';
+export const isAlreadyExists = (e: unknown): e is AlreadyExistsError => e instanceof StoreError && e.reason === 'AlreadyExists';
+
+/** `pods`, `workloads`, `clusterqueues`...: the resource name the API server's messages use. */
+export function resourceName(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (lower.endsWith('s')) return lower + 'es';
+  if (lower.endsWith('y')) return lower.slice(0, -1) + 'ies';
+  return lower + 's';
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers every writer uses.
+// ---------------------------------------------------------------------------------------
+
+/** `namespace/name`, or `name` for cluster-scoped objects: the key of caches and work queues. */
+export function objectKey(obj: KObject): string {
+  const ns = obj.metadata.namespace;
+  return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name;
+}
+
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+/** A private copy of a shared (read-only) object, to change and write back. */
+export function mutable<T extends KObject>(obj: T): T {
+  return structuredClone(obj);
+}
+
+/**
+ * Read, change, write, and on a conflict read again and redo the change (client-go's
+ * RetryOnConflict). `change` returns false to write nothing. Returns the written object,
+ * the unchanged one, or undefined when the object is gone.
+ */
+export async function retryOnConflict<T extends KObject>(
+  store: ObjectStore,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+  change: (obj: T) => boolean | void,
+  opts: { status?: boolean; attempts?: number } = {},
+): Promise<T | undefined> {
+  const attempts = opts.attempts ?? 5;
+  for (let i = 0; ; i++) {
+    const current = await store.get<T>(kind, namespace, name);
+    if (!current) return undefined;
+    const copy = mutable(current);
+    if (change(copy) === false) return current;
+    try {
+      return opts.status ? await store.updateStatus(copy) : await store.update(copy);
+    } catch (e) {
+      if (!isConflict(e) || i + 1 >= attempts) throw e;
+    }
+  }
+}
