@@ -70,6 +70,8 @@ export const TopoqueueAnnotation = {
   FailAfter: 'topoqueue.io/fail-after',
   /** On any submitted object: when `simulate` creates it, as a duration from the start. */
   SubmitAt: 'topoqueue.io/submit-at',
+  /** On a SimulationEvent: the simulation start (RFC 3339) its `spec.at` counts from (default: its creationTimestamp). */
+  SimulationStart: 'topoqueue.io/simulation-start',
 } as const;
 
 export const TOPOQUEUE_NAMESPACE = 'topoqueue-system';

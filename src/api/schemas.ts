@@ -28,6 +28,7 @@ import {
 } from './topology-request.ts';
 import { gangKindEntries } from './gang.ts';
 import { queueKindEntries } from './queues.ts';
+import { simulationKindEntries } from './simulation-event.ts';
 import { volcanoKindEntries } from './volcano.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -573,6 +574,8 @@ const KINDS: readonly KindEntry[] = [
   ...queueKindEntries({ kobject, dnsSubdomain }),
   // PodGroup (scheduling.sigs.k8s.io, scheduling.x-k8s.io): shapes in gang.ts.
   ...gangKindEntries({ kobject, resourceList }),
+  // SimulationEvent (topoqueue.io/v1alpha1): shape and rules in simulation-event.ts.
+  ...simulationKindEntries({ kobject }),
 ];
 
 const BY_KEY = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));

@@ -1,0 +1,95 @@
+// SimulationEvent (topoqueue.io/v1alpha1, cluster-scoped): one change to one Node that the
+// embedded cluster's scenario controller applies at a virtual time (docs/cluster.md).
+//
+//   spec.at      Go duration from the simulation start ("90s", "2h30m"), not negative;
+//   spec.node    the Node's name;
+//   spec.action  NotReady | Ready | Taint | Untaint | Cordon | Uncordon | Delete;
+//   spec.taint   {key, value?, effect}: Taint needs key and effect; Untaint needs the key
+//                (without an effect it removes the key's taints of every effect); other
+//                actions take no taint.
+// The simulation start is the annotation `topoqueue.io/simulation-start` (RFC 3339) when
+// present, else the object's creationTimestamp.
+
+import { z } from 'zod';
+import { parseGoDuration } from './gang.ts';
+import type { KObject, Taint } from './objects.ts';
+import { describeInput, issue } from './schema-parts.ts';
+import type { KindEntry } from './schemas.ts';
+import { labelKeyProblem } from './topology-request.ts';
+
+export const SimulationApiVersion = 'topoqueue.io/v1alpha1';
+
+export const SimulationAction = {
+  NotReady: 'NotReady',
+  Ready: 'Ready',
+  Taint: 'Taint',
+  Untaint: 'Untaint',
+  Cordon: 'Cordon',
+  Uncordon: 'Uncordon',
+  Delete: 'Delete',
+} as const;
+export type SimulationAction = (typeof SimulationAction)[keyof typeof SimulationAction];
+
+export const SimulationEventResult = { Applied: 'Applied', Failed: 'Failed' } as const;
+export type SimulationEventResult = (typeof SimulationEventResult)[keyof typeof SimulationEventResult];
+
+export interface SimulationEvent extends KObject {
+  kind: 'SimulationEvent';
+  spec: { at: string; node: string; action: SimulationAction; taint?: Partial<Taint> & { key: string } };
+  status?: {
+    /** When the event was applied (or found unusable), RFC 3339. */
+    applied?: string;
+    result?: SimulationEventResult;
+    message?: string;
+  };
+}
+
+const DURATION_HINT = 'a Go duration such as "90s", "10m" or "1h30m"';
+
+/** Why `raw` is not a usable `spec.at`, or undefined. */
+export function simulationAtProblem(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return `must be ${DURATION_HINT}, got ${describeInput(raw)}`;
+  const s = parseGoDuration(raw);
+  if (s === undefined) return `must be ${DURATION_HINT}, got ${JSON.stringify(raw)}`;
+  if (s < 0) return `must not be negative (a duration from the simulation start), got ${JSON.stringify(raw)}`;
+  return undefined;
+}
+
+const ACTIONS = Object.values(SimulationAction) as [SimulationAction, ...SimulationAction[]];
+
+/** Registry entry (see schemas.ts KINDS). `kobject` is schemas.ts's object-with-metadata builder. */
+export function simulationKindEntries({ kobject }: { kobject: (shape: Record<string, z.ZodType>) => z.ZodType }): KindEntry[] {
+  const taint = z.looseObject({
+    key: z.string().superRefine((k, ctx) => {
+      const p = labelKeyProblem(k);
+      if (p) issue(ctx, [], `${JSON.stringify(k)}: ${p.replace('label key', 'taint key')}`);
+    }),
+    value: z.string().optional(),
+    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+  });
+  const spec = z
+    .looseObject({
+      at: z.unknown().superRefine((v, ctx) => {
+        const p = simulationAtProblem(v);
+        if (p) issue(ctx, [], p, v);
+      }),
+      node: z.string().min(1, { error: 'must name a Node' }),
+      action: z.enum(ACTIONS),
+      taint: taint.optional(),
+    })
+    .superRefine((s, ctx) => {
+      if (s.action === SimulationAction.Taint) {
+        if (s.taint === undefined) issue(ctx, ['taint'], 'the Taint action needs a taint: {key, value (optional), effect}');
+        else if (s.taint.effect === undefined) issue(ctx, ['taint', 'effect'], 'the Taint action needs an effect: one of "NoSchedule", "PreferNoSchedule", "NoExecute"');
+      } else if (s.action === SimulationAction.Untaint) {
+        if (s.taint === undefined) issue(ctx, ['taint'], 'the Untaint action needs the key of the taint to remove: {key, effect (optional)}');
+      } else if (s.taint !== undefined && s.action !== undefined) {
+        issue(ctx, ['taint'], `only the Taint and Untaint actions take a taint; ${s.action} does not`);
+      }
+    });
+  const event = kobject({
+    spec,
+    status: z.looseObject({ applied: z.string().optional(), result: z.string().optional(), message: z.string().optional() }).optional(),
+  });
+  return [{ apiVersion: SimulationApiVersion, kind: 'SimulationEvent', schema: event }];
+}
