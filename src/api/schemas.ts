@@ -506,6 +506,27 @@ const leaderWorkerSet = kobject({
   }),
 });
 
+// Kubeflow MPIJob v2beta1: replica specs Launcher and Worker (the MPI operator's rules).
+const MPI_REPLICA_TYPES = ['Launcher', 'Worker'];
+const mpiReplicaSpec = z.looseObject({ replicas: z.int().min(0).optional(), template: podTemplate });
+
+const mpiJob = kobject({
+  spec: z.looseObject({
+    mpiReplicaSpecs: z
+      .looseObject({ Launcher: mpiReplicaSpec.optional(), Worker: mpiReplicaSpec.optional() })
+      .superRefine((specs, ctx) => {
+        for (const t of Object.keys(specs)) {
+          if (!MPI_REPLICA_TYPES.includes(t)) issue(ctx, [t], `Unsupported value: ${JSON.stringify(t)}: supported values: "Launcher", "Worker"`);
+        }
+        if (specs.Launcher === undefined) issue(ctx, ['Launcher'], 'Required value: an MPIJob needs a Launcher replica spec');
+        else if ((specs.Launcher.replicas ?? 1) !== 1) issue(ctx, ['Launcher', 'replicas'], `Invalid value: ${specs.Launcher.replicas}: must be 1`);
+      }),
+    runPolicy: z.looseObject({ suspend: z.boolean().optional() }).optional(),
+    runLauncherAsWorker: z.boolean().optional(),
+    slotsPerWorker: z.int().min(0).optional(),
+  }),
+});
+
 // ---------------------------------------------------------------------------------------
 // The registry
 // ---------------------------------------------------------------------------------------
@@ -568,6 +589,7 @@ const KINDS: readonly KindEntry[] = [
   { apiVersion: 'batch/v1', kind: 'Job', schema: job },
   { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', schema: jobSet },
   { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
+  { apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob', schema: mpiJob },
   // HyperNode, Job (batch.volcano.sh), PodGroup, HyperJob: shapes and rules in volcano.ts.
   ...volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }),
   // ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass: shapes and rules in queues.ts.

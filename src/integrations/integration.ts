@@ -19,6 +19,7 @@ import { hyperJobIntegration } from './hyperjob.ts';
 import { jobIntegration } from './job.ts';
 import { jobSetIntegration } from './jobset.ts';
 import { leaderWorkerSetIntegration } from './leaderworkerset.ts';
+import { mpiJobIntegration } from './mpijob.ts';
 import { volcanoJobIntegration } from './volcano-job.ts';
 import { volcanoPodGroupIntegration } from './volcano-podgroup.ts';
 import { apiGroup } from './workload-name.ts';
@@ -71,6 +72,7 @@ export interface Integration {
 export const integrations: readonly Integration[] = [
   jobIntegration,
   jobSetIntegration,
+  mpiJobIntegration,
   leaderWorkerSetIntegration,
   // Plain Pods: pod.ts's integration, and Koordinator / scheduler-plugins gangs
   // (gang-pods.ts), reached through the PodGroup one (PodGroups and their pods are separate
