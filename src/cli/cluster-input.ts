@@ -8,15 +8,16 @@ import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { KObject, Node, Pod, ResourceFlavor, Topology, Workload } from '../api/objects.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
 import { podRequests } from '../api/resources.ts';
-import { PlacementEngine } from '../placement/engine.ts';
 import { hasNetworkTopology, isVolcanoApiVersion } from '../placement/network-topology.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
+import { buildTasFlavors, IMPLICIT_HYPERNODE_FLAVOR } from '../placement/tas-flavors.ts';
 import { recordWorkloadUsage } from '../placement/tas-usage.ts';
 
+export { isAdmitted, isFinished } from '../admission/admitted.ts';
+import { isAdmitted, isFinished } from '../admission/admitted.ts';
 export { decodeAssignment, forgetWorkloadUsage, recordAssignmentUsage, recordWorkloadUsage, usageKey } from '../placement/tas-usage.ts';
-import { TopologySnapshot } from '../topology/snapshot.ts';
-import { HyperNodeTopologySource, HyperNodeTree, TIER_LEVEL_PREFIX, tierOfLevelKey } from '../topology/hypernode-tree.ts';
-import { AllocatableCache, LabelTopologySource, nodeInfoFromNode, type NodeInfo, type TopologySource } from '../topology/source.ts';
+import { HyperNodeTree, TIER_LEVEL_PREFIX } from '../topology/hypernode-tree.ts';
+import { AllocatableCache, nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 
 export interface ClusterInput {
   nodes: { node: Node; where: Where }[];
@@ -58,14 +59,6 @@ export function sortObjects(objects: readonly ParsedObject[]): ClusterInput {
     }
   }
   return input;
-}
-
-export function isAdmitted(w: Workload): boolean {
-  return w.status?.admission !== undefined;
-}
-
-export function isFinished(w: Workload): boolean {
-  return (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True');
 }
 
 function isTerminal(p: Pod): boolean {
@@ -113,34 +106,19 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
     if (!tree.ready) notes.push('hyperNodes are not ready for scheduling: jobs with a network topology stay pending until the HyperNodes are fixed');
   }
 
-  const flavors: TasFlavor[] = [];
-  const addFlavor = (flavor: ResourceFlavor, source: TopologySource, implicit: boolean) => {
-    const snapshot = new TopologySnapshot(source, { nodeLabels: flavor.spec.nodeLabels });
-    for (const n of nodeInfos) snapshot.upsertNode(n);
-    const hn = source instanceof HyperNodeTopologySource ? source.tree : undefined;
-    flavors.push({
-      flavor,
-      snapshot,
-      engine: new PlacementEngine(snapshot),
-      tierOfName: hn ? (name) => hn.tierOfName(name) : undefined,
-      leafTier: hn ? (node) => leafTierOf(hn, node) : undefined,
-      implicit,
-    });
-  };
-  for (const { flavor, where } of input.flavors) {
-    const topoName = flavor.spec.topologyName;
-    if (topoName === undefined) continue;
-    const topo = input.topologies.get(topoName);
-    if (!topo) {
-      errors.push(new InputError({ ...where, field: 'spec.topologyName' }, `Topology "${topoName}" is not in the input; add it, or point the ResourceFlavor at one of: ${[...input.topologies.keys()].join(', ') || '(none)'}`));
-      continue;
+  const built = buildTasFlavors({ flavors: input.flavors.map((f) => f.flavor), topologies: new Map([...input.topologies].map(([k, v]) => [k, v.topology])), tree, nodes: nodeInfos });
+  const flavors = built.flavors;
+  for (const p of built.problems) {
+    const { where } = input.flavors[p.index]!;
+    const topoWhere = input.topologies.get(p.topology)?.where;
+    if (p.kind === 'missing-topology') {
+      errors.push(new InputError({ ...where, field: 'spec.topologyName' }, `Topology "${p.topology}" is not in the input; add it, or point the ResourceFlavor at one of: ${[...input.topologies.keys()].join(', ') || '(none)'}`));
+    } else if (p.kind === 'mixed-levels') {
+      errors.push(new InputError({ ...topoWhere, field: 'spec.levels' }, `a Topology takes its levels either from node labels or from HyperNode tiers (${TIER_LEVEL_PREFIX}<N>, then optionally ${HOSTNAME_LABEL}), not both`));
+    } else {
+      errors.push(new InputError({ ...topoWhere, field: 'spec.levels' }, `levels ${TIER_LEVEL_PREFIX}<N> come from HyperNodes, and the input has none`));
     }
-    const source = topologySource(topo.topology, topo.where, tree, errors);
-    if (source) addFlavor(flavor, source, false);
   }
-  // Volcano jobs need no flavor: with HyperNodes in the input, an implicit one spans every
-  // node with every tier (a Kueue-style Workload never lands on it by accident).
-  if (tree) addFlavor({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: IMPLICIT_HYPERNODE_FLAVOR }, spec: { topologyName: IMPLICIT_HYPERNODE_FLAVOR } }, new HyperNodeTopologySource(IMPLICIT_HYPERNODE_FLAVOR, tree), true);
 
   // Pods of admitted Workloads count through the Workload's assignment, not twice.
   const admittedNames = new Set(input.workloads.filter((w) => isAdmitted(w.workload)).map((w) => `${w.workload.metadata.namespace ?? 'default'}/${w.workload.metadata.name}`));
@@ -172,31 +150,4 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
   return { flavors, hyperNodeTree: tree, nodeInfos, errors, notes };
 }
 
-function leafTierOf(tree: HyperNodeTree, node: string): number | undefined {
-  const leaf = tree.leafHyperNode(node);
-  return leaf === undefined ? undefined : tree.tier(leaf);
-}
-
-/** Name of the flavor (and topology) Volcano jobs use when the input has HyperNodes. */
-export const IMPLICIT_HYPERNODE_FLAVOR = 'hypernodes';
-
-/**
- * The source of a Topology: node labels, or HyperNodes when its levels are
- * `topology.volcano.sh/tier-<N>` keys (then optionally `kubernetes.io/hostname` last).
- */
-function topologySource(t: Topology, where: Where, tree: HyperNodeTree | undefined, errors: InputError[]): TopologySource | undefined {
-  const keys = t.spec.levels.map((l) => l.nodeLabel);
-  const tiers = keys.map(tierOfLevelKey);
-  if (tiers.every((x) => x === undefined)) return LabelTopologySource.fromTopology(t);
-  const body = keys[keys.length - 1] === HOSTNAME_LABEL ? tiers.slice(0, -1) : tiers;
-  if (body.some((x) => x === undefined)) {
-    errors.push(new InputError({ ...where, field: 'spec.levels' }, `a Topology takes its levels either from node labels or from HyperNode tiers (${TIER_LEVEL_PREFIX}<N>, then optionally ${HOSTNAME_LABEL}), not both`));
-    return undefined;
-  }
-  if (!tree) {
-    errors.push(new InputError({ ...where, field: 'spec.levels' }, `levels ${TIER_LEVEL_PREFIX}<N> come from HyperNodes, and the input has none`));
-    return undefined;
-  }
-  return new HyperNodeTopologySource(t.metadata.name, tree, body as number[]);
-}
-
+export { IMPLICIT_HYPERNODE_FLAVOR };

@@ -11,23 +11,22 @@
 // `now` is the latest creation time in the input (nothing is in the future); statuses carry
 // no transition times, so the output is the same on every run.
 
-import { InputError, type Where } from '../api/errors.ts';
+import type { InputError, Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { StringMap, Workload } from '../api/objects.ts';
 import { type ClusterQueue, type ClusterQueueInput, type Cohort, type LocalQueue, normalizeClusterQueue, type WorkloadPriorityClass } from '../api/queues.ts';
-import { parseResourceList, podRequests } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
-import { findCondition } from '../admission/conditions.ts';
+import { admittedFromStatus } from '../admission/admitted.ts';
 import { PendingReason } from '../admission/flavor-assigner.ts';
 import { QueueManager } from '../admission/queue.ts';
 import { settle } from '../admission/settle.ts';
-import { AdmissionSnapshot, type AdmittedWorkload, type PodSetAdmission, workloadKey } from '../admission/snapshot.ts';
+import { AdmissionSnapshot, workloadKey } from '../admission/snapshot.ts';
 import { clearAdmission, writePending } from '../admission/status.ts';
 import { setCondition } from '../admission/conditions.ts';
 import { workloadInfo } from '../admission/workload-info.ts';
 import type { FeatureGates } from '../placement/request.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
-import { decodeAssignment, isAdmitted, isFinished, type ClusterInput, type TasCluster } from './cluster-input.ts';
+import { isAdmitted, isFinished, type ClusterInput, type TasCluster } from './cluster-input.ts';
 
 export interface QueuedPlanInput {
   objects: readonly ParsedObject[];
@@ -41,48 +40,6 @@ export interface QueuedPlanInput {
 
 export function hasQueues(objects: readonly ParsedObject[]): boolean {
   return objects.some((o) => o.object.kind === 'ClusterQueue');
-}
-
-/** An admitted Workload of the input, as the snapshot holds it. */
-function admittedFromStatus(w: Workload, where: Where, classes: ReadonlyMap<string, number>, errors: InputError[]): AdmittedWorkload | undefined {
-  const adm = w.status!.admission!;
-  if (adm.clusterQueue === undefined) return undefined;
-  const info = workloadInfo(w, classes);
-  const podSets: PodSetAdmission[] = [];
-  for (const [i, psa] of (adm.podSetAssignments ?? []).entries()) {
-    const ps = w.spec.podSets.find((p) => p.name === psa.name);
-    if (!ps) continue;
-    const field = `status.admission.podSetAssignments[${i}]`;
-    try {
-      const perPod = podRequests(ps.template.spec);
-      const count = psa.count ?? ps.count;
-      const usage = psa.resourceUsage ? parseResourceList(psa.resourceUsage, `${field}.resourceUsage`) : Object.fromEntries(Object.entries(perPod).map(([r, v]) => [r, v * count]));
-      const flavors = psa.flavors ?? {};
-      const tasFlavor = psa.topologyAssignment ? Object.values(flavors)[0] : undefined;
-      podSets.push({
-        name: ps.name,
-        count,
-        flavors,
-        perPod,
-        usage,
-        ...(tasFlavor !== undefined ? { tasFlavor, assignment: decodeAssignment(psa.topologyAssignment!, { ...where, field: `${field}.topologyAssignment` }) } : {}),
-      });
-    } catch (e) {
-      errors.push(e instanceof InputError ? new InputError({ ...where, field: e.where.field ?? field }, e.detail) : new InputError({ ...where, field }, (e as Error).message));
-      return undefined;
-    }
-  }
-  const reserved = parseTime(findCondition(w, 'QuotaReserved')?.lastTransitionTime) ?? info.timestamp;
-  return {
-    key: workloadKey(w),
-    workload: w,
-    clusterQueue: adm.clusterQueue,
-    priority: info.priority,
-    reservedAt: reserved,
-    podSets,
-    usage: AdmissionSnapshot.usageOf(podSets),
-    ...(info.gang ? { gangGroup: info.gang.groupId, gangId: info.gang.id } : {}),
-  };
 }
 
 export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; errors: InputError[]; notes: string[] } {
