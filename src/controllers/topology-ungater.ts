@@ -1,0 +1,192 @@
+// The TopologyUngater (kueue-core §1f, kueue-tas §14): gives each pod of an admitted TAS
+// Workload its domain and lifts the `kueue.x-k8s.io/topology` scheduling gate.
+//
+// Per Workload key:
+// 1. wait while ungates issued earlier are not yet seen by the pod informer (Expectations:
+//    a stale cache would hand the same domain slot out twice);
+// 2. for each PodSetAssignment with a topologyAssignment: the PodSet's pods from the index
+//    (namespace, `kueue.x-k8s.io/workload` annotation, `kueue.x-k8s.io/podset` label), not
+//    Succeeded/Failed, in name order; plan rank or greedy (ungate-plan.ts);
+// 3. record the pods to ungate as expected, then one update per pod: remove the gate and
+//    merge the domain's nodeSelector. Pod events mark them observed; a failed or no-op
+//    update is observed at once.
+// Pod events enqueue the Workload after config.podBatchMs (batching, as Kueue's 1 s).
+
+import { WorkloadCondition, isTrue } from '../admission/conditions.ts';
+import { InputError } from '../api/errors.ts';
+import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { Pod, PodSetAssignment, Workload } from '../api/objects.ts';
+import { parseTime } from '../api/time.ts';
+import { decodeAssignment } from '../placement/tas-usage.ts';
+import type { Assignment } from '../placement/assignment.ts';
+import { nowSeconds } from '../runtime/clock.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import { Expectations } from '../runtime/expectations.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { ControllerContext, Reconciler, ReconcileResult } from '../runtime/manager.ts';
+import { retryOnConflict, splitKey } from '../runtime/store.ts';
+import type { WorkQueue } from '../runtime/work-queue.ts';
+import type { TopoqueueConfig } from './config.ts';
+import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from './ungate-plan.ts';
+
+export const TOPOLOGY_UNGATER = 'topology-ungater';
+/** Pod index: `<namespace>/<workload>/<podset>`. */
+export const POD_BY_WORKLOAD_PODSET = 'topology-ungater/workload-podset';
+/** How soon a Workload with unobserved ungates is looked at again. */
+export const EXPECTATIONS_RETRY_MS = 50;
+
+export const UngaterEventReason = {
+  InvalidTopologyAssignment: 'InvalidTopologyAssignment',
+} as const;
+
+/** `ns/workload/podset` of a pod that carries both keys, else undefined. */
+export function podWorkloadPodSet(pod: Pod): string | undefined {
+  const wl = pod.metadata.annotations?.[KueueAnnotation.Workload];
+  const ps = pod.metadata.labels?.[KueueLabel.PodSet];
+  if (wl === undefined || ps === undefined) return undefined;
+  return `${pod.metadata.namespace ?? 'default'}/${wl}/${ps}`;
+}
+
+/** `ns/workload` of a pod with the workload annotation. */
+function podWorkloadKey(pod: Pod): string | undefined {
+  const wl = pod.metadata.annotations?.[KueueAnnotation.Workload];
+  return wl === undefined ? undefined : `${pod.metadata.namespace ?? 'default'}/${wl}`;
+}
+
+/** Admitted with at least one topology assignment, and neither evicted nor finished. */
+export function admittedByTAS(w: Workload): boolean {
+  const psas = w.status?.admission?.podSetAssignments;
+  if (!psas || !psas.some((p) => p.topologyAssignment !== undefined)) return false;
+  return isTrue(w, WorkloadCondition.Admitted) && !isTrue(w, WorkloadCondition.Evicted) && !isTrue(w, WorkloadCondition.Finished);
+}
+
+export function topologyUngater(): Reconciler<TopoqueueConfig> {
+  let ctx!: ControllerContext<TopoqueueConfig>;
+  let recorder!: EventRecorder;
+  let workloads!: Informer<Workload>;
+  let pods!: Informer<Pod>;
+  const expectations = new Expectations();
+
+  const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
+  return {
+    name: TOPOLOGY_UNGATER,
+
+    setup(c, queue: WorkQueue, rec) {
+      ctx = c;
+      recorder = rec;
+      workloads = c.informers.for<Workload>('Workload');
+      pods = c.informers.for<Pod>('Pod');
+      pods.addIndex(POD_BY_WORKLOAD_PODSET, (p) => {
+        const k = podWorkloadPodSet(p);
+        return k === undefined ? [] : [k];
+      });
+      const batch = (p: Pod): void => {
+        const k = podWorkloadKey(p);
+        if (k !== undefined) queue.addAfter(k, c.config.podBatchMs);
+      };
+      pods.addHandler({
+        add: batch,
+        update: (_old, p) => {
+          const k = podWorkloadKey(p);
+          if (k === undefined) return;
+          if (!hasTopologyGate(p) && p.metadata.uid) expectations.observe(k, p.metadata.uid);
+          queue.addAfter(k, c.config.podBatchMs);
+        },
+        delete: (p) => {
+          const k = podWorkloadKey(p);
+          if (k === undefined) return;
+          if (p.metadata.uid) expectations.observe(k, p.metadata.uid);
+          queue.addAfter(k, c.config.podBatchMs);
+        },
+      });
+      const enqueue = (w: Workload): void => {
+        if (admittedByTAS(w)) queue.add(`${w.metadata.namespace ?? 'default'}/${w.metadata.name}`);
+      };
+      workloads.addHandler({
+        add: enqueue,
+        update: (_old, w) => enqueue(w),
+        delete: (w) => expectations.forget(`${w.metadata.namespace ?? 'default'}/${w.metadata.name}`),
+      });
+    },
+
+    async reconcile(key): Promise<ReconcileResult | void> {
+      if (!expectations.satisfied(key)) return { requeueAfterMs: EXPECTATIONS_RETRY_MS };
+      const w = workloads.get(key);
+      if (!w) {
+        expectations.forget(key);
+        return;
+      }
+      if (!admittedByTAS(w)) return;
+      const { namespace } = splitKey(key);
+      const ns = namespace ?? 'default';
+      const unhealthy = new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name));
+
+      const todo: { plan: UngatePlan; psa: PodSetAssignment }[] = [];
+      for (const [i, psa] of w.status!.admission!.podSetAssignments.entries()) {
+        if (!psa.topologyAssignment) continue;
+        const ps = w.spec.podSets.find((p) => p.name === psa.name);
+        if (!ps) continue;
+        let a: Assignment;
+        try {
+          a = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
+        } catch (e) {
+          // Permanent until the Workload changes: say so and leave the pods gated.
+          const msg = e instanceof InputError ? e.message : String(e);
+          recorder.event(w, 'Warning', UngaterEventReason.InvalidTopologyAssignment, `PodSet ${psa.name}: ${msg}; its pods stay gated`);
+          continue;
+        }
+        const listed = pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !terminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
+        listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
+        const plan = planUngates({
+          levels: a.levels,
+          domains: a.domains,
+          count: psa.count ?? ps.count,
+          rank: rankSettings(ps.topologyRequest, podSetGroupOffset(w.spec.podSets, ps.name)),
+          pods: listed,
+          unhealthyNodes: unhealthy,
+        });
+        if (plan.ungate.length > 0) todo.push({ plan, psa });
+      }
+      if (todo.length === 0) return;
+
+      const uids: string[] = [];
+      for (const t of todo) for (const u of t.plan.ungate) uids.push(u.pod.metadata.uid!);
+      expectations.expect(key, uids);
+
+      const now = nowSeconds(ctx.clock);
+      const cq = w.status!.admission!.clusterQueue ?? '';
+      const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
+      let firstError: unknown;
+      for (const t of todo) {
+        for (const u of t.plan.ungate) {
+          const uid = u.pod.metadata.uid!;
+          const selector = t.plan.selectorOf(u.domain);
+          let changed = false;
+          try {
+            await retryOnConflict<Pod>(ctx.store, 'Pod', u.pod.metadata.namespace, u.pod.metadata.name, (p) => {
+              changed = false;
+              if (p.metadata.uid !== uid || !hasTopologyGate(p)) return false;
+              p.spec.schedulingGates = p.spec.schedulingGates!.filter((g) => g.name !== KueueSchedulingGate.Topology);
+              if (p.spec.schedulingGates.length === 0) delete p.spec.schedulingGates;
+              p.spec.nodeSelector = { ...(p.spec.nodeSelector ?? {}), ...selector };
+              changed = true;
+            });
+          } catch (e) {
+            changed = false;
+            firstError ??= e;
+          }
+          if (!changed) {
+            // Nothing will show this pod ungated by us: do not wait for it.
+            expectations.observe(key, uid);
+            continue;
+          }
+          const created = parseTime(u.pod.metadata.creationTimestamp);
+          const seconds = created === undefined ? 0 : Math.max(0, now - created);
+          ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup }, seconds);
+        }
+      }
+      if (firstError !== undefined) throw firstError;
+    },
+  };
+}
