@@ -1,0 +1,9 @@
+// The embedded cluster's stand-ins for what a real cluster already has, in the order the
+// embedded cluster registers them after the controllers.
+
+import type { TopoqueueConfig } from '../controllers/config.ts';
+import type { Reconciler } from '../runtime/manager.ts';
+
+export function standIns(): Reconciler<TopoqueueConfig>[] {
+  return [];
+}
