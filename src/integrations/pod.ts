@@ -64,7 +64,7 @@ const DEFAULT_PODSET_NAME = 'main';
 const MAX_OBJECT_NAME = 253;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-const BOTH_KEYS_DETAIL =
+export const BOTH_KEYS_DETAIL =
   `both the '${PodGroupAnnotation.TotalCount}' annotation and the '${KueueLabel.PodGroupName}' label should be set`;
 
 // ---------------------------------------------------------------------------------------
@@ -383,17 +383,26 @@ export function singlePodWorkload(pod: Pod, where: Where, errors: InputError[]):
   return errors.length > before ? undefined : ownedWorkload(pod, [ps]);
 }
 
-/** Kueue's order for keeping pods when a group has more than its total count. */
-function keepOrder(a: Member, b: Member): number {
-  const fin = (m: Member) => (m.pod.metadata.finalizers?.includes(MANAGED_POD_FINALIZER) ? 0 : 1);
-  const gated = (m: Member) => (m.pod.spec.schedulingGates?.some((g) => g.name === KueueSchedulingGate.Admission) ? 1 : 0);
-  const created = (m: Member) => m.pod.metadata.creationTimestamp ?? '\uffff';
+/**
+ * Kueue's order for keeping pods when a group has more than its total count: pods with the
+ * managed finalizer, then ungated ones, then older ones; then by name. The excess is the tail.
+ */
+export function podKeepOrder(a: Pod, b: Pod): number {
+  const fin = (p: Pod) => (p.metadata.finalizers?.includes(MANAGED_POD_FINALIZER) ? 0 : 1);
+  const gated = (p: Pod) => (p.spec.schedulingGates?.some((g) => g.name === KueueSchedulingGate.Admission) ? 1 : 0);
+  const created = (p: Pod) => p.metadata.creationTimestamp ?? '\uffff';
+  const x = a.metadata.name;
+  const y = b.metadata.name;
   return (
     fin(a) - fin(b) ||
     gated(a) - gated(b) ||
     (created(a) < created(b) ? -1 : created(a) > created(b) ? 1 : 0) ||
-    byName(a, b)
+    (x < y ? -1 : x > y ? 1 : 0)
   );
+}
+
+function keepOrder(a: Member, b: Member): number {
+  return podKeepOrder(a.pod, b.pod);
 }
 
 function byName(a: Member, b: Member): number {
