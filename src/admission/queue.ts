@@ -134,6 +134,16 @@ export class ClusterQueueQueue {
     return this.liveCount + this.parkedCount;
   }
 
+  /** Workloads in the heap (kueue_pending_workloads{status="active"}). */
+  get activeCount(): number {
+    return this.liveCount;
+  }
+
+  /** Workloads parked until capacity is freed (kueue_pending_workloads{status="inadmissible"}). */
+  get inadmissibleCount(): number {
+    return this.parkedCount;
+  }
+
   isLive(key: string): boolean {
     return this.slots.get(key)?.state === 1;
   }

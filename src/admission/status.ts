@@ -91,6 +91,24 @@ export function writePreempted(w: Workload, t: PreemptionTarget, opts: StatusOpt
   setCondition(w, { type: WorkloadCondition.Requeued, status: 'True', reason: 'Preempted', message: t.message }, opts.now);
 }
 
+/**
+ * Evicted=True with a reason and message. The reservation stays: whoever stops the
+ * Workload's pods clears it afterwards (admission/pods-ready.ts clearReservation).
+ */
+export function writeEvicted(w: Workload, reason: string, message: string, opts: StatusOptions = {}): void {
+  setCondition(w, { type: WorkloadCondition.Evicted, status: 'True', reason, message }, opts.now);
+}
+
+/**
+ * The runtime's preemption: Evicted=True (Preempted) and Preempted=True with the detailed
+ * reason, the reservation kept until the victim's pods are gone (writePreempted, which
+ * releases at once, is for `plan` where nothing runs).
+ */
+export function writePreemptionEviction(w: Workload, t: PreemptionTarget, opts: StatusOptions = {}): void {
+  writeEvicted(w, 'Preempted', t.message, opts);
+  setCondition(w, { type: WorkloadCondition.Preempted, status: 'True', reason: t.reason, message: t.message }, opts.now);
+}
+
 /** A gang whose waiting time ran out: no reservation, annotated timed out (seed), not scheduled again until the user acts. */
 export function writeGangTimeout(w: Workload, message: string, opts: StatusOptions = {}): void {
   w.metadata = { ...w.metadata, annotations: { ...(w.metadata.annotations ?? {}), [GangAnnotation.Timeout]: 'true' } };

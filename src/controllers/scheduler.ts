@@ -1,0 +1,506 @@
+// The scheduler loop (kueue-core.md §1b): the pure admission cycle (admission/cycle.ts)
+// driven by store events, its decisions written back on the Workloads.
+//
+// One reconcile:
+//   1. sync the in-memory view from what changed (scheduler-state.ts), and write
+//      QuotaReserved=False on pending Workloads whose LocalQueue or ClusterQueue is missing;
+//   2. requeue the parked Workloads when capacity was freed (at once, or batched by
+//      config.requeueBatchMs on the `requeue` key);
+//   3. the failed-node second pass (scheduler-replace.ts) for Workloads with one unhealthy node;
+//   4. one cycle when something changed or one was asked for, and its decisions written:
+//      admit (writeAdmission; the usage is assumed at once and rolled back if the write
+//      fails), pending (QuotaReserved=False only when reason or message changed), preempt
+//      (Evicted + Preempted on the victim, which keeps its reservation until its job has
+//      stopped), gang timeout (released; the Workload and its pods annotated);
+//   5. the next cycle: at once after an admission, after 1 ms doubling to 10 ms while
+//      cycles only park or evict, never while nothing moves (the next event, backoff end or
+//      gang deadline wakes it).
+//
+// Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
+
+import { GangAnnotation } from '../api/gang.ts';
+import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import type { KObject, Node, Pod, StringMap, Workload } from '../api/objects.ts';
+import { formatTime, parseTime } from '../api/time.ts';
+import { isFinished, isReservedOnly } from '../admission/admitted.ts';
+import { findCondition, isTrue, WorkloadCondition } from '../admission/conditions.ts';
+import { type Decision, schedule } from '../admission/cycle.ts';
+import { blockedByPodsReady } from '../admission/pods-ready.ts';
+import { fr } from '../admission/quota.ts';
+import { writeAdmission, writeEvicted, writeGangTimeout, writePending, writePreemptionEviction } from '../admission/status.ts';
+import { GANG_WAITING_SINCE_ANNOTATION } from '../admission/workload-info.ts';
+import { profileFromGates } from '../placement/request.ts';
+import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { nowSeconds } from '../runtime/clock.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
+import { objectKey, retryOnConflict, splitKey } from '../runtime/store.ts';
+import type { WorkQueue } from '../runtime/work-queue.ts';
+import type { TopoqueueConfig } from './config.ts';
+import { replaceFailedNode } from './scheduler-replace.ts';
+import { type ConfigProblem, isPendingCandidate, POD_WORKLOAD_INDEX, podWorkloadKeys, type SchedulerCaches, SchedulerState, type Unqueued } from './scheduler-state.ts';
+
+export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Requeue: 'requeue' } as const;
+
+/** Kueue's idle backoff between cycles that admit nothing (1 ms doubling to 10 ms). */
+const IDLE_BACKOFF_MIN_MS = 1;
+const IDLE_BACKOFF_MAX_MS = 10;
+
+export function schedulerController(): Reconciler<TopoqueueConfig> {
+  return new SchedulerController();
+}
+
+interface CycleOutcome {
+  admitted: number;
+  evicted: number;
+  timedOut: number;
+}
+
+class SchedulerController implements Reconciler<TopoqueueConfig> {
+  readonly name = 'scheduler';
+  private ctx!: ControllerContext<TopoqueueConfig>;
+  private queue!: WorkQueue;
+  private recorder!: EventRecorder;
+  private caches!: SchedulerCaches;
+  private state!: SchedulerState;
+  private placement: WorkloadPlacementOptions = {};
+  private idleMs = 0;
+  private gaugeGeneration = -1;
+  private readonly reported = new Set<string>();
+
+  setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
+    this.ctx = ctx;
+    this.queue = queue;
+    this.recorder = recorder;
+    const inf = ctx.informers;
+    const c: SchedulerCaches = {
+      clusterQueues: inf.for('ClusterQueue'),
+      localQueues: inf.for('LocalQueue'),
+      cohorts: inf.for('Cohort'),
+      flavors: inf.for('ResourceFlavor'),
+      topologies: inf.for('Topology'),
+      priorityClasses: inf.for('WorkloadPriorityClass'),
+      namespaces: inf.for('Namespace'),
+      nodes: inf.for('Node'),
+      hyperNodes: inf.for('HyperNode'),
+      pods: inf.for('Pod'),
+      workloads: inf.for('Workload'),
+    };
+    this.caches = c;
+    c.pods.addIndex(POD_WORKLOAD_INDEX, podWorkloadKeys);
+    const wfr = ctx.config.waitForPodsReady;
+    const state = new SchedulerState(c, { evictionTimestamp: !wfr || wfr.requeuingStrategy.timestamp === 'Eviction', blockAdmission: wfr?.blockAdmission === true });
+    this.state = state;
+    const gates = ctx.config.gates;
+    this.placement = { profile: profileFromGates(gates), respectPreferredAffinity: gates.TASRespectNodeAffinityPreferred, multiLayerTopology: gates.TASMultiLayerTopology };
+
+    const kick = () => queue.add(SchedulerKey.Sync);
+    const config = () => {
+      state.configDirty = true;
+      kick();
+    };
+    const configHandler = { add: config, update: (a: KObject, b: KObject) => configSig(a) !== configSig(b) && config(), delete: config };
+    for (const i of [c.clusterQueues, c.localQueues, c.cohorts, c.flavors, c.topologies, c.priorityClasses, c.namespaces, c.hyperNodes]) {
+      (i as unknown as Informer<KObject>).addHandler(configHandler);
+    }
+    const node = (n: Node) => {
+      state.dirtyNodes.add(n.metadata.name);
+      kick();
+    };
+    c.nodes.addHandler({ add: node, update: (_, n) => node(n), delete: node });
+    const pod = (p: Pod) => {
+      state.dirtyPods.add(objectKey(p));
+      kick();
+    };
+    c.pods.addHandler({ add: pod, update: (a, b) => podSig(a) !== podSig(b) && pod(b), delete: pod });
+    const workload = (w: Workload) => {
+      state.dirtyWorkloads.add(objectKey(w));
+      kick();
+    };
+    c.workloads.addHandler({ add: workload, update: (_, w) => workload(w), delete: workload });
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const now = nowSeconds(this.ctx.clock);
+    const s = this.state;
+    const r = s.sync();
+    await this.report(r.problems);
+    for (const u of r.unqueued) await this.writePending(u.key, undefined, u, now);
+    let changed = r.changed;
+
+    const batch = this.ctx.config.requeueBatchMs;
+    if (key === SchedulerKey.Requeue || (s.freed && batch <= 0)) {
+      s.freed = false;
+      if (s.queues.requeueInadmissible(now) > 0) changed = true;
+    } else if (s.freed) {
+      s.freed = false;
+      this.queue.addAfter(SchedulerKey.Requeue, batch);
+    }
+
+    if (await this.secondPass(now)) changed = true;
+    if (key === SchedulerKey.Cycle || changed) await this.cycle(now);
+    this.updateGauges();
+  }
+
+  // ---- the cycle ---------------------------------------------------------------------
+
+  private async cycle(now: number): Promise<void> {
+    const s = this.state;
+    const started = this.ctx.clock.now();
+    const wfr = this.ctx.config.waitForPodsReady;
+    const blocked = wfr?.blockAdmission ? blockedByPodsReady([...s.snap.admitted.values()].map((a) => a.workload), wfr) : undefined;
+    const r = schedule(s.snap, s.queues, { now, placement: this.placement, partialAdmission: true, ...(blocked !== undefined ? { admissionBlocked: blocked } : {}) });
+    const out: CycleOutcome = { admitted: 0, evicted: 0, timedOut: 0 };
+    for (const d of r.decisions) await this.apply(d, now, out);
+
+    if (r.heads > 0) {
+      const result = out.admitted > 0 ? 'success' : 'inadmissible';
+      const m = this.ctx.metrics;
+      m.admissionAttempts.inc({ result });
+      m.admissionAttemptDuration.observe({ result }, (this.ctx.clock.now() - started) / 1000);
+    }
+    // The next cycle.
+    if (out.admitted > 0) {
+      this.idleMs = 0;
+      this.queue.add(SchedulerKey.Cycle);
+    } else if (r.parked > 0 || out.evicted > 0 || out.timedOut > 0) {
+      this.idleMs = this.idleMs === 0 ? IDLE_BACKOFF_MIN_MS : Math.min(this.idleMs * 2, IDLE_BACKOFF_MAX_MS);
+      this.queue.addAfter(SchedulerKey.Cycle, this.idleMs);
+    } else {
+      this.idleMs = 0;
+    }
+    const next = s.queues.nextBackoff(now);
+    if (next !== undefined) this.queue.addAfter(SchedulerKey.Requeue, Math.max(1, Math.ceil((next - now) * 1000)));
+  }
+
+  private async apply(d: Decision, now: number, out: CycleOutcome): Promise<void> {
+    try {
+      switch (d.kind) {
+        case 'admit':
+          if (await this.admit(d, now)) out.admitted++;
+          return;
+        case 'pending':
+          await this.pending(d, now);
+          return;
+        case 'preempt':
+          if (await this.preempt(d, now)) out.evicted++;
+          return;
+        case 'gangTimeout':
+          await this.gangTimeout(d, now);
+          out.timedOut++;
+          return;
+      }
+    } catch (e) {
+      // One Workload's failed write never stops the others: it is read again and retried.
+      this.ctx.log.error(this.name, d.key, e);
+      this.state.forget(d.key);
+      this.queue.add(SchedulerKey.Sync);
+    }
+  }
+
+  /** Writes the reservation; false (and rolled back) when the Workload is gone or no longer pending. */
+  private async admit(d: Extract<Decision, { kind: 'admit' }>, now: number): Promise<boolean> {
+    const before = d.workload;
+    const { namespace, name } = splitKey(d.key);
+    const encodingByHostnamePrefix = this.ctx.config.gates.TASAssignmentsEncodingByHostnamePrefix;
+    let wrote = false;
+    let wasReserved = false;
+    let written = await retryOnConflict<Workload>(
+      this.ctx.store,
+      'Workload',
+      namespace,
+      name,
+      (w) => {
+        wrote = false;
+        if (w.metadata.uid !== before.metadata.uid || w.metadata.generation !== before.metadata.generation || !isPendingCandidate(w)) return false;
+        wasReserved = isReservedOnly(w);
+        writeAdmission(w, d.admitted, { now, encodingByHostnamePrefix });
+        wrote = true;
+      },
+      { status: true },
+    );
+    if (!written || !wrote) {
+      this.state.forget(d.key);
+      this.queue.add(SchedulerKey.Sync);
+      return false;
+    }
+    // Our gang annotation: set when the waiting time starts, dropped once satisfied.
+    const ann = { ...(written.metadata.annotations ?? {}) };
+    if (d.gangWaitingSince !== undefined) ann[GANG_WAITING_SINCE_ANNOTATION] = formatTime(d.gangWaitingSince);
+    if (!d.reservedOnly) delete ann[GANG_WAITING_SINCE_ANNOTATION];
+    if (!sameMap(ann, written.metadata.annotations ?? {})) {
+      written = (await this.annotate(d.key, { [GANG_WAITING_SINCE_ANNOTATION]: ann[GANG_WAITING_SINCE_ANNOTATION] })) ?? written;
+    }
+    this.state.assumed(d.admitted, written);
+
+    const cq = d.clusterQueue;
+    const m = this.ctx.metrics;
+    const waited = Math.max(0, now - queuedAt(before, now));
+    if (!wasReserved) {
+      this.recorder.event(written, 'Normal', 'QuotaReserved', `Quota reserved in ClusterQueue ${cq}, wait time since queued was ${Math.round(waited)}s`);
+      m.quotaReservedWorkloads.inc({ cluster_queue: cq });
+      m.quotaReservedWaitTime.observe({ cluster_queue: cq }, waited);
+    }
+    if (!d.reservedOnly) {
+      const reservedFor = wasReserved ? Math.max(0, now - (parseTime(findCondition(before, WorkloadCondition.QuotaReserved)?.lastTransitionTime) ?? now)) : 0;
+      this.recorder.event(written, 'Normal', 'Admitted', `Admitted by ClusterQueue ${cq}, wait time since reservation was ${Math.round(reservedFor)}s`);
+      m.admittedWorkloads.inc({ cluster_queue: cq });
+      m.admissionWaitTime.observe({ cluster_queue: cq }, waited);
+    }
+    return true;
+  }
+
+  private async pending(d: Extract<Decision, { kind: 'pending' }>, now: number): Promise<void> {
+    if (d.gangWaitingSince !== undefined) {
+      const info = this.state.queues.get(d.key);
+      if (info?.gang) info.gang.waitingSince = d.gangWaitingSince;
+      await this.annotate(d.key, { [GANG_WAITING_SINCE_ANNOTATION]: formatTime(d.gangWaitingSince) });
+    }
+    // A NonStrict gang keeps its partial reservation while it waits.
+    if (this.state.snap.admitted.has(d.key)) return;
+    await this.writePending(d.key, d.workload, d, now);
+  }
+
+  /** QuotaReserved=False with the reason and message, only when either changed (Kueue #8095). */
+  private async writePending(key: string, expected: Workload | undefined, p: Pick<Unqueued, 'reason' | 'message'>, now: number): Promise<void> {
+    const same = (w: Workload) => {
+      const c = findCondition(w, WorkloadCondition.QuotaReserved);
+      return c?.status === 'False' && c.reason === p.reason && c.message === p.message;
+    };
+    const cached = this.caches.workloads.get(key);
+    if (!cached || same(cached)) return;
+    const { namespace, name } = splitKey(key);
+    let wrote = false;
+    const w = await retryOnConflict<Workload>(
+      this.ctx.store,
+      'Workload',
+      namespace,
+      name,
+      (w) => {
+        wrote = false;
+        if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w)) return false;
+        writePending(w, p.reason, p.message, { now });
+        wrote = true;
+      },
+      { status: true },
+    );
+    if (w && wrote) this.recorder.event(w, 'Warning', p.reason, p.message);
+  }
+
+  /** Evicted + Preempted on the victim; its reservation stays until its job has stopped. */
+  private async preempt(d: Extract<Decision, { kind: 'preempt' }>, now: number): Promise<boolean> {
+    const { namespace, name } = splitKey(d.key);
+    let wrote = false;
+    const w = await retryOnConflict<Workload>(
+      this.ctx.store,
+      'Workload',
+      namespace,
+      name,
+      (w) => {
+        wrote = false;
+        if (w.status?.admission === undefined || isTrue(w, WorkloadCondition.Evicted) || isFinished(w)) return false;
+        writePreemptionEviction(w, d.target, { now });
+        wrote = true;
+      },
+      { status: true },
+    );
+    if (!w || !wrote) return false;
+    const m = this.ctx.metrics;
+    this.recorder.event(w, 'Normal', 'Preempted', d.target.message);
+    m.preemptedWorkloads.inc({ preempting_cluster_queue: this.state.queues.clusterQueueOf(d.by) ?? '', reason: d.target.reason });
+    m.evictedWorkloads.inc({ cluster_queue: d.clusterQueue, reason: 'Preempted', underlying_cause: d.target.reason });
+    return true;
+  }
+
+  /** The seed's timeout: released, the Workload and each of its pods annotated timeout=true. */
+  private async gangTimeout(d: Extract<Decision, { kind: 'gangTimeout' }>, now: number): Promise<void> {
+    const { namespace, name } = splitKey(d.key);
+    const w = await retryOnConflict<Workload>(
+      this.ctx.store,
+      'Workload',
+      namespace,
+      name,
+      (w) => {
+        if (w.metadata.uid !== d.workload.metadata.uid) return false;
+        writeGangTimeout(w, d.message, { now });
+      },
+      { status: true },
+    );
+    if (!w) return;
+    await this.annotate(d.key, { [GangAnnotation.Timeout]: 'true' });
+    for (const p of d.pods) {
+      const ref = splitKey(p);
+      await retryOnConflict<Pod>(this.ctx.store, 'Pod', ref.namespace, ref.name, (pod) => {
+        if (pod.metadata.annotations?.[GangAnnotation.Timeout] === 'true') return false;
+        pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), [GangAnnotation.Timeout]: 'true' };
+      });
+    }
+    this.recorder.event(w, 'Warning', 'GangTimeout', d.message);
+  }
+
+  /** Sets (or, with undefined, removes) Workload annotations; the written Workload, or undefined when gone. */
+  private async annotate(key: string, values: Record<string, string | undefined>): Promise<Workload | undefined> {
+    const { namespace, name } = splitKey(key);
+    return retryOnConflict<Workload>(this.ctx.store, 'Workload', namespace, name, (w) => {
+      const ann = { ...(w.metadata.annotations ?? {}) };
+      for (const [k, v] of Object.entries(values)) {
+        if (v === undefined) delete ann[k];
+        else ann[k] = v;
+      }
+      if (sameMap(ann, w.metadata.annotations ?? {})) return false;
+      w.metadata.annotations = ann;
+    });
+  }
+
+  // ---- the failed-node second pass -----------------------------------------------------
+
+  private async secondPass(now: number): Promise<boolean> {
+    const s = this.state;
+    if (s.secondPass.size === 0) return false;
+    const keys = [...s.secondPass].sort();
+    s.secondPass.clear();
+    if (!this.ctx.config.gates.TASFailedNodeReplacement) return false;
+    let changed = false;
+    for (const key of keys) {
+      const w = this.caches.workloads.get(key);
+      const node = w?.status?.unhealthyNodes?.[0]?.name;
+      if (!w || node === undefined || !s.snap.admitted.has(key)) continue;
+      const rep = replaceFailedNode(s.snap, key, node, this.placement, this.ctx.config.gates.TASAssignmentsEncodingByHostnamePrefix);
+      if (rep.kind === 'skip') continue;
+      changed = true;
+      const { namespace, name } = splitKey(key);
+      const seen = JSON.stringify(w.status!.admission);
+      try {
+        if (rep.kind === 'replaced') {
+          let wrote = false;
+          const written = await retryOnConflict<Workload>(
+            this.ctx.store,
+            'Workload',
+            namespace,
+            name,
+            (x) => {
+              wrote = false;
+              if (JSON.stringify(x.status?.admission) !== seen || isTrue(x, WorkloadCondition.Evicted)) return false;
+              x.status = { ...x.status!, admission: { ...x.status!.admission!, podSetAssignments: rep.podSetAssignments } };
+              delete x.status.unhealthyNodes;
+              wrote = true;
+            },
+            { status: true },
+          );
+          if (!written || !wrote) {
+            s.forget(key);
+            continue;
+          }
+          s.replaced(rep.admitted, written);
+          this.recorder.event(written, 'Normal', 'NodeReplaced', `The pods of unhealthy node ${node} have a new place in the topology assignment`);
+        } else {
+          let wrote = false;
+          const written = await retryOnConflict<Workload>(
+            this.ctx.store,
+            'Workload',
+            namespace,
+            name,
+            (x) => {
+              wrote = false;
+              if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted)) return false;
+              writeEvicted(x, rep.reason, rep.message, { now });
+              wrote = true;
+            },
+            { status: true },
+          );
+          if (written && wrote) {
+            this.recorder.event(written, 'Warning', `EvictedDueTo${rep.reason}`, rep.message);
+            this.ctx.metrics.evictedWorkloads.inc({ cluster_queue: w.status!.admission!.clusterQueue ?? '', reason: rep.reason, underlying_cause: '' });
+          }
+        }
+      } catch (e) {
+        this.ctx.log.error(this.name, key, e);
+        s.forget(key);
+      }
+    }
+    return changed;
+  }
+
+  // ---- gauges and problems -------------------------------------------------------------
+
+  private updateGauges(): void {
+    const s = this.state;
+    const m = this.ctx.metrics;
+    if (s.generation !== this.gaugeGeneration) {
+      this.gaugeGeneration = s.generation;
+      m.pendingWorkloads.reset();
+      m.clusterQueueResourceUsage.reset();
+      m.reservingActiveWorkloads.reset();
+      m.admittedActiveWorkloads.reset();
+      m.clusterQueueNominalQuota.reset();
+    }
+    for (const name of s.queues.names()) {
+      const q = s.queues.queue(name)!;
+      m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, q.activeCount);
+      m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, q.inadmissibleCount);
+    }
+    for (const name of s.touched) {
+      const cq = s.snap.clusterQueues.get(name);
+      if (!cq) continue;
+      let reserving = 0;
+      let admitted = 0;
+      for (const a of s.snap.admittedIn(name)) {
+        reserving++;
+        if (!a.reservedOnly) admitted++;
+      }
+      m.reservingActiveWorkloads.set({ cluster_queue: name }, reserving);
+      m.admittedActiveWorkloads.set({ cluster_queue: name }, admitted);
+      for (const g of cq.resourceGroups) {
+        for (const flavor of g.flavors) {
+          for (const resource of g.covered) {
+            const f = fr(flavor, resource);
+            m.clusterQueueResourceUsage.set({ cluster_queue: name, flavor, resource }, gaugeAmount(resource, s.snap.quota.usage(name, f)));
+            m.clusterQueueNominalQuota.set({ cluster_queue: name, flavor, resource }, gaugeAmount(resource, s.snap.quota.nominal(name, f)));
+          }
+        }
+      }
+    }
+    s.touched.clear();
+  }
+
+  /** A Warning event per problem with a configuration object, once per version of it. */
+  private async report(problems: readonly ConfigProblem[]): Promise<void> {
+    for (const p of problems) {
+      const id = `${p.object.kind}/${objectKey(p.object)}@${p.object.metadata.resourceVersion ?? ''}: ${p.message}`;
+      if (this.reported.has(id)) continue;
+      this.reported.add(id);
+      this.recorder.event(p.object, 'Warning', 'InvalidConfiguration', p.message);
+    }
+  }
+}
+
+/** What of a configuration object the snapshot reads (status writes do not rebuild it). */
+function configSig(o: KObject): string {
+  const x = o as KObject & { spec?: unknown; value?: unknown };
+  return JSON.stringify([o.metadata.labels, x.spec, x.value, o.metadata.deletionTimestamp]);
+}
+
+/** What of a pod the non-TAS usage reads. */
+function podSig(p: Pod): string {
+  return JSON.stringify([p.spec.nodeName, p.status?.phase, p.metadata.annotations?.[KueueAnnotation.Workload], p.metadata.labels?.[KueueLabel.PodSet]]);
+}
+
+/** When the Workload was (last) queued: its Requeued=True transition, else its creation. */
+function queuedAt(w: Workload, now: number): number {
+  const rq = findCondition(w, WorkloadCondition.Requeued);
+  const t = rq?.status === 'True' ? parseTime(rq.lastTransitionTime) : undefined;
+  return t ?? parseTime(w.metadata.creationTimestamp) ?? now;
+}
+
+/** Gauge values in Kubernetes units (cpu in cores). */
+function gaugeAmount(resource: string, n: number): number {
+  return resource === 'cpu' ? n / 1000 : n;
+}
+
+function sameMap(a: StringMap, b: StringMap): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (a[k] !== b[k]) return false;
+  return true;
+}
