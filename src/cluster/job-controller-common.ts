@@ -1,0 +1,206 @@
+// What the embedded cluster's job controllers share: one reconciler ('job-controllers') runs
+// a KindController per framework; keys are `<tag>/<namespace>/<name>` where the tag names
+// the framework (batch/v1 Job and Volcano's Job are both kind `Job` in the store, so the
+// tag, not the kind, tells them apart). Pods and child objects are indexed by the uid of
+// their controller owner; their events enqueue that owner.
+//
+// Stand-ins write through the store like any controller, so every watcher sees each change;
+// they rely on the embedded store's synchronous watch (a write's event is in the informer
+// before the write returns), so they keep no creation expectations.
+
+import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMap } from '../api/objects.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { ControllerContext, ReconcileResult } from '../runtime/manager.ts';
+import { isNotFound, mutable, retryOnConflict } from '../runtime/store.ts';
+import type { WorkQueue } from '../runtime/work-queue.ts';
+import type { TopoqueueConfig } from '../controllers/config.ts';
+
+/** Informer index: objects by the uid of their controller owner. */
+export const BY_CONTROLLER_UID = 'cluster/controller-uid';
+
+export const controllerUidIndex = (o: KObject): string[] => {
+  const ref = controllerRef(o);
+  return ref ? [ref.uid] : [];
+};
+
+/** Framework tags of the keys, by the owner's API group and kind. */
+export const JobTag = {
+  Job: 'Job',
+  JobSet: 'JobSet',
+  MPIJob: 'MPIJob',
+  LeaderWorkerSet: 'LeaderWorkerSet',
+  VolcanoJob: 'VolcanoJob',
+  HyperJob: 'HyperJob',
+  /** A pod with the Job tracking finalizer whose Job is gone. */
+  OrphanPod: 'OrphanPod',
+} as const;
+export type JobTag = (typeof JobTag)[keyof typeof JobTag];
+
+export const ApiVersion = {
+  Job: 'batch/v1',
+  JobSet: 'jobset.x-k8s.io/v1alpha2',
+  MPIJob: 'kubeflow.org/v2beta1',
+  LeaderWorkerSet: 'leaderworkerset.x-k8s.io/v1',
+  VolcanoJob: 'batch.volcano.sh/v1alpha1',
+  HyperJob: 'training.volcano.sh/v1alpha1',
+} as const;
+
+const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+/** The framework an object (or an owner reference) belongs to, or undefined. */
+export function tagOf(ref: { apiVersion: string; kind: string }): JobTag | undefined {
+  const group = groupOf(ref.apiVersion);
+  switch (ref.kind) {
+    case 'Job':
+      if (group === '' || group === 'batch') return ref.apiVersion === 'batch/v1' ? JobTag.Job : undefined;
+      return group === 'batch.volcano.sh' ? JobTag.VolcanoJob : undefined;
+    case 'JobSet':
+      return group === 'jobset.x-k8s.io' ? JobTag.JobSet : undefined;
+    case 'MPIJob':
+      return group === 'kubeflow.org' ? JobTag.MPIJob : undefined;
+    case 'LeaderWorkerSet':
+      return group === 'leaderworkerset.x-k8s.io' ? JobTag.LeaderWorkerSet : undefined;
+    case 'HyperJob':
+      return group === 'training.volcano.sh' ? JobTag.HyperJob : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export const jobKey = (tag: JobTag, namespace: string | undefined, name: string): string => `${tag}/${namespace ?? 'default'}/${name}`;
+
+export function splitJobKey(key: string): { tag: string; namespace: string; name: string } {
+  const a = key.indexOf('/');
+  const b = key.indexOf('/', a + 1);
+  return { tag: key.slice(0, a), namespace: key.slice(a + 1, b), name: key.slice(b + 1) };
+}
+
+export function controllerRef(o: KObject): OwnerReference | undefined {
+  return o.metadata.ownerReferences?.find((r) => r.controller === true);
+}
+
+/** The owner reference a controller puts on what it creates. */
+export function ownerReference(owner: KObject): OwnerReference & { blockOwnerDeletion: boolean } {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+}
+
+export const isTerminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+export const isDeleting = (o: KObject): boolean => o.metadata.deletionTimestamp !== undefined;
+/** Neither finished nor being deleted (what job controllers count as `active`). */
+export const isActive = (p: Pod): boolean => !isTerminal(p) && !isDeleting(p);
+export const isPodReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+export interface PodOptions {
+  name?: string;
+  generateName?: string;
+  labels?: StringMap;
+  annotations?: StringMap;
+  finalizers?: string[];
+}
+
+/** A Pod from a template, owned (controller) by `owner`; extra labels and annotations win over the template's. */
+export function podFromTemplate(owner: KObject, template: PodTemplateSpec | undefined, opts: PodOptions): Pod {
+  const labels = { ...template?.metadata?.labels, ...opts.labels };
+  const annotations = { ...template?.metadata?.annotations, ...opts.annotations };
+  const metadata: Pod['metadata'] = { name: opts.name ?? '', namespace: owner.metadata.namespace ?? 'default', ownerReferences: [ownerReference(owner)] };
+  if (opts.generateName && !opts.name) metadata.generateName = opts.generateName;
+  if (Object.keys(labels).length > 0) metadata.labels = labels;
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  if (opts.finalizers && opts.finalizers.length > 0) metadata.finalizers = [...opts.finalizers];
+  const spec = structuredClone(template?.spec ?? { containers: [] });
+  return { apiVersion: 'v1', kind: 'Pod', metadata, spec, status: { phase: 'Pending' } };
+}
+
+/**
+ * Sets a condition in a Kubernetes-style list (Job, JobSet, MPIJob, HyperJob): the transition
+ * time moves only when the status changes. Returns the new list.
+ */
+export function withCondition(conditions: readonly Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
+  const out = [...(conditions ?? [])];
+  const i = out.findIndex((x) => x.type === c.type);
+  const old = i >= 0 ? out[i] : undefined;
+  const next: Condition = { ...c, lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now };
+  if (old && old.status === next.status && old.reason === next.reason && old.message === next.message) return out;
+  if (i >= 0) out[i] = next;
+  else out.push(next);
+  return out;
+}
+
+export const conditionTrue = (conditions: readonly Condition[] | undefined, type: string): boolean =>
+  conditions?.some((c) => c.type === type && c.status === 'True') === true;
+
+/** Writes `status` when it differs from the stored one (status subresource, retried on conflict). */
+export async function writeStatus(ctx: ControllerContext<TopoqueueConfig>, obj: KObject, status: object): Promise<void> {
+  const want = JSON.stringify(status);
+  if (JSON.stringify((obj as { status?: unknown }).status ?? {}) === want) return;
+  await retryOnConflict(
+    ctx.store,
+    obj.kind,
+    obj.metadata.namespace,
+    obj.metadata.name,
+    (o) => {
+      if (o.metadata.uid !== obj.metadata.uid || JSON.stringify((o as { status?: unknown }).status ?? {}) === want) return false;
+      (o as { status?: unknown }).status = structuredClone(status);
+    },
+    { status: true },
+  );
+}
+
+/** Deletes an object; one already gone is fine. */
+export async function deleteQuietly(ctx: ControllerContext<TopoqueueConfig>, obj: KObject): Promise<void> {
+  if (isDeleting(obj)) return;
+  try {
+    await ctx.store.delete(obj.kind, obj.metadata.namespace, obj.metadata.name, { uid: obj.metadata.uid });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+/** Creates a pod; a denial (a webhook, a name taken) is told as a FailedCreate Event on the owner, then thrown (retried with backoff). */
+export async function createPod(env: KindEnv, owner: KObject, pod: Pod): Promise<void> {
+  try {
+    await env.ctx.store.create(pod);
+  } catch (e) {
+    env.recorder.event(owner, 'Warning', 'FailedCreate', `Error creating: ${e instanceof Error ? e.message : String(e)}`);
+    throw e;
+  }
+}
+
+/** Creates a child object (a JobSet's Jobs, a HyperJob's Volcano Jobs), with the same FailedCreate Event on failure. */
+export async function createChild(env: KindEnv, owner: KObject, child: KObject): Promise<void> {
+  try {
+    await env.ctx.store.create(child);
+  } catch (e) {
+    env.recorder.event(owner, 'Warning', 'FailedCreate', `Error creating ${child.kind} ${child.metadata.name}: ${e instanceof Error ? e.message : String(e)}`);
+    throw e;
+  }
+}
+
+/** Updates a copy of the stored object (spec/metadata), retried on conflict; `change` returns false to write nothing. */
+export async function updateObject<T extends KObject>(ctx: ControllerContext<TopoqueueConfig>, obj: T, change: (o: T) => boolean | void): Promise<void> {
+  await retryOnConflict<T>(ctx.store, obj.kind, obj.metadata.namespace, obj.metadata.name, (o) => {
+    if (o.metadata.uid !== obj.metadata.uid) return false;
+    return change(o);
+  });
+}
+
+/** What every KindController gets from the shared reconciler. */
+export interface KindEnv {
+  ctx: ControllerContext<TopoqueueConfig>;
+  queue: WorkQueue;
+  recorder: EventRecorder;
+  pods: Informer<Pod>;
+  /** Pods whose controller owner has this uid (the pod informer's index). */
+  podsOf(uid: string | undefined): Pod[];
+}
+
+export interface KindController {
+  readonly tag: JobTag;
+  /** The store kind watched (several tags may share one kind). */
+  readonly kind: string;
+  setup(env: KindEnv): void;
+  reconcile(namespace: string, name: string): Promise<ReconcileResult | void>;
+}
+
+export { mutable };

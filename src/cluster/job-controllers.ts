@@ -1,0 +1,111 @@
+// The embedded cluster's job controllers, as one reconciler ('job-controllers'): what the
+// real controllers of each framework do, with their pod names and labels (the job reconciler
+// and the TopologyUngater rely on them). One KindController per framework:
+//   batch/v1 Job          job-controller-batch.ts
+//   JobSet                job-controller-jobset.ts
+//   MPIJob                job-controller-mpijob.ts
+//   LeaderWorkerSet       job-controller-lws.ts
+//   Volcano Job, HyperJob job-controller-volcano.ts
+//
+// Keys are `<tag>/<namespace>/<name>`. A change to a job object enqueues it at once, and its
+// controller owner (a JobSet's Jobs, a HyperJob's Volcano Jobs). Pod events enqueue the pod's
+// controller owner after JOB_SYNC_BATCH_MS, as Kubernetes' job controller batches them
+// (syncJobBatchPeriod, 1 s): a Job with thousands of pods is synced once per batch, not once
+// per pod event.
+
+import type { KObject, Pod } from '../api/objects.ts';
+import type { TopoqueueConfig } from '../controllers/config.ts';
+import type { Reconciler } from '../runtime/manager.ts';
+import { BatchJobController, JOB_TRACKING_FINALIZER } from './job-controller-batch.ts';
+import {
+  BY_CONTROLLER_UID,
+  JobTag,
+  controllerRef,
+  controllerUidIndex,
+  isDeleting,
+  isTerminal,
+  jobKey,
+  splitJobKey,
+  tagOf,
+  type KindController,
+  type KindEnv,
+} from './job-controller-common.ts';
+import { JobSetController } from './job-controller-jobset.ts';
+import { LeaderWorkerSetController } from './job-controller-lws.ts';
+import { MPIJobController } from './job-controller-mpijob.ts';
+import { HyperJobController, VolcanoJobController } from './job-controller-volcano.ts';
+
+/** Pod events reach a job's controller batched over this long (Kubernetes' syncJobBatchPeriod). */
+export const JOB_SYNC_BATCH_MS = 1000;
+
+const JOB_KINDS = ['Job', 'JobSet', 'MPIJob', 'LeaderWorkerSet', 'HyperJob'] as const;
+
+export function jobControllers(): Reconciler<TopoqueueConfig> {
+  const batch = new BatchJobController();
+  const controllers: KindController[] = [batch, new JobSetController(), new MPIJobController(), new LeaderWorkerSetController(), new VolcanoJobController(), new HyperJobController()];
+  const byTag = new Map<string, KindController>(controllers.map((c) => [c.tag, c]));
+  let env: KindEnv | undefined;
+
+  return {
+    name: 'job-controllers',
+    setup(ctx, queue, recorder) {
+      const pods = ctx.informers.for<Pod>('Pod');
+      pods.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
+      env = { ctx, queue, recorder, pods, podsOf: (uid) => (uid ? pods.byIndex(BY_CONTROLLER_UID, uid) : []) };
+      for (const c of controllers) c.setup(env);
+
+      const jobs = ctx.informers.for('Job');
+      const self = (o: KObject): void => {
+        const tag = tagOf(o);
+        if (tag) queue.add(jobKey(tag, o.metadata.namespace, o.metadata.name));
+      };
+      const owner = (o: KObject, delayMs = 0): void => {
+        const ref = controllerRef(o);
+        const tag = ref ? tagOf(ref) : undefined;
+        if (tag) queue.addAfter(jobKey(tag, o.metadata.namespace, ref!.name), delayMs);
+      };
+      /** A tracked pod whose Job is gone keeps its finalizer until released. */
+      const orphan = (p: Pod): void => {
+        if (!p.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER) || !(isTerminal(p) || isDeleting(p))) return;
+        const ref = controllerRef(p);
+        const job = ref ? jobs.get(p.metadata.namespace, ref.name) : undefined;
+        if (!job || job.metadata.uid !== ref!.uid) queue.add(jobKey(JobTag.OrphanPod, p.metadata.namespace, p.metadata.name));
+      };
+      pods.addHandler({
+        add: (p) => {
+          owner(p, JOB_SYNC_BATCH_MS);
+          orphan(p);
+        },
+        update: (_, p) => {
+          owner(p, JOB_SYNC_BATCH_MS);
+          orphan(p);
+        },
+        delete: (p) => owner(p, JOB_SYNC_BATCH_MS),
+      });
+      for (const kind of JOB_KINDS) {
+        const informer = kind === 'Job' ? jobs : ctx.informers.for(kind);
+        informer.addHandler({
+          add: (o) => {
+            self(o);
+            owner(o);
+          },
+          update: (_, o) => {
+            self(o);
+            owner(o);
+          },
+          delete: (o) => {
+            owner(o);
+            if (tagOf(o) === JobTag.Job) for (const p of pods.byIndex(BY_CONTROLLER_UID, o.metadata.uid!)) orphan(p);
+          },
+        });
+      }
+    },
+    async reconcile(key) {
+      const { tag, namespace, name } = splitJobKey(key);
+      if (tag === JobTag.OrphanPod) return batch.releaseOrphan(namespace, name);
+      return byTag.get(tag)?.reconcile(namespace, name);
+    },
+  };
+}
+
+export { JOB_TRACKING_FINALIZER };
