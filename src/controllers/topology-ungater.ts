@@ -15,7 +15,7 @@
 import { WorkloadCondition, isTrue } from '../admission/conditions.ts';
 import { InputError } from '../api/errors.ts';
 import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { Pod, PodSetAssignment, Workload } from '../api/objects.ts';
+import type { Pod, StringMap, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -24,7 +24,7 @@ import type { EventRecorder } from '../runtime/events.ts';
 import { Expectations } from '../runtime/expectations.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, Reconciler, ReconcileResult } from '../runtime/manager.ts';
-import { retryOnConflict, splitKey } from '../runtime/store.ts';
+import { isConflict, isNotFound, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
 import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from './ungate-plan.ts';
@@ -122,7 +122,7 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
       const ns = namespace ?? 'default';
       const unhealthy = new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name));
 
-      const todo: { plan: UngatePlan; psa: PodSetAssignment }[] = [];
+      const todo: UngatePlan[] = [];
       for (const [i, psa] of w.status!.admission!.podSetAssignments.entries()) {
         if (!psa.topologyAssignment) continue;
         const ps = w.spec.podSets.find((p) => p.name === psa.name);
@@ -146,34 +146,26 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
           pods: listed,
           unhealthyNodes: unhealthy,
         });
-        if (plan.ungate.length > 0) todo.push({ plan, psa });
+        if (plan.ungate.length > 0) todo.push(plan);
       }
       if (todo.length === 0) return;
 
       const uids: string[] = [];
-      for (const t of todo) for (const u of t.plan.ungate) uids.push(u.pod.metadata.uid!);
+      for (const plan of todo) for (const u of plan.ungate) uids.push(u.pod.metadata.uid!);
       expectations.expect(key, uids);
 
       const now = nowSeconds(ctx.clock);
       const cq = w.status!.admission!.clusterQueue ?? '';
       const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
       let firstError: unknown;
-      for (const t of todo) {
-        for (const u of t.plan.ungate) {
+      for (const plan of todo) {
+        for (const u of plan.ungate) {
           const uid = u.pod.metadata.uid!;
-          const selector = t.plan.selectorOf(u.domain);
+          const selector = plan.selectorOf(u.domain);
           let changed = false;
           try {
-            await retryOnConflict<Pod>(ctx.store, 'Pod', u.pod.metadata.namespace, u.pod.metadata.name, (p) => {
-              changed = false;
-              if (p.metadata.uid !== uid || !hasTopologyGate(p)) return false;
-              p.spec.schedulingGates = p.spec.schedulingGates!.filter((g) => g.name !== KueueSchedulingGate.Topology);
-              if (p.spec.schedulingGates.length === 0) delete p.spec.schedulingGates;
-              p.spec.nodeSelector = { ...(p.spec.nodeSelector ?? {}), ...selector };
-              changed = true;
-            });
+            changed = await ungatePod(ctx, u.pod, selector);
           } catch (e) {
-            changed = false;
             firstError ??= e;
           }
           if (!changed) {
@@ -189,4 +181,35 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
       if (firstError !== undefined) throw firstError;
     },
   };
+}
+
+function withoutTopologyGate(p: Pod, selector: StringMap): Pod['spec'] {
+  const spec = { ...p.spec, nodeSelector: { ...(p.spec.nodeSelector ?? {}), ...selector } };
+  const gates = (p.spec.schedulingGates ?? []).filter((g) => g.name !== KueueSchedulingGate.Topology);
+  if (gates.length > 0) spec.schedulingGates = gates;
+  else delete spec.schedulingGates;
+  return spec;
+}
+
+/**
+ * Removes the gate and merges the selector: one update built from the cached pod (a
+ * shallow copy: the store copies what it keeps); on a conflict, read-modify-write. False
+ * when nothing was written (the pod is gone, replaced, or no longer gated).
+ */
+async function ungatePod(ctx: ControllerContext<TopoqueueConfig>, pod: Pod, selector: StringMap): Promise<boolean> {
+  try {
+    await ctx.store.update<Pod>({ ...pod, spec: withoutTopologyGate(pod, selector) });
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    if (!isConflict(e)) throw e;
+  }
+  let changed = false;
+  await retryOnConflict<Pod>(ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
+    changed = false;
+    if (p.metadata.uid !== pod.metadata.uid || !hasTopologyGate(p)) return false;
+    p.spec = withoutTopologyGate(p, selector);
+    changed = true;
+  });
+  return changed;
 }
