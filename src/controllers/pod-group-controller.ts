@@ -462,7 +462,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   private async runGroup(key: string, kind: GroupKind, wl: Workload, all: Pod[]): Promise<void> {
     const sets = this.setsOf(wl, all);
-    const roleOf = (p: Pod): string | undefined => (sets ? setOfPod(p, sets)?.name : roleHash(p, {}).hash);
+    const roleOf = (p: Pod): string | undefined => (sets ? setOfPod(p, sets)?.name : podRole(p));
     const roles = new Map<string, Role>(wl.spec.podSets.map((ps) => [ps.name, { podSet: ps, pods: [], active: [] }]));
     const strangers: Pod[] = [];
     for (const p of all) {
@@ -745,6 +745,14 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     if (this.warned.size > 100_000) this.warned.clear();
     this.recorder.event(pod, 'Warning', reason, message);
   }
+}
+
+/**
+ * A pod's role hash: the webhook's annotation (computed at creation, before the start
+ * merged flavor selectors and tolerations into the spec), else computed now.
+ */
+function podRole(p: Pod): string | undefined {
+  return p.metadata.annotations?.[PodGroupAnnotation.RoleHash] ?? roleHash(p, {}).hash;
 }
 
 function unknownSetMessage(p: Pod, sets: readonly PodGroupSet[]): string {

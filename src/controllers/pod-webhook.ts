@@ -30,7 +30,9 @@
 //     name; TAS annotations valid; prebuilt workload name = group name; pod-group-sets
 //     readable;
 //   - UPDATE: group name immutable once set; `kueue.x-k8s.io/retriable-in-group: "false"`
-//     cannot be removed or changed; the queue name is immutable once the pod is ungated.
+//     cannot be removed or changed; the queue name is immutable once the pod is ungated;
+//     the role hash of a managed pod is immutable (ours: the controller groups pods by it,
+//     so changing it would move a pod into another role's quota).
 
 import type { InputError } from '../api/errors.ts';
 import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
@@ -179,6 +181,11 @@ function validateUpdate(pod: Pod, old: Pod): string[] {
   if (group !== undefined && old.metadata.annotations?.[retriable] === 'false' && pod.metadata.annotations?.[retriable] !== 'false') {
     out.push(forbidden(path('annotations', retriable), UNRETRIABLE_DETAIL));
   }
+  const oldRole = old.metadata.annotations?.[PodGroupAnnotation.RoleHash];
+  const role = pod.metadata.annotations?.[PodGroupAnnotation.RoleHash];
+  if (old.metadata.labels?.[KueueLabel.Managed] === MANAGED_LABEL_VALUE && oldRole !== undefined && role !== oldRole) {
+    out.push(invalid(path('annotations', PodGroupAnnotation.RoleHash), role ?? '', IMMUTABLE_DETAIL));
+  }
   const oldQueue = old.metadata.labels?.[KueueLabel.QueueName];
   const queue = pod.metadata.labels?.[KueueLabel.QueueName];
   if (old.metadata.labels?.[KueueLabel.Managed] === MANAGED_LABEL_VALUE && !hasGate(old, KueueSchedulingGate.Admission) && oldQueue !== queue) {
@@ -219,8 +226,8 @@ export function podWebhookHooks(ctx: ControllerContext<TopoqueueConfig>): Admiss
       operations: ['CREATE'],
       type: 'mutating',
       admit(req) {
-        const r = defaultPod(req.object as Pod, env);
-        if (r.gated) ctx.metrics.podsGated.inc();
+        // kueue_pods_gated_total is counted by the controller when the gated pod is stored.
+        defaultPod(req.object as Pod, env);
       },
     },
     {
