@@ -10,16 +10,20 @@ import { checkDiscoveryConfig, DEFAULT_TOPOLOGY_TYPE, discoverHyperNodes } from 
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { loadManifests } from './load.ts';
 import { parseFeatureGates, plan } from './plan.ts';
+import { simulateCommand } from './simulate.ts';
 import { renderTopology } from './topology-show.ts';
 
 export interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
+  /** stderr is a terminal (`simulate` draws its progress as one updating line). */
+  errIsTTY?: boolean;
 }
 
 const defaultIo: Io = {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
+  errIsTTY: process.stderr.isTTY === true,
 };
 
 class UsageExit extends Error {
@@ -73,6 +77,18 @@ export function buildProgram(io: Io): Command {
       for (const n of result.notes) io.err(`note: ${n}\n`);
       const list = { apiVersion: 'v1', kind: 'List', items: result.workloads };
       io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : stringify(list, { lineWidth: 0 }));
+    });
+
+  program
+    .command('simulate')
+    .description('run the input on the embedded cluster in virtual time (submit-at, SimulationEvents) and report what happened')
+    .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
+    .option('--until <duration|idle>', 'stop at this virtual time from the start (Go duration, e.g. 24h), or when nothing is left to do', 'idle')
+    .option('--report <file>', 'write the JSON report (docs/simulate.md) to this file')
+    .action(async (opts: { filename: string[]; until: string; report?: string }) => {
+      requireFiles(opts.filename);
+      const r = await simulateCommand(opts, io);
+      if (r.code !== 0) throw new UsageExit(r.code);
     });
 
   const topology = program.command('topology').description('inspect topologies');

@@ -3,7 +3,8 @@
 
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import type { Reconciler } from '../runtime/manager.ts';
+import { jobControllers } from './job-controllers.ts';
 
 export function standIns(): Reconciler<TopoqueueConfig>[] {
-  return [];
+  return [jobControllers()];
 }

@@ -4,7 +4,11 @@
 
 import type { Reconciler } from '../runtime/manager.ts';
 import type { TopoqueueConfig } from './config.ts';
+import { nodeFailureController } from './node-failure.ts';
+import { podGroupController } from './pod-group-controller.ts';
+import { schedulerController } from './scheduler.ts';
+import { topologyUngater } from './topology-ungater.ts';
 
 export function allControllers(): Reconciler<TopoqueueConfig>[] {
-  return [];
+  return [schedulerController(), podGroupController(), topologyUngater(), nodeFailureController()];
 }

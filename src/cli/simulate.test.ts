@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { runCli as run, tmpFile } from '../testing/cli.ts';
+import { clockText, parseUntil } from './simulate.ts';
+
+const CLUSTER = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {kubernetes.io/hostname: n1}
+status:
+  allocatable: {cpu: "8", pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+`;
+
+describe('topoqueue simulate: arguments', () => {
+  it('needs at least one -f', async () => {
+    const r = await run(['simulate']);
+    assert.equal(r.code, 2);
+    assert.equal(r.err, 'error: -f: at least one -f PATH (a YAML or JSON file, or a directory) is required\n');
+  });
+
+  it('--until takes idle or a Go duration, and says so otherwise', async () => {
+    const f = tmpFile('c.yaml', CLUSTER);
+    for (const bad of ['tomorrow', '24', '-1h']) {
+      const r = await run(['simulate', '-f', f, '--until', bad]);
+      assert.equal(r.code, 2, bad);
+      assert.equal(r.err, `error: --until: must be "idle" or a non-negative Go duration such as "24h", "90m" or "1h30m", got ${JSON.stringify(bad)}\n`);
+    }
+    assert.equal(parseUntil('idle'), undefined);
+    assert.equal(parseUntil(undefined), undefined);
+    assert.equal(parseUntil('1h30m'), 5_400_000);
+    assert.equal(parseUntil('250ms'), 250);
+  });
+
+  it('an unknown flag is a usage error', async () => {
+    const r = await run(['simulate', '-f', 'x.yaml', '--speed', '10']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /unknown option '--speed'/);
+  });
+});
+
+describe('topoqueue simulate: bad input is refused as plan refuses it', () => {
+  it('a missing file', async () => {
+    const r = await run(['simulate', '-f', '/nonexistent/cluster.yaml']);
+    assert.equal(r.code, 2);
+    assert.equal(r.err, 'error: /nonexistent/cluster.yaml: no such file or directory\n');
+  });
+
+  it('malformed YAML and a bad field name the file, line, document and field; nothing runs', async () => {
+    const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n---\nkind: [\n`);
+    const r = await run(['simulate', '-f', f]);
+    assert.equal(r.code, 2);
+    const lines = r.err.trim().split('\n');
+    assert.equal(lines.length, 2, r.err);
+    assert.match(lines[0]!, new RegExp(`^error: ${f}:17, document 3: malformed YAML`));
+    assert.match(lines[1]!, new RegExp(`^error: ${f}:10, document 2, Node/n2, status.allocatable.cpu: Invalid value: "9x6"`));
+    assert.equal(r.out, '');
+  });
+
+  it('a bad submit-at annotation, and a SimulationEvent naming an unknown node', async () => {
+    const f = tmpFile(
+      'w.yaml',
+      `${CLUSTER}---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  namespace: team
+  annotations: {topoqueue.io/submit-at: soon}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c}]
+---
+apiVersion: topoqueue.io/v1alpha1
+kind: SimulationEvent
+metadata: {name: e1}
+spec: {at: 1h, node: n7, action: NotReady}
+`,
+    );
+    const r = await run(['simulate', '-f', f]);
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.err,
+      `error: ${f}:10, document 2, Job/team/j, metadata.annotations["topoqueue.io/submit-at"]: must be a non-negative Go duration from the start of the simulation, such as "90s", "2h" or "1h30m", got "soon"\n` +
+        `error: ${f}:22, document 3, SimulationEvent/e1, spec.node: no Node named "n7" in the input\n`,
+    );
+  });
+
+  it('a job plan would refuse (a cross-PodSet rule) is refused before the run', async () => {
+    const f = tmpFile(
+      'js.yaml',
+      `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  namespace: team
+spec:
+  template:
+    metadata:
+      annotations:
+        kueue.x-k8s.io/podset-required-topology: rack
+        kueue.x-k8s.io/podset-preferred-topology: block
+    spec:
+      restartPolicy: Never
+      containers: [{name: c}]
+`,
+    );
+    const r = await run(['simulate', '-f', f]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /^error: .*js\.yaml.*Job\/team\/j/);
+  });
+});
+
+describe('topoqueue simulate: output', () => {
+  it('prints the summary, writes the report, and reports progress as plain lines off a terminal', async () => {
+    const f = tmpFile('c.yaml', CLUSTER);
+    const report = join(dirname(f), 'report.json');
+    const r = await run(['simulate', '-f', f, '--until', '2h', '--report', report]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^simulated 2h0m0s of virtual time in \d+ steps \(nothing left to do\)\nworkloads: 0 \(Finished 0, Admitted 0, Pending 0, Evicted 0, Failed 0\)\n/);
+    assert.match(r.out, /\nviolations: none\n/);
+    assert.ok(existsSync(report));
+    const json = JSON.parse(readFileSync(report, 'utf8')) as { kind: string; run: { end: number; until: number } };
+    assert.equal(json.kind, 'SimulationReport');
+    assert.deepEqual([json.run.end, json.run.until], [7200, 7200]);
+    assert.equal(r.err, 'simulate: 02:00:00 virtual, 0/0 workloads finished\n');
+  });
+
+  it('a report that cannot be written is a usage error naming --report', async () => {
+    const f = tmpFile('c.yaml', CLUSTER);
+    const r = await run(['simulate', '-f', f, '--report', '/nonexistent/dir/r.json']);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /error: --report: cannot write \/nonexistent\/dir\/r\.json: ENOENT/);
+  });
+
+  it('virtual time is shown as h:mm:ss, hours past a day included', () => {
+    assert.equal(clockText(0), '00:00:00');
+    assert.equal(clockText(3_723_000), '01:02:03');
+    assert.equal(clockText(26 * 3_600_000), '26:00:00');
+  });
+});

@@ -1,0 +1,462 @@
+// The simulation report (docs/simulate.md documents every field) and its human summary.
+//
+// buildReport: the timeline (timeline.ts), the checker's violations and the final store
+// state in, one JSON-ready object out:
+// 1. one entry per submitted workload (a Job, a JobSet, a plain-Pod group, a gang...),
+//    with its Workloads' times folded: admitted / started / finished when all of its
+//    Workloads are; status the least advanced of them;
+// 2. queues: usage over time per ClusterQueue, with its nominal quota;
+// 3. utilization of the whole cluster over time and its mean over the run;
+// 4. violations, refusals and the controllers' logged errors.
+// Every time is seconds from the start, every list in a fixed order, resource amounts in
+// plain units (cpu in cores, memory in bytes): the same input gives the same bytes.
+
+import { KueueLabel } from '../api/keys.ts';
+import type { PodSetTopologyRequest, Workload } from '../api/objects.ts';
+import type { ClusterQueue } from '../api/queues.ts';
+import { parseQuantity } from '../api/quantity.ts';
+import { resourceAmount } from '../api/resources.ts';
+import { formatTime } from '../api/time.ts';
+import { podSetGroupOffset } from '../controllers/ungate-plan.ts';
+import { decodeAssignment } from '../placement/tas-usage.ts';
+import type { Violation } from './invariants.ts';
+import type { SimulationRun } from './simulation.ts';
+import type { EntryRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
+
+export const REPORT_API_VERSION = 'topoqueue.io/v1alpha1';
+
+export const WorkloadStatus = {
+  Finished: 'Finished',
+  Admitted: 'Admitted',
+  Pending: 'Pending',
+  Evicted: 'Evicted',
+  Failed: 'Failed',
+} as const;
+export type WorkloadStatus = (typeof WorkloadStatus)[keyof typeof WorkloadStatus];
+
+export interface ReportEviction {
+  at: number;
+  workload: string;
+  reason: string;
+  message: string;
+}
+
+export interface ReportPlacement {
+  workload: string;
+  podSet: string;
+  flavor: string | null;
+  count: number;
+  levels: string[];
+  domains: { values: string[]; count: number }[];
+}
+
+export interface ReportPod {
+  name: string;
+  workload: string;
+  podSet: string | null;
+  node: string | null;
+  rank: number | null;
+  phase: string;
+}
+
+export interface ReportWorkload {
+  namespace: string;
+  name: string;
+  kind: string;
+  apiVersion: string;
+  queue: string | null;
+  clusterQueue: string | null;
+  status: WorkloadStatus;
+  submittedAt: number | null;
+  admittedAt: number | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+  pendingReason: string | null;
+  workloads: string[];
+  evictions: ReportEviction[];
+  placement: ReportPlacement[];
+  pods: ReportPod[];
+  errors: string[];
+}
+
+export interface ReportQueue {
+  name: string;
+  cohort: string | null;
+  /** Nominal quota, `flavor/resource` -> amount. */
+  nominal: Record<string, number>;
+  usage: { at: number; admitted: number; pending: number; usage: Record<string, number> }[];
+}
+
+export interface SimulationReport {
+  apiVersion: typeof REPORT_API_VERSION;
+  kind: 'SimulationReport';
+  run: {
+    start: string;
+    end: number;
+    until: number | null;
+    stop: string;
+    steps: number;
+    makespan: number | null;
+  };
+  summary: {
+    workloads: number;
+    byStatus: Record<WorkloadStatus, number>;
+    makespan: number | null;
+    meanTimeToAdmission: Record<string, number>;
+    evictions: number;
+    evictionsByReason: Record<string, number>;
+    utilization: Record<string, number>;
+    violations: number;
+    refused: number;
+    controllerErrors: number;
+    unmanaged: number;
+  };
+  workloads: ReportWorkload[];
+  /** Submitted objects topoqueue does not manage (no queue name and no Workload): they still use capacity. */
+  unmanaged: { kind: string; namespace: string; name: string }[];
+  queues: ReportQueue[];
+  utilization: {
+    resources: string[];
+    mean: Record<string, number>;
+    series: { at: number; used: Record<string, number>; capacity: Record<string, number> }[];
+  };
+  violations: Violation[];
+  violationsDropped: number;
+  refused: { at: number; object: string; file: string | null; message: string }[];
+  controllerErrors: { at: number; controller: string; key: string; message: string }[];
+}
+
+const secondsOf = (startMs: number, ms: number | undefined): number | null => (ms === undefined ? null : Math.round(ms - startMs) / 1000);
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const isTrue = (w: Workload, type: string) => (w.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
+
+/** A resource amount in plain units: cpu from millicores to cores. */
+export function plainAmount(resource: string, n: number): number {
+  const v = resource === 'cpu' || resource.endsWith('/cpu') ? n / 1000 : n;
+  return Math.round(v * 1e6) / 1e6;
+}
+
+function plainMap(m: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(m).sort(byString)) out[k] = plainAmount(k, m[k]!);
+  return out;
+}
+
+export function workloadStatus(w: Workload): WorkloadStatus {
+  if (isTrue(w, 'Finished')) return cond(w, 'Finished')?.reason === 'Failed' ? WorkloadStatus.Failed : WorkloadStatus.Finished;
+  if (isTrue(w, 'Evicted') || w.spec.active === false) return WorkloadStatus.Evicted;
+  if (w.status?.admission) return WorkloadStatus.Admitted;
+  return WorkloadStatus.Pending;
+}
+
+/** Of several Workloads, the status of the one furthest behind. */
+function foldStatus(statuses: WorkloadStatus[]): WorkloadStatus {
+  for (const s of [WorkloadStatus.Failed, WorkloadStatus.Pending, WorkloadStatus.Evicted, WorkloadStatus.Admitted]) if (statuses.includes(s)) return s;
+  return WorkloadStatus.Finished;
+}
+
+function allOrNull(values: (number | undefined)[]): number | undefined {
+  if (values.length === 0 || values.some((v) => v === undefined)) return undefined;
+  return Math.max(...(values as number[]));
+}
+
+/** The pod's rank within its PodSet as the TopologyUngater reads it in rank mode, or null. */
+export function podRank(p: PodRecord, w: Workload): number | null {
+  const ps = w.spec.podSets.find((x) => x.name === p.podSet);
+  const tr: PodSetTopologyRequest | undefined = ps?.topologyRequest;
+  if (!ps || !tr?.podIndexLabel) return null;
+  const index = Number(p.labels[tr.podIndexLabel]);
+  if (!Number.isInteger(index) || index < 0) return null;
+  let rank = index - podSetGroupOffset(w.spec.podSets, ps.name) - (p.offset !== undefined && /^[0-9]+$/.test(p.offset) ? Number(p.offset) : 0);
+  if (tr.subGroupIndexLabel !== undefined && tr.subGroupCount !== undefined && tr.subGroupCount > 0) {
+    const sub = Number(p.labels[tr.subGroupIndexLabel]);
+    if (!Number.isInteger(sub) || sub < 0) return null;
+    const count = w.status?.admission?.podSetAssignments?.find((a) => a.name === ps.name)?.count ?? ps.count;
+    rank += sub * Math.floor(count / tr.subGroupCount);
+  }
+  return rank >= 0 ? rank : null;
+}
+
+function placementOf(rec: WorkloadRecord): ReportPlacement[] {
+  const out: ReportPlacement[] = [];
+  const name = rec.last.metadata.name;
+  for (const psa of rec.admission?.podSetAssignments ?? []) {
+    const ps = rec.last.spec.podSets.find((p) => p.name === psa.name);
+    const flavor = Object.values(psa.flavors ?? {})[0] ?? null;
+    let levels: string[] = [];
+    let domains: { values: string[]; count: number }[] = [];
+    if (psa.topologyAssignment) {
+      try {
+        const a = decodeAssignment(psa.topologyAssignment, {});
+        levels = a.levels;
+        domains = a.domains.map((d) => ({ values: d.values, count: d.count }));
+      } catch {
+        // Undecodable: reported without domains.
+      }
+    }
+    out.push({ workload: name, podSet: psa.name, flavor, count: psa.count ?? ps?.count ?? 0, levels, domains });
+  }
+  return out;
+}
+
+function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
+  const { timeline, startMs } = run;
+  const recs = e.workloads.map((k) => timeline.workloads.get(k)!).filter((r) => r !== undefined);
+  const live = recs.filter((r) => !r.deleted);
+  const current = live.length > 0 ? live : recs.slice(-1);
+  let status: WorkloadStatus;
+  let pendingReason: string | null = null;
+  if (e.errors.length > 0 && recs.length === 0) {
+    status = WorkloadStatus.Failed;
+  } else if (current.length === 0) {
+    status = WorkloadStatus.Pending;
+    if (e.submittedAt === undefined) pendingReason = e.scheduledAt !== undefined && e.scheduledAt > run.endMs - startMs ? 'not submitted yet: the run stopped before its submit-at time' : 'not submitted';
+    else pendingReason = noWorkloadReason(run, e);
+  } else {
+    status = foldStatus(current.map((r) => workloadStatus(r.last)));
+    if (status === WorkloadStatus.Pending || status === WorkloadStatus.Evicted) {
+      const reasons = current
+        .filter((r) => !r.last.status?.admission)
+        .map((r) => cond(r.last, 'QuotaReserved'))
+        .filter((c) => c !== undefined && c.status === 'False' && c.message)
+        .map((c) => (c!.reason ? `${c!.reason}: ${c!.message}` : c!.message!));
+      pendingReason = reasons[0] ?? (status === WorkloadStatus.Pending ? 'not yet considered by the scheduler' : null);
+    }
+  }
+  const evictions: ReportEviction[] = [];
+  for (const r of recs) for (const ev of r.evictions) evictions.push({ at: secondsOf(startMs, ev.at)!, workload: r.last.metadata.name, reason: ev.reason, message: ev.message });
+  evictions.sort((a, b) => a.at - b.at || byString(a.workload, b.workload));
+  const pods: ReportPod[] = [];
+  for (const r of recs) {
+    for (const pk of r.pods) {
+      const p = timeline.pods.get(pk);
+      if (!p || p.node === undefined) continue;
+      pods.push({ name: p.name, workload: r.last.metadata.name, podSet: p.podSet ?? null, node: p.node, rank: podRank(p, r.last), phase: p.phase });
+    }
+  }
+  pods.sort((a, b) => byString(a.workload, b.workload) || byString(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || byString(a.name, b.name));
+  const finished = current.length > 0 && current.every((r) => isTrue(r.last, 'Finished'));
+  const cq = recs.map((r) => r.admission?.clusterQueue).find((x) => x !== undefined) ?? null;
+  const queue = e.queue ?? current.map((r) => r.last.spec.queueName ?? r.last.metadata.labels?.[KueueLabel.QueueName]).find((x) => x !== undefined) ?? null;
+  return {
+    namespace: e.namespace,
+    name: e.name,
+    kind: e.kind,
+    apiVersion: e.apiVersion,
+    queue,
+    clusterQueue: cq,
+    status,
+    submittedAt: secondsOf(startMs, e.submittedAt),
+    admittedAt: secondsOf(startMs, allOrNull(current.map((r) => r.admittedAt))),
+    startedAt: secondsOf(startMs, allOrNull(current.map((r) => r.startedAt))),
+    finishedAt: finished ? secondsOf(startMs, allOrNull(current.map((r) => r.finishedAt))) : null,
+    pendingReason,
+    workloads: recs.map((r) => r.last.metadata.name),
+    evictions,
+    placement: recs.flatMap(placementOf),
+    pods,
+    errors: [...e.errors],
+  };
+}
+
+/** Why a submitted object has no Workload: the last Warning event about one of its objects, if any. */
+function noWorkloadReason(run: SimulationRun, e: EntryRecord): string {
+  const events = run.cluster.manager.events;
+  for (let i = events.recent.length - 1; i >= 0; i--) {
+    const ev = events.recent[i]!;
+    if (ev.type === 'Warning' && e.objects.includes(ev.object)) return `no Workload: ${ev.reason}: ${ev.message}`;
+  }
+  return 'no Workload was created for it';
+}
+
+function queuesReport(run: SimulationRun): ReportQueue[] {
+  const out: ReportQueue[] = [];
+  const names = new Set<string>([...run.timeline.queueSeries.keys()]);
+  const cqs = new Map(run.cluster.store.listSync<ClusterQueue>('ClusterQueue').map((c) => [c.metadata.name, c]));
+  for (const n of cqs.keys()) names.add(n);
+  for (const name of [...names].sort(byString)) {
+    const cq = cqs.get(name);
+    const nominal: Record<string, number> = {};
+    for (const g of cq?.spec.resourceGroups ?? []) {
+      for (const f of g.flavors) {
+        for (const r of f.resources) {
+          try {
+            nominal[`${f.name}/${r.name}`] = plainAmount(r.name, resourceAmount(r.name, parseQuantity(r.nominalQuota)));
+          } catch {
+            // A bad quantity: left out.
+          }
+        }
+      }
+    }
+    const sorted: Record<string, number> = {};
+    for (const k of Object.keys(nominal).sort(byString)) sorted[k] = nominal[k]!;
+    const usage = (run.timeline.queueSeries.get(name) ?? []).map((p) => ({
+      at: secondsOf(run.startMs, p.at)!,
+      admitted: p.admitted,
+      pending: p.pending,
+      usage: Object.fromEntries(Object.entries(p.usage).map(([k, v]) => [k, plainAmount(k.slice(k.lastIndexOf('/') + 1), v)])),
+    }));
+    out.push({ name, cohort: cq?.spec.cohortName ?? null, nominal: sorted, usage });
+  }
+  return out;
+}
+
+/** Merges the used and capacity series into one, and the mean of used / capacity over [start, end]. */
+function utilizationReport(run: SimulationRun): SimulationReport['utilization'] {
+  const { startMs, endMs } = run;
+  const used = run.timeline.utilization;
+  const cap = run.timeline.capacity;
+  const times = [...new Set([...used.map((p) => p.at), ...cap.map((p) => p.at)])].sort((a, b) => a - b);
+  const resources = new Set<string>();
+  for (const p of cap) for (const r of Object.keys(p.values)) resources.add(r);
+  const series: SimulationReport['utilization']['series'] = [];
+  const usedIntegral = new Map<string, number>();
+  const capIntegral = new Map<string, number>();
+  let iu = -1;
+  let ic = -1;
+  let prev: { at: number; used: SeriesPoint['values']; cap: SeriesPoint['values'] } | undefined;
+  const accumulate = (until: number) => {
+    if (!prev) return;
+    const dt = until - prev.at;
+    if (dt <= 0) return;
+    for (const r of resources) {
+      usedIntegral.set(r, (usedIntegral.get(r) ?? 0) + (prev.used[r] ?? 0) * dt);
+      capIntegral.set(r, (capIntegral.get(r) ?? 0) + (prev.cap[r] ?? 0) * dt);
+    }
+  };
+  for (const t of times) {
+    while (iu + 1 < used.length && used[iu + 1]!.at <= t) iu++;
+    while (ic + 1 < cap.length && cap[ic + 1]!.at <= t) ic++;
+    const u = iu >= 0 ? used[iu]!.values : {};
+    const c = ic >= 0 ? cap[ic]!.values : {};
+    accumulate(t);
+    prev = { at: t, used: u, cap: c };
+    series.push({ at: secondsOf(startMs, t)!, used: plainMap(u), capacity: plainMap(c) });
+  }
+  accumulate(endMs);
+  const mean: Record<string, number> = {};
+  const names = [...resources].sort(byString);
+  for (const r of names) {
+    const c = capIntegral.get(r) ?? 0;
+    if (c > 0) mean[r] = Math.round(((usedIntegral.get(r) ?? 0) / c) * 10_000) / 10_000;
+  }
+  return { resources: names, mean, series };
+}
+
+/** No queue name, no Workload, nothing refused: left to the cluster as it is. */
+function unmanaged(e: EntryRecord): boolean {
+  return e.queue === undefined && e.workloads.length === 0 && e.errors.length === 0 && e.submittedAt !== undefined;
+}
+
+export function buildReport(run: SimulationRun): SimulationReport {
+  const entries = [...run.timeline.entries.values()];
+  const workloads = entries.filter((e) => !unmanaged(e)).map((e) => entryReport(run, e));
+  const others = entries.filter(unmanaged).map((e) => ({ kind: e.kind, namespace: e.namespace, name: e.name }));
+  const byStatus = { Finished: 0, Admitted: 0, Pending: 0, Evicted: 0, Failed: 0 } as Record<WorkloadStatus, number>;
+  for (const w of workloads) byStatus[w.status]++;
+  const finishes = workloads.map((w) => w.finishedAt).filter((t): t is number => t !== null);
+  const makespan = finishes.length > 0 ? Math.max(...finishes) : null;
+  const waits = new Map<string, number[]>();
+  for (const w of workloads) {
+    if (w.admittedAt === null || w.submittedAt === null || w.clusterQueue === null) continue;
+    waits.set(w.clusterQueue, [...(waits.get(w.clusterQueue) ?? []), w.admittedAt - w.submittedAt]);
+  }
+  const meanTimeToAdmission: Record<string, number> = {};
+  for (const q of [...waits.keys()].sort(byString)) {
+    const xs = waits.get(q)!;
+    meanTimeToAdmission[q] = Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1000) / 1000;
+  }
+  const evictionsByReason: Record<string, number> = {};
+  let evictions = 0;
+  for (const w of workloads) {
+    for (const ev of w.evictions) {
+      evictions++;
+      evictionsByReason[ev.reason] = (evictionsByReason[ev.reason] ?? 0) + 1;
+    }
+  }
+  const utilization = utilizationReport(run);
+  const controllerErrors = run.cluster.manager.errors.map((e) => ({ at: secondsOf(run.startMs, e.at)!, controller: e.controller, key: e.key, message: e.message }));
+  return {
+    apiVersion: REPORT_API_VERSION,
+    kind: 'SimulationReport',
+    run: {
+      start: formatTime(run.startMs / 1000),
+      end: secondsOf(run.startMs, run.endMs)!,
+      until: run.untilMs !== undefined ? run.untilMs / 1000 : null,
+      stop: run.stop,
+      steps: run.steps,
+      makespan,
+    },
+    summary: {
+      workloads: workloads.length,
+      byStatus,
+      makespan,
+      meanTimeToAdmission,
+      evictions,
+      evictionsByReason: Object.fromEntries(Object.entries(evictionsByReason).sort(([a], [b]) => byString(a, b))),
+      utilization: utilization.mean,
+      violations: run.checker.violations.length + run.checker.dropped,
+      refused: run.refused.length,
+      controllerErrors: controllerErrors.length,
+      unmanaged: others.length,
+    },
+    workloads,
+    unmanaged: others,
+    queues: queuesReport(run),
+    utilization,
+    violations: [...run.checker.violations],
+    violationsDropped: run.checker.dropped,
+    refused: run.refused.map((r) => ({ at: r.atMs / 1000, object: r.object, file: r.where.file ?? null, message: r.message })),
+    controllerErrors,
+  };
+}
+
+/** Seconds as a Go duration: 0s, 45s, 12m3s, 4h51m10.5s. */
+export function formatDuration(seconds: number): string {
+  if (seconds === 0) return '0s';
+  const neg = seconds < 0;
+  let s = Math.abs(seconds);
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s = Math.round((s - m * 60) * 1000) / 1000;
+  return `${neg ? '-' : ''}${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${s}s`;
+}
+
+const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
+
+/** The human summary printed on stdout. */
+export function summarize(r: SimulationReport): string {
+  const lines: string[] = [];
+  const s = r.summary;
+  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : 'gave up waiting for idle (something keeps requeueing)';
+  lines.push(`simulated ${formatDuration(r.run.end)} of virtual time in ${r.run.steps} steps (${stop})`);
+  const counts = (Object.keys(s.byStatus) as WorkloadStatus[]).map((k) => `${k} ${s.byStatus[k]}`).join(', ');
+  lines.push(`workloads: ${s.workloads} (${counts})`);
+  const notDone = r.workloads.filter((w) => w.status !== WorkloadStatus.Finished);
+  for (const w of notDone.slice(0, 10)) {
+    const why = w.errors[0] ?? w.pendingReason ?? (w.status === WorkloadStatus.Admitted ? 'still running' : '');
+    lines.push(`  ${w.status} ${w.kind} ${w.namespace}/${w.name}${why ? `: ${why}` : ''}`);
+  }
+  if (notDone.length > 10) lines.push(`  ... and ${notDone.length - 10} more (see the report)`);
+  lines.push(`makespan: ${s.makespan === null ? 'nothing finished' : formatDuration(s.makespan)}`);
+  const waits = Object.entries(s.meanTimeToAdmission);
+  lines.push(`mean time to admission: ${waits.length === 0 ? 'nothing admitted' : waits.map(([q, t]) => `${q} ${formatDuration(t)}`).join(', ')}`);
+  const reasons = Object.entries(s.evictionsByReason);
+  lines.push(`evictions: ${s.evictions}${reasons.length > 0 ? ` (${reasons.map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}`);
+  const util = Object.entries(s.utilization).filter(([k]) => k !== 'pods');
+  lines.push(`utilization (mean over the run): ${r.run.end === 0 ? 'no virtual time passed' : util.length === 0 ? 'no capacity' : util.map(([k, v]) => `${k} ${pct(v)}`).join(', ')}`);
+  if (s.unmanaged > 0) lines.push(`not managed by topoqueue (no queue name): ${s.unmanaged} (${r.unmanaged.slice(0, 5).map((u) => `${u.kind} ${u.namespace}/${u.name}`).join(', ')}${s.unmanaged > 5 ? ', ...' : ''})`);
+  if (s.violations === 0) lines.push('violations: none');
+  else {
+    lines.push(`violations: ${s.violations}`);
+    for (const v of r.violations.slice(0, 10)) lines.push(`  at ${formatDuration(v.at)}: ${v.invariant} ${v.object}: ${v.message}`);
+  }
+  if (s.refused > 0) {
+    lines.push(`refused by the API server: ${s.refused}`);
+    for (const x of r.refused.slice(0, 10)) lines.push(`  at ${formatDuration(x.at)}: ${x.object}: ${x.message}`);
+  }
+  if (s.controllerErrors > 0) lines.push(`controller errors (retried): ${s.controllerErrors}; see controllerErrors in the report`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,503 @@
+// What happened during a simulation, recorded from the store's events as it happens (the
+// report is built from it at the end, report.ts):
+//
+// 1. entries: the submitted objects, grouped as the report lists them (a Job, a JobSet, a
+//    plain-Pod group by group name, a gang by gang name or PodGroup...), with their uids;
+// 2. Workloads: mapped to an entry through their owner references (walked up through
+//    intermediate owners, e.g. a HyperJob's Volcano Jobs), with the times of their
+//    transitions: first admission, all pods started, finished, evictions;
+// 3. pods: the last node each pod of a Workload was bound to, its phase and the labels
+//    that give its rank;
+// 4. usage over time: per ClusterQueue (quota used by admitted Workloads, admitted and
+//    pending counts) and for the whole cluster (requests of bound pods against the
+//    allocatable of Ready nodes), one point per instant at which they changed.
+//
+// Times are milliseconds of the clock; the report turns them into seconds from the start.
+
+import { GangLabel } from '../api/gang.ts';
+import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
+import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
+import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { podGangId } from '../integrations/gang-pods.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { Informer } from '../runtime/informer.ts';
+import type { MemoryStore } from '../runtime/memory-store.ts';
+import { objectKey } from '../runtime/store.ts';
+import { usageOf } from './invariants.ts';
+
+export interface EntryRecord {
+  /** Grouping key, e.g. `Job/ns/name`, `Pod group/ns/group`. */
+  key: string;
+  /** The submitted object's kind; `Pod group` for a Kueue plain-pod group, `Gang` for pods of a Koordinator annotation gang. */
+  kind: string;
+  apiVersion: string;
+  namespace: string;
+  name: string;
+  /** LocalQueue (label kueue.x-k8s.io/queue-name). */
+  queue?: string;
+  /** Clock ms of the first object's creation. */
+  submittedAt?: number;
+  /** Objects submitted for it (`Kind/ns/name`). */
+  objects: string[];
+  uids: Set<string>;
+  /** Workload keys, in the order they appeared. */
+  workloads: string[];
+  /** Why the store refused (one of) its objects. */
+  errors: string[];
+  /** When it was to be submitted (ms; objects not yet created at the end). */
+  scheduledAt?: number;
+}
+
+export interface EvictionRecord {
+  at: number;
+  reason: string;
+  message: string;
+}
+
+export interface WorkloadRecord {
+  key: string;
+  entry?: string;
+  createdAt: number;
+  admittedAt?: number;
+  /** Every pod admitted had started (Running or later) since the latest admission. */
+  startedAt?: number;
+  finishedAt?: number;
+  evictions: EvictionRecord[];
+  /** The latest non-empty admission (kept after the Workload is evicted or finishes). */
+  admission?: Admission;
+  /** The last version seen (the final one, or the one before deletion). */
+  last: Workload;
+  deleted: boolean;
+  /** Pods that started since the latest admission. */
+  started: Set<string>;
+  admittedCount: number;
+  pods: Set<string>;
+}
+
+export interface PodRecord {
+  key: string;
+  name: string;
+  workload: string;
+  podSet?: string;
+  node?: string;
+  phase: string;
+  labels: Record<string, string>;
+  offset?: string;
+}
+
+export interface SeriesPoint {
+  at: number;
+  values: Record<string, number>;
+}
+
+export interface QueuePoint {
+  at: number;
+  admitted: number;
+  pending: number;
+  usage: Record<string, number>;
+}
+
+const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
+const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
+const refOf = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
+
+/** The report entry a submitted object belongs to: its own, or its group's. */
+export function entryIdentity(o: KObject): { key: string; kind: string; name: string } {
+  const ns = o.metadata.namespace ?? 'default';
+  if (o.kind === 'Pod' && o.apiVersion === 'v1') {
+    const group = o.metadata.labels?.[KueueLabel.PodGroupName];
+    if (group !== undefined) return { key: `Pod group/${ns}/${group}`, kind: 'Pod group', name: group };
+    const gang = podGangId(o);
+    if (gang !== undefined) {
+      const name = gang.slice(gang.indexOf('/') + 1);
+      const crd = o.metadata.labels?.[GangLabel.PodGroup] ?? o.metadata.labels?.[GangLabel.SchedulerPluginsPodGroup];
+      // Pods of a PodGroup object join its entry; annotation gangs have none.
+      return crd !== undefined ? { key: `PodGroup/${ns}/${crd}`, kind: 'PodGroup', name: crd } : { key: `Gang/${gang}`, kind: 'Gang', name };
+    }
+  }
+  if (o.kind === 'PodGroup') return { key: `PodGroup/${ns}/${o.metadata.name}`, kind: 'PodGroup', name: o.metadata.name };
+  return { key: `${o.kind}/${o.apiVersion}/${ns}/${o.metadata.name}`, kind: o.kind, name: o.metadata.name };
+}
+
+export class Timeline {
+  readonly entries = new Map<string, EntryRecord>();
+  readonly workloads = new Map<string, WorkloadRecord>();
+  readonly pods = new Map<string, PodRecord>();
+  readonly queueSeries = new Map<string, QueuePoint[]>();
+  readonly utilization: SeriesPoint[] = [];
+  readonly capacity: SeriesPoint[] = [];
+  /** Finished (or Failed) entries, for the progress line. */
+  finishedEntries = 0;
+
+  private readonly uidToEntry = new Map<string, string>();
+  private readonly informers: Informer[] = [];
+  private readonly used = new Map<string, number>();
+  private readonly cap = new Map<string, number>();
+  private readonly nodeCap = new Map<string, ResourceAmounts>();
+  private readonly podUse = new Map<string, ResourceAmounts>();
+  private readonly requestCache = new Map<string, ResourceAmounts>();
+  private readonly cqUsage = new Map<string, Map<string, number>>();
+  private readonly cqAdmitted = new Map<string, Set<string>>();
+  private readonly cqPending = new Map<string, Set<string>>();
+  private readonly lqToCq = new Map<string, string>();
+  private readonly workloadCq = new Map<string, { cq?: string; admitted: boolean }>();
+  private readonly finishedSet = new Set<string>();
+  /** Quota each admitted Workload counts for, as last added to its ClusterQueue. */
+  private readonly lastUsage = new Map<string, Map<string, number>>();
+
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly clock: Clock,
+  ) {
+    const nodes = this.informer<Node>('Node');
+    nodes.addHandler({ add: (n) => this.onNode(n), update: (_, n) => this.onNode(n), delete: (n) => this.onNode(n, true) });
+    const cqs = this.informer<ClusterQueue>('ClusterQueue');
+    cqs.addHandler({ add: (cq) => this.touchQueue(cq.metadata.name) });
+    const lqs = this.informer<LocalQueue>('LocalQueue');
+    lqs.addHandler({
+      add: (lq) => this.onLocalQueue(lq),
+      update: (_, lq) => this.onLocalQueue(lq),
+    });
+    const wls = this.informer<Workload>('Workload');
+    wls.addHandler({ add: (w) => this.onWorkload(undefined, w), update: (o, w) => this.onWorkload(o, w), delete: (w) => this.onWorkload(w, undefined) });
+    const pods = this.informer<Pod>('Pod');
+    pods.addHandler({ add: (p) => this.onPod(p), update: (_, p) => this.onPod(p), delete: (p) => this.onPod(p, true) });
+  }
+
+  async start(): Promise<void> {
+    for (const i of this.informers) await i.start();
+  }
+
+  stop(): void {
+    for (const i of this.informers) i.stop();
+  }
+
+  /** Records a submission: the object as the store returned it (uid set), or the refusal. */
+  submitted(input: KObject, created: KObject | undefined, error?: string): void {
+    const e = this.entryFor(input);
+    e.objects.push(refOf(input));
+    if (created) {
+      e.submittedAt ??= this.clock.now();
+      if (created.metadata.uid) {
+        e.uids.add(created.metadata.uid);
+        this.uidToEntry.set(created.metadata.uid, e.key);
+      }
+      // A Workload created before its owner was known (pod groups compose late) is mapped now.
+      for (const w of this.workloads.values()) if (w.entry === undefined && !w.deleted) this.mapWorkload(w, w.last);
+    }
+    if (error !== undefined) e.errors.push(`${refOf(input)}: ${error}`);
+  }
+
+  /** An object to be submitted later (known from the start: the report lists it even if the run stops first). */
+  scheduled(input: KObject, atMs: number): void {
+    const e = this.entryFor(input);
+    e.scheduledAt ??= atMs;
+  }
+
+  private entryFor(o: KObject): EntryRecord {
+    const id = entryIdentity(o);
+    let e = this.entries.get(id.key);
+    if (!e) {
+      e = {
+        key: id.key,
+        kind: id.kind,
+        apiVersion: o.apiVersion,
+        namespace: o.metadata.namespace ?? 'default',
+        name: id.name,
+        objects: [],
+        uids: new Set(),
+        workloads: [],
+        errors: [],
+      };
+      this.entries.set(id.key, e);
+    }
+    e.queue ??= o.metadata.labels?.[KueueLabel.QueueName];
+    return e;
+  }
+
+  private informer<T extends KObject>(kind: string): Informer<T> {
+    const i = new Informer<T>(this.store, kind);
+    this.informers.push(i as unknown as Informer);
+    return i;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Workloads
+
+  private onWorkload(old: Workload | undefined, w: Workload | undefined): void {
+    const now = this.clock.now();
+    const cur = (w ?? old)!;
+    const key = objectKey(cur);
+    let rec = this.workloads.get(key);
+    if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
+      // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
+      const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : new Set<string>();
+      rec = { key, createdAt: now, evictions: [], last: cur, deleted: false, started: new Set(), admittedCount: 0, pods };
+      this.workloads.set(key, rec);
+    }
+    if (!w) {
+      rec.deleted = true;
+      this.updateQueues(key, undefined);
+      this.updateFinished(rec);
+      return;
+    }
+    rec.last = w;
+    if (rec.entry === undefined) this.mapWorkload(rec, w);
+    const adm = w.status?.admission;
+    const had = old?.status?.admission;
+    if (adm) {
+      rec.admission = adm;
+      if (!had) {
+        rec.admittedAt ??= now;
+        rec.started = new Set();
+        rec.admittedCount = (adm.podSetAssignments ?? []).reduce((n, p) => n + (p.count ?? w.spec.podSets.find((ps) => ps.name === p.name)?.count ?? 0), 0);
+        // Pods already running count (a restart of the recorder; or pods faster than the status write).
+        for (const pk of rec.pods) {
+          const p = this.pods.get(pk);
+          if (p && (p.phase === 'Running' || p.phase === 'Succeeded')) rec.started.add(pk);
+        }
+        this.checkStarted(rec, now);
+      }
+    }
+    const ev = cond(w, 'Evicted');
+    const oldEv = old ? cond(old, 'Evicted') : undefined;
+    if (ev?.status === 'True' && (oldEv?.status !== 'True' || oldEv.reason !== ev.reason || oldEv.lastTransitionTime !== ev.lastTransitionTime)) {
+      rec.evictions.push({ at: now, reason: ev.reason ?? '', message: ev.message ?? '' });
+    }
+    if (isTrue(w, 'Finished') && rec.finishedAt === undefined) rec.finishedAt = now;
+    this.updateQueues(key, w);
+    this.updateFinished(rec);
+  }
+
+  /** Finds the entry of a Workload through its owner references (walking up owners the store still has). */
+  private mapWorkload(rec: WorkloadRecord, w: Workload): void {
+    let entry = this.uidToEntry.get(w.metadata.uid ?? '');
+    const seen = new Set<string>();
+    let frontier: KObject[] = [w];
+    for (let depth = 0; entry === undefined && depth < 4 && frontier.length > 0; depth++) {
+      const next: KObject[] = [];
+      for (const o of frontier) {
+        for (const r of o.metadata.ownerReferences ?? []) {
+          if (seen.has(r.uid)) continue;
+          seen.add(r.uid);
+          const hit = this.uidToEntry.get(r.uid);
+          if (hit !== undefined) {
+            entry = hit;
+            break;
+          }
+          const owner = this.store.getSync(r.kind, o.metadata.namespace, r.name);
+          if (owner && owner.metadata.uid === r.uid) next.push(owner);
+        }
+        if (entry !== undefined) break;
+      }
+      frontier = next;
+    }
+    if (entry === undefined) return;
+    rec.entry = entry;
+    const e = this.entries.get(entry)!;
+    if (!e.workloads.includes(rec.key)) e.workloads.push(rec.key);
+  }
+
+  private checkStarted(rec: WorkloadRecord, now: number): void {
+    if (rec.startedAt === undefined && rec.admittedCount > 0 && rec.started.size >= rec.admittedCount && rec.last.status?.admission) rec.startedAt = now;
+  }
+
+  private updateFinished(rec: WorkloadRecord): void {
+    if (rec.entry === undefined) return;
+    const e = this.entries.get(rec.entry)!;
+    const done =
+      e.workloads.length > 0 &&
+      e.workloads.every((k) => {
+        const r = this.workloads.get(k)!;
+        return r.deleted || isTrue(r.last, 'Finished');
+      });
+    if (done && !this.finishedSet.has(e.key)) {
+      this.finishedSet.add(e.key);
+      this.finishedEntries++;
+    } else if (!done && this.finishedSet.has(e.key)) {
+      this.finishedSet.delete(e.key);
+      this.finishedEntries--;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Pods
+
+  private onPod(p: Pod, deleted = false): void {
+    const key = objectKey(p);
+    const now = this.clock.now();
+    const old = this.podUse.get(key);
+    if (old) {
+      this.podUse.delete(key);
+      this.addUsed(old, -1);
+    }
+    const active = !deleted && Boolean(p.spec.nodeName) && !isTerminal(p);
+    if (active) {
+      const req = this.requestsOf(p);
+      this.podUse.set(key, req);
+      this.addUsed(req, 1);
+    }
+    if (old || active) this.point(this.utilization, now, this.used);
+
+    const wl = p.metadata.annotations?.[KueueAnnotation.Workload];
+    if (wl === undefined) return;
+    const wkey = `${p.metadata.namespace ?? 'default'}/${wl}`;
+    let rec = this.pods.get(key);
+    if (!rec || rec.workload !== wkey) {
+      rec = { key, name: p.metadata.name, workload: wkey, phase: 'Pending', labels: {} };
+      this.pods.set(key, rec);
+    }
+    rec.podSet = p.metadata.labels?.[KueueLabel.PodSet] ?? rec.podSet;
+    if (p.spec.nodeName) rec.node = p.spec.nodeName;
+    rec.phase = deleted ? (isTerminal(p) ? (p.status!.phase as string) : 'Deleted') : (p.status?.phase ?? 'Pending');
+    rec.labels = p.metadata.labels ?? {};
+    rec.offset = p.metadata.annotations?.[KueueAnnotation.PodIndexOffset];
+    const w = this.workloads.get(wkey);
+    if (w) {
+      w.pods.add(key);
+      if (rec.phase === 'Running' || rec.phase === 'Succeeded') {
+        w.started.add(key);
+        this.checkStarted(w, now);
+      }
+    } else {
+      // The Workload is not seen yet: keep the pod for it.
+      const pending: WorkloadRecord = {
+        key: wkey,
+        createdAt: now,
+        evictions: [],
+        last: { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name: wl, namespace: p.metadata.namespace }, spec: { podSets: [] } },
+        deleted: true,
+        started: new Set(),
+        admittedCount: 0,
+        pods: new Set([key]),
+      };
+      this.workloads.set(wkey, pending);
+    }
+  }
+
+  private requestsOf(p: Pod): ResourceAmounts {
+    let sig = '';
+    for (const c of p.spec.containers ?? []) sig += JSON.stringify(c.resources ?? {});
+    for (const c of p.spec.initContainers ?? []) sig += `i${c.restartPolicy ?? ''}${JSON.stringify(c.resources ?? {})}`;
+    if (p.spec.overhead) sig += `o${JSON.stringify(p.spec.overhead)}`;
+    let r = this.requestCache.get(sig);
+    if (!r) {
+      try {
+        r = podRequests(p.spec);
+      } catch {
+        r = {};
+      }
+      if (this.requestCache.size > 10_000) this.requestCache.clear();
+      this.requestCache.set(sig, r);
+    }
+    return r;
+  }
+
+  private addUsed(r: ResourceAmounts, sign: number): void {
+    for (const res in r) this.used.set(res, (this.used.get(res) ?? 0) + sign * r[res]!);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Nodes: capacity of Ready nodes
+
+  private onNode(n: Node, deleted = false): void {
+    const name = n.metadata.name;
+    const before = this.nodeCap.get(name);
+    if (before) {
+      for (const res in before) this.cap.set(res, (this.cap.get(res) ?? 0) - before[res]!);
+      this.nodeCap.delete(name);
+    }
+    const ready = (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    if (!deleted && ready) {
+      let alloc: ResourceAmounts = {};
+      try {
+        alloc = parseResourceList(n.status?.allocatable, 'status.allocatable');
+      } catch {
+        // Counts as nothing.
+      }
+      this.nodeCap.set(name, alloc);
+      for (const res in alloc) this.cap.set(res, (this.cap.get(res) ?? 0) + alloc[res]!);
+    }
+    this.point(this.capacity, this.clock.now(), this.cap);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Queues
+
+  private onLocalQueue(lq: LocalQueue): void {
+    this.lqToCq.set(`${lq.metadata.namespace ?? 'default'}/${lq.metadata.name}`, lq.spec.clusterQueue);
+  }
+
+  private touchQueue(cq: string): void {
+    if (!this.queueSeries.has(cq)) this.queueSeries.set(cq, []);
+  }
+
+  private updateQueues(key: string, w: Workload | undefined): void {
+    const prev = this.workloadCq.get(key);
+    let next: { cq?: string; admitted: boolean } | undefined;
+    if (w && !isTrue(w, 'Finished')) {
+      const adm = w.status?.admission;
+      if (adm?.clusterQueue !== undefined) next = { cq: adm.clusterQueue, admitted: true };
+      else if (w.spec.active !== false) {
+        const lq = w.spec.queueName ?? w.metadata.labels?.[KueueLabel.QueueName];
+        const cq = lq !== undefined ? this.lqToCq.get(`${w.metadata.namespace ?? 'default'}/${lq}`) : undefined;
+        if (cq !== undefined) next = { cq, admitted: false };
+      }
+    }
+    const touched = new Set<string>();
+    if (prev?.cq !== undefined) {
+      (prev.admitted ? this.cqAdmitted : this.cqPending).get(prev.cq)?.delete(key);
+      touched.add(prev.cq);
+    }
+    const oldUsage = prev?.admitted ? this.lastUsage.get(key) : undefined;
+    if (oldUsage && prev?.cq !== undefined) this.addCqUsage(prev.cq, oldUsage, -1);
+    this.lastUsage.delete(key);
+    if (next?.cq !== undefined) {
+      const m = next.admitted ? this.cqAdmitted : this.cqPending;
+      let s = m.get(next.cq);
+      if (!s) m.set(next.cq, (s = new Set()));
+      s.add(key);
+      touched.add(next.cq);
+      if (next.admitted) {
+        const u = new Map<string, number>();
+        for (const [f, n] of usageOf(w!)) u.set(f, n);
+        this.lastUsage.set(key, u);
+        this.addCqUsage(next.cq, u, 1);
+      }
+      this.workloadCq.set(key, next);
+    } else {
+      this.workloadCq.delete(key);
+    }
+    const now = this.clock.now();
+    for (const cq of touched) {
+      this.touchQueue(cq);
+      const usage: Record<string, number> = {};
+      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) if (n !== 0) usage[f] = n;
+      const series = this.queueSeries.get(cq)!;
+      const p: QueuePoint = { at: now, admitted: this.cqAdmitted.get(cq)?.size ?? 0, pending: this.cqPending.get(cq)?.size ?? 0, usage };
+      const last = series[series.length - 1];
+      if (last && last.at === now) series[series.length - 1] = p;
+      else if (!last || last.admitted !== p.admitted || last.pending !== p.pending || JSON.stringify(last.usage) !== JSON.stringify(p.usage)) series.push(p);
+    }
+  }
+
+  private addCqUsage(cq: string, u: Map<string, number>, sign: number): void {
+    let m = this.cqUsage.get(cq);
+    if (!m) this.cqUsage.set(cq, (m = new Map()));
+    for (const [f, n] of u) m.set(f, (m.get(f) ?? 0) + sign * n);
+  }
+
+  /** Appends (or, at the same instant, replaces) a point of a series. */
+  private point(series: SeriesPoint[], at: number, values: Map<string, number>): void {
+    const v: Record<string, number> = {};
+    for (const k of [...values.keys()].sort()) {
+      const n = values.get(k)!;
+      if (Math.abs(n) > 1e-9) v[k] = n;
+    }
+    const last = series[series.length - 1];
+    if (last && last.at === at) last.values = v;
+    else series.push({ at, values: v });
+  }
+}
