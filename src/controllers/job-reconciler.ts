@@ -1,0 +1,628 @@
+// The job reconciler ('job'): Kueue's ReconcileGenericJob over one adapter per framework
+// (jobs/*.ts). Keys are `Kind/namespace/name` of the job (a JobSet's Jobs and a HyperJob's
+// Volcano Jobs are reconciled through their parent). It watches the job kinds, Workloads
+// (controller owner -> job) and Pods (controller chain -> job, batched by podBatchMs), and
+// registers the job webhooks (job-webhook.ts).
+//
+// Per job: the job gone or deleting -> drop the resource-in-use finalizer of its Workloads
+// and leave them to garbage collection; unmanaged -> nothing. Otherwise its Workloads are
+// built with the integration and paired with the existing ones (by owner; a
+// `kueue.x-k8s.io/prebuilt-workload-name` label adopts that Workload; LWS: one per group,
+// by name; extra ones are deleted), and each pair is synced in Kueue's order:
+//   1. Workload not matching the job's PodSets -> stop the job, delete the Workload
+//      (a prebuilt one is finished OutOfSync instead);
+//   2. Workload finished -> drop its finalizer; Workload deleting -> stop, drop the finalizer;
+//   3. job finished -> Workload Finished=True (Succeeded/Failed + the job's message);
+//   4. no Workload -> once no pod is active, create it;
+//   6. waitForPodsReady -> keep the PodsReady condition from the pods;
+//   7. Evicted=True -> stop the job; once no pod is active, clear the reservation;
+//   8. admitted -> start the job (merge the PodSet info, unsuspend / lift the pods' gate);
+//      a conflicting key finishes the Workload (FailedToStart), as Kueue does;
+//      running and not admitted -> stop.
+// Step 5 (reclaimablePods) is not done.
+
+import { KueueLabel, KueueAnnotation, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { KObject, Pod, ResourceFlavor, Workload } from '../api/objects.ts';
+import { parseTime } from '../api/time.ts';
+import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
+import { PodsReadyReason, type PodsState, clearReservation, podsReadyCondition, updatePodsReady } from '../admission/pods-ready.ts';
+import { nowSeconds } from '../runtime/clock.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
+import { InvalidError, isAlreadyExists, isConflict, isNotFound, retryOnConflict } from '../runtime/store.ts';
+import type { WorkQueue } from '../runtime/work-queue.ts';
+import type { TopoqueueConfig } from './config.ts';
+import { type JobWebhookDeps, cacheLookup, jobManaged, registerJobWebhooks } from './job-webhook.ts';
+import {
+  type AdapterView,
+  type Finish,
+  type PodGatedAdapter,
+  type PodSetInfo,
+  type SuspendingAdapter,
+  PodSetInfoConflict,
+  MissingFlavorError,
+  hasGate,
+  isActivePod,
+  isReadyOrSucceeded,
+  isTerminal,
+  podSetInfoOfTemplate,
+  podSetInfos,
+  restorePodSetInfo,
+  runningPodSets,
+  samePodSets,
+  templateMeta,
+  mergePodSetInfo,
+} from './jobs/adapter.ts';
+import { JOB_KINDS, type Lookup, adapterFor, controllerOf, jobKey, managedRoot } from './jobs/registry.ts';
+
+/** Index of Workloads, Jobs and Pods by their controller: `Kind/namespace/name`. */
+const OWNER_INDEX = 'job-reconciler/controller';
+/** Index of jobs by the prebuilt Workload they name: `namespace/name`. */
+const PREBUILT_INDEX = 'job-reconciler/prebuilt';
+
+export const JobReason = {
+  CreatedWorkload: 'CreatedWorkload',
+  DeletedWorkload: 'DeletedWorkload',
+  FinishedWorkload: 'FinishedWorkload',
+  Started: 'Started',
+  Stopped: 'Stopped',
+  ErrWorkloadCompose: 'ErrWorkloadCompose',
+  FailedToStart: 'FailedToStart',
+} as const;
+
+export const FinishedReason = {
+  Succeeded: 'Succeeded',
+  Failed: 'Failed',
+  OutOfSync: 'OutOfSync',
+  FailedToStart: 'FailedToStart',
+} as const;
+
+export const StopMessage = {
+  NoMatchingWorkload: 'No matching Workload; restoring pod templates according to existent Workload',
+  WorkloadDeleted: 'Workload is deleted',
+  NotAdmitted: 'Not admitted by cluster queue',
+  MissingWorkload: 'missing workload',
+} as const;
+
+export const OUT_OF_SYNC_MESSAGE = 'The prebuilt workload is out of sync with its user job';
+
+const nsName = (o: KObject): string => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
+
+function ownerIndex(o: KObject): string[] {
+  const ref = controllerOf(o);
+  return ref ? [`${ref.kind}/${o.metadata.namespace ?? 'default'}/${ref.name}`] : [];
+}
+
+/** The prebuilt Workload a job names (label, or the annotation of the same key, which wins). */
+export function prebuiltWorkloadName(o: KObject): string | undefined {
+  return o.metadata.annotations?.[KueueAnnotation.PrebuiltWorkloadName] || o.metadata.labels?.[KueueAnnotation.PrebuiltWorkloadName] || undefined;
+}
+
+function prebuiltIndex(o: KObject): string[] {
+  const name = prebuiltWorkloadName(o);
+  return name ? [`${o.metadata.namespace ?? 'default'}/${name}`] : [];
+}
+
+function parseKey(key: string): { kind: string; namespace: string; name: string } {
+  const [kind = '', namespace = '', ...rest] = key.split('/');
+  return { kind, namespace, name: rest.join('/') };
+}
+
+const hasReservation = (w: Workload): boolean => w.status?.admission !== undefined || isTrue(w, WorkloadCondition.QuotaReserved);
+const isAdmitted = (w: Workload): boolean => w.status?.admission !== undefined && isTrue(w, WorkloadCondition.Admitted);
+
+interface OwnedPod {
+  pod: Pod;
+  /** The pod's controller: the job or one of its child Jobs. */
+  owner: KObject;
+}
+
+/** One Workload of a job and what the generic sync asks of the job for it. */
+interface Unit {
+  job: KObject;
+  expected: Workload;
+  existing: Workload | undefined;
+  prebuilt: boolean;
+  pods: Pod[];
+  matches(w: Workload): boolean;
+  finished(): Finish | undefined;
+  /** Runs pods (unsuspended, or pods past the admission gate). */
+  running(): boolean;
+  needsStart(): boolean;
+  /** Returns whether anything was started. Throws PodSetInfoConflict. */
+  start(w: Workload, infos: PodSetInfo[]): Promise<boolean>;
+  stop(w: Workload | undefined, message: string): Promise<void>;
+}
+
+class JobReconciler implements Reconciler<TopoqueueConfig> {
+  readonly name = 'job';
+  private ctx!: ControllerContext<TopoqueueConfig>;
+  private queue!: WorkQueue;
+  private recorder!: EventRecorder;
+  private deps!: JobWebhookDeps;
+  private lookup!: Lookup;
+  private workloads!: Informer<Workload>;
+  private pods!: Informer<Pod>;
+  private flavors!: Informer<ResourceFlavor>;
+  private readonly view: AdapterView = { childJobs: (owner) => this.childJobs(owner) };
+
+  setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
+    this.ctx = ctx;
+    this.queue = queue;
+    this.recorder = recorder;
+    this.deps = { config: ctx.config, informers: ctx.informers };
+    this.lookup = cacheLookup(ctx.informers);
+    for (const kind of JOB_KINDS) {
+      const inf = ctx.informers.for(kind);
+      inf.addIndex(OWNER_INDEX, ownerIndex);
+      inf.addIndex(PREBUILT_INDEX, prebuiltIndex);
+      const on = (o: KObject) => this.enqueueJob(o);
+      inf.addHandler({ add: on, update: (_, o) => on(o), delete: on });
+    }
+    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads.addIndex(OWNER_INDEX, ownerIndex);
+    const onWorkload = (w: Workload) => this.enqueueWorkload(w);
+    this.workloads.addHandler({ add: onWorkload, update: (_, w) => onWorkload(w), delete: onWorkload });
+    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods.addIndex(OWNER_INDEX, ownerIndex);
+    const onPod = (p: Pod) => this.enqueuePod(p);
+    this.pods.addHandler({ add: onPod, update: (_, p) => onPod(p), delete: onPod });
+    this.flavors = ctx.informers.for<ResourceFlavor>('ResourceFlavor');
+    ctx.informers.for('Namespace');
+    ctx.informers.for('LocalQueue');
+    registerJobWebhooks(ctx.store, this.deps);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Event handlers: look and enqueue
+  // -------------------------------------------------------------------------------------
+
+  private enqueueJob(o: KObject): void {
+    const ref = controllerOf(o);
+    if (ref && adapterFor(ref)) this.queue.add(`${ref.kind}/${o.metadata.namespace ?? 'default'}/${ref.name}`);
+    else if (adapterFor(o)) this.queue.add(jobKey(o));
+  }
+
+  private enqueueWorkload(w: Workload): void {
+    const ref = controllerOf(w);
+    const ns = w.metadata.namespace ?? 'default';
+    if (ref && JOB_KINDS.includes(ref.kind)) this.queue.add(`${ref.kind}/${ns}/${ref.name}`);
+    for (const kind of JOB_KINDS) {
+      for (const job of this.ctx.informers.for(kind).byIndex(PREBUILT_INDEX, `${ns}/${w.metadata.name}`)) this.queue.add(jobKey(job));
+    }
+  }
+
+  private enqueuePod(p: Pod): void {
+    const r = managedRoot(p, this.lookup);
+    if (r) this.queue.addAfter(jobKey(r.root), this.ctx.config.podBatchMs);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Reconcile
+  // -------------------------------------------------------------------------------------
+
+  async reconcile(key: string): Promise<void> {
+    const { kind, namespace, name } = parseKey(key);
+    if (!JOB_KINDS.includes(kind)) return;
+    const job = this.ctx.informers.for(kind).get(namespace, name);
+    if (!job || job.metadata.deletionTimestamp) {
+      await this.releaseWorkloads(key, undefined);
+      return;
+    }
+    const adapter = adapterFor(job);
+    if (!adapter || !jobManaged(this.deps, job)) return;
+    await this.releaseWorkloads(key, job.metadata.uid);
+
+    const built = adapter.integration.toWorkloads(job, { where: { object: `${job.kind}/${nsName(job)}` } });
+    if (built.errors.length > 0) {
+      this.recorder.event(job, 'Warning', JobReason.ErrWorkloadCompose, built.errors.map((e) => e.message).join('; '));
+      return;
+    }
+    const owned = this.workloads.byIndex(OWNER_INDEX, key).filter((w) => controllerOf(w)?.uid === job.metadata.uid);
+    if (adapter.mode === 'suspend') await this.reconcileSuspending(job, adapter, built.workloads[0]!, owned);
+    else await this.reconcilePodGated(job, adapter, built.workloads, owned);
+  }
+
+  private async reconcileSuspending(job: KObject, adapter: SuspendingAdapter, expected: Workload, owned: Workload[]): Promise<void> {
+    const prebuilt = prebuiltWorkloadName(job);
+    let existing: Workload | undefined;
+    if (prebuilt) {
+      existing = this.workloads.get(job.metadata.namespace, prebuilt);
+      const ref = existing ? controllerOf(existing) : undefined;
+      if (existing && !ref) {
+        await this.adopt(job, existing);
+        return;
+      }
+      if (existing && ref?.uid !== job.metadata.uid) {
+        this.recorder.event(job, 'Warning', JobReason.ErrWorkloadCompose, `prebuilt Workload ${nsName(existing)} is controlled by ${ref!.kind} ${ref!.name}`);
+        return;
+      }
+    } else {
+      existing = this.pick(job, adapter, expected, owned);
+      for (const w of owned) if (w !== existing) await this.deleteWorkload(job, w);
+    }
+    const pods = this.podsOf(job).map((p) => p.pod);
+    await this.sync(this.suspendingUnit(job, adapter, expected, existing, pods, prebuilt !== undefined));
+  }
+
+  /** The owned Workload to keep: one that matches, else the one with the expected name, else the oldest. */
+  private pick(job: KObject, adapter: SuspendingAdapter, expected: Workload, owned: Workload[]): Workload | undefined {
+    if (owned.length <= 1) return owned[0];
+    const unit = this.suspendingUnit(job, adapter, expected, undefined, [], false);
+    return owned.find((w) => unit.matches(w)) ?? owned.find((w) => w.metadata.name === expected.metadata.name) ?? owned[0];
+  }
+
+  private async reconcilePodGated(job: KObject, adapter: PodGatedAdapter, expected: Workload[], owned: Workload[]): Promise<void> {
+    const placed = new Map<string, Pod[]>();
+    for (const { pod, owner } of this.podsOf(job)) {
+      const at = adapter.placePod(job, pod, owner);
+      if (!at) continue;
+      const list = placed.get(at.workload) ?? [];
+      list.push(pod);
+      placed.set(at.workload, list);
+    }
+    const wanted = new Set(expected.map((w) => w.metadata.name));
+    let failure: unknown;
+    const guard = async (fn: () => Promise<void>) => {
+      try {
+        await fn();
+      } catch (e) {
+        failure ??= e;
+      }
+    };
+    for (const w of owned) {
+      if (wanted.has(w.metadata.name)) continue;
+      await guard(async () => {
+        await this.deletePods(job, placed.get(w.metadata.name) ?? [], StopMessage.NoMatchingWorkload);
+        await this.deleteWorkload(job, w);
+      });
+    }
+    for (const e of expected) {
+      const existing = owned.find((w) => w.metadata.name === e.metadata.name);
+      await guard(() => this.sync(this.podGatedUnit(job, adapter, e, existing, placed.get(e.metadata.name) ?? [])));
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // The generic sync of one job/Workload pair (Kueue's order; see the header)
+  // -------------------------------------------------------------------------------------
+
+  private async sync(u: Unit): Promise<void> {
+    const w = u.existing;
+    if (w && !u.matches(w)) {
+      if (u.prebuilt) {
+        await this.writeFinished(w, FinishedReason.OutOfSync, OUT_OF_SYNC_MESSAGE);
+        return;
+      }
+      await u.stop(w, StopMessage.NoMatchingWorkload);
+      await this.deleteWorkload(u.job, w);
+      return;
+    }
+    if (w && isTrue(w, WorkloadCondition.Finished)) {
+      if (await this.removeFinalizer(w)) {
+        this.recorder.event(u.job, 'Normal', JobReason.FinishedWorkload, `Workload '${nsName(w)}' is declared finished`);
+      }
+      return;
+    }
+    if (w && w.metadata.deletionTimestamp) {
+      await u.stop(w, StopMessage.WorkloadDeleted);
+      await this.removeFinalizer(w);
+      return;
+    }
+    const finish = u.finished();
+    if (finish) {
+      if (w) await this.writeFinished(w, finish.success ? FinishedReason.Succeeded : FinishedReason.Failed, finish.message);
+      return;
+    }
+    if (!w) {
+      if (u.prebuilt) await u.stop(undefined, StopMessage.MissingWorkload);
+      else if (!u.pods.some(isActivePod)) await this.createWorkload(u.job, u.expected);
+      return;
+    }
+    if (this.ctx.config.waitForPodsReady) await this.updatePodsReady(w, u.pods);
+    if (isTrue(w, WorkloadCondition.Evicted)) {
+      if (u.running()) await u.stop(w, findCondition(w, WorkloadCondition.Evicted)?.message || 'The workload was evicted');
+      if (!u.pods.some(isActivePod) && hasReservation(w)) await this.clearReservation(w);
+      return;
+    }
+    if (isAdmitted(w)) {
+      if (!u.needsStart()) return;
+      const infos = podSetInfos(w, (name) => this.flavors.get(undefined, name));
+      try {
+        if (await u.start(w, infos)) {
+          this.recorder.event(u.job, 'Normal', JobReason.Started, `Admitted by clusterQueue ${w.status!.admission!.clusterQueue ?? ''}`);
+        }
+      } catch (e) {
+        if (!(e instanceof PodSetInfoConflict)) throw e;
+        this.recorder.event(u.job, 'Warning', JobReason.FailedToStart, e.message);
+        await this.writeFinished(w, FinishedReason.FailedToStart, e.message);
+      }
+      return;
+    }
+    if (u.running()) await u.stop(w, StopMessage.NotAdmitted);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Units: a suspending job, a group of gated pods
+  // -------------------------------------------------------------------------------------
+
+  private suspendingUnit(job: KObject, adapter: SuspendingAdapter, expected: Workload, existing: Workload | undefined, pods: Pod[], prebuilt: boolean): Unit {
+    const store = this.ctx.store;
+    const ns = job.metadata.namespace ?? 'default';
+    const updateJob = (change: (j: KObject) => boolean) =>
+      retryOnConflict<KObject>(store, job.kind, ns, job.metadata.name, (j) => j.metadata.uid === job.metadata.uid && j.apiVersion === job.apiVersion && change(j));
+    return {
+      job,
+      expected,
+      existing,
+      prebuilt,
+      pods,
+      matches: (w) => {
+        const jobPodSets = expected.spec.podSets;
+        if (!hasReservation(w)) return samePodSets(jobPodSets, w.spec.podSets);
+        let running;
+        try {
+          running = runningPodSets(w, podSetInfos(w, (name) => this.flavors.get(undefined, name)));
+        } catch (e) {
+          if (e instanceof MissingFlavorError) return true; // cannot tell yet: never destroy on a missing flavor
+          throw e;
+        }
+        if (running === undefined) return samePodSets(jobPodSets, w.spec.podSets);
+        if (samePodSets(jobPodSets, running)) return true;
+        return adapter.isSuspended(job) && samePodSets(jobPodSets, w.spec.podSets);
+      },
+      finished: () => adapter.finished(job, this.view),
+      running: () => !adapter.isSuspended(job),
+      needsStart: () => adapter.isSuspended(job),
+      start: async (w, infos) => {
+        const counted = new Set(w.spec.podSets.filter((ps) => ps.minCount !== undefined).map((ps) => ps.name));
+        let started = false;
+        await updateJob((j) => {
+          started = false;
+          if (!adapter.isSuspended(j)) return false;
+          const templates = adapter.templates(j);
+          for (const info of infos) {
+            const t = templates.get(info.name);
+            if (!t) throw new Error(`${job.kind} ${nsName(job)} has no pod template for PodSet ${info.name}`);
+            mergePodSetInfo(templateMeta(t), t.spec, info);
+            if (counted.has(info.name)) adapter.setCount?.(j, info.name, info.count);
+          }
+          adapter.setSuspended(j, false);
+          started = true;
+          return true;
+        });
+        return started;
+      },
+      stop: async (w, message) => {
+        let changed = false;
+        await updateJob((j) => {
+          changed = false;
+          if (adapter.isSuspended(j)) return false;
+          adapter.setSuspended(j, true);
+          if (w) {
+            const templates = adapter.templates(j);
+            for (const ps of w.spec.podSets) {
+              const t = templates.get(ps.name);
+              if (!t) continue;
+              restorePodSetInfo(templateMeta(t), t.spec, podSetInfoOfTemplate(ps));
+              if (ps.minCount !== undefined) adapter.setCount?.(j, ps.name, ps.count);
+            }
+          }
+          changed = true;
+          return true;
+        });
+        if (changed) this.recorder.event(job, 'Normal', JobReason.Stopped, message);
+      },
+    };
+  }
+
+  private podGatedUnit(job: KObject, adapter: PodGatedAdapter, expected: Workload, existing: Workload | undefined, pods: Pod[]): Unit {
+    const gated = () => pods.filter((p) => hasGate(p, KueueSchedulingGate.Admission) && !isTerminal(p) && !p.metadata.deletionTimestamp);
+    return {
+      job,
+      expected,
+      existing,
+      prebuilt: false,
+      pods,
+      matches: (w) => samePodSets(expected.spec.podSets, w.spec.podSets),
+      finished: () => adapter.finished(job, this.view),
+      running: () => pods.some(isActivePod),
+      needsStart: () => gated().length > 0,
+      start: (w, infos) => this.ungatePods(job, w, infos, pods, gated()),
+      stop: (_w, message) => this.deletePods(job, pods, message),
+    };
+  }
+
+  /**
+   * Lifts the admission gate of gated pods, at most the admitted count per PodSet (counting
+   * pods already past the gate), in name order, merging the PodSet info into each.
+   */
+  private async ungatePods(job: KObject, w: Workload, infos: PodSetInfo[], pods: Pod[], gated: Pod[]): Promise<boolean> {
+    const byPodSet = new Map(infos.map((i) => [i.name, i]));
+    const podSetOf = (p: Pod) => p.metadata.labels?.[KueueLabel.PodSet];
+    const now = this.ctx.clock.now();
+    const cq = w.status?.admission?.clusterQueue ?? '';
+    const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
+    let started = false;
+    for (const info of infos) {
+      const through = pods.filter((p) => podSetOf(p) === info.name && !hasGate(p, KueueSchedulingGate.Admission) && !p.metadata.deletionTimestamp && p.status?.phase !== 'Failed').length;
+      const candidates = gated.filter((p) => podSetOf(p) === info.name).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+      const room = Math.max(0, info.count - through);
+      for (const pod of candidates.slice(0, room)) {
+        const written = await retryOnConflict<Pod>(this.ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
+          if (p.metadata.uid !== pod.metadata.uid || !hasGate(p, KueueSchedulingGate.Admission) || p.metadata.deletionTimestamp) return false;
+          mergePodSetInfo(p.metadata, p.spec, byPodSet.get(info.name)!);
+          const keepTopology = info.schedulingGates.some((g) => g.name === KueueSchedulingGate.Topology);
+          p.spec.schedulingGates = (p.spec.schedulingGates ?? []).filter(
+            (g) => g.name !== KueueSchedulingGate.Admission && (keepTopology || g.name !== KueueSchedulingGate.Topology),
+          );
+          return true;
+        });
+        if (written && !hasGate(written, KueueSchedulingGate.Admission)) {
+          started = true;
+          const created = parseTime(pod.metadata.creationTimestamp);
+          if (created !== undefined) {
+            this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Admission, cluster_queue: cq, is_group: isGroup }, Math.max(0, now / 1000 - created));
+          }
+        }
+      }
+    }
+    return started;
+  }
+
+  /** Deletes the pods that run or may run (ungated, not finished, not deleting). */
+  private async deletePods(job: KObject, pods: Pod[], message: string): Promise<void> {
+    let deleted = 0;
+    for (const p of pods) {
+      if (!isActivePod(p)) continue;
+      try {
+        await this.ctx.store.delete('Pod', p.metadata.namespace, p.metadata.name, { uid: p.metadata.uid });
+        deleted++;
+      } catch (e) {
+        if (!isNotFound(e) && !isConflict(e)) throw e;
+      }
+    }
+    if (deleted > 0) this.recorder.event(job, 'Normal', JobReason.Stopped, message);
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Lookups
+  // -------------------------------------------------------------------------------------
+
+  private childJobs(owner: KObject): KObject[] {
+    return this.ctx.informers
+      .for('Job')
+      .byIndex(OWNER_INDEX, jobKey(owner))
+      .filter((j) => controllerOf(j)?.uid === owner.metadata.uid)
+      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  }
+
+  /** The job's pods and those of its child Jobs, with their controller. */
+  private podsOf(job: KObject): OwnedPod[] {
+    const out: OwnedPod[] = [];
+    for (const owner of [job, ...this.childJobs(job)]) {
+      for (const pod of this.pods.byIndex(OWNER_INDEX, jobKey(owner))) {
+        if (controllerOf(pod)?.uid === owner.metadata.uid) out.push({ pod, owner });
+      }
+    }
+    return out.sort((a, b) => (a.pod.metadata.name < b.pod.metadata.name ? -1 : a.pod.metadata.name > b.pod.metadata.name ? 1 : 0));
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Writes
+  // -------------------------------------------------------------------------------------
+
+  private async createWorkload(job: KObject, wl: Workload): Promise<void> {
+    try {
+      const created = await this.ctx.store.create(wl);
+      this.recorder.event(job, 'Normal', JobReason.CreatedWorkload, `Created Workload: ${nsName(created)}`);
+    } catch (e) {
+      if (isAlreadyExists(e)) return;
+      if (e instanceof InvalidError) {
+        this.recorder.event(job, 'Warning', JobReason.ErrWorkloadCompose, e.message);
+        return;
+      }
+      throw e;
+    }
+  }
+
+  private async deleteWorkload(job: KObject, w: Workload): Promise<void> {
+    await this.removeFinalizer(w);
+    try {
+      await this.ctx.store.delete('Workload', w.metadata.namespace, w.metadata.name, { uid: w.metadata.uid });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      return;
+    }
+    this.recorder.event(job, 'Normal', JobReason.DeletedWorkload, `Deleted not matching Workload: ${nsName(w)}`);
+  }
+
+  private async adopt(job: KObject, w: Workload): Promise<void> {
+    const ref = { apiVersion: job.apiVersion, kind: job.kind, name: job.metadata.name, uid: job.metadata.uid ?? '', controller: true };
+    await retryOnConflict<Workload>(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
+      if (x.metadata.uid !== w.metadata.uid || controllerOf(x)) return false;
+      x.metadata.ownerReferences = [...(x.metadata.ownerReferences ?? []), ref];
+      return true;
+    });
+  }
+
+  /** Drops the resource-in-use finalizer; true when it was there. */
+  private async removeFinalizer(w: Workload): Promise<boolean> {
+    const has = (x: Workload) => (x.metadata.finalizers ?? []).includes(KueueRuntimeKey.ResourceInUseFinalizer);
+    if (!has(w)) return false;
+    let removed = false;
+    try {
+      await retryOnConflict<Workload>(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
+        if (x.metadata.uid !== w.metadata.uid || !has(x)) return false;
+        x.metadata.finalizers = x.metadata.finalizers!.filter((f) => f !== KueueRuntimeKey.ResourceInUseFinalizer);
+        removed = true;
+        return true;
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    return removed;
+  }
+
+  /** Workloads of a job that is gone (or of an earlier job of that name) lose their finalizer; garbage collection deletes them. */
+  private async releaseWorkloads(key: string, keepUid: string | undefined): Promise<void> {
+    for (const w of this.workloads.byIndex(OWNER_INDEX, key)) {
+      if (keepUid !== undefined && controllerOf(w)?.uid === keepUid) continue;
+      await this.removeFinalizer(w);
+    }
+  }
+
+  private writeStatus(w: Workload, change: (x: Workload) => boolean): Promise<Workload | undefined> {
+    return retryOnConflict<Workload>(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => x.metadata.uid === w.metadata.uid && change(x), { status: true });
+  }
+
+  private async writeFinished(w: Workload, reason: string, message: string): Promise<void> {
+    const now = nowSeconds(this.ctx.clock);
+    await this.writeStatus(w, (x) => {
+      if (isTrue(x, WorkloadCondition.Finished)) return false;
+      setCondition(x, { type: WorkloadCondition.Finished, status: 'True', reason, message }, now);
+      return true;
+    });
+  }
+
+  private async clearReservation(w: Workload): Promise<void> {
+    const now = nowSeconds(this.ctx.clock);
+    await this.writeStatus(w, (x) => {
+      if (!isTrue(x, WorkloadCondition.Evicted) || !hasReservation(x)) return false;
+      clearReservation(x, now);
+      return true;
+    });
+  }
+
+  private async updatePodsReady(w: Workload, pods: Pod[]): Promise<void> {
+    const counts = new Map((w.status?.admission?.podSetAssignments ?? []).map((a) => [a.name, a.count]));
+    const expected = w.spec.podSets.reduce((n, ps) => n + (counts.get(ps.name) ?? ps.count), 0);
+    const state: PodsState = { admitted: isAdmitted(w), allReady: pods.filter(isReadyOrSucceeded).length >= expected };
+    const now = nowSeconds(this.ctx.clock);
+    if (!podsReadyCondition(w, state, now)) return;
+    let started = false;
+    const written = await this.writeStatus(w, (x) => {
+      const s: PodsState = { ...state, admitted: isAdmitted(x) };
+      const c = podsReadyCondition(x, s, now);
+      started = c?.status === 'True' && c.reason === PodsReadyReason.Started;
+      return updatePodsReady(x, s, now);
+    });
+    if (started && written) this.observeReady(written, now);
+  }
+
+  /** kueue_ready_wait_time_seconds and kueue_admitted_until_ready_wait_time_seconds, on the first start. */
+  private observeReady(w: Workload, now: number): void {
+    const cq = w.status?.admission?.clusterQueue ?? '';
+    const created = parseTime(w.metadata.creationTimestamp);
+    if (created !== undefined) this.ctx.metrics.readyWaitTime.observe({ cluster_queue: cq }, Math.max(0, now - created));
+    const admitted = parseTime(findCondition(w, WorkloadCondition.Admitted)?.lastTransitionTime);
+    if (admitted !== undefined) this.ctx.metrics.admittedUntilReadyWaitTime.observe({ cluster_queue: cq }, Math.max(0, now - admitted));
+  }
+}
+
+/** The job reconciler (name 'job'); its setup registers the job webhooks. */
+export function jobReconciler(): Reconciler<TopoqueueConfig> {
+  return new JobReconciler();
+}
