@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject, Node, Pod, ResourceFlavor, Taint, Workload } from '../api/objects.ts';
 import { node } from '../testing/builders.ts';
-import { tasEnv, tasPod, tasWorkload, type TasEnv } from '../testing/tas-runtime.ts';
+import { placement, tasEnv, tasPod, tasWorkload, type TasEnv } from '../testing/tas-runtime.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import { retryOnConflict } from '../runtime/store.ts';
 import { nodeFailureController, TAINT_TERMINATION_MESSAGE } from './node-failure.ts';
+import { topologyUngater } from './topology-ungater.ts';
 
 const SECOND = 1000;
 
@@ -218,5 +219,27 @@ describe('node failures: taints', () => {
     await setTaints(e, 'h2', []);
     await e.m.run();
     assert.deepEqual(unhealthy(e), []);
+  });
+});
+
+describe('node failures with the TopologyUngater', () => {
+  it('the replacement of a pod on a failed node stays gated until the assignment names a new node, then goes there', async () => {
+    const e = await tasEnv(twoNodes().concat(node('h3').build()), [nodeFailureController(), topologyUngater()]);
+    await e.m.run();
+    await e.store.delete('Node', undefined, 'h2');
+    await e.m.run();
+    assert.deepEqual(unhealthy(e), ['h2']);
+    assert.equal(pod(e, 'p-2').status?.phase, 'Failed');
+    // The job controller replaces the failed pod (gated, from the template).
+    await e.store.create(tasPod('p-2b', 'wl').build());
+    await e.m.run();
+    assert.equal(placement(pod(e, 'p-2b')), 'gated');
+    // The scheduler's second pass: h2 -> h3.
+    const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
+    await retryOnConflict<Workload>(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
+    await e.m.run();
+    assert.equal(placement(pod(e, 'p-2b')), 'h3');
+    assert.deepEqual(unhealthy(e), []);
+    assert.deepEqual(e.m.errors, []);
   });
 });

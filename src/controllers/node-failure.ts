@@ -70,13 +70,22 @@ export type HostsOfWorkload = ReadonlyMap<string, ReadonlySet<string>>;
 const EMPTY_HOSTS: HostsOfWorkload = new Map();
 const hostsCache = new WeakMap<Workload, HostsOfWorkload>();
 
-/** Node -> PodSets of the Workload's hostname-lowest topology assignments (cached per object version). */
+/**
+ * Node -> PodSets of the Workload's hostname-lowest topology assignments. Cached per
+ * object: pass only objects from the store or an informer (read-only, replaced on change).
+ */
 export function hostsOf(w: Workload): HostsOfWorkload {
   const cached = hostsCache.get(w);
   if (cached) return cached;
-  const psas = w.status?.admission?.podSetAssignments ?? [];
+  const result = assignedHosts(w);
+  hostsCache.set(w, result);
+  return result;
+}
+
+/** hostsOf without the cache (for private copies). */
+export function assignedHosts(w: Workload): HostsOfWorkload {
   let out: Map<string, Set<string>> | undefined;
-  for (const psa of psas) {
+  for (const psa of w.status?.admission?.podSetAssignments ?? []) {
     const levels = psa.topologyAssignment?.levels;
     if (!levels || levels[levels.length - 1] !== HOSTNAME_LABEL) continue;
     let domains;
@@ -93,9 +102,7 @@ export function hostsOf(w: Workload): HostsOfWorkload {
       s.add(psa.name);
     }
   }
-  const result = out ?? EMPTY_HOSTS;
-  hostsCache.set(w, result);
-  return result;
+  return out ?? EMPTY_HOSTS;
 }
 
 export function unhealthyNodeNames(w: Workload): string[] {
@@ -239,7 +246,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         added = false;
         if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
         const names = unhealthyNodeNames(cur);
-        if (names.includes(node)) return false;
+        if (names.includes(node) || !assignedHosts(cur).has(node)) return false;
         if (names.length > 0) {
           evicted = multipleNodeFailuresMessage([...names, node]);
           setCondition(cur, { type: WorkloadCondition.Evicted, status: 'True', reason: NODE_FAILURES, message: evicted }, now);
