@@ -307,12 +307,11 @@ export class Timeline {
   private updateFinished(rec: WorkloadRecord): void {
     if (rec.entry === undefined) return;
     const e = this.entries.get(rec.entry)!;
-    const done =
-      e.workloads.length > 0 &&
-      e.workloads.every((k) => {
-        const r = this.workloads.get(k)!;
-        return r.deleted || isTrue(r.last, 'Finished');
-      });
+    // As the report folds them: the Workloads still there, else the last one seen.
+    const recs = e.workloads.map((k) => this.workloads.get(k)!);
+    const live = recs.filter((r) => !r.deleted);
+    const current = live.length > 0 ? live : recs.slice(-1);
+    const done = current.length > 0 && current.every((r) => isTrue(r.last, 'Finished'));
     if (done && !this.finishedSet.has(e.key)) {
       this.finishedSet.add(e.key);
       this.finishedEntries++;

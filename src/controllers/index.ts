@@ -4,11 +4,22 @@
 
 import type { Reconciler } from '../runtime/manager.ts';
 import type { TopoqueueConfig } from './config.ts';
+import { hyperNodeStatusController } from './hypernode-status.ts';
+import { jobReconciler } from './job-reconciler.ts';
 import { nodeFailureController } from './node-failure.ts';
 import { podGroupController } from './pod-group-controller.ts';
+import { podGroupStatusController } from './podgroup-status.ts';
 import { schedulerController } from './scheduler.ts';
 import { topologyUngater } from './topology-ungater.ts';
 
 export function allControllers(): Reconciler<TopoqueueConfig>[] {
-  return [schedulerController(), podGroupController(), topologyUngater(), nodeFailureController()];
+  return [
+    schedulerController(),
+    jobReconciler(),
+    podGroupController(),
+    topologyUngater(),
+    nodeFailureController(),
+    hyperNodeStatusController(),
+    podGroupStatusController(),
+  ];
 }
