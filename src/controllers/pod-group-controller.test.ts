@@ -312,6 +312,28 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     }
   });
 
+  it('a pod of a new shape recomposes a Workload without reservation, and stays gated (Warning) once the Workload is reserved', async () => {
+    const h = await harness();
+    await h.create(worker(0, 2).build());
+    await h.create(worker(1, 2).build());
+    await h.run();
+    const before = h.workload('pod-group')!.metadata.uid;
+    h.clock.advanceBy(1000);
+    await h.create(worker(2, 2).cpu('2').build());
+    await h.run();
+    assert.ok(h.events('DeletedWorkload').some((e) => e.message === `Deleted not matching Workload: ${NS}/pod-group`));
+    const after = h.workload('pod-group')!;
+    assert.notEqual(after.metadata.uid, before);
+    assert.equal(h.pod('job-worker-2'), undefined, 'recomposed: the youngest pod is the excess');
+    await h.admit(NS, 'pod-group');
+    await h.run();
+    await h.create(worker(3, 2).cpu('3').build());
+    await h.run();
+    assert.ok(hasGate(h.pod('job-worker-3'), KueueSchedulingGate.Admission));
+    assert.equal(h.workload('pod-group')!.metadata.uid, after.metadata.uid);
+    assert.ok(h.events('ErrWorkloadCompose').some((e) => e.object === `Pod/${NS}/job-worker-3` && /which is not one of Workload pod-group's PodSets/.test(e.message)));
+  });
+
   it('pods with different queue names give no Workload and a Warning with Kueue\'s message', async () => {
     const h = await harness();
     await h.create(worker(0, 2).build());
@@ -398,6 +420,26 @@ describe('gang pods (Koordinator annotations)', () => {
     await h.run();
     assert.equal(conditionOf(h.workload('gang-a'), 'Finished')?.message, 'Pods succeeded: 3/3.');
     assert.deepEqual(h.manager.errors, []);
+  });
+
+  it('a gang admitted with fewer pods than it has (NonStrict minimum) starts only those and finishes when they succeed; extra pods stay gated', async () => {
+    const h = await harness();
+    for (const n of ['p0', 'p1', 'p2']) await h.create(gangPod(n).build());
+    await h.run();
+    const ps = h.workload('gang-a')!.spec.podSets[0]!.name;
+    await h.admit(NS, 'gang-a', { counts: { [ps]: 2 } });
+    await h.run();
+    assert.deepEqual(['p0', 'p1', 'p2'].map((n) => hasGate(h.pod(n), KueueSchedulingGate.Admission)), [false, false, true]);
+    await h.create(gangPod('p3').build());
+    await h.run();
+    assert.ok(h.pod('p3'), 'a gang never deletes pods');
+    assert.ok(h.events('ErrWorkloadCompose').some((e) => e.object === `Pod/${NS}/p3` && e.message === `gang ${NS}/gang-a already has 3 pods of role ${ps}: pod p3 stays gated`));
+    for (const n of ['p0', 'p1']) await h.runPod(n);
+    await h.run();
+    assert.equal(conditionOf(h.workload('gang-a'), 'PodsReady')?.status, 'True');
+    for (const n of ['p0', 'p1']) await h.setPhase(n, 'Succeeded');
+    await h.run();
+    assert.equal(conditionOf(h.workload('gang-a'), 'Finished')?.message, 'Pods succeeded: 2/2.');
   });
 
   it('a gang of the PodGroup way waits for its PodGroup (not initialized) and is composed when it appears', async () => {

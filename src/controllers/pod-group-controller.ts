@@ -504,8 +504,10 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     const members = [...roles.values()].flatMap((r) => r.active);
     await this.addOwnerReferences(wl, members);
 
-    // 4. Finished, reclaimable pods.
-    const total = wl.spec.podSets.reduce((n, ps) => n + ps.count, 0);
+    // 4. Finished, reclaimable pods. The total is what was admitted (a NonStrict gang may
+    // run fewer than its PodSets' counts; pod groups are admitted whole).
+    const admittedOf = (ps: PodSet) => wl.status?.admission?.podSetAssignments.find((a) => a.name === ps.name)?.count ?? ps.count;
+    const total = wl.spec.podSets.reduce((n, ps) => n + admittedOf(ps), 0);
     const rolePods = [...roles.values()].flatMap((r) => r.pods);
     const succeeded = rolePods.filter((p) => p.status?.phase === 'Succeeded').length;
     const serving = all.some((p) => p.metadata.annotations?.[KueueRuntimeKey.PodGroupServing] === 'true');
@@ -520,8 +522,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     }
 
     // 5. PodsReady, eviction, start, replacement condition.
-    const admittedCount = wl.spec.podSets.reduce((n, ps) => n + (wl.status?.admission?.podSetAssignments.find((a) => a.name === ps.name)?.count ?? ps.count), 0);
-    await this.maintainPodsReady(wl, members, admittedCount);
+    await this.maintainPodsReady(wl, members, total);
     await this.writeWaitingForReplacement(wl, absent);
     if (isTrue(wl, WorkloadCondition.Evicted)) {
       await this.evict(wl, all, false);
@@ -534,10 +535,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       }
       const todo: { pod: Pod; podSet: string }[] = [];
       for (const r of roles.values()) {
-        const admitted = wl.status?.admission?.podSetAssignments.find((a) => a.name === r.podSet.name)?.count ?? r.podSet.count;
-        const live = r.active.filter((p) => !isTerminal(p) || p.status?.phase === 'Succeeded');
-        const started = live.filter((p) => !hasAdmissionGate(p)).length;
-        const gated = live.filter((p) => hasAdmissionGate(p) && !isDeleting(p) && !isTerminal(p)).sort(podKeepOrder);
+        const admitted = admittedOf(r.podSet);
+        const started = r.active.filter((p) => !hasAdmissionGate(p)).length;
+        const gated = r.active.filter((p) => hasAdmissionGate(p) && !isDeleting(p) && !isTerminal(p)).sort(podKeepOrder);
         for (const p of gated.slice(0, Math.max(0, admitted - started))) todo.push({ pod: p, podSet: r.podSet.name });
       }
       await this.start(key, wl, todo, true);
