@@ -96,6 +96,8 @@ interface PodSetPlan {
   /** `values.join('\0')` -> count. */
   domains?: Map<string, number>;
   required?: string;
+  /** Values of the required level over the assignment's domains. */
+  requiredValues?: Set<string>;
 }
 
 interface WorkloadPlan {
@@ -402,6 +404,7 @@ export class InvariantChecker {
           plan.assignment = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
           plan.domains = new Map();
           for (const d of plan.assignment.domains) plan.domains.set(d.values.join(SEP), (plan.domains.get(d.values.join(SEP)) ?? 0) + d.count);
+          if (plan.required !== undefined) plan.requiredValues = this.requiredValues(plan.assignment, plan.required);
         } catch {
           // An undecodable assignment: nothing to compare pods with.
         }
@@ -428,7 +431,7 @@ export class InvariantChecker {
           const n = ps.assignment.domains.reduce((s, d) => s + d.count, 0);
           if (n !== ps.count) found.push({ key: `assigned/${name}`, invariant: Invariant.PodOutsideAssignment, object: what, message: `the topology assignment of PodSet ${name} of Workload ${key} places ${n} pods, not the ${ps.count} admitted` });
           if (ps.required !== undefined) {
-            const values = this.requiredValues(ps.assignment, ps.required);
+            const values = ps.requiredValues ?? new Set<string>();
             if (values.size > 1) found.push({ key: `required/${name}`, invariant: Invariant.RequiredTopology, object: what, message: `the topology assignment of PodSet ${name} of Workload ${key} spans ${values.size} domains of required level ${ps.required}: ${[...values].sort().join(', ')}` });
           }
         }
@@ -497,10 +500,10 @@ export class InvariantChecker {
         if (ps.assignment && ps.domains && node && node.ready && !plan.unhealthy.has(r.node)) {
           const dk = ps.assignment.levels.map((l) => (l === 'kubernetes.io/hostname' ? (node.labels[l] ?? r.node!) : (node.labels[l] ?? '<none>'))).join(SEP);
           if (!ps.domains.has(dk)) found.push({ key: 'outside', invariant: Invariant.PodOutsideAssignment, object: what, message: `pod ${key} of PodSet ${r.podSet} runs on node ${r.node} (${dk.split(SEP).join('/')}), which is not in its Workload's topology assignment` });
-          if (ps.required !== undefined) {
-            const want = [...this.requiredValues(ps.assignment, ps.required)];
+          if (ps.required !== undefined && ps.requiredValues?.size === 1) {
+            const want = [...ps.requiredValues];
             const have = node.labels[ps.required];
-            if (want.length === 1 && have !== want[0]) found.push({ key: 'required', invariant: Invariant.RequiredTopology, object: what, message: `pod ${key} runs on node ${r.node} in ${ps.required}=${have ?? '<none>'}, outside the required domain ${ps.required}=${want[0]} of PodSet ${r.podSet}` });
+            if (have !== want[0]) found.push({ key: 'required', invariant: Invariant.RequiredTopology, object: what, message: `pod ${key} runs on node ${r.node} in ${ps.required}=${have ?? '<none>'}, outside the required domain ${ps.required}=${want[0]} of PodSet ${r.podSet}` });
           }
         }
       }

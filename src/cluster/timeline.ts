@@ -132,6 +132,8 @@ export class Timeline {
   finishedEntries = 0;
 
   private readonly uidToEntry = new Map<string, string>();
+  /** Workloads whose owner is not (yet) a submitted object. */
+  private readonly unmapped = new Set<string>();
   private readonly informers: Informer[] = [];
   private readonly used = new Map<string, number>();
   private readonly cap = new Map<string, number>();
@@ -184,8 +186,11 @@ export class Timeline {
         e.uids.add(created.metadata.uid);
         this.uidToEntry.set(created.metadata.uid, e.key);
       }
-      // A Workload created before its owner was known (pod groups compose late) is mapped now.
-      for (const w of this.workloads.values()) if (w.entry === undefined && !w.deleted) this.mapWorkload(w, w.last);
+      // A Workload seen before its owner was submitted is mapped now.
+      for (const key of this.unmapped) {
+        const w = this.workloads.get(key);
+        if (w && !w.deleted) this.mapWorkload(w, w.last);
+      }
     }
     if (error !== undefined) e.errors.push(`${refOf(input)}: ${error}`);
   }
@@ -239,6 +244,7 @@ export class Timeline {
     }
     if (!w) {
       rec.deleted = true;
+      this.unmapped.delete(key);
       this.updateQueues(key, undefined);
       this.updateFinished(rec);
       return;
@@ -294,7 +300,11 @@ export class Timeline {
       }
       frontier = next;
     }
-    if (entry === undefined) return;
+    if (entry === undefined) {
+      this.unmapped.add(rec.key);
+      return;
+    }
+    this.unmapped.delete(rec.key);
     rec.entry = entry;
     const e = this.entries.get(entry)!;
     if (!e.workloads.includes(rec.key)) e.workloads.push(rec.key);
