@@ -3,8 +3,9 @@
 
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import type { Reconciler } from '../runtime/manager.ts';
+import { binder } from './binder.ts';
 import { jobControllers } from './job-controllers.ts';
 
 export function standIns(): Reconciler<TopoqueueConfig>[] {
-  return [jobControllers()];
+  return [jobControllers(), binder()];
 }

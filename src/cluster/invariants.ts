@@ -22,7 +22,7 @@
 //   PodOutsideAssignment a pod of a TAS PodSet runs on a node of its assignment's domains, at most count per domain
 //   AdmittedTwice        an admission replaced without being cleared (except a failed-node replacement);
 //                        more running pods in a PodSet than it was admitted with
-//   PodWithoutAdmission  a running pod of a Workload that holds no quota
+//   PodWithoutAdmission  a running pod (not being deleted) of a Workload that holds no quota
 //   GatedPodBound        a pod bound to a node while it still has scheduling gates
 
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
@@ -80,6 +80,8 @@ interface PodRec {
   podSet?: string;
   gated: boolean;
   running: boolean;
+  /** Has a deletionTimestamp: being stopped. */
+  deleting: boolean;
 }
 
 interface NodeRec {
@@ -245,6 +247,7 @@ export class InvariantChecker {
       podSet: p.metadata.labels?.[KueueLabel.PodSet],
       gated: (p.spec.schedulingGates ?? []).length > 0,
       running: p.status?.phase === 'Running',
+      deleting: p.metadata.deletionTimestamp !== undefined,
     };
     this.podRecs.set(key, rec);
     this.account(key, rec);
@@ -487,7 +490,8 @@ export class InvariantChecker {
     if (r?.node && r.gated && r.active) found.push({ key: 'gated', invariant: Invariant.GatedPodBound, object: what, message: `pod ${key} is bound to node ${r.node} while it still has scheduling gates` });
     if (r?.active && r.node && r.workload !== undefined) {
       const w = this.workloads.get(r.workload);
-      if (w && !w.status?.admission && !w.metadata.deletionTimestamp) {
+      // A pod being deleted is being stopped: Kueue releases the quota once the job has no active pod, and a terminating pod is not active.
+      if (w && !w.status?.admission && !w.metadata.deletionTimestamp && !r.deleting) {
         found.push({ key: 'noquota', invariant: Invariant.PodWithoutAdmission, object: what, message: `pod ${key} runs on node ${r.node} while its Workload ${r.workload} holds no quota (no status.admission)` });
       }
       const plan = w ? this.planOf(r.workload, w) : undefined;
