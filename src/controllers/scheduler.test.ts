@@ -1,26 +1,227 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Workload } from '../api/objects.ts';
+import type { KObject, Workload } from '../api/objects.ts';
+import { pod } from '../testing/builders.ts';
 import { cq, flavor, localQueue, wl } from '../testing/admission.ts';
-import { runtimeEnv } from '../testing/runtime.ts';
+import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
+import { clearAfterEviction, condition, finish } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
+import { workloadController } from './workload-controller.ts';
 
-const get = (env: ReturnType<typeof runtimeEnv>, name: string) => env.get<Workload>('Workload', 'default', name)!;
-const cond = (w: Workload, type: string) => w.status?.conditions?.find((c) => c.type === type);
+const get = (env: RuntimeEnv, name: string) => env.get<Workload>('Workload', 'default', name)!;
+const admitted = (env: RuntimeEnv) =>
+  env.store
+    .listSync<Workload>('Workload')
+    .filter((w) => w.status?.admission !== undefined)
+    .map((w) => w.metadata.name)
+    .sort();
+const queueObjects = (quota = '10'): KObject[] => [flavor('default'), cq('a').quota('default', { cpu: quota }).build(), localQueue('a', 'a')];
 
-describe('scheduler controller', () => {
+describe('scheduler controller: admission', () => {
   it('admits a pending Workload: admission, QuotaReserved and Admitted written, events recorded', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController()], objects: [flavor('default'), cq('a').quota('default', { cpu: '10' }).build(), localQueue('a', 'a')] });
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
     await env.start();
     env.seed(wl('w1').queue('a').pods(2, { cpu: '3' }).build());
     await env.run();
     const w = get(env, 'w1');
     assert.equal(w.status?.admission?.clusterQueue, 'a');
     assert.deepEqual(w.status?.admission?.podSetAssignments, [{ name: 'main', flavors: { cpu: 'default' }, resourceUsage: { cpu: '6' }, count: 2 }]);
-    assert.equal(cond(w, 'QuotaReserved')?.status, 'True');
-    assert.equal(cond(w, 'Admitted')?.status, 'True');
+    assert.equal(condition(w, 'QuotaReserved')?.status, 'True');
+    assert.equal(condition(w, 'QuotaReserved')?.message, 'Quota reserved in ClusterQueue a');
+    assert.equal(condition(w, 'Admitted')?.status, 'True');
+    assert.equal(condition(w, 'Admitted')?.lastTransitionTime, '2026-01-01T00:00:00Z');
     const events = env.manager.events.about('Workload/default/w1').map((e) => `${e.reason}: ${e.message}`);
     assert.deepEqual(events, ['QuotaReserved: Quota reserved in ClusterQueue a, wait time since queued was 0s', 'Admitted: Admitted by ClusterQueue a, wait time since reservation was 0s']);
+    const metrics = await env.manager.metrics.text();
+    assert.match(metrics, /kueue_admitted_workloads_total\{cluster_queue="a"\} 1/);
+    assert.match(metrics, /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 6/);
+    assert.match(metrics, /kueue_admission_attempts_total\{result="success"\} 1/);
     assert.deepEqual(env.manager.errors, []);
+  });
+
+  it('takes only one head per ClusterQueue per cycle', async () => {
+    const objects = [...queueObjects('100'), cq('b').quota('default', { cpu: '100' }).build(), localQueue('b', 'b')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    env.seed(wl('a1').queue('a').pods(1, { cpu: '1' }).build(), wl('a2').queue('a').pods(1, { cpu: '1' }).build(), wl('a3').queue('a').pods(1, { cpu: '1' }).build());
+    env.seed(wl('b1').queue('b').pods(1, { cpu: '1' }).build(), wl('b2').queue('b').pods(1, { cpu: '1' }).build());
+    await env.start();
+    await env.manager.step();
+    assert.deepEqual(admitted(env), ['a1', 'b1']);
+    await env.manager.step();
+    assert.deepEqual(admitted(env), ['a1', 'a2', 'b1', 'b2']);
+    await env.run();
+    assert.deepEqual(admitted(env), ['a1', 'a2', 'a3', 'b1', 'b2']);
+  });
+
+  it('writes the pending message once, however many cycles look at the Workload again', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects(), config: { requeueBatchMs: 0 } });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '3' }).build(), wl('w2').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['w1']);
+    let writes = 0;
+    env.store.watch<Workload>('Workload', (e) => e.object.metadata.name === 'w2' && writes++);
+    // Capacity events requeue w2 again and again; it still does not fit.
+    for (let i = 0; i < 5; i++) {
+      env.seed(pod(`p${i}`).build());
+      env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.metadata.labels = { round: String(i) }));
+      env.seed(wl(`x${i}`).queue('a').pods(1, { cpu: '5' }).build());
+      await env.run();
+    }
+    const w2 = get(env, 'w2');
+    assert.equal(condition(w2, 'QuotaReserved')?.status, 'False');
+    assert.equal(condition(w2, 'QuotaReserved')?.reason, 'WaitingForQuota');
+    assert.equal(writes, 0);
+    const attempts = /kueue_admission_attempts_total\{result="inadmissible"\} (\d+)/.exec(await env.manager.metrics.text());
+    assert.ok(Number(attempts?.[1]) >= 5, 'cycles did look at it again');
+    const warnings = env.manager.events.about('Workload/default/w2').filter((e) => e.type === 'Warning');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!.message, /insufficient unused quota for cpu in flavor default, 2 more needed/);
+  });
+
+  it('Finished releases the quota and wakes the parked Workloads after the requeue batch (1 s)', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '3' }).build(), wl('w2').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['w1']);
+    finish(env, 'w1');
+    await env.run(999);
+    assert.equal(get(env, 'w2').status?.admission, undefined, 'not before the batch');
+    await env.run(2);
+    assert.equal(get(env, 'w2').status?.admission?.clusterQueue, 'a');
+    assert.match(await env.manager.metrics.text(), /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 6/);
+  });
+
+  it('a Workload whose LocalQueue is missing says so, and is admitted once the LocalQueue is created', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: [flavor('default'), cq('a').quota('default', { cpu: '10' }).build()] });
+    await env.start();
+    env.seed(wl('w1').queue('late').pods(1, { cpu: '1' }).build());
+    await env.run();
+    assert.equal(condition(get(env, 'w1'), 'QuotaReserved')?.message, "LocalQueue late doesn't exist");
+    env.seed(localQueue('late', 'missing'));
+    await env.run();
+    assert.equal(condition(get(env, 'w1'), 'QuotaReserved')?.message, "ClusterQueue missing doesn't exist");
+    env.patch('LocalQueue', 'default', 'late', (lq: KObject & { spec: { clusterQueue: string } }) => (lq.spec.clusterQueue = 'a'));
+    await env.run();
+    assert.equal(get(env, 'w1').status?.admission?.clusterQueue, 'a');
+  });
+
+  it('a failed admission write takes the assumed usage back and retries with a growing backoff', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
+    let deny = true;
+    env.store.addAdmissionHook({
+      name: 'deny-w1',
+      kinds: ['Workload'],
+      operations: ['UPDATE'],
+      type: 'validating',
+      includeStatus: true,
+      admit: (r) => (deny && r.object.metadata.name === 'w1' && (r.object as Workload).status?.admission ? { denied: ['w1 may not be admitted yet'] } : undefined),
+    });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '6' }).build());
+    const r = await env.run(600_000);
+    assert.deepEqual(admitted(env), []);
+    const errors = env.manager.errors.length;
+    assert.ok(errors >= 3 && errors < 40, `retried a few times in 10 minutes, not spinning: ${errors}`);
+    assert.match(env.manager.errors[0]!.message, /admission webhook "deny-w1" denied the request: w1 may not be admitted yet/);
+    assert.ok(r.steps < 200, `steps ${r.steps}`);
+    const metrics = await env.manager.metrics.text();
+    assert.match(metrics, /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 0/);
+    assert.match(metrics, /kueue_reserving_active_workloads\{cluster_queue="a"\} 0/);
+    deny = false;
+    await env.run(120_000);
+    assert.deepEqual(admitted(env), ['w1']);
+  });
+});
+
+describe('scheduler controller: preemption', () => {
+  const objects = (): KObject[] => [flavor('default'), cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(), localQueue('a', 'a')];
+
+  it("a preempted Workload keeps its quota until its reservation is cleared; then the preemptor is admitted", async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: objects() });
+    await env.start();
+    env.seed(wl('low').queue('a').pods(1, { cpu: '8' }).priority(1).build());
+    await env.run();
+    env.seed(wl('high').queue('a').pods(1, { cpu: '8' }).priority(100).build());
+    const r = await env.run();
+    assert.ok(r.idle);
+    const low = get(env, 'low');
+    assert.equal(condition(low, 'Evicted')?.status, 'True');
+    assert.equal(condition(low, 'Evicted')?.reason, 'Preempted');
+    assert.equal(condition(low, 'Preempted')?.reason, 'InClusterQueue');
+    assert.match(condition(low, 'Preempted')?.message ?? '', /^Preempted to accommodate a workload \(UID: .*\) due to prioritization in the ClusterQueue$/);
+    assert.equal(low.status?.admission?.clusterQueue, 'a', 'the victim keeps its reservation while its pods stop');
+    assert.equal(get(env, 'high').status?.admission, undefined);
+    assert.equal(condition(get(env, 'high'), 'QuotaReserved')?.reason, 'WaitingForPreemptedWorkloads');
+    assert.equal(env.manager.events.about('Workload/default/low').filter((e) => e.reason === 'Preempted').length, 1, 'evicted once, not once per cycle');
+
+    clearAfterEviction(env, 'low');
+    await env.run();
+    assert.equal(get(env, 'high').status?.admission?.clusterQueue, 'a');
+    const lowAfter = get(env, 'low');
+    assert.equal(lowAfter.status?.admission, undefined);
+    assert.equal(condition(lowAfter, 'Requeued')?.status, 'True');
+    assert.equal(condition(lowAfter, 'QuotaReserved')?.reason, 'WaitingForQuota', 'requeued and waiting again');
+    assert.match(await env.manager.metrics.text(), /kueue_preempted_workloads_total\{preempting_cluster_queue="a",reason="InClusterQueue"\} 1/);
+  });
+
+  it('a bare Workload (no owner) is cleared by the workload controller after its preemption', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: objects(), config: { waitForPodsReady: undefined } });
+    await env.start();
+    env.seed(wl('low').queue('a').pods(1, { cpu: '8' }).priority(1).build());
+    await env.run();
+    env.seed(wl('high').queue('a').pods(1, { cpu: '8' }).priority(100).build());
+    await env.run();
+    assert.equal(get(env, 'high').status?.admission?.clusterQueue, 'a');
+    assert.equal(get(env, 'low').status?.admission, undefined);
+    assert.equal(condition(get(env, 'low'), 'Evicted')?.reason, 'Preempted');
+  });
+});
+
+describe('scheduler controller: restart and determinism', () => {
+  it('a new manager on the same store rebuilds from it and admits no Workload twice', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build(), wl('w2').queue('a').pods(1, { cpu: '4' }).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['w1', 'w2']);
+    const before = env.store.listSync<Workload>('Workload').map((w) => w.metadata.resourceVersion);
+    env.manager.stop();
+
+    env.seed(wl('w3').queue('a').pods(1, { cpu: '4' }).build());
+    const again = runtimeEnv({ store: env.store, clock: env.clock, controllers: [schedulerController()] });
+    await again.start();
+    await again.run();
+    assert.deepEqual(
+      env.store.listSync<Workload>('Workload').slice(0, 2).map((w) => w.metadata.resourceVersion),
+      before,
+      'admitted Workloads untouched',
+    );
+    assert.deepEqual(admitted(again), ['w1', 'w2']);
+    assert.equal(condition(get(again, 'w3'), 'QuotaReserved')?.reason, 'WaitingForQuota', 'the quota of w1 and w2 counts');
+    assert.equal(again.manager.events.recent.filter((e) => e.reason === 'QuotaReserved').length, 0);
+  });
+
+  it('the same input gives the same statuses and events', async () => {
+    const scenario = async () => {
+      const env = runtimeEnv({
+        controllers: [schedulerController(), workloadController()],
+        config: { waitForPodsReady: undefined },
+        objects: [flavor('default'), cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(), localQueue('a', 'a'), cq('b').quota('default', { cpu: '4' }).build(), localQueue('b', 'b')],
+      });
+      await env.start();
+      for (let i = 0; i < 12; i++) env.seed(wl(`w${i}`).queue(i % 3 === 0 ? 'b' : 'a').pods(1 + (i % 2), { cpu: String(1 + (i % 4)) }).priority(i % 5).created(i).build());
+      await env.run();
+      finish(env, 'w1');
+      env.seed(wl('late').queue('a').pods(1, { cpu: '9' }).priority(50).build());
+      await env.run();
+      const statuses = env.store.listSync<Workload>('Workload').map((w) => [w.metadata.name, w.status]);
+      return JSON.stringify({ statuses, events: env.manager.events.recent.map((e) => [e.at, e.object, e.reason, e.message]) });
+    };
+    const a = await scenario();
+    const b = await scenario();
+    assert.equal(a, b);
+    assert.match(a, /Preempted/);
   });
 });

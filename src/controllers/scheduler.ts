@@ -46,6 +46,9 @@ export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Requeue: 'requeue' }
 /** Kueue's idle backoff between cycles that admit nothing (1 ms doubling to 10 ms). */
 const IDLE_BACKOFF_MIN_MS = 1;
 const IDLE_BACKOFF_MAX_MS = 10;
+/** Retry of a Workload whose write failed (other than a conflict): 5 ms doubling to 1 min. */
+const ERROR_BACKOFF_MIN_MS = 5;
+const ERROR_BACKOFF_MAX_MS = 60_000;
 
 export function schedulerController(): Reconciler<TopoqueueConfig> {
   return new SchedulerController();
@@ -66,6 +69,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private state!: SchedulerState;
   private placement: WorkloadPlacementOptions = {};
   private idleMs = 0;
+  private errorBackoffMs = 0;
   private gaugeGeneration = -1;
   private readonly reported = new Set<string>();
 
@@ -126,7 +130,15 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const s = this.state;
     const r = s.sync();
     await this.report(r.problems);
-    for (const u of r.unqueued) await this.writePending(u.key, undefined, u, now);
+    for (const u of r.unqueued) {
+      try {
+        await this.writePending(u.key, undefined, u, now);
+      } catch (e) {
+        this.ctx.log.error(this.name, u.key, e);
+        s.dirtyWorkloads.add(u.key);
+        this.queue.addAfter(SchedulerKey.Sync, ERROR_BACKOFF_MAX_MS);
+      }
+    }
     let changed = r.changed;
 
     const batch = this.ctx.config.requeueBatchMs;
@@ -178,7 +190,10 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     try {
       switch (d.kind) {
         case 'admit':
-          if (await this.admit(d, now)) out.admitted++;
+          if (await this.admit(d, now)) {
+            out.admitted++;
+            this.errorBackoffMs = 0;
+          }
           return;
         case 'pending':
           await this.pending(d, now);
@@ -192,10 +207,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
           return;
       }
     } catch (e) {
-      // One Workload's failed write never stops the others: it is read again and retried.
+      // One Workload's failed write never stops the others: it is read again and retried,
+      // after a backoff that grows while writes keep failing (no spinning in virtual time).
       this.ctx.log.error(this.name, d.key, e);
       this.state.forget(d.key);
-      this.queue.add(SchedulerKey.Sync);
+      this.errorBackoffMs = Math.min(ERROR_BACKOFF_MAX_MS, this.errorBackoffMs === 0 ? ERROR_BACKOFF_MIN_MS : this.errorBackoffMs * 2);
+      this.queue.addAfter(SchedulerKey.Sync, this.errorBackoffMs);
     }
   }
 
