@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import type { KObject, Node, Workload } from '../api/objects.ts';
+import { decodeV1beta2 } from '../placement/assignment-codec.ts';
+import { BLOCK, cq, flavor, localQueue, RACK, TAS_LEVELS, wl } from '../testing/admission.ts';
+import { node, pod } from '../testing/builders.ts';
+import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
+import { condition, finish, markUnhealthy, topology } from '../testing/scheduler.ts';
+import { schedulerController } from './scheduler.ts';
+
+const get = (env: RuntimeEnv, name: string) => env.get<Workload>('Workload', 'default', name)!;
+
+/** Pods per host of a Workload's first PodSet assignment. */
+function hosts(w: Workload): Record<string, number> {
+  const t = w.status?.admission?.podSetAssignments[0]?.topologyAssignment;
+  if (!t) return {};
+  const out: Record<string, number> = {};
+  for (const d of decodeV1beta2(t).domains) out[d.values[d.values.length - 1]!] = (out[d.values[d.values.length - 1]!] ?? 0) + d.count;
+  return out;
+}
+
+/** Two racks of two 4-cpu nodes: r1 (x1, x2) and r2 (y1, y2). */
+function tasObjects(): KObject[] {
+  const n = (name: string, rack: string) => node(name).labels({ [BLOCK]: 'b1', [RACK]: rack }).cpu(4).build();
+  return [
+    topology('default', TAS_LEVELS),
+    flavor('tas', { topology: 'default', nodeLabels: { [BLOCK]: 'b1' } }),
+    cq('a').quota('tas', { cpu: '100' }).build(),
+    localQueue('a', 'a'),
+    n('x1', 'r1'),
+    n('x2', 'r1'),
+    n('y1', 'r2'),
+    n('y2', 'r2'),
+  ];
+}
+
+const rackRequired = { required: RACK };
+
+describe('scheduler controller: topology-aware scheduling', () => {
+  it('writes the topology assignment and never puts more on a node than it has free (other pods counted)', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: tasObjects() });
+    // A pod no Workload owns uses 2 of x1's 4 cpus: r1 has room for 3 pods of 2 cpus.
+    env.seed(pod('daemon').on('x1').request('cpu', 2).build());
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(4, { cpu: '2' }, { topology: rackRequired }).build());
+    await env.run();
+    assert.deepEqual(hosts(get(env, 'w1')), { y1: 2, y2: 2 });
+    env.seed(wl('w2').queue('a').pods(3, { cpu: '2' }, { topology: rackRequired }).build());
+    await env.run();
+    assert.deepEqual(hosts(get(env, 'w2')), { x1: 1, x2: 2 });
+    env.seed(wl('w3').queue('a').pods(1, { cpu: '2' }, { topology: rackRequired }).build());
+    await env.run();
+    const w3 = get(env, 'w3');
+    assert.equal(w3.status?.admission, undefined);
+    assert.equal(condition(w3, 'QuotaReserved')?.reason, 'TopologyPlacementFailed');
+
+    // The other pod ends: its capacity is free again, and w3 fits on x1.
+    env.patch('Pod', 'default', 'daemon', (p: KObject & { status?: { phase?: string } }) => (p.status = { phase: 'Succeeded' }), { status: true });
+    await env.run();
+    assert.deepEqual(hosts(get(env, 'w3')), { x1: 1 });
+  });
+
+  it("the pods of an admitted Workload count through its assignment, not twice; once it has finished, as plain usage until they end", async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: tasObjects() });
+    await env.start();
+    env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '2' }, { topology: rackRequired }).build());
+    await env.run();
+    const placed = hosts(get(env, 'w1'));
+    // Its pods run where the assignment says (the ungater's and binder's work).
+    let i = 0;
+    for (const [h, n] of Object.entries(placed)) {
+      for (let k = 0; k < n; k++) {
+        const p = pod(`w1-${i++}`).on(h).request('cpu', 2).build();
+        p.metadata.annotations = { [KueueAnnotation.Workload]: 'w1' };
+        p.metadata.labels = { [KueueLabel.PodSet]: 'main' };
+        env.seed(p);
+      }
+    }
+    // w2 fits only in what w1 left of its rack, its own node included.
+    env.seed(wl('w2').queue('a').pods(3, { cpu: '2' }, { topology: rackRequired }).build());
+    await env.run();
+    assert.ok(get(env, 'w2').status?.admission, 'w1 counted once');
+
+    finish(env, 'w1');
+    env.seed(wl('w3').queue('a').pods(1, { cpu: '2' }).build());
+    await env.run();
+    assert.equal(get(env, 'w3').status?.admission, undefined, "the finished Workload's pods still hold their nodes");
+    for (let k = 0; k < i; k++) env.patch('Pod', 'default', `w1-${k}`, (p: KObject & { status?: { phase?: string } }) => (p.status = { phase: 'Succeeded' }), { status: true });
+    await env.run();
+    assert.ok(get(env, 'w3').status?.admission, 'their end frees the room');
+  });
+
+  it('a node joining the topology wakes the Workloads waiting for room', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: tasObjects(), config: { requeueBatchMs: 0 } });
+    await env.start();
+    env.seed(wl('big').queue('a').pods(3, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    assert.equal(condition(get(env, 'big'), 'QuotaReserved')?.reason, 'TopologyPlacementFailed');
+    env.seed(node('x3').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    await env.run();
+    assert.deepEqual(hosts(get(env, 'big')), { x1: 1, x2: 1, x3: 1 });
+  });
+});
+
+describe('scheduler controller: failed node replacement (second pass)', () => {
+  const setup = async (extraNode: boolean) => {
+    const objects = tasObjects();
+    if (extraNode) objects.push(node('x3').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    // Fill r2 so that w1 goes to r1.
+    env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).priority(10).build());
+    await env.run();
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    return env;
+  };
+
+  it('moves only the failed node\'s pods to a replacement in the same required domain and clears unhealthyNodes', async () => {
+    const env = await setup(true);
+    const before = hosts(get(env, 'w1'));
+    assert.equal(Object.keys(before).length, 2);
+    const failed = Object.keys(before)[0]!;
+    const kept = Object.keys(before)[1]!;
+    env.patch<Node>('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    markUnhealthy(env, 'w1', [failed]);
+    await env.run();
+    const w1 = get(env, 'w1');
+    const after = hosts(w1);
+    assert.equal(after[kept], 1, 'the healthy domain is kept');
+    assert.equal(after[failed], undefined);
+    assert.deepEqual(Object.keys(after).sort(), [kept, 'x3'].sort());
+    assert.equal(w1.status?.unhealthyNodes, undefined);
+    assert.equal(condition(w1, 'Evicted'), undefined);
+    assert.equal(w1.status?.admission?.podSetAssignments[0]?.count, 2);
+  });
+
+  it('evicts with NodeFailures when there is no replacement', async () => {
+    const env = await setup(false);
+    const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
+    env.patch<Node>('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    markUnhealthy(env, 'w1', [failed]);
+    await env.run();
+    const w1 = get(env, 'w1');
+    assert.equal(condition(w1, 'Evicted')?.reason, 'NodeFailures');
+    assert.equal(condition(w1, 'Evicted')?.message, `Workload was evicted as there was no replacement for unhealthy node(s): ${failed}`);
+    assert.ok(w1.status?.admission, 'the reservation stays until the pods have stopped');
+    assert.deepEqual(w1.status?.unhealthyNodes, [{ name: failed }]);
+  });
+
+  it('a Workload owned by a single Pod keeps its assignment', async () => {
+    const env = await setup(true);
+    env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }]));
+    const before = get(env, 'w1').status?.admission;
+    const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
+    markUnhealthy(env, 'w1', [failed]);
+    await env.run();
+    assert.deepEqual(get(env, 'w1').status?.admission, before);
+    assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
+  });
+});
+
+describe('scheduler controller: hostnames', () => {
+  it('hostname-lowest assignments name the hosts', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: tasObjects() });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '1' }).build());
+    await env.run();
+    const t = get(env, 'w1').status?.admission?.podSetAssignments[0]?.topologyAssignment;
+    assert.deepEqual(t?.levels, [HOSTNAME_LABEL], 'implicit TAS (every flavor of the ClusterQueue is a TAS flavor)');
+  });
+});
