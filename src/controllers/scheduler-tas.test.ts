@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
+import { tierLevelKey } from '../topology/hypernode-tree.ts';
 import type { KObject, Node, Workload } from '../api/objects.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { BLOCK, cq, flavor, localQueue, RACK, TAS_LEVELS, wl } from '../testing/admission.ts';
-import { node, pod } from '../testing/builders.ts';
+import { hyperNode, node, pod } from '../testing/builders.ts';
 import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
 import { condition, finish, markUnhealthy, topology } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
@@ -171,5 +174,57 @@ describe('scheduler controller: hostnames', () => {
     await env.run();
     const t = get(env, 'w1').status?.admission?.podSetAssignments[0]?.topologyAssignment;
     assert.deepEqual(t?.levels, [HOSTNAME_LABEL], 'implicit TAS (every flavor of the ClusterQueue is a TAS flavor)');
+  });
+});
+
+describe('scheduler controller: gangs and HyperNodes', () => {
+  it('a gang that does not fit within its waiting time is released and it and its pods are annotated timed out', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: tasObjects() });
+    await env.start();
+    const gang = wl('g').queue('a').pods(3, { cpu: '4' }, { topology: rackRequired }).gang(3, { waitingTime: '30s' }).build();
+    gang.metadata.ownerReferences = [0, 1, 2].map((i) => ({ apiVersion: 'v1', kind: 'Pod', name: `g-${i}`, uid: `u${i}` }));
+    env.seed(gang, ...[0, 1, 2].map((i) => pod(`g-${i}`).build()));
+    await env.run(29_000);
+    let g = get(env, 'g');
+    assert.equal(condition(g, 'QuotaReserved')?.reason, 'TopologyPlacementFailed');
+    assert.equal(g.metadata.annotations?.['topoqueue.io/gang-waiting-since'], '2026-01-01T00:00:00Z');
+    assert.equal(g.metadata.annotations?.[GangAnnotation.Timeout], undefined);
+    await env.run(2_000);
+    g = get(env, 'g');
+    assert.equal(g.metadata.annotations?.[GangAnnotation.Timeout], 'true');
+    assert.equal(condition(g, 'QuotaReserved')?.reason, 'GangTimeout');
+    for (let i = 0; i < 3; i++) assert.equal(env.get<KObject>('Pod', 'default', `g-${i}`)?.metadata.annotations?.[GangAnnotation.Timeout], 'true');
+    const r = await env.run();
+    assert.ok(r.idle, 'not scheduled again until the user acts');
+  });
+
+  it('a Topology of HyperNode tiers: a tier-required PodSet lands inside one HyperNode; a new member node extends it', async () => {
+    const objects: KObject[] = [
+      hyperNode('s0').tier(1).nodes('n0', 'n1').build(),
+      hyperNode('s1').tier(1).nodes('n2', 'n3').build(),
+      hyperNode('top').tier(2).hyperNodes('s0', 's1').build(),
+      topology('tiers', [tierLevelKey(2), tierLevelKey(1), HOSTNAME_LABEL]),
+      flavor('hn', { topology: 'tiers', nodeLabels: { pool: 'gpu' } }),
+      cq('a').quota('hn', { cpu: '100' }).build(),
+      localQueue('a', 'a'),
+      ...['n0', 'n1', 'n2', 'n3'].map((n) => node(n).labels({ pool: 'gpu' }).cpu(4).build()),
+    ];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects, config: { requeueBatchMs: 0 } });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: { required: tierLevelKey(1) } }).build());
+    await env.run();
+    const placed = Object.keys(hosts(get(env, 'w1'))).sort();
+    assert.ok(JSON.stringify(placed) === '["n0","n1"]' || JSON.stringify(placed) === '["n2","n3"]', placed.join());
+    env.seed(wl('w2').queue('a').pods(3, { cpu: '4' }, { topology: { required: tierLevelKey(1) } }).build());
+    await env.run();
+    assert.equal(get(env, 'w2').status?.admission, undefined);
+    // A third node joins the free HyperNode (by exact name): w2 fits there.
+    const free = placed[0] === 'n0' ? 's1' : 's0';
+    const newNode = free === 's1' ? 'n4' : 'n5';
+    env.patch<HyperNode>('HyperNode', undefined, free, (h) => h.spec.members.push({ type: 'Node', selector: { exactMatch: { name: newNode } } }));
+    env.seed(node(newNode).labels({ pool: 'gpu' }).cpu(4).build());
+    await env.run();
+    assert.equal(Object.keys(hosts(get(env, 'w2'))).length, 3);
+    assert.ok(hosts(get(env, 'w2'))[newNode]);
   });
 });
