@@ -290,6 +290,24 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     assert.equal(h.workload('pod-group'), undefined, 'no pods left: the Workload is deleted');
   });
 
+  it('deleting the Workload stops the started pods, releases the Workload, and the pods lose their finalizers once it is gone', async () => {
+    const h = await harness();
+    await h.create(worker(0, 2).build());
+    await h.create(worker(1, 2).build());
+    await h.run();
+    await h.admit(NS, 'pod-group');
+    await h.run();
+    await h.runPod('job-worker-0');
+    await h.runPod('job-worker-1');
+    await h.run();
+    await h.store.delete('Workload', NS, 'pod-group');
+    await h.run();
+    assert.equal(h.pod('job-worker-0'), undefined, 'stopped (TerminationTarget, deleted) and, the Workload gone, finalized');
+    assert.equal(h.pod('job-worker-1'), undefined);
+    assert.equal(h.workload('pod-group'), undefined);
+    assert.ok(h.events('Stopped').some((e) => e.message === 'Workload is deleted'));
+  });
+
   it('an unretriable group finishes when no pod runs any more; a serving group never finishes', async () => {
     for (const serving of [false, true]) {
       const h = await harness();
