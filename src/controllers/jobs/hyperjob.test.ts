@@ -18,7 +18,7 @@ function runHyperJob(env: JobEnv, hj: KObject, rjs: { name: string; replicas: nu
   for (const rj of rjs) {
     for (let i = 0; i < rj.replicas; i++) {
       const name = `${cur.metadata.name}-${rj.name}-${i}`;
-      const labels: Record<string, string> = labelled ? { [HyperJobLabel.Name]: cur.metadata.name, [HyperJobLabel.ReplicatedJobName]: rj.name, [HyperJobLabel.ReplicatedJobIndex]: String(i) } : {};
+      const labels: Record<string, string> = labelled ? { [HyperJobLabel.Name]: cur.metadata.name, [HyperJobLabel.ReplicatedJobName]: rj.name, [HyperJobLabel.JobIndex]: String(i) } : {};
       const child = createChild(env, cur, volcanoJob(name, [{ name: 'worker', replicas: rj.pods }], { queue: null, labels }));
       children.push(child);
       for (let p = 0; p < rj.pods; p++) {

@@ -16,7 +16,7 @@ import { volcanoJobFinish } from './volcano-job.ts';
 export const HyperJobLabel = {
   Name: 'training.volcano.sh/hyperjob-name',
   ReplicatedJobName: 'training.volcano.sh/replicatedjob-name',
-  ReplicatedJobIndex: 'training.volcano.sh/replicatedjob-index',
+  JobIndex: 'training.volcano.sh/job-index',
 } as const;
 
 export const HyperJobCondition = { Completed: 'Completed', Failed: 'Failed' } as const;
