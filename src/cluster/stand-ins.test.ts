@@ -57,7 +57,7 @@ describe('stand-ins together', () => {
     const events = [
       { apiVersion: 'topoqueue.io/v1alpha1', kind: 'SimulationEvent', metadata: { name: 'down' }, spec: { at: '10s', node: 'n1', action: 'NotReady' } },
       { apiVersion: 'topoqueue.io/v1alpha1', kind: 'SimulationEvent', metadata: { name: 'up' }, spec: { at: '5m', node: 'n1', action: 'Ready' } },
-    ] as KObject[];
+    ] as unknown as KObject[];
     const late = { ...indexedJob('late', 1, 1, '60s'), metadata: { name: 'late', namespace: 'default' } };
     const c = await testCluster(standIns(), [readyNode('n1', { cpu: '4', pods: '110' }), readyNode('n2', { cpu: '4', pods: '110' }), indexedJob('early', 1, 1, '60s'), ...events]);
     await c.run(20_000);
