@@ -11,7 +11,12 @@ import { type TopoqueueConfig, defaultConfig } from '../controllers/config.ts';
 import { jobReconciler } from '../controllers/job-reconciler.ts';
 import { VirtualClock } from '../runtime/clock.ts';
 import type { RecordedEvent } from '../runtime/events.ts';
-import { Manager } from '../runtime/manager.ts';
+import { Manager, type Reconciler } from '../runtime/manager.ts';
+import { allControllers } from '../controllers/index.ts';
+import { binder } from '../cluster/binder.ts';
+import { garbageCollector } from '../cluster/garbage-collector.ts';
+import { jobControllers } from '../cluster/job-controllers.ts';
+import { kubelet } from '../cluster/kubelet.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
 import { mutable } from '../runtime/store.ts';
 
@@ -172,7 +177,7 @@ export function volcanoJob(name: string, tasks: { name: string; replicas?: numbe
   } as KObject;
 }
 
-export function hyperJob(name: string, replicatedJobs: { name: string; replicas?: number; tasks: { name: string; replicas?: number }[] }[], o: MetaOptions = {}): KObject {
+export function hyperJob(name: string, replicatedJobs: { name: string; replicas?: number; tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[] }[], o: MetaOptions = {}): KObject {
   return {
     apiVersion: 'training.volcano.sh/v1alpha1',
     kind: 'HyperJob',
@@ -181,7 +186,7 @@ export function hyperJob(name: string, replicatedJobs: { name: string; replicas?
       replicatedJobs: replicatedJobs.map((rj) => ({
         name: rj.name,
         replicas: rj.replicas ?? 1,
-        templateSpec: { tasks: rj.tasks.map((t) => ({ name: t.name, replicas: t.replicas ?? 1, template: podTemplate() })) },
+        templateSpec: { tasks: rj.tasks.map((t) => ({ name: t.name, replicas: t.replicas ?? 1, template: t.template ?? podTemplate() })) },
       })),
     },
   } as KObject;
@@ -305,4 +310,13 @@ export function editJob(env: JobEnv, job: KObject, change: (j: KObject & { spec:
 
 export function latest<T extends KObject>(env: JobEnv, obj: T): T {
   return env.store.getSync<T>(obj.kind, obj.metadata.namespace, obj.metadata.name)!;
+}
+
+// ---------------------------------------------------------------------------------------
+// The whole embedded cluster (end-to-end suites)
+// ---------------------------------------------------------------------------------------
+
+/** Every topoqueue controller and every stand-in, as the embedded cluster runs them. */
+export function embeddedControllers(): Reconciler<TopoqueueConfig>[] {
+  return [...allControllers(), jobControllers(), binder(), kubelet(), garbageCollector()];
 }
