@@ -399,3 +399,44 @@ test('pods of a Job are found through their controller: a pod of another Job wit
   assert.equal(findCondition(wa, 'PodsReady')?.status, 'False');
   assert.equal(findCondition(wb, 'PodsReady')?.status, 'True');
 });
+
+test('of two Workloads owned by one Job, the matching one is kept and the other deleted', async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('train', { parallelism: 2 }))) as Job;
+  const kept = env.workload();
+  const stray = structuredClone(kept) as Workload;
+  stray.metadata = { name: 'stray', namespace: 'ns', ownerReferences: kept.metadata.ownerReferences, finalizers: [KueueRuntimeKey.ResourceInUseFinalizer] };
+  stray.spec.podSets[0]!.count = 9;
+  delete stray.status;
+  await env.create(stray);
+  assert.deepEqual(env.workloads().map((w) => w.metadata.name), [kept.metadata.name]);
+  assert.deepEqual(env.events('DeletedWorkload').map((e) => e.message), ['Deleted not matching Workload: ns/stray']);
+  assert.equal(latest(env, job).spec.suspend, true);
+});
+
+test('a Job deleted and created again under its name gets a new Workload; the old one is released', async () => {
+  const env = await jobEnv({}, flavors);
+  await env.create(batchJob('train'));
+  const old = env.workload();
+  env.store.deleteSync('Job', 'ns', 'train');
+  const again = await env.create(batchJob('train'));
+  const all = env.workloads();
+  assert.equal(all.length, 2, 'the old Workload waits for the garbage collector');
+  const fresh = all.find((w) => w.metadata.uid !== old.metadata.uid)!;
+  assert.equal(fresh.metadata.ownerReferences?.[0]?.uid, again.metadata.uid);
+  assert.deepEqual(all.find((w) => w.metadata.uid === old.metadata.uid)!.metadata.finalizers ?? [], []);
+});
+
+test('metrics: the first PodsReady observes the ready and admitted-until-ready wait times', async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('train'))) as Job;
+  admit(env, env.workload());
+  await env.settle();
+  env.clock.advanceBy(7_000);
+  const running = latest(env, job);
+  setPodPhase(env, createPod(env, running, 'train-a', { template: running.spec.template }), 'Running');
+  await env.settle();
+  const text = await env.manager.metrics.text();
+  assert.match(text, /kueue_ready_wait_time_seconds_count\{cluster_queue="cq"\} 1/);
+  assert.match(text, /kueue_admitted_until_ready_wait_time_seconds_sum\{cluster_queue="cq"\} 8/);
+});

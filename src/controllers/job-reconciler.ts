@@ -246,11 +246,14 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     await this.sync(this.suspendingUnit(job, adapter, expected, existing, pods, prebuilt !== undefined));
   }
 
-  /** The owned Workload to keep: one that matches, else the one with the expected name, else the oldest. */
+  /** The owned Workload to keep: one that matches, else the one with the expected name, else the oldest (then by name). */
   private pick(job: KObject, adapter: SuspendingAdapter, expected: Workload, owned: Workload[]): Workload | undefined {
     if (owned.length <= 1) return owned[0];
+    const sorted = [...owned].sort(
+      (a, b) => (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0) || (a.metadata.name < b.metadata.name ? -1 : 1),
+    );
     const unit = this.suspendingUnit(job, adapter, expected, undefined, [], false);
-    return owned.find((w) => unit.matches(w)) ?? owned.find((w) => w.metadata.name === expected.metadata.name) ?? owned[0];
+    return sorted.find((w) => unit.matches(w)) ?? sorted.find((w) => w.metadata.name === expected.metadata.name) ?? sorted[0];
   }
 
   private async reconcilePodGated(job: KObject, adapter: PodGatedAdapter, expected: Workload[], owned: Workload[]): Promise<void> {
@@ -607,7 +610,9 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       const s: PodsState = { ...state, admitted: isAdmitted(x) };
       const c = podsReadyCondition(x, s, now);
       started = c?.status === 'True' && c.reason === PodsReadyReason.Started;
-      return updatePodsReady(x, s, now);
+      const changed = updatePodsReady(x, s, now);
+      started &&= changed;
+      return changed;
     });
     if (started && written) this.observeReady(written, now);
   }
