@@ -35,7 +35,6 @@ import {
   isPodReady,
   isTerminal,
   podFromTemplate,
-  updateObject,
   withCondition,
   writeStatus,
   type KindController,
@@ -301,12 +300,11 @@ export class BatchJobController implements KindController {
     for (let n = active.length; n < want; n++) await createPod(this.env, job, jobPod(job, undefined));
   }
 
-  private async removeTracking(p: Pod): Promise<void> {
-    await updateObject(this.env.ctx, p, (o) => {
-      const f = o.metadata.finalizers ?? [];
-      if (!f.includes(JOB_TRACKING_FINALIZER)) return false;
-      o.metadata.finalizers = f.filter((x) => x !== JOB_TRACKING_FINALIZER);
-    });
+  /** Removes the tracking finalizer (from the informer's current pod; a conflict is retried by the manager). */
+  private async removeTracking(stale: Pod): Promise<void> {
+    const p = this.env.pods.get(stale.metadata.namespace, stale.metadata.name);
+    if (!p || p.metadata.uid !== stale.metadata.uid || !hasTracking(p)) return;
+    await this.env.ctx.store.update<Pod>({ ...p, metadata: { ...p.metadata, finalizers: p.metadata.finalizers!.filter((x) => x !== JOB_TRACKING_FINALIZER) } });
   }
 }
 

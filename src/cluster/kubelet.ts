@@ -30,7 +30,7 @@ import { nowTimestamp } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, ReconcileResult, Reconciler } from '../runtime/manager.ts';
-import { isNotFound, objectKey, retryOnConflict } from '../runtime/store.ts';
+import { isNotFound, objectKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import { tolerates } from '../topology/node-match.ts';
 
@@ -294,18 +294,15 @@ export class Kubelet {
     this.startedAt.delete(pod.metadata.uid!);
   }
 
+  /**
+   * Writes the status `change` makes to a shallow copy of the informer's pod (current: this
+   * reconcile has not awaited since reading it). The resourceVersion is a precondition: a
+   * conflict is retried by the manager. The store copies what it is given, so no deep copy.
+   */
   private async writeStatus(pod: Pod, change: (p: Pod) => boolean | void): Promise<void> {
-    await retryOnConflict<Pod>(
-      this.ctx.store,
-      'Pod',
-      pod.metadata.namespace,
-      pod.metadata.name,
-      (p) => {
-        if (p.metadata.uid !== pod.metadata.uid) return false;
-        return change(p);
-      },
-      { status: true },
-    );
+    const copy: Pod = { ...pod };
+    if (change(copy) === false) return;
+    await this.ctx.store.updateStatus(copy);
   }
 
   private async deletePod(pod: Pod): Promise<void> {
