@@ -39,6 +39,7 @@ test('a Job with a queue name is suspended on create and gets one Workload job-<
   const wl = env.workload();
   assert.equal(wl.metadata.name, workloadNameForOwner({ kind: 'Job', group: 'batch', name: 'train', uid: job.metadata.uid! }));
   assert.deepEqual(wl.spec.podSets.map((p) => [p.name, p.count]), [['main', 3]]);
+  assert.equal(wl.spec.podSets[0]!.topologyRequest, undefined, 'NonIndexed: no pod index label');
   assert.equal(wl.spec.queueName, 'lq');
   assert.deepEqual(wl.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: job.metadata.uid, controller: true }]);
   assert.deepEqual(wl.metadata.finalizers, [KueueRuntimeKey.ResourceInUseFinalizer]);
@@ -48,6 +49,9 @@ test('a Job with a queue name is suspended on create and gets one Workload job-<
   );
   // Without waitForPodsReady nothing else is written; with it (the default) PodsReady=False/WaitForStart.
   assert.equal(findCondition(wl, WorkloadCondition.PodsReady)?.reason, 'WaitForStart');
+  await env.create(batchJob('indexed', { parallelism: 2, completions: 2, indexed: true }));
+  const indexed = env.workloads().find((w) => w.metadata.name.startsWith('job-indexed-'))!;
+  assert.equal(indexed.spec.podSets[0]!.topologyRequest?.podIndexLabel, 'batch.kubernetes.io/job-completion-index');
   assert.deepEqual(env.manager.errors, []);
 });
 

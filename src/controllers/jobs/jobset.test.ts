@@ -32,6 +32,11 @@ test('JobSet: suspended on create; one Workload with a PodSet per replicatedJob,
   const wl = env.workload();
   assert.match(wl.metadata.name, /^jobset-train-[0-9a-f]{5}$/);
   assert.deepEqual(wl.spec.podSets.map((p) => [p.name, p.count]), [['driver', 1], ['workers', 8]]);
+  assert.deepEqual(wl.spec.podSets[1]!.topologyRequest, {
+    podIndexLabel: PodIndexLabel.JobCompletionIndex,
+    subGroupIndexLabel: PodIndexLabel.JobSetJobIndex,
+    subGroupCount: 2,
+  });
 });
 
 test('JobSet: admission merges each PodSet\'s info into its replicatedJob template (the topology gate only where assigned) and resumes it', async () => {

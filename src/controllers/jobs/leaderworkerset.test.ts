@@ -36,6 +36,7 @@ test('LeaderWorkerSet: one Workload per group (leader 1 + worker size-1); the we
   assert.deepEqual(names, [leaderWorkerSetWorkloadName(lws, 0), leaderWorkerSetWorkloadName(lws, 1), leaderWorkerSetWorkloadName(solo, 0)].sort());
   const group0 = env.workloads().find((w) => w.metadata.name === leaderWorkerSetWorkloadName(lws, 0))!;
   assert.deepEqual(group0.spec.podSets.map((p) => [p.name, p.count]), [['leader', 1], ['worker', 3]]);
+  assert.deepEqual(group0.spec.podSets.map((p) => p.topologyRequest?.podIndexLabel), [undefined, LWSLabel.WorkerIndex]);
   assert.equal(group0.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload], 'true');
   const soloW = env.workloads().find((w) => w.metadata.name === leaderWorkerSetWorkloadName(solo, 0))!;
   assert.deepEqual(soloW.spec.podSets.map((p) => [p.name, p.count]), [['main', 2]]);

@@ -32,6 +32,7 @@ test('MPIJob: runPolicy.suspend is set on create; the Workload has PodSets launc
   const wl = env.workload();
   assert.match(wl.metadata.name, /^mpijob-pi-[0-9a-f]{5}$/);
   assert.deepEqual(wl.spec.podSets.map((p) => [p.name, p.count]), [['launcher', 1], ['worker', 3]]);
+  assert.deepEqual(wl.spec.podSets.map((p) => p.topologyRequest?.podIndexLabel), [PodIndexLabel.KubeflowReplicaIndex, PodIndexLabel.KubeflowReplicaIndex]);
 });
 
 test('MPIJob with runLauncherAsWorker: the webhook puts pod-index-offset "1" on the worker template (not with a PodSet group, not without the flag)', async () => {
