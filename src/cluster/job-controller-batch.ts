@@ -3,7 +3,8 @@
 //      a Succeeded or Failed pod is added to the status counts (and, Indexed, to
 //      completedIndexes) with its uid under uncountedTerminatedPods, then its finalizer is
 //      removed, then the uid is dropped: a pod is counted once even if it is deleted later
-//      (node deleted, stopped). Pods stopped while the Job is suspended are not failures;
+//      (node deleted, stopped). Pods stopped while the Job is suspended or after it finished
+//      are not failures;
 //   2. finished? failed > backoffLimit (default 6) -> Failed (BackoffLimitExceeded);
 //      Indexed: every index in [0, completions) succeeded; NonIndexed: succeeded >=
 //      completions, or without completions one pod succeeded and none is active -> Complete;
@@ -12,7 +13,8 @@
 //   4. running -> keep min(parallelism, completions - succeeded) active pods: Indexed pods
 //      `<job>-<index>-<5 chars>` for the lowest indexes neither done nor running (a failed
 //      index gets a new pod, same index), NonIndexed `<job>-<5 chars>`; excess pods (parallelism
-//      lowered) are deleted, highest index / newest first;
+//      lowered) are deleted, highest index / newest first; without completions (a work
+//      queue) no pod is added once one has succeeded;
 //   5. status: active, ready, succeeded, failed, terminating, startTime, completionTime,
 //      completedIndexes, conditions.
 // Not modelled: pod failure policy, success policy, backoff delay between replacements
@@ -179,6 +181,8 @@ export class BatchJobController implements KindController {
     const backoffLimit = whole(spec.backoffLimit, DEFAULT_BACKOFF_LIMIT);
     const status: BatchJobStatus = structuredClone(job.status ?? {}) as BatchJobStatus;
 
+    const wasFinished = conditionTrue(job.status?.conditions, 'Complete') || conditionTrue(job.status?.conditions, 'Failed');
+
     // 1. Count finished pods, then release them.
     const uncSucceeded = new Set(status.uncountedTerminatedPods?.succeeded ?? []);
     const uncFailed = new Set(status.uncountedTerminatedPods?.failed ?? []);
@@ -203,8 +207,8 @@ export class BatchJobController implements KindController {
         }
         uncSucceeded.add(uid);
       } else if (p.status?.phase === 'Failed') {
-        // A pod stopped because the Job was suspended is not a failure.
-        if (!(suspended && isDeleting(p))) failed++;
+        // A pod stopped because the Job was suspended, or had finished, is not a failure.
+        if (!((suspended || wasFinished) && isDeleting(p))) failed++;
         uncFailed.add(uid);
       } else continue;
       newlyCounted = true;
@@ -254,7 +258,8 @@ export class BatchJobController implements KindController {
       }
       status.startTime ??= now;
       if (indexed) await this.syncIndexed(job, active, completed, parallelism, completions ?? 0);
-      else await this.syncNonIndexed(job, active, parallelism, hasCompletions ? completions! - succeeded : succeeded > 0 ? 0 : parallelism);
+      // Without completions (a work queue), once a pod succeeded no new pod starts and the others finish on their own.
+      else if (hasCompletions || succeeded === 0) await this.syncNonIndexed(job, active, parallelism, hasCompletions ? completions! - succeeded : parallelism);
     }
 
     // 5. Status.

@@ -95,6 +95,28 @@ describe('job controllers: batch/v1 Job', () => {
     assert.equal(active(c).length, 0, 'the index-0 pod still running is deleted');
   });
 
+  it('pods deleted after the Job completed are not counted as failures', async () => {
+    const c = await testCluster([jobControllers()], [job('extra', { parallelism: 3 })]);
+    await c.run();
+    const [first] = active(c);
+    await c.setPhase(first!.metadata.name, 'Succeeded');
+    await c.run();
+    assert.equal(cond(c.get('Job', 'extra'), 'Complete'), undefined, 'without completions, the Job waits for its other pods');
+    await finishAll(c, 'Succeeded', (p) => p.metadata.name !== active(c)[0]!.metadata.name);
+    assert.equal(cond(c.get('Job', 'extra'), 'Complete'), undefined);
+    await finishAll(c, 'Succeeded');
+    assert.equal(cond(c.get('Job', 'extra'), 'Complete')?.status, 'True');
+
+    const d = await testCluster([jobControllers()], [job('more', { parallelism: 2, completions: 1 })]);
+    await d.run();
+    await d.setPhase(active(d)[0]!.metadata.name, 'Succeeded');
+    await d.run();
+    assert.equal(cond(d.get('Job', 'more'), 'Complete')?.status, 'True');
+    assert.equal(active(d).length, 0, 'the pod no longer needed is deleted');
+    await terminateDeleting(d);
+    assert.equal(d.get<BatchJob>('Job', 'more')!.status?.failed, 0);
+  });
+
   it('the backoffLimit defaults to 6: the seventh failure fails the Job', async () => {
     const c = await testCluster([jobControllers()], [job('six', {})]);
     await c.run();
