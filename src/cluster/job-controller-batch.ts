@@ -3,8 +3,8 @@
 //      a Succeeded or Failed pod is added to the status counts (and, Indexed, to
 //      completedIndexes) with its uid under uncountedTerminatedPods, then its finalizer is
 //      removed, then the uid is dropped: a pod is counted once even if it is deleted later
-//      (node deleted, stopped). Pods stopped while the Job is suspended or after it finished
-//      are not failures;
+//      (node deleted, stopped by someone else). Pods the controller deletes itself
+//      (suspended, finished, excess) lose the finalizer first and are never counted;
 //   2. finished? failed > backoffLimit (default 6) -> Failed (BackoffLimitExceeded);
 //      Indexed: every index in [0, completions) succeeded; NonIndexed: succeeded >=
 //      completions, or without completions one pod succeeded and none is active -> Complete;
@@ -181,8 +181,6 @@ export class BatchJobController implements KindController {
     const backoffLimit = whole(spec.backoffLimit, DEFAULT_BACKOFF_LIMIT);
     const status: BatchJobStatus = structuredClone(job.status ?? {}) as BatchJobStatus;
 
-    const wasFinished = conditionTrue(job.status?.conditions, 'Complete') || conditionTrue(job.status?.conditions, 'Failed');
-
     // 1. Count finished pods, then release them.
     const uncSucceeded = new Set(status.uncountedTerminatedPods?.succeeded ?? []);
     const uncFailed = new Set(status.uncountedTerminatedPods?.failed ?? []);
@@ -207,8 +205,7 @@ export class BatchJobController implements KindController {
         }
         uncSucceeded.add(uid);
       } else if (p.status?.phase === 'Failed') {
-        // A pod stopped because the Job was suspended, or had finished, is not a failure.
-        if (!((suspended || wasFinished) && isDeleting(p))) failed++;
+        failed++;
         uncFailed.add(uid);
       } else continue;
       newlyCounted = true;
@@ -244,7 +241,7 @@ export class BatchJobController implements KindController {
 
     if (finished || suspended) {
       // 3. Finished or suspended: no pod runs.
-      for (const p of active) await deleteQuietly(ctx, p);
+      for (const p of active) await this.deletePod(p);
       if (!finished) {
         if (!conditionTrue(status.conditions, 'Suspended')) this.env.recorder.event(job, 'Normal', 'Suspended', 'Job suspended');
         status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }, now);
@@ -282,10 +279,10 @@ export class BatchJobController implements KindController {
       else byIndex.set(i, p);
     }
     const want = Math.max(0, Math.min(parallelism, completions - completed.size));
-    for (const p of extra) await deleteQuietly(ctx, p);
+    for (const p of extra) await this.deletePod(p);
     if (byIndex.size > want) {
       const highest = [...byIndex.keys()].sort((a, b) => b - a).slice(0, byIndex.size - want);
-      for (const i of highest) await deleteQuietly(ctx, byIndex.get(i)!);
+      for (const i of highest) await this.deletePod(byIndex.get(i)!);
       return;
     }
     let missing = want - byIndex.size;
@@ -299,10 +296,19 @@ export class BatchJobController implements KindController {
   private async syncNonIndexed(job: BatchJob, active: Pod[], parallelism: number, remaining: number): Promise<void> {
     const want = Math.max(0, Math.min(parallelism, remaining));
     if (active.length > want) {
-      for (const p of [...active].sort(newestFirst).slice(0, active.length - want)) await deleteQuietly(this.env.ctx, p);
+      for (const p of [...active].sort(newestFirst).slice(0, active.length - want)) await this.deletePod(p);
       return;
     }
     for (let n = active.length; n < want; n++) await createPod(this.env, job, jobPod(job, undefined));
+  }
+
+  /**
+   * Deletes a pod the controller no longer wants (suspended, finished, excess): its tracking
+   * finalizer is removed first, as Kubernetes' deleteJobPods does, so it is never counted.
+   */
+  private async deletePod(p: Pod): Promise<void> {
+    await this.removeTracking(p);
+    await deleteQuietly(this.env.ctx, this.env.pods.get(p.metadata.namespace, p.metadata.name) ?? p);
   }
 
   /** Removes the tracking finalizer (from the informer's current pod; a conflict is retried by the manager). */
