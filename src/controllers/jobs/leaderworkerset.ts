@@ -8,10 +8,9 @@
 // carry it for the TopologyUngater's ranks.
 
 import { KueueAnnotation, PodIndexLabel } from '../../api/keys.ts';
-import type { KObject, Pod } from '../../api/objects.ts';
+import type { KObject, Pod, PodTemplateSpec } from '../../api/objects.ts';
 import { LeaderWorkerSetKind, LeaderWorkerSetPodSet, leaderWorkerSetIntegration, leaderWorkerSetWorkloadName } from '../../integrations/leaderworkerset.ts';
 import { type PodGatedAdapter, isRecord, readSpec, specOf, templateMeta } from './adapter.ts';
-import type { PodTemplateSpec } from '../../api/objects.ts';
 
 export const LWSLabel = {
   Name: 'leaderworkerset.sigs.k8s.io/name',

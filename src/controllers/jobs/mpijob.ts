@@ -6,13 +6,13 @@
 // carry it for the TopologyUngater's ranks.
 
 import { KueueAnnotation } from '../../api/keys.ts';
-import type { PodTemplateSpec } from '../../api/objects.ts';
+import type { KObject, PodTemplateSpec } from '../../api/objects.ts';
 import { MPIJobKind, MPIReplicaType, mpiJobIntegration, mpiPodSetName, mpiWorkerNeedsOffset } from '../../integrations/mpijob.ts';
 import { type SuspendingAdapter, isRecord, specOf, templateMeta, trueCondition } from './adapter.ts';
 
 export const MPIJobCondition = { Succeeded: 'Succeeded', Failed: 'Failed' } as const;
 
-function runPolicy(job: Parameters<SuspendingAdapter['isSuspended']>[0]): Record<string, unknown> {
+function runPolicy(job: KObject): Record<string, unknown> {
   const spec = specOf(job);
   if (!isRecord(spec.runPolicy)) spec.runPolicy = {};
   return spec.runPolicy as Record<string, unknown>;
