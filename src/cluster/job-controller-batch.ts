@@ -269,7 +269,6 @@ export class BatchJobController implements KindController {
   }
 
   private async syncIndexed(job: BatchJob, active: Pod[], completed: Set<number>, parallelism: number, completions: number): Promise<void> {
-    const { ctx } = this.env;
     const byIndex = new Map<number, Pod>();
     const extra: Pod[] = [];
     for (const p of [...active].sort(newestFirst).reverse()) {
