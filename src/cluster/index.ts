@@ -4,8 +4,12 @@
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import type { Reconciler } from '../runtime/manager.ts';
 import { binder } from './binder.ts';
+import { garbageCollector } from './garbage-collector.ts';
 import { jobControllers } from './job-controllers.ts';
+import { kubelet } from './kubelet.ts';
+import { scenarioController } from './scenario.ts';
+import { workloadRunner } from './workload-runner.ts';
 
 export function standIns(): Reconciler<TopoqueueConfig>[] {
-  return [jobControllers(), binder()];
+  return [jobControllers(), binder(), kubelet(), garbageCollector(), workloadRunner(), scenarioController()];
 }

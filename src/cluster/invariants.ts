@@ -470,7 +470,7 @@ export class InvariantChecker {
     for (const pk of pods) {
       const r = this.podRecs.get(pk);
       const node = r?.node !== undefined ? this.nodeRecs.get(r.node) : undefined;
-      if (!r || !node || !node.ready || plan.unhealthy.has(r.node!)) continue;
+      if (!r || !node || !node.ready || plan.unhealthy.has(r.node!) || r.deleting) continue;
       const dk = ps.assignment.levels.map((l) => (l === 'kubernetes.io/hostname' ? (node.labels[l] ?? r.node!) : node.labels[l])).join(SEP);
       perDomain.set(dk, (perDomain.get(dk) ?? 0) + 1);
       if (ps.required !== undefined && node.labels[ps.required] !== undefined) required.add(node.labels[ps.required]!);
@@ -500,8 +500,9 @@ export class InvariantChecker {
         const n = this.activeByPodSet.get(r.workload)?.get(r.podSet!)?.size ?? 0;
         if (n > ps.count) found.push({ key: 'over', invariant: Invariant.AdmittedTwice, object: `Workload/${r.workload}`, message: `${n} pods of PodSet ${r.podSet} of Workload ${r.workload} are bound, more than the ${ps.count} it was admitted with` });
         const node = this.nodeRecs.get(r.node);
-        // A pod on a node that failed is being replaced: the assignment may already point elsewhere.
-        if (ps.assignment && ps.domains && node && node.ready && !plan.unhealthy.has(r.node)) {
+        // A pod on a node that failed is being replaced, and a pod being deleted belongs to an
+        // admission being stopped: the assignment may already point elsewhere.
+        if (ps.assignment && ps.domains && node && node.ready && !plan.unhealthy.has(r.node) && !r.deleting) {
           const dk = ps.assignment.levels.map((l) => (l === 'kubernetes.io/hostname' ? (node.labels[l] ?? r.node!) : (node.labels[l] ?? '<none>'))).join(SEP);
           if (!ps.domains.has(dk)) found.push({ key: 'outside', invariant: Invariant.PodOutsideAssignment, object: what, message: `pod ${key} of PodSet ${r.podSet} runs on node ${r.node} (${dk.split(SEP).join('/')}), which is not in its Workload's topology assignment` });
           if (ps.required !== undefined && ps.requiredValues?.size === 1) {

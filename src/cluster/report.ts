@@ -72,6 +72,8 @@ export interface ReportWorkload {
   startedAt: number | null;
   finishedAt: number | null;
   pendingReason: string | null;
+  /** Finished or Failed: the Finished condition's reason and message. */
+  result: string | null;
   workloads: string[];
   evictions: ReportEviction[];
   placement: ReportPlacement[];
@@ -214,7 +216,8 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
     if (e.submittedAt === undefined) pendingReason = e.scheduledAt !== undefined && e.scheduledAt > run.endMs - startMs ? 'not submitted yet: the run stopped before its submit-at time' : 'not submitted';
     else pendingReason = noWorkloadReason(run, e);
   } else {
-    status = foldStatus(current.map((r) => workloadStatus(r.last)));
+    // A Workload deleted before it finished (a pod group whose pods are gone) will not run again.
+    status = foldStatus(current.map((r) => (r.deleted && !isTrue(r.last, 'Finished') ? WorkloadStatus.Failed : workloadStatus(r.last))));
     if (status === WorkloadStatus.Pending || status === WorkloadStatus.Evicted) {
       const reasons = current
         .filter((r) => !r.last.status?.admission)
@@ -237,6 +240,12 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
   }
   pods.sort((a, b) => byString(a.workload, b.workload) || byString(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || byString(a.name, b.name));
   const finished = current.length > 0 && current.every((r) => isTrue(r.last, 'Finished'));
+  const results = current.map((r) => cond(r.last, 'Finished')).filter((c) => c?.status === 'True').map((c) => `${c!.reason ?? ''}: ${c!.message ?? ''}`);
+  const gone = current.filter((r) => r.deleted && !isTrue(r.last, 'Finished')).map((r) => {
+    const ev = r.evictions[r.evictions.length - 1];
+    return `Deleted: its Workload ${r.last.metadata.name} was deleted before it finished${ev ? ` (last evicted: ${ev.reason})` : ''}`;
+  });
+  const result = gone[0] ?? results.find((x) => x.startsWith('Failed')) ?? results[0] ?? null;
   const cq = recs.map((r) => r.admission?.clusterQueue).find((x) => x !== undefined) ?? null;
   const queue = e.queue ?? current.map((r) => r.last.spec.queueName ?? r.last.metadata.labels?.[KueueLabel.QueueName]).find((x) => x !== undefined) ?? null;
   return {
@@ -252,6 +261,7 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
     startedAt: secondsOf(startMs, allOrNull(current.map((r) => r.startedAt))),
     finishedAt: finished ? secondsOf(startMs, allOrNull(current.map((r) => r.finishedAt))) : null,
     pendingReason,
+    result,
     workloads: recs.map((r) => r.last.metadata.name),
     evictions,
     placement: recs.flatMap(placementOf),
@@ -436,7 +446,7 @@ export function summarize(r: SimulationReport): string {
   lines.push(`workloads: ${s.workloads} (${counts})`);
   const notDone = r.workloads.filter((w) => w.status !== WorkloadStatus.Finished);
   for (const w of notDone.slice(0, 10)) {
-    const why = w.errors[0] ?? w.pendingReason ?? (w.status === WorkloadStatus.Admitted ? 'still running' : '');
+    const why = w.errors[0] ?? w.pendingReason ?? (w.status === WorkloadStatus.Admitted ? 'still running' : (w.result ?? ''));
     lines.push(`  ${w.status} ${w.kind} ${w.namespace}/${w.name}${why ? `: ${why}` : ''}`);
   }
   if (notDone.length > 10) lines.push(`  ... and ${notDone.length - 10} more (see the report)`);

@@ -398,6 +398,8 @@ export class Timeline {
       } catch {
         r = {};
       }
+      // A pod takes one of the node's `pods`.
+      r = { ...r, pods: 1 };
       if (this.requestCache.size > 10_000) this.requestCache.clear();
       this.requestCache.set(sig, r);
     }

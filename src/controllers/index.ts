@@ -11,10 +11,12 @@ import { podGroupController } from './pod-group-controller.ts';
 import { podGroupStatusController } from './podgroup-status.ts';
 import { schedulerController } from './scheduler.ts';
 import { topologyUngater } from './topology-ungater.ts';
+import { workloadController } from './workload-controller.ts';
 
 export function allControllers(): Reconciler<TopoqueueConfig>[] {
   return [
     schedulerController(),
+    workloadController(),
     jobReconciler(),
     podGroupController(),
     topologyUngater(),
