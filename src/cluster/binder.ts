@@ -307,11 +307,12 @@ function unschedulableMessage(nodes: NodeTable, c: PodClass, taints: TaintHistog
 
 export function bindable(p: Pod): boolean {
   const phase = p.status?.phase;
+  if (typeof p.spec !== 'object' || p.spec === null) return false;
   return !p.spec.nodeName && (p.spec.schedulingGates?.length ?? 0) === 0 && !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
 }
 
 /** Does the pod hold capacity on a node (bound and not finished)? */
-const holds = (p: Pod): boolean => !!p.spec.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+const holds = (p: Pod): boolean => !!p.spec?.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
 
 export class Binder {
   readonly nodes = new NodeTable();

@@ -37,6 +37,8 @@ import {
   isPodReady,
   isTerminal,
   podFromTemplate,
+  refuse,
+  specProblem,
   withCondition,
   writeStatus,
   type KindController,
@@ -170,6 +172,8 @@ export class BatchJobController implements KindController {
   async reconcile(namespace: string, name: string): Promise<void> {
     const job = this.jobs.get(namespace, name);
     if (!job || job.apiVersion !== ApiVersion.Job || isDeleting(job)) return;
+    const problem = specProblem(job);
+    if (problem) return refuse(this.env, job, problem);
     const { ctx } = this.env;
     const now = nowTimestamp(ctx.clock);
     const spec = job.spec ?? ({} as BatchJob['spec']);

@@ -9,6 +9,7 @@
 // before the write returns), so they keep no creation expectations.
 
 import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMap } from '../api/objects.ts';
+import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, ReconcileResult } from '../runtime/manager.ts';
@@ -183,6 +184,27 @@ export async function updateObject<T extends KObject>(ctx: ControllerContext<Top
     if (o.metadata.uid !== obj.metadata.uid) return false;
     return change(o);
   });
+}
+
+const verdicts = new WeakMap<KObject, string | null>();
+
+/**
+ * Why the API schema refuses a stored job object (its messages joined), or undefined. The
+ * verdict is cached per stored object (a new version is a new object).
+ */
+export function specProblem(obj: KObject): string | undefined {
+  let v = verdicts.get(obj);
+  if (v === undefined) {
+    const r = parseObject(obj, {});
+    v = r.object ? null : r.errors.map((e) => e.message).join('; ');
+    verdicts.set(obj, v);
+  }
+  return v ?? undefined;
+}
+
+/** A Warning Event (`InvalidSpec`) on a job object the controller cannot run. */
+export function refuse(env: KindEnv, obj: KObject, problem: string): void {
+  env.recorder.event(obj, 'Warning', 'InvalidSpec', `nothing is created: ${problem}`);
 }
 
 /** What every KindController gets from the shared reconciler. */

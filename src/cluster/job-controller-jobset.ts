@@ -28,6 +28,8 @@ import {
   deleteQuietly,
   isDeleting,
   ownerReference,
+  refuse,
+  specProblem,
   updateObject,
   withCondition,
   writeStatus,
@@ -123,7 +125,9 @@ export class JobSetController implements KindController {
 
   async reconcile(namespace: string, name: string): Promise<void> {
     const js = this.jobSets.get(namespace, name);
-    if (!js || isDeleting(js) || !Array.isArray(js.spec?.replicatedJobs)) return;
+    if (!js || isDeleting(js) || js.apiVersion !== ApiVersion.JobSet) return;
+    const problem = specProblem(js);
+    if (problem) return refuse(this.env, js, problem);
     const { ctx, recorder } = this.env;
     const now = nowTimestamp(ctx.clock);
     const status = structuredClone(js.status ?? {});

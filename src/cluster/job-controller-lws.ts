@@ -26,6 +26,8 @@ import {
   isPodReady,
   isTerminal,
   podFromTemplate,
+  refuse,
+  specProblem,
   withCondition,
   writeStatus,
   type KindController,
@@ -66,7 +68,9 @@ export class LeaderWorkerSetController implements KindController {
 
   async reconcile(namespace: string, name: string): Promise<void> {
     const lws = this.sets.get(namespace, name);
-    if (!lws || isDeleting(lws) || lws.apiVersion !== ApiVersion.LeaderWorkerSet || !lws.spec?.leaderWorkerTemplate) return;
+    if (!lws || isDeleting(lws) || lws.apiVersion !== ApiVersion.LeaderWorkerSet) return;
+    const problem = specProblem(lws);
+    if (problem) return refuse(this.env, lws, problem);
     const { ctx } = this.env;
     const replicas = count(lws.spec.replicas, 1, 0);
     const lwt = lws.spec.leaderWorkerTemplate;

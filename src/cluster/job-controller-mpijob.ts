@@ -26,6 +26,7 @@ import {
   isActive,
   isDeleting,
   podFromTemplate,
+  refuse,
   withCondition,
   writeStatus,
   type KindController,
@@ -82,6 +83,11 @@ export class MPIJobController implements KindController {
   async reconcile(namespace: string, name: string): Promise<void> {
     const job = this.jobs.get(namespace, name);
     if (!job || isDeleting(job) || job.apiVersion !== ApiVersion.MPIJob) return;
+    const specs = (job.spec as Partial<MPIJob['spec']> | undefined)?.mpiReplicaSpecs;
+    const bad = (r: unknown) => r !== undefined && (typeof r !== 'object' || r === null || typeof (r as ReplicaSpec).template?.spec !== 'object');
+    if (typeof specs !== 'object' || specs === null || bad(specs.Launcher) || bad(specs.Worker)) {
+      return refuse(this.env, job, 'spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template');
+    }
     const { ctx, recorder } = this.env;
     const now = nowTimestamp(ctx.clock);
     const status = structuredClone(job.status ?? {});

@@ -45,6 +45,7 @@ import {
   isDeleting,
   ownerReference,
   podFromTemplate,
+  refuse,
   withCondition,
   writeStatus,
   type KindController,
@@ -106,7 +107,7 @@ export class VolcanoJobController implements KindController {
     if (!p) {
       p = parsed<VolcanoJob>(stored);
       this.parseCache.set(stored, p);
-      if (p.message) recorder.event(stored, 'Warning', 'InvalidSpec', `no pods are created: ${p.message}`);
+      if (p.message) refuse(this.env, stored, p.message);
     }
     const status: VolcanoJobStatus = structuredClone((stored as StatusOf<VolcanoJob>).status ?? {});
     if (!p.object) {
@@ -187,7 +188,7 @@ export class HyperJobController implements KindController {
     if (!p) {
       p = parsed<HyperJob>(stored);
       this.parseCache.set(stored, p);
-      if (p.message) recorder.event(stored, 'Warning', 'InvalidSpec', `no Jobs are created: ${p.message}`);
+      if (p.message) refuse(this.env, stored, p.message);
     }
     if (!p.object) return;
     const hj = p.object;

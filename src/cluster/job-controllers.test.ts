@@ -442,3 +442,19 @@ describe('job controllers: Volcano Job and HyperJob', () => {
     assert.equal(cond(c.get('HyperJob', 'hj'), 'Completed')?.status, 'True');
   });
 });
+
+describe('job controllers: bad input', () => {
+  it('a job object the API schema refuses gets a Warning Event naming the field and no pods, and the controller goes on', async () => {
+    const badJob = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'bad', namespace: 'default' }, spec: { parallelism: -1, template: podTemplate() } } as KObject;
+    const badJs = { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', metadata: { name: 'badjs', namespace: 'default' }, spec: { replicatedJobs: [{ name: 'x' }] } } as KObject;
+    const badMpi = { apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob', metadata: { name: 'badmpi', namespace: 'default' }, spec: { mpiReplicaSpecs: { Worker: { replicas: 2 } } } } as KObject;
+    const c = await testCluster([jobControllers()], [badJob, badJs, badMpi, job('good', {})]);
+    await c.run();
+    assert.equal(c.pods().length, 1, 'only the good Job has a pod');
+    assert.deepEqual(c.manager.errors, []);
+    const msg = (ref: string) => c.manager.events.about(ref).find((e) => e.reason === 'InvalidSpec')?.message ?? '';
+    assert.match(msg('Job/default/bad'), /^nothing is created: .*spec\.parallelism: must be at least 0/);
+    assert.match(msg('JobSet/default/badjs'), /^nothing is created: .*spec\.replicatedJobs\[0\]\.template/);
+    assert.equal(msg('MPIJob/default/badmpi'), 'nothing is created: spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template');
+  });
+});

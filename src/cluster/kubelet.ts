@@ -116,7 +116,7 @@ export class Kubelet {
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const pod = this.pods.get(key);
-    if (!pod || isTerminal(pod)) return;
+    if (!pod || isTerminal(pod) || typeof pod.spec !== 'object' || pod.spec === null) return;
     const now = this.ctx.clock.now();
 
     // 1. Being deleted: terminate.
