@@ -37,6 +37,7 @@ import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Informer } from '../runtime/informer.ts';
 import { objectKey, type ObjectStore } from '../runtime/store.ts';
+import { listAndWatch } from './watch.ts';
 
 export const Invariant = {
   NodeCapacity: 'NodeCapacity',
@@ -125,7 +126,7 @@ export class InvariantChecker {
   private readonly fullEvery: number;
   private readonly keep: number;
 
-  private readonly pods: Informer<Pod>;
+  private stopPods: (() => void) | undefined;
   private readonly nodes: Informer<Node>;
   private readonly workloads: Informer<Workload>;
   private readonly clusterQueues: Informer<ClusterQueue>;
@@ -154,7 +155,6 @@ export class InvariantChecker {
     this.startMs = opts.startMs ?? opts.clock.now();
     this.fullEvery = opts.fullEvery ?? 5000;
     this.keep = opts.keep ?? 1000;
-    this.pods = new Informer<Pod>(this.store, 'Pod');
     this.nodes = new Informer<Node>(this.store, 'Node');
     this.workloads = new Informer<Workload>(this.store, 'Workload');
     this.clusterQueues = new Informer<ClusterQueue>(this.store, 'ClusterQueue');
@@ -166,11 +166,6 @@ export class InvariantChecker {
         this.nodeRecs.delete(n.metadata.name);
         this.dirtyNodes.add(n.metadata.name);
       },
-    });
-    this.pods.addHandler({
-      add: (p) => this.onPod(p),
-      update: (_, p) => this.onPod(p),
-      delete: (p) => this.onPod(p, true),
     });
     this.workloads.addHandler({
       add: (w) => this.onWorkload(undefined, w),
@@ -187,14 +182,16 @@ export class InvariantChecker {
   /** Lists and watches (call before the objects to check are written, or at any time: it lists first). */
   async start(): Promise<void> {
     for (const i of this.all()) await i.start();
+    this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', { add: (p) => this.onPod(p), update: (_, p) => this.onPod(p), delete: (p) => this.onPod(p, true) });
   }
 
   stop(): void {
     for (const i of this.all()) i.stop();
+    this.stopPods?.();
   }
 
   private all(): { start(): Promise<void>; stop(): void }[] {
-    return [this.nodes, this.clusterQueues, this.cohorts, this.workloads, this.pods];
+    return [this.nodes, this.clusterQueues, this.cohorts, this.workloads];
   }
 
   /** After a step: checks what changed; every `fullEvery` steps, everything. */

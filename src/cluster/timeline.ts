@@ -25,6 +25,7 @@ import { Informer } from '../runtime/informer.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
 import { objectKey } from '../runtime/store.ts';
 import { usageOf } from './invariants.ts';
+import { listAndWatch } from './watch.ts';
 
 export interface EntryRecord {
   /** Grouping key, e.g. `Job/ns/name`, `Pod group/ns/group`. */
@@ -135,6 +136,7 @@ export class Timeline {
   /** Workloads whose owner is not (yet) a submitted object. */
   private readonly unmapped = new Set<string>();
   private readonly informers: Informer[] = [];
+  private stopPods: (() => void) | undefined;
   private readonly used = new Map<string, number>();
   private readonly cap = new Map<string, number>();
   private readonly nodeCap = new Map<string, ResourceAmounts>();
@@ -164,16 +166,16 @@ export class Timeline {
     });
     const wls = this.informer<Workload>('Workload');
     wls.addHandler({ add: (w) => this.onWorkload(undefined, w), update: (o, w) => this.onWorkload(o, w), delete: (w) => this.onWorkload(w, undefined) });
-    const pods = this.informer<Pod>('Pod');
-    pods.addHandler({ add: (p) => this.onPod(p), update: (_, p) => this.onPod(p), delete: (p) => this.onPod(p, true) });
   }
 
   async start(): Promise<void> {
     for (const i of this.informers) await i.start();
+    this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', { add: (p) => this.onPod(p), update: (_, p) => this.onPod(p), delete: (p) => this.onPod(p, true) });
   }
 
   stop(): void {
     for (const i of this.informers) i.stop();
+    this.stopPods?.();
   }
 
   /** Records a submission: the object as the store returned it (uid set), or the refusal. */
