@@ -216,17 +216,21 @@ export class MemoryStore implements ObjectStore {
       throw new ConflictError(kind, md.name);
     }
     if (md.uid !== undefined && md.uid !== old.metadata.uid) throw new ConflictError(kind, md.name);
-    const copy = structuredClone(input) as unknown as Record<string, unknown>;
+    // One copy per write: the caller's part is cloned, the stored part is shared (it is frozen).
     const prev = old as unknown as Record<string, unknown>;
+    const given = input as unknown as Record<string, unknown>;
     let obj: KObject;
+    let copy: Record<string, unknown>;
     if (status) {
       // The status subresource: only status changes.
-      obj = { ...structuredClone(old), status: copy.status } as KObject;
-      if (copy.status === undefined) delete (obj as unknown as Record<string, unknown>).status;
-    } else {
+      copy = { ...prev, metadata: { ...old.metadata }, status: structuredClone(given.status) };
+      if (given.status === undefined) delete copy.status;
       obj = copy as unknown as KObject;
-      if ('status' in prev) (obj as unknown as Record<string, unknown>).status = structuredClone(prev.status);
-      else delete (obj as unknown as Record<string, unknown>).status;
+    } else {
+      const { status: _ignored, ...rest } = given;
+      copy = structuredClone(rest);
+      if ('status' in prev) copy.status = prev.status;
+      obj = copy as unknown as KObject;
       obj.metadata.namespace = ns;
       if (ns === undefined) delete obj.metadata.namespace;
     }
