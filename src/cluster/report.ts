@@ -440,7 +440,7 @@ const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
 export function summarize(r: SimulationReport): string {
   const lines: string[] = [];
   const s = r.summary;
-  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : 'gave up waiting for idle (something keeps requeueing)';
+  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
   lines.push(`simulated ${formatDuration(r.run.end)} of virtual time in ${r.run.steps} steps (${stop})`);
   const counts = (Object.keys(s.byStatus) as WorkloadStatus[]).map((k) => `${k} ${s.byStatus[k]}`).join(', ');
   lines.push(`workloads: ${s.workloads} (${counts})`);
