@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { SimulationReport } from '../cluster/report.ts';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
+import { main } from './main.ts';
 import { clockText, parseUntil } from './simulate.ts';
 
 const CLUSTER = `apiVersion: v1
@@ -130,6 +131,14 @@ describe('topoqueue simulate: output', () => {
     assert.equal(json.kind, 'SimulationReport');
     assert.deepEqual([json.run.end, json.run.until], [7200, 7200]);
     assert.equal(r.err, 'simulate: 02:00:00 virtual, 0/0 workloads finished\n');
+  });
+
+  it('on a terminal, progress is one line updated in place, ended at the end', async () => {
+    const f = tmpFile('c.yaml', CLUSTER);
+    let err = '';
+    const code = await main(['simulate', '-f', f, '--until', '90m'], { out: () => {}, err: (s) => (err += s), errIsTTY: true });
+    assert.equal(code, 0);
+    assert.match(err, /^\rsimulate: 01:30:00 virtual, 0\/0 workloads finished, \d+ steps\x1b\[K\n$/);
   });
 
   it('a report that cannot be written is a usage error naming --report', async () => {
