@@ -117,6 +117,8 @@ export class ClusterQueueQueue {
   private readonly slots = new Map<string, Slot>();
   private liveCount = 0;
   private parkedCount = 0;
+  /** Parked slots whose Workload has a requeueAt (nextBackoff looks at these only). */
+  private readonly backingOff = new Set<Slot>();
   private first: Slot | undefined;
   private last: Slot | undefined;
   private liveSeq = 0;
@@ -174,6 +176,7 @@ export class ClusterQueueQueue {
     else this.last = slot.prev;
     slot.prev = slot.next = undefined;
     this.parkedCount--;
+    this.backingOff.delete(slot);
   }
 
   /** Parks a slot at the end of the list (or leaves it where it is when parked already). */
@@ -188,6 +191,7 @@ export class ClusterQueueQueue {
     else this.first = slot;
     this.last = slot;
     this.parkedCount++;
+    if (slot.info.requeueAt !== undefined) this.backingOff.add(slot);
   }
 
   /** Adds or replaces a pending Workload in the heap. */
@@ -209,6 +213,10 @@ export class ClusterQueueQueue {
   park(info: WorkloadInfo): void {
     const slot = this.slotOf(info);
     slot.info = info;
+    if (slot.state === 2) {
+      if (info.requeueAt !== undefined) this.backingOff.add(slot);
+      else this.backingOff.delete(slot);
+    }
     this.toParked(slot);
     // A gang whose waiting time runs must be looked at when it runs out, freed or not.
     const g = info.gang;
@@ -296,7 +304,7 @@ export class ClusterQueueQueue {
   /** The earliest time a parked Workload needs looking at (backoff over, gang waiting time out), if any. */
   nextBackoff(now: number): number | undefined {
     let t: number | undefined;
-    for (let slot = this.first; slot; slot = slot.next) {
+    for (const slot of this.backingOff) {
       const info = slot.info;
       if (info.requeueAt !== undefined && info.requeueAt > now && (t === undefined || info.requeueAt < t)) t = info.requeueAt;
     }

@@ -186,18 +186,23 @@ export async function updateObject<T extends KObject>(ctx: ControllerContext<Top
   });
 }
 
-const verdicts = new WeakMap<KObject, string | null>();
+/**
+ * Verdicts by spec object: the store shares an unchanged (frozen) spec between versions, so
+ * status writes do not re-parse. A metadata-only change is not re-checked.
+ */
+const verdicts = new WeakMap<object, string | null>();
 
 /**
  * Why the API schema refuses a stored job object (its messages joined), or undefined. The
  * verdict is cached per stored object (a new version is a new object).
  */
 export function specProblem(obj: KObject): string | undefined {
-  let v = verdicts.get(obj);
+  const key = ((obj as { spec?: object }).spec ?? obj) as object;
+  let v = verdicts.get(key);
   if (v === undefined) {
     const r = parseObject(obj, {});
     v = r.object ? null : r.errors.map((e) => e.message).join('; ');
-    verdicts.set(obj, v);
+    verdicts.set(key, v);
   }
   return v ?? undefined;
 }

@@ -53,7 +53,9 @@ import {
   samePodSets,
   templateMeta,
   mergePodSetInfo,
+  type JobAdapter,
 } from './jobs/adapter.ts';
+import type { ToWorkloadsResult } from '../integrations/integration.ts';
 import { JOB_KINDS, type Lookup, adapterFor, controllerOf, jobKey, managedRoot } from './jobs/registry.ts';
 
 /** Index of Workloads, Jobs and Pods by their controller: `Kind/namespace/name`. */
@@ -214,7 +216,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     if (!adapter || !jobManaged(this.deps, job)) return;
     await this.releaseWorkloads(key, job.metadata.uid);
 
-    const built = adapter.integration.toWorkloads(job, { where: { object: `${job.kind}/${nsName(job)}` } });
+    const built = buildWorkloads(adapter, job);
     if (built.errors.length > 0) {
       this.recorder.event(job, 'Warning', JobReason.ErrWorkloadCompose, built.errors.map((e) => e.message).join('; '));
       return;
@@ -630,4 +632,20 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
 /** The job reconciler (name 'job'); its setup registers the job webhooks. */
 export function jobReconciler(): Reconciler<TopoqueueConfig> {
   return new JobReconciler();
+}
+
+/**
+ * The Workloads an integration builds for a job, remembered while the job's spec, labels and
+ * annotations are the same objects (the store shares unchanged parts between versions, so a
+ * status write does not rebuild them).
+ */
+const built = new WeakMap<object, { labels: unknown; annotations: unknown; uid: unknown; result: ToWorkloadsResult }>();
+
+function buildWorkloads(adapter: JobAdapter, job: KObject): ToWorkloadsResult {
+  const spec = (job as { spec?: object }).spec;
+  const hit = spec ? built.get(spec) : undefined;
+  if (hit && hit.labels === job.metadata.labels && hit.annotations === job.metadata.annotations && hit.uid === job.metadata.uid) return hit.result;
+  const result = adapter.integration.toWorkloads(job, { where: { object: `${job.kind}/${nsName(job)}` } });
+  if (spec) built.set(spec, { labels: job.metadata.labels, annotations: job.metadata.annotations, uid: job.metadata.uid, result });
+  return result;
 }

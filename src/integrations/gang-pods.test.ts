@@ -367,3 +367,9 @@ test('Registry: PodGroups of both gang CRDs are accepted, gang pods give one Wor
   assert.equal(r.notes.length, 1);
   assert.match(r.notes[0]!, /gang has not init, gangName: ns\/missing, podName: ns\/lost/);
 });
+
+test('gang Workloads take the priority class from the pods\' kueue.x-k8s.io/priority-class label', () => {
+  const r = workloadsFromGangsAndPods(docs(pod('a').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard'), pod('b').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard')));
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.workloads[0]!.workload.spec.priorityClassRef?.name, 'standard');
+});

@@ -68,6 +68,7 @@ import {
   MAX_PODSETS,
   RESOURCE_IN_USE_FINALIZER,
   defaultPriority,
+  setPriorityClassRef,
   isRecord,
   keyField,
   namespaceOf,
@@ -234,6 +235,7 @@ function gangWorkload(
   if (podQueue(first)) wl.spec.queueName = podQueue(first);
   const priority = defaultPriority(first.pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
+  setPriorityClassRef(wl, first.pod);
   return { workload: wl, kept };
 }
 

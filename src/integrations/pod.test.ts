@@ -335,3 +335,11 @@ test('Pod groups: a group whose pods are all bound or finished makes nothing and
   const r = workloadsFromPods(docs(pod('a').group('g', 2).spec({ nodeName: 'n' }), pod('b').group('g', 2).phase('Succeeded')));
   assert.deepEqual(r, { workloads: [], errors: [] });
 });
+
+test('Pod groups: the pods\' kueue.x-k8s.io/priority-class label names the Workload\'s priority class, as for Jobs', () => {
+  const a = pod('a').uid('u-a').queue('q').group('g', 2).label(KueueLabel.PriorityClass, 'high');
+  const b = pod('b').uid('u-b').queue('q').group('g', 2).label(KueueLabel.PriorityClass, 'high');
+  const r = workloadsFromPods(docs(a, b));
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.workloads[0]!.workload.spec.priorityClassRef, { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: 'high' });
+});

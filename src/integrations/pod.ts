@@ -38,6 +38,7 @@ import {
   MAX_PODSETS,
   RESOURCE_IN_USE_FINALIZER,
   defaultPriority,
+  setPriorityClassRef,
   isRecord,
   keyField,
   namespaceOf,
@@ -483,6 +484,7 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
   if (podQueue(first)) wl.spec.queueName = podQueue(first);
   const priority = defaultPriority(pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
+  setPriorityClassRef(wl, pod);
   return wl;
 }
 

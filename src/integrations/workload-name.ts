@@ -128,6 +128,12 @@ export function defaultPriority(owner: KObject, podSets: PodSet[]): number | und
   return 0;
 }
 
+/** `spec.priorityClassRef` from the object's `kueue.x-k8s.io/priority-class` label (Jobs, pods, pod groups, gangs alike). */
+export function setPriorityClassRef(wl: Workload, from: KObject): void {
+  const wpc = from.metadata.labels?.[KueueLabel.PriorityClass];
+  if (wpc) wl.spec.priorityClassRef = { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: wpc };
+}
+
 export function provReqAnnotations(annotations: StringMap | undefined): StringMap | undefined {
   if (!annotations) return undefined;
   const out: StringMap = {};
@@ -209,8 +215,7 @@ export function ownedWorkload(owner: KObject, podSets: PodSet[], opts: OwnedWork
   if (priority !== undefined) wl.spec.priority = priority;
   // Kueue names the class on the Workload; its value is resolved where the classes are
   // known (the admission snapshot), which then sets spec.priority.
-  const wpc = owner.metadata.labels?.[KueueLabel.PriorityClass];
-  if (wpc) wl.spec.priorityClassRef = { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: wpc };
+  setPriorityClassRef(wl, owner);
   // The Workload is created right after its owner: queue order follows the owner's age.
   if (owner.metadata.creationTimestamp) wl.metadata.creationTimestamp = owner.metadata.creationTimestamp;
   return wl;

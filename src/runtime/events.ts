@@ -63,7 +63,8 @@ export class EventSink {
     const ref = obj.metadata.namespace ? `${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}` : `${obj.kind}/${obj.metadata.name}`;
     const at = this.clock.now();
     this.recent.push({ at, type, reason, message, object: ref, component });
-    if (this.recent.length > this.keep) this.recent.splice(0, this.recent.length - this.keep);
+    // Trim in batches: one splice per `keep` events, not one per event.
+    if (this.recent.length >= 2 * this.keep) this.recent.splice(0, this.recent.length - this.keep);
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1);
     if (!this.writeToStore) return;
     void this.write(component, obj, ref, type, reason, message, at).catch(() => {

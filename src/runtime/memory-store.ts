@@ -12,6 +12,7 @@ import {
   type AdmissionHook,
   type AdmissionRequest,
   BadRequestError,
+  deepCopy,
   ConflictError,
   type DeleteOptions,
   InvalidError,
@@ -132,7 +133,7 @@ export class MemoryStore implements ObjectStore {
   }
 
   createSync<T extends KObject>(input: T): T {
-    const obj = structuredClone(input);
+    const obj = deepCopy(input);
     const kind = obj.kind;
     if (!kind || !obj.apiVersion) throw new BadRequestError('the object has no apiVersion or kind');
     const md = obj.metadata ?? (obj.metadata = { name: '' });
@@ -188,7 +189,7 @@ export class MemoryStore implements ObjectStore {
     this.admit('DELETE', old, old, false);
     if ((old.metadata.finalizers ?? []).length > 0) {
       if (old.metadata.deletionTimestamp) return old as T;
-      const obj = structuredClone(old);
+      const obj = deepCopy(old);
       obj.metadata.deletionTimestamp = formatTime(this.clock.now() / 1000);
       obj.metadata.resourceVersion = String(++this.rv);
       this.seal(obj);
@@ -223,12 +224,12 @@ export class MemoryStore implements ObjectStore {
     let copy: Record<string, unknown>;
     if (status) {
       // The status subresource: only status changes.
-      copy = { ...prev, metadata: { ...old.metadata }, status: structuredClone(given.status) };
+      copy = { ...prev, metadata: { ...old.metadata }, status: deepCopy(given.status) };
       if (given.status === undefined) delete copy.status;
       obj = copy as unknown as KObject;
     } else {
       const { status: _ignored, ...rest } = given;
-      copy = structuredClone(rest);
+      copy = deepCopy(rest);
       if ('status' in prev) copy.status = prev.status;
       obj = copy as unknown as KObject;
       obj.metadata.namespace = ns;
