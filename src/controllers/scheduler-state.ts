@@ -96,7 +96,7 @@ const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phas
 
 /** Whether a Workload waits for a reservation (or, reserved-only, to grow one). */
 export function isPendingCandidate(w: Workload): boolean {
-  if (w.status?.admission !== undefined && !isReservedOnly(w)) return false;
+  if (w.status?.admission !== undefined && (!isReservedOnly(w) || findCondition(w, WorkloadCondition.Evicted)?.status === 'True')) return false;
   if (isFinished(w) || w.spec.active === false || w.metadata.deletionTimestamp !== undefined) return false;
   if (findCondition(w, WorkloadCondition.Requeued)?.status === 'False') return false;
   return w.metadata.annotations?.[GangAnnotation.Timeout] !== 'true';
@@ -152,16 +152,35 @@ export class SchedulerState {
       if (this.configDirty) continue;
       for (const key of this.dirtyWorkloads) {
         this.dirtyWorkloads.delete(key);
-        if (this.syncWorkload(key, out)) out.changed = true;
+        if (this.guarded(key, out, () => this.syncWorkload(key, out))) out.changed = true;
       }
       if (this.configDirty) continue;
       for (const key of this.dirtyPods) {
         this.dirtyPods.delete(key);
-        if (this.syncPod(key)) out.changed = true;
+        if (this.guarded(key, out, () => this.syncPod(key))) out.changed = true;
       }
     }
     this.finishRebuild();
     return out;
+  }
+
+  /**
+   * One object's sync; an object that cannot be read (a shape no webhook checked) is
+   * reported and left out instead of stopping the others.
+   */
+  private guarded(key: string, out: SyncResult, fn: () => boolean): boolean {
+    try {
+      return fn();
+    } catch (e) {
+      const w = this.caches.workloads.get(key);
+      const o = w ?? this.caches.pods.get(key);
+      if (w) {
+        this.dequeue(key);
+        this.release(key);
+      }
+      if (o) out.problems.push({ object: o, message: `cannot be read by the scheduler: ${e instanceof Error ? e.message : String(e)}` });
+      return true;
+    }
   }
 
   /** A reservation the cycle made and the store now holds (`written` is the stored Workload). */

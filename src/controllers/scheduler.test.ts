@@ -133,6 +133,17 @@ describe('scheduler controller: admission', () => {
     await env.run(120_000);
     assert.deepEqual(admitted(env), ['w1']);
   });
+  it('a Workload it cannot read is reported and the others are admitted', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
+    await env.start();
+    const broken = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name: 'broken', namespace: 'default' }, spec: { queueName: 'a' } } as unknown as Workload;
+    env.seed(broken, wl('w1').queue('a').pods(1, { cpu: '1' }).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['w1']);
+    const warning = env.manager.events.about('Workload/default/broken')[0];
+    assert.equal(warning?.type, 'Warning');
+    assert.match(warning?.message ?? '', /cannot be read by the scheduler/);
+  });
 });
 
 describe('scheduler controller: preemption', () => {
