@@ -23,6 +23,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
+import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
 import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
 import type { PreemptionTarget } from '../src/admission/preemption.ts';
@@ -88,6 +89,12 @@ export const FIGURES = [
   { name: 'admission.peer-baseline.15k', unit: 'ms' },
   { name: 'admission.peer-tas.15k', unit: 'ms' },
   { name: 'admission.cycle.1000cq-50k', unit: 'ms' },
+  { name: 'simulate.peer-baseline.15k', unit: 'ms' },
+  { name: 'simulate.peer-baseline.15k.makespan', unit: 'x' },
+  { name: 'simulate.peer-tas.15k', unit: 'ms' },
+  { name: 'simulate.peer-tas.15k.makespan', unit: 'x' },
+  { name: 'simulate.live.10k-nodes-100k-pods.heap', unit: 'MB' },
+  { name: 'simulate.ungate.5000-pod-gang', unit: 'ms' },
 ] as const;
 type FigureName = (typeof FIGURES)[number]['name'];
 
@@ -500,7 +507,33 @@ function runAdmissionCycle(report: Report): void {
 
 // ---- entry point ------------------------------------------------------------------------
 
-function main(): number {
+async function runSimulate(report: Report): Promise<void> {
+  for (const [shape, cpu, mk] of [
+    [PEER_BASELINE, 'simulate.peer-baseline.15k', 'simulate.peer-baseline.15k.makespan'],
+    [PEER_TAS, 'simulate.peer-tas.15k', 'simulate.peer-tas.15k.makespan'],
+  ] as const) {
+    if (!report.wants(cpu) && !report.wants(mk)) continue;
+    console.error(`simulate: Kueue's ${shape.name} shape end to end (${workloadCount(shape).toLocaleString('en-US')} Jobs) ...`);
+    globalThis.gc!();
+    const r = await runPeerSimulation(shape);
+    const classes = Object.entries(r.meanAdmissionS).map(([c, s]) => `${c} ${s.toFixed(1)} s`).join(', ');
+    report.add(
+      cpu,
+      r.cpuMs,
+      `CPU of the whole run (wall ${fmt(r.wallMs / 1000)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.steps.toLocaleString('en-US')} reconciles, ${r.violations} violations, ${r.errors} controller errors; mean time to admission ${classes}; mean CQ usage ${r.meanUsagePct.toFixed(1)}% of nominal`,
+    );
+    if (r.makespanS !== null) report.add(mk, r.makespanS / r.boundS, `makespan ${fmt(r.makespanS)} s simulated vs packing bound ${fmt(r.boundS)} s`);
+  }
+  if (report.wants('simulate.live.10k-nodes-100k-pods.heap') || report.wants('simulate.ungate.5000-pod-gang')) {
+    console.error('simulate: 10,000 nodes, 100,000 running pods, then a 5,000-pod gang ...');
+    globalThis.gc!();
+    const live = await runLive(() => globalThis.gc!());
+    report.add('simulate.live.10k-nodes-100k-pods.heap', live.heapMB, `heapUsed + arrayBuffers after gc; ${live.nodes.toLocaleString('en-US')} nodes, ${live.running.toLocaleString('en-US')} pods Running; run CPU ${fmt(live.cpuMs / 1000)} s`);
+    report.add('simulate.ungate.5000-pod-gang', live.ungateCpuMs, `CPU of the TopologyUngater's reconciles for the gang; ${live.ungatedPods.toLocaleString('en-US')} of 5,000 pods ungated`);
+  }
+}
+
+async function main(): Promise<number> {
   const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
   if (typeof globalThis.gc !== 'function') {
     if (process.env.TOPOQUEUE_BENCH_CHILD) throw new Error('global.gc is still missing after re-running with --expose-gc');
@@ -522,6 +555,7 @@ function main(): number {
     runEncode(report);
     runPreemption(report);
     runAdmissionCycle(report);
+    await runSimulate(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);
@@ -539,5 +573,5 @@ function main(): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  process.exitCode = main();
+  process.exitCode = await main();
 }

@@ -1,0 +1,153 @@
+// `simulate` figures (bench/main.ts, `simulate.*`): the peer's scheduler performance
+// shapes end to end through the embedded cluster in virtual time, and the live 10,000-node
+// shape.
+//
+//   1. peer baseline / tas: every Job submitted at its generator time, run to idle with every
+//      controller and stand-in; CPU time of the whole run (process.cpuUsage), the simulated
+//      makespan against the packing bound, mean time to admission per class, mean queue usage;
+//   2. live: 10,000 nodes and 100,000 running pods (20 Jobs of 5,000), heap after a gc;
+//   3. ungate: one admitted 5,000-pod Job on that cluster: CPU of the TopologyUngater's
+//      reconciles that lift its gates.
+
+import type { KObject } from '../src/api/objects.ts';
+import { buildReport, type SimulationReport } from '../src/cluster/report.ts';
+import { parseSimulationObjects, runSimulation, type SimulationRun } from '../src/cluster/simulation.ts';
+import { allControllers } from '../src/controllers/index.ts';
+import { standIns } from '../src/cluster/index.ts';
+import type { TopoqueueConfig } from '../src/controllers/config.ts';
+import type { Reconciler } from '../src/runtime/manager.ts';
+import { CLASS_NAMES, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
+import { gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
+
+/** What `simulate` runs with in these figures (documented in bench/README.md). */
+export const BENCH_CONFIG: Partial<TopoqueueConfig> = {};
+
+export interface PeerSimulationResult {
+  cpuMs: number;
+  wallMs: number;
+  makespanS: number | null;
+  boundS: number;
+  workloads: number;
+  finished: number;
+  violations: number;
+  errors: number;
+  meanAdmissionS: Record<string, number>;
+  meanUsagePct: number;
+  steps: number;
+  heapMB: number;
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(start);
+  return (u.user + u.system) / 1000;
+}
+
+async function simulate(objects: KObject[], opts: Parameters<typeof runSimulation>[1]): Promise<{ run: SimulationRun; cpuMs: number; wallMs: number }> {
+  const parsed = parseSimulationObjects(objects);
+  if (parsed.errors.length > 0) throw new Error(`bench input refused: ${parsed.errors[0]!.message}`);
+  const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
+  const run = await runSimulation(parsed.objects, opts);
+  return { run, cpuMs: cpuMsSince(c0), wallMs: Number(process.hrtime.bigint() - t0) / 1e6 };
+}
+
+function classOf(name: string): string {
+  return CLASS_NAMES.find((c) => name.includes(`-${c}`)) ?? 'other';
+}
+
+export async function runPeerSimulation(shape: PeerRunShape, config: Partial<TopoqueueConfig> = BENCH_CONFIG): Promise<PeerSimulationResult> {
+  const objects = peerSimulationObjects(shape);
+  const { run, cpuMs, wallMs } = await simulate(objects, { config });
+  const report: SimulationReport = buildReport(run);
+  const sums = new Map<string, { n: number; s: number }>();
+  for (const w of report.workloads) {
+    if (w.admittedAt === null || w.submittedAt === null) continue;
+    const c = classOf(w.name);
+    const e = sums.get(c) ?? { n: 0, s: 0 };
+    e.n++;
+    e.s += w.admittedAt - w.submittedAt;
+    sums.set(c, e);
+  }
+  const meanAdmissionS = Object.fromEntries([...sums].map(([c, e]) => [c, e.s / e.n]));
+  // Mean quota usage over the run, % of nominal, averaged over ClusterQueues (the peer's clusterQueueClassesMinUsage).
+  const makespan = report.summary.makespan;
+  let usageSum = 0;
+  let usageN = 0;
+  for (const q of report.queues) {
+    const nominal = Object.values(q.nominal).reduce((a, b) => a + b, 0);
+    if (nominal <= 0 || q.usage.length === 0 || !makespan) continue;
+    // Time-weighted mean of the step function.
+    let area = 0;
+    for (let i = 0; i < q.usage.length; i++) {
+      const u = q.usage[i]!;
+      const end = i + 1 < q.usage.length ? q.usage[i + 1]!.at : makespan;
+      const used = Object.values(u.usage).reduce((a, b) => a + b, 0);
+      area += used * Math.max(0, Math.min(end, makespan) - u.at);
+    }
+    usageSum += (100 * area) / (nominal * makespan);
+    usageN++;
+  }
+  const heapMB = process.memoryUsage().heapUsed / 1e6;
+  return {
+    cpuMs,
+    wallMs,
+    makespanS: makespan,
+    boundS: packingBoundSeconds(shape),
+    workloads: workloadCount(shape),
+    finished: report.summary.byStatus.Finished ?? 0,
+    violations: report.summary.violations,
+    errors: report.summary.controllerErrors,
+    meanAdmissionS,
+    meanUsagePct: usageN > 0 ? usageSum / usageN : 0,
+    steps: run.steps,
+    heapMB,
+  };
+}
+
+export interface LiveResult {
+  heapMB: number;
+  running: number;
+  nodes: number;
+  cpuMs: number;
+  ungateCpuMs: number;
+  ungatedPods: number;
+}
+
+/**
+ * 10,000 nodes, 100,000 pods running; then a 5,000-pod Job admitted and its gates lifted,
+ * with the ungater's reconciles timed on their own.
+ */
+export async function runLive(gc: () => void): Promise<LiveResult> {
+  let ungateCpuMs = 0;
+  const controllers: Reconciler<TopoqueueConfig>[] = [...allControllers(), ...standIns()].map((c) => {
+    if (c.name !== 'topology-ungater') return c;
+    return {
+      name: c.name,
+      setup: (ctx, q, r) => c.setup(ctx, q, r),
+      reconcile: async (key: string) => {
+        const c0 = process.cpuUsage();
+        try {
+          return await c.reconcile(key);
+        } finally {
+          if (key.includes('job-train-gang-')) ungateCpuMs += cpuMsSince(c0);
+        }
+      },
+    };
+  });
+  const objects = [...largeLiveObjects(20, 5000)];
+  const gang = gangJob('train-gang', 5000, 'all');
+  gang.metadata.annotations = { 'topoqueue.io/submit-at': '10m' };
+  objects.push(gang);
+  const { run, cpuMs } = await simulate(objects, { untilMs: 15 * 60_000, controllers, config: BENCH_CONFIG, fullCheckEvery: 1_000_000 });
+  const pods = (run.cluster.store as unknown as { listSync(kind: string): KObject[] }).listSync('Pod') as (KObject & { status?: { phase?: string }; spec?: { schedulingGates?: unknown[] } })[];
+  const running = pods.filter((p) => p.status?.phase === 'Running').length;
+  const gangPods = pods.filter((p) => p.metadata.name.startsWith('train-gang-'));
+  const ungatedPods = gangPods.filter((p) => (p.spec?.schedulingGates ?? []).length === 0).length;
+  gc();
+  gc();
+  const heapMB = (process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers) / 1e6;
+  const nodes = (run.cluster.store as unknown as { listSync(kind: string): KObject[] }).listSync('Node').length;
+  // Keep the run alive until measured.
+  if (run.steps < 0) console.log(run);
+  return { heapMB, running, nodes, cpuMs, ungateCpuMs, ungatedPods };
+}

@@ -1,0 +1,174 @@
+// The peer's scheduler performance shapes (specs/performance-anchors.md §1.1 baseline, §1.3
+// tas) as `simulate` input: Kueue's generator's ClusterQueues, cohorts and classes, each
+// Workload submitted as a batch/v1 Job whose pods run for the class's runtime on the
+// embedded cluster (the peer's runner marks Workloads finished instead; here the job
+// reconciler, job controller, binder, kubelet and, for tas, the TopologyUngater all run).
+//
+// Also the large live shape: 10,000 nodes with 100,000 running pods.
+
+import type { KObject, Node } from '../src/api/objects.ts';
+import { CLASS_NAMES, clusterQueueName, type PeerRunShape, type TasVariant } from './admission-cycle.ts';
+import { PEER_BLOCK, PEER_NODE_LABELS, PEER_RACK } from './shapes.ts';
+
+const NS = 'default';
+const TAS_FLAVOR = 'tas-flavor';
+const FLAVOR = 'default';
+const TOPOLOGY = 'tas-topology';
+const HOSTNAME = 'kubernetes.io/hostname';
+
+function nodeObj(name: string, labels: Record<string, string>, cpu: string, memory: string, pods = '110'): Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { ...labels, [HOSTNAME]: name } },
+    status: { allocatable: { cpu, memory, pods }, conditions: [{ type: 'Ready', status: 'True' }] },
+  };
+}
+
+function variants(counts: Record<TasVariant, number>): TasVariant[] {
+  const left = { ...counts };
+  const out: TasVariant[] = [];
+  const order: TasVariant[] = ['required', 'preferred', 'balanced'];
+  while (order.some((v) => left[v] > 0)) {
+    for (const v of order) {
+      if (left[v] > 0) {
+        out.push(v);
+        left[v]--;
+      }
+    }
+  }
+  return out;
+}
+
+function tasAnnotations(v: TasVariant, sliceSize: number): Record<string, string> {
+  if (v === 'required') return { 'kueue.x-k8s.io/podset-required-topology': PEER_RACK };
+  if (v === 'preferred') return { 'kueue.x-k8s.io/podset-preferred-topology': PEER_RACK };
+  return { 'kueue.x-k8s.io/podset-slice-required-topology': PEER_RACK, 'kueue.x-k8s.io/podset-slice-size': String(sliceSize) };
+}
+
+/** Every object of a peer run, cluster first, Jobs in submission order. */
+export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
+  const out: KObject[] = [];
+  const tas = shape.topology !== undefined;
+  const flavorName = tas ? TAS_FLAVOR : FLAVOR;
+  // Nodes: the peer's 640 for tas; for baseline (the peer has none) enough CPU for every cohort's quota.
+  if (tas) {
+    const t = shape.topology!;
+    for (let b = 0; b < t.blocks; b++)
+      for (let r = 0; r < t.racksPerBlock; r++)
+        for (let n = 0; n < t.nodesPerRack; n++) {
+          const name = `node-b${b}-r${r}-n${String(n).padStart(2, '0')}`;
+          out.push(nodeObj(name, { ...PEER_NODE_LABELS, [PEER_BLOCK]: `b${b}`, [PEER_RACK]: `b${b}-r${r}` }, '96', '256Gi'));
+        }
+    out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
+    out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: TAS_FLAVOR }, spec: { nodeLabels: PEER_NODE_LABELS, topologyName: TOPOLOGY } } as KObject);
+  } else {
+    const cpu = shape.cohorts * shape.clusterQueuesPerCohort * shape.nominal;
+    for (let i = 0; i < Math.ceil(cpu / 96) + 1; i++) out.push(nodeObj(`node-${String(i).padStart(2, '0')}`, {}, '96', '256Gi', '1000'));
+    out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: FLAVOR }, spec: {} } as KObject);
+  }
+  shape.classes.forEach((c) => out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'WorkloadPriorityClass', metadata: { name: c.name }, value: c.priority } as unknown as KObject));
+  for (let c = 0; c < shape.cohorts; c++)
+    for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
+      const name = clusterQueueName(c, q);
+      out.push({
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'ClusterQueue',
+        metadata: { name },
+        spec: {
+          cohortName: `cohort-${c}`,
+          namespaceSelector: {},
+          preemption: { reclaimWithinCohort: 'Any', withinClusterQueue: 'LowerPriority' },
+          resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: flavorName, resources: [{ name: 'cpu', nominalQuota: String(shape.nominal), borrowingLimit: String(shape.borrowingLimit) }] }] }],
+        },
+      } as unknown as KObject);
+      out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name, namespace: NS }, spec: { clusterQueue: name } } as unknown as KObject);
+    }
+  const jobs: { at: number; job: KObject }[] = [];
+  for (let c = 0; c < shape.cohorts; c++)
+    for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
+      const cqName = clusterQueueName(c, q);
+      for (const cls of shape.classes) {
+        const vs = cls.tas ? variants(cls.tas.variants) : undefined;
+        for (let i = 0; i < cls.count; i++) {
+          const v = vs?.[i];
+          const pods = cls.tas ? cls.tas.pods : 1;
+          const cpu = cls.tas ? cls.tas.perPod : String(cls.cpu);
+          const at = i * cls.everyMs;
+          const name = `${cqName}-${cls.name}${v ? `-${v}` : ''}-${String(i).padStart(4, '0')}`;
+          jobs.push({
+            at,
+            job: {
+              apiVersion: 'batch/v1',
+              kind: 'Job',
+              metadata: {
+                name,
+                namespace: NS,
+                labels: { 'kueue.x-k8s.io/queue-name': cqName, 'kueue.x-k8s.io/priority-class': cls.name },
+                annotations: { 'topoqueue.io/submit-at': `${at}ms` },
+              },
+              spec: {
+                parallelism: pods,
+                completions: pods,
+                completionMode: 'Indexed',
+                template: {
+                  metadata: { annotations: { 'topoqueue.io/run-duration': `${cls.runtimeMs}ms`, ...(v && cls.tas ? tasAnnotations(v, cls.tas.sliceSize) : {}) } },
+                  spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu } } }] },
+                },
+              },
+            } as unknown as KObject,
+          });
+        }
+      }
+    }
+  jobs.sort((a, b) => a.at - b.at);
+  return [...out, ...jobs.map((j) => j.job)];
+}
+
+export { CLASS_NAMES };
+
+/**
+ * 10,000 nodes (10 blocks x 25 racks x 40 hosts, 128 CPU / 1Ti each) and `jobs`
+ * Jobs of `podsPerJob` pods (8 CPU each, required block) that run for a day: 100,000 pods live.
+ */
+export function largeLiveObjects(jobs = 20, podsPerJob = 5000): KObject[] {
+  const out: KObject[] = [];
+  const blocks = 10;
+  const racks = 25;
+  const hosts = 40;
+  for (let b = 0; b < blocks; b++)
+    for (let r = 0; r < racks; r++)
+      for (let h = 0; h < hosts; h++) {
+        const name = `h-${b}-${r}-${h}`;
+        out.push(nodeObj(name, { pool: 'gpu', [PEER_BLOCK]: `b${b}`, [PEER_RACK]: `b${b}-r${r}` }, '128', '1Ti', '110'));
+      }
+  out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
+  out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'gpu' }, spec: { nodeLabels: { pool: 'gpu' }, topologyName: TOPOLOGY } } as KObject);
+  out.push({
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'ClusterQueue',
+    metadata: { name: 'all' },
+    spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'gpu', resources: [{ name: 'cpu', nominalQuota: '1280000' }] }] }] },
+  } as unknown as KObject);
+  out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'all', namespace: NS }, spec: { clusterQueue: 'all' } } as unknown as KObject);
+  for (let j = 0; j < jobs; j++) out.push(gangJob(`train-${String(j).padStart(2, '0')}`, podsPerJob, 'all'));
+  return out;
+}
+
+/** One Indexed Job of `pods` 8-CPU pods, required block, running for a day. */
+export function gangJob(name: string, pods: number, queue: string): KObject {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, namespace: NS, labels: { 'kueue.x-k8s.io/queue-name': queue } },
+    spec: {
+      parallelism: pods,
+      completions: pods,
+      completionMode: 'Indexed',
+      template: {
+        metadata: { annotations: { 'topoqueue.io/run-duration': '24h', 'kueue.x-k8s.io/podset-required-topology': PEER_BLOCK } },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'trainer', resources: { requests: { cpu: '8' } } }] },
+      },
+    },
+  } as unknown as KObject;
+}
