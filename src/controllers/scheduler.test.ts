@@ -4,6 +4,9 @@ import type { KObject, Workload } from '../api/objects.ts';
 import { pod } from '../testing/builders.ts';
 import { cq, flavor, localQueue, wl } from '../testing/admission.ts';
 import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
+import { Manager } from '../runtime/manager.ts';
+import type { ObjectStore, WatchHandler, WatchOptions } from '../runtime/store.ts';
+import { defaultConfig } from './config.ts';
 import { clearAfterEviction, condition, finish } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
 import { workloadController } from './workload-controller.ts';
@@ -212,6 +215,40 @@ describe('scheduler controller: restart and determinism', () => {
     assert.deepEqual(admitted(again), ['w1', 'w2']);
     assert.equal(condition(get(again, 'w3'), 'QuotaReserved')?.reason, 'WaitingForQuota', 'the quota of w1 and w2 counts');
     assert.equal(again.manager.events.recent.filter((e) => e.reason === 'QuotaReserved').length, 0);
+  });
+
+  it('a Workload admitted in the store but not yet seen by the cache is not admitted again', async () => {
+    const env = runtimeEnv({ objects: queueObjects() });
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
+    // A store whose watch events wait until flushed: the scheduler's caches lag behind it.
+    const held: (() => void)[] = [];
+    const s = env.store;
+    const lagging: ObjectStore = {
+      namespaced: (k) => s.namespaced(k),
+      get: (k, ns, n) => s.get(k, ns, n),
+      list: (k, o) => s.list(k, o),
+      watch: <T extends KObject>(kind: string, h: WatchHandler<T>, o?: WatchOptions) => s.watch<T>(kind, (e) => held.push(() => h(e)), o),
+      create: (o) => s.create(o),
+      update: (o) => s.update(o),
+      updateStatus: (o) => s.updateStatus(o),
+      delete: (k, ns, n, o) => s.delete(k, ns, n, o),
+      addAdmissionHook: (h) => s.addAdmissionHook(h),
+    };
+    const m = new Manager({ store: lagging, clock: env.clock, config: defaultConfig({ waitForPodsReady: undefined }) });
+    m.add(schedulerController());
+    await m.start();
+    for (const f of held.splice(0)) f();
+    // Someone else (a previous leader) admits w1; the cache has not seen it yet.
+    env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.status = { admission: { clusterQueue: 'other', podSetAssignments: [{ name: 'main', count: 1 }] } }), { status: true });
+    m.queue('scheduler')!.add('cycle');
+    const r = await m.run({ untilMs: env.clock.now() + 1000 });
+    assert.ok(r.steps < 20, `backs off while the cache is behind, no spinning: ${r.steps} steps`);
+    assert.equal(get(env, 'w1').status?.admission?.clusterQueue, 'other', 'the store read before the write refuses the stale decision');
+    assert.equal(m.events.recent.filter((e) => e.reason === 'QuotaReserved').length, 0);
+    for (const f of held.splice(0)) f();
+    await m.drain();
+    assert.equal(get(env, 'w1').status?.admission?.clusterQueue, 'other');
+    assert.deepEqual(m.errors, []);
   });
 
   it('the same input gives the same statuses and events', async () => {

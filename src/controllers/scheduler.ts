@@ -207,12 +207,9 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
           return;
       }
     } catch (e) {
-      // One Workload's failed write never stops the others: it is read again and retried,
-      // after a backoff that grows while writes keep failing (no spinning in virtual time).
+      // One Workload's failed write never stops the others.
       this.ctx.log.error(this.name, d.key, e);
-      this.state.forget(d.key);
-      this.errorBackoffMs = Math.min(ERROR_BACKOFF_MAX_MS, this.errorBackoffMs === 0 ? ERROR_BACKOFF_MIN_MS : this.errorBackoffMs * 2);
-      this.queue.addAfter(SchedulerKey.Sync, this.errorBackoffMs);
+      this.retryLater(d.key);
     }
   }
 
@@ -238,8 +235,8 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       { status: true },
     );
     if (!written || !wrote) {
-      this.state.forget(d.key);
-      this.queue.add(SchedulerKey.Sync);
+      // Gone, or no longer pending in the store: the cache is behind, and its event is on the way.
+      this.retryLater(d.key);
       return false;
     }
     // Our gang annotation: set when the waiting time starts, dropped once satisfied.
@@ -356,6 +353,17 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     this.recorder.event(w, 'Warning', 'GangTimeout', d.message);
   }
 
+  /**
+   * Drops what the cycle assumed for a Workload whose write failed or was refused, and reads
+   * it again from the cache after a backoff that grows while writes keep failing (its own
+   * event usually comes first; no spinning in virtual time while the cache is behind).
+   */
+  private retryLater(key: string): void {
+    this.state.forget(key);
+    this.errorBackoffMs = Math.min(ERROR_BACKOFF_MAX_MS, this.errorBackoffMs === 0 ? ERROR_BACKOFF_MIN_MS : this.errorBackoffMs * 2);
+    this.queue.addAfter(SchedulerKey.Sync, this.errorBackoffMs);
+  }
+
   /** Sets (or, with undefined, removes) Workload annotations; the written Workload, or undefined when gone. */
   private async annotate(key: string, values: Record<string, string | undefined>): Promise<Workload | undefined> {
     const { namespace, name } = splitKey(key);
@@ -406,7 +414,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
             { status: true },
           );
           if (!written || !wrote) {
-            s.forget(key);
+            this.retryLater(key);
             continue;
           }
           s.replaced(rep.admitted, written);
@@ -433,7 +441,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
         }
       } catch (e) {
         this.ctx.log.error(this.name, key, e);
-        s.forget(key);
+        this.retryLater(key);
       }
     }
     return changed;
