@@ -77,6 +77,8 @@ export interface SyncResult {
   changed: boolean;
   unqueued: Unqueued[];
   problems: ConfigProblem[];
+  /** Reservations released because their Workload finished (finished_workloads_total). */
+  finished: { clusterQueue: string; result: string }[];
 }
 
 interface Entry {
@@ -139,7 +141,7 @@ export class SchedulerState {
 
   /** Applies every mark (see the header). */
   sync(): SyncResult {
-    const out: SyncResult = { changed: false, unqueued: [], problems: [] };
+    const out: SyncResult = { changed: false, unqueued: [], problems: [], finished: [] };
     for (let guard = 0; guard < 4 && (this.configDirty || this.dirtyNodes.size > 0 || this.dirtyWorkloads.size > 0 || this.dirtyPods.size > 0); guard++) {
       if (this.configDirty) {
         this.rebuild(out);
@@ -391,7 +393,11 @@ export class SchedulerState {
       else this.secondPass.delete(key);
     } else {
       this.secondPass.delete(key);
-      if (this.release(key)) changed = true;
+      const held = this.entries.get(key)?.a.clusterQueue;
+      if (this.release(key)) {
+        changed = true;
+        if (held !== undefined && isFinished(w)) out.finished.push({ clusterQueue: held, result: findCondition(w, WorkloadCondition.Finished)?.reason ?? 'Succeeded' });
+      }
     }
     if (isPendingCandidate(w)) {
       if (this.enqueue(w, out)) changed = true;

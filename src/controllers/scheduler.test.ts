@@ -93,7 +93,10 @@ describe('scheduler controller: admission', () => {
     assert.equal(get(env, 'w2').status?.admission, undefined, 'not before the batch');
     await env.run(2);
     assert.equal(get(env, 'w2').status?.admission?.clusterQueue, 'a');
-    assert.match(await env.manager.metrics.text(), /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 6/);
+    const metrics = await env.manager.metrics.text();
+    assert.match(metrics, /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 6/);
+    assert.match(metrics, /kueue_finished_workloads_total\{cluster_queue="a",result="Succeeded"\} 1/);
+    assert.match(metrics, /kueue_cluster_queue_status\{cluster_queue="a",status="active"\} 1/);
   });
 
   it('a Workload whose LocalQueue is missing says so, and is admitted once the LocalQueue is created', async () => {

@@ -130,6 +130,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const s = this.state;
     const r = s.sync();
     await this.report(r.problems);
+    for (const f of r.finished) this.ctx.metrics.finishedWorkloads.inc({ cluster_queue: f.clusterQueue, result: f.result });
     for (const u of r.unqueued) {
       try {
         await this.writePending(u.key, undefined, u, now);
@@ -459,6 +460,11 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       m.reservingActiveWorkloads.reset();
       m.admittedActiveWorkloads.reset();
       m.clusterQueueNominalQuota.reset();
+      m.clusterQueueStatus.reset();
+      for (const cq of s.snap.clusterQueues.values()) {
+        m.clusterQueueStatus.set({ cluster_queue: cq.name, status: cq.inactive ? 'pending' : 'active' }, 1);
+        m.clusterQueueStatus.set({ cluster_queue: cq.name, status: cq.inactive ? 'active' : 'pending' }, 0);
+      }
     }
     for (const name of s.queues.names()) {
       const q = s.queues.queue(name)!;
