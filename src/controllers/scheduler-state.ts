@@ -214,7 +214,6 @@ export class SchedulerState {
   // ---- 1. configuration ------------------------------------------------------------
 
   private rebuild(out: SyncResult): void {
-    this.configDirty = false;
     this.generation++;
     const c = this.caches;
     const parsed = <T extends KObject>(inf: Informer<T>): T[] => {
@@ -298,6 +297,7 @@ export class SchedulerState {
     // The sticky preemptor of each queue is restored once it is queued again (end of sync).
     this.restoreSticky = sticky;
     this.freed = true;
+    this.configDirty = false;
   }
 
   private restoreSticky: Map<string, string> | undefined;
