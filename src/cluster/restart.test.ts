@@ -252,7 +252,7 @@ function verify(w: World, label: string, stop: DriveStop): void {
   assert.deepEqual(notDone, [], `${label}: every pod left succeeded`);
 }
 
-const hasTopologyGate = (p: Pod) => (p.spec.schedulingGates ?? []).some((g) => g.name === KueueSchedulingGate.Topology);
+const hasGate = (p: Pod, gate: string) => (p.spec.schedulingGates ?? []).some((g) => g.name === gate);
 
 const admittedWaitingForPods = (store: MemoryStore) =>
   store.listSync<Workload>('Workload', { namespace: NS }).some((x) => {
@@ -301,35 +301,36 @@ describe('restart of the controller manager', () => {
     w.checker.stop();
   });
 
-  it('crashes while pods are being ungated (in the middle of the ungater\'s writes), three times in a row, lose nothing', async () => {
+  it('crashes in the middle of ungating a Workload\'s pods (the TopologyUngater\'s topology gate, the pod group\'s admission gate) lose nothing', async () => {
     const w = await world();
-    let crashes = 0;
-    // The second (or a later) ungate of a Workload's pods, with more of them still gated, is
-    // the last write of the process.
-    const ungated = new Map<string, number>();
+    const crashes: string[] = [];
+    // A gate lifted from the second (or a later) pod of a Workload, with more of its pods
+    // still carrying that gate, is the last write of the process.
+    const lifted = new Map<string, number>();
+    const owner = (p: Pod) => p.metadata.annotations?.[KueueAnnotation.Workload] ?? p.metadata.labels?.[KueueLabel.PodGroupName] ?? '';
     const stop = w.store.watch<Pod>('Pod', (e) => {
-      if (e.type !== 'MODIFIED' || crashes >= 3 || w.process.crashed) return;
-      if (!e.old || !hasTopologyGate(e.old) || hasTopologyGate(e.object)) return;
-      const wl = e.object.metadata.annotations?.[KueueAnnotation.Workload] ?? '';
-      const n = (ungated.get(wl) ?? 0) + 1;
-      ungated.set(wl, n);
-      const stillGated = w.store.listSync<Pod>('Pod', { namespace: NS }).some((p) => p.metadata.annotations?.[KueueAnnotation.Workload] === wl && hasTopologyGate(p));
-      if (n >= 2 && stillGated) {
-        crashes++;
-        w.process.crash();
+      if (e.type !== 'MODIFIED' || !e.old || crashes.length >= 4 || w.process.crashed) return;
+      for (const gate of [KueueSchedulingGate.Topology, KueueSchedulingGate.Admission]) {
+        if (!hasGate(e.old, gate) || hasGate(e.object, gate)) continue;
+        const key = `${owner(e.object)} ${gate}`;
+        const n = (lifted.get(key) ?? 0) + 1;
+        lifted.set(key, n);
+        const rest = w.store.listSync<Pod>('Pod', { namespace: NS }).filter((p) => owner(p) === owner(e.object) && hasGate(p, gate));
+        if (n >= 2 && rest.length > 0) {
+          crashes.push(key);
+          w.process.crash();
+        }
       }
     });
     let r: DriveStop;
     for (;;) {
       r = await drive(w.process, w.clock, { untilMs: LIMIT, maxSteps: 200_000 });
       if (r !== DriveStop.Crashed) break;
-      // Pods of that Workload are half ungated: some still carry the topology gate.
-      const half = w.store.listSync<Pod>('Pod', { namespace: NS }).filter(hasTopologyGate);
-      assert.ok(half.length > 0, 'pods still gated at the crash');
       await restart(w);
     }
     stop();
-    assert.equal(crashes, 3, 'three crashes mid-ungating');
+    assert.equal(crashes.length, 4, `four crashes mid-ungating: ${crashes.join('; ')}`);
+    assert.ok(crashes.some((c) => c.endsWith(KueueSchedulingGate.Topology)) && crashes.some((c) => c.endsWith(KueueSchedulingGate.Admission)), `both gates: ${crashes.join('; ')}`);
     verify(w, 'crashes mid-ungating', r);
     w.watch.close();
     w.checker.stop();
