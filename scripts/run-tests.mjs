@@ -20,7 +20,8 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], {
+const setup = new URL('./fast-check-setup.mjs', import.meta.url).href;
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--import', setup, '--test', ...files], {
   stdio: 'inherit',
 });
 process.exit(r.status ?? 1);
