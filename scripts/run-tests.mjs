@@ -4,6 +4,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { URL } from 'node:url';
 
 function collect(dir, out) {
   for (const name of readdirSync(dir).sort()) {
