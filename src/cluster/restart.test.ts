@@ -1,10 +1,10 @@
 // Crash and restart of the whole controller manager: nothing important lives only in memory.
 //
-// A small TAS cluster (2 blocks x 2 racks x 4 nodes of 8 cpu) gets more Jobs, JobSets and
-// plain-Pod groups than it can run at once. The process runs part-way, crashes (its
-// informers, queues, timers, webhooks and caches are gone; a crash inside a reconcile lets
-// the writes before it through and fails the rest), and a brand-new process with fresh
-// controller instances starts on the same store and clock and runs to idle.
+// A small TAS cluster (2 blocks x 2 racks x 4 nodes of 8 cpu) gets more Jobs, JobSets,
+// plain-Pod groups and a Koordinator gang than it can run at once. The process runs
+// part-way, crashes (its informers, queues, timers, webhooks and caches are gone; a crash
+// inside a reconcile lets the writes before it through and fails the rest), and a brand-new
+// process with fresh controller instances starts on the same store and clock and runs to idle.
 //
 // Watched across both processes, straight on the store:
 //   - admissions: a Workload whose status.admission changes from one value to another
@@ -16,6 +16,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate, TopoqueueAnnotation } from '../api/keys.ts';
 import type { Admission, KObject, Pod, PodTemplateSpec, Workload } from '../api/objects.ts';
 import { parseQuantity } from '../api/quantity.ts';
@@ -74,7 +75,22 @@ function groupPods(group: string, count: number, cpu: string, runFor: string): K
   }) as KObject);
 }
 
-/** 212 cpu of demand on 128 cpu of nodes and 96 of quota: a third of it waits. */
+/** A Koordinator gang (annotation way): `count` pods, at least `min` at once. */
+function gangPods(gang: string, count: number, min: number, cpu: string, runFor: string): KObject[] {
+  return Array.from({ length: count }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${gang}-${i}`,
+      namespace: NS,
+      labels: { [KueueLabel.QueueName]: 'lq' },
+      annotations: { [GangAnnotation.Name]: gang, [GangAnnotation.MinAvailable]: String(min), [GangAnnotation.TotalNumber]: String(count), [TopoqueueAnnotation.RunDuration]: runFor, [KueueAnnotation.PodSetRequiredTopology]: RACK },
+    },
+    spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+  }) as KObject);
+}
+
+/** 140 cpu wanted at once on 128 cpu of nodes and 96 of quota: some of it waits. */
 function workloadObjects(): KObject[] {
   return [
     batchJob('rack-a', { parallelism: 8, completions: 8, indexed: true, template: template('4', '10m', { required: RACK }) }),
@@ -88,11 +104,12 @@ function workloadObjects(): KObject[] {
     batchJob('small-2', { parallelism: 3, completions: 3, template: template('1', '4m') }),
     batchJob('block', { parallelism: 4, completions: 4, indexed: true, template: template('6', '6m', { required: BLOCK }) }),
     ...groupPods('group', 4, '2', '9m'),
+    ...gangPods('gang', 3, 2, '2', '8m'),
     batchJob('late', { parallelism: 4, completions: 4, template: template('3', '2m', { preferred: RACK }) }),
   ];
 }
 
-/** What a test submitted: Jobs, JobSets, and plain-Pod groups with their sizes. */
+/** What a test submitted: Jobs, JobSets, and plain-Pod groups and gangs with their sizes. */
 interface Submitted {
   jobs: string[];
   jobSets: string[];
@@ -102,7 +119,7 @@ interface Submitted {
 function submitted(objects: readonly KObject[]): Submitted {
   const groups = new Map<string, number>();
   for (const o of objects) {
-    const g = o.metadata.labels?.[KueueLabel.PodGroupName];
+    const g = o.metadata.labels?.[KueueLabel.PodGroupName] ?? o.metadata.annotations?.[GangAnnotation.Name];
     if (o.kind === 'Pod' && g !== undefined) groups.set(g, (groups.get(g) ?? 0) + 1);
   }
   return { jobs: objects.filter((o) => o.kind === 'Job').map((o) => o.metadata.name), jobSets: objects.filter((o) => o.kind === 'JobSet').map((o) => o.metadata.name), groups };
@@ -242,7 +259,7 @@ function verify(w: World, label: string, stop: DriveStop): void {
   }
   const pods = store.listSync<Pod>('Pod', { namespace: NS });
   for (const [g, n] of groups) {
-    const phases = pods.filter((p) => p.metadata.labels?.[KueueLabel.PodGroupName] === g).map((p) => p.status?.phase);
+    const phases = pods.filter((p) => (p.metadata.labels?.[KueueLabel.PodGroupName] ?? p.metadata.annotations?.[GangAnnotation.Name]) === g).map((p) => p.status?.phase);
     assert.deepEqual(phases, Array(n).fill('Succeeded'), `${label}: the pods of group ${g} ran`);
     assert.ok(workloads.some((x) => x.metadata.name === g), `${label}: group ${g} has its Workload`);
   }
@@ -294,7 +311,7 @@ describe('restart of the controller manager', () => {
     assert.equal(await drive(w.process, w.clock, { untilMs: LIMIT }), DriveStop.Crashed);
     stop();
     assert.ok(admittedWaitingForPods(w.store), 'at the crash an admitted Job is still suspended');
-    assert.equal(w.store.listSync<Pod>('Pod', { namespace: NS }).filter((p) => !p.metadata.labels?.[KueueLabel.PodGroupName]).length, 0, 'no job pod yet');
+    assert.equal(w.store.listSync<Pod>('Pod', { namespace: NS }).filter((p) => !p.metadata.labels?.[KueueLabel.PodGroupName] && !p.metadata.annotations?.[GangAnnotation.Name]).length, 0, 'no job pod yet');
     await restart(w);
     verify(w, 'crash after the first admission', await finish(w));
     w.watch.close();

@@ -38,6 +38,8 @@ async function soak(seed: number): Promise<SoakResult> {
  * - a plain-Pod group or gang that was evicted or lost a pod (Failed, or deleted with its
  *   node): nothing recreates plain pods (KEP-976: preemption deletes all pods of the
  *   workload), so it waits for replacements that never come;
+ * - a gang that timed out (not satisfied within its waiting time): it leaves the queue until
+ *   the user acts (docs/design.md "Waiting time");
  * - it sits in a StrictFIFO ClusterQueue behind one of those (the head blocks the queue).
  */
 function excused(s: Scenario, report: SimulationReport): Map<string, string> {
@@ -51,6 +53,10 @@ function excused(s: Scenario, report: SimulationReport): Map<string, string> {
       continue;
     }
     const e = entry(u);
+    if (u.kind === 'Gang' && e?.pendingReason?.startsWith('GangTimeout')) {
+      out.set(key(u), 'gang timed out: it waits for the user (docs/design.md, "Waiting time")');
+      continue;
+    }
     if ((u.kind === 'Pod group' || u.kind === 'Gang') && e) {
       const lost = e.pods.filter((p) => p.phase === 'Failed' || p.phase === 'Deleted').map((p) => `${p.name} ${p.phase}`);
       if (e.evictions.length > 0 || lost.length > 0) out.set(key(u), `plain pods stopped (${[...e.evictions.map((x) => x.reason), ...lost].join(', ')}) are never recreated`);
