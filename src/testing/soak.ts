@@ -246,8 +246,9 @@ export function generateScenario(seed: number): Scenario {
     const nominal = new Map<string, { cpu: number; memoryGi: number }>();
     for (const f of plainPool ? ['tas', 'plain'] : ['tas']) {
       if (f === 'plain' && rng.chance(0.3)) continue;
-      // A share of the pool; over the ClusterQueues of a cohort the shares add up to at most the pool.
-      const share = inCohort ? 1 / queueCount : rng.pick([0.5, 0.75, 1]);
+      // A share of the pool; in a cohort the TAS shares may add up to more than the pool (TAS
+      // admits only what fits the nodes), the plain ones to at most the pool.
+      const share = inCohort ? Math.min(1, (f === 'tas' ? rng.pick([1, 1.5]) : 1) / queueCount) : rng.pick([0.5, 0.75, 1]);
       const cpu = Math.max(1, Math.floor(poolCpu(f) * share * rng.pick([0.6, 0.8, 1])));
       const memoryGi = Math.max(1, Math.floor(poolMem(f) * share));
       const borrowing = inCohort && rng.chance(0.5) ? { cpu: String(rng.int(0, cpu)), mem: `${rng.int(0, memoryGi)}Gi` } : undefined;
@@ -277,7 +278,7 @@ export function generateScenario(seed: number): Scenario {
     if (priority) labels[KueueLabel.PriorityClass] = priority;
     const submitAt = { [TopoqueueAnnotation.SubmitAt]: duration(rng.int(0, 20 * MIN)) };
     const runS = rng.int(1 * MIN, 20 * MIN);
-    const cpu = rng.pick([1, 2, 4, 8]);
+    const cpu = rng.pick([1, 1, 2, 2, 4, 8]);
     const memoryGi = rng.pick([1, 4, 8]);
     const what = rng.float();
     if (what < 0.5) {
