@@ -29,8 +29,9 @@ import { objectKey } from '../runtime/store.ts';
 import { BLOCK, cq, flavor, RACK } from '../testing/admission.ts';
 import { readyNode } from '../testing/cluster.ts';
 import { batchJob, jobSet, localQueue, namespace, podTemplate } from '../testing/jobs.ts';
-import { drive, DriveStop, type Process, startProcess } from '../testing/soak.ts';
+import { cannotRun, drive, DriveStop, generateScenario, type Process, Rng, startProcess } from '../testing/soak.ts';
 import { InvariantChecker, usageOf } from './invariants.ts';
+import { parseSimulationObjects, planSubmissions } from './simulation.ts';
 
 const NS = 'ns';
 const FLAVOR = 'tas';
@@ -395,5 +396,65 @@ describe('restart of the controller manager', () => {
     assert.match(watch.problems[1]!, /ClusterQueue cq uses 100000 of tas\/cpu, over its nominal 96000/);
     assert.deepEqual([...watch.admissions], [['ns/a', 2], ['ns/b', 1]]);
     watch.close();
+  });
+
+  it('random crashes during random soak scenarios: no invariant violation, no double admission, every Job and JobSet that fits completes', async () => {
+    for (const seed of [1000, 88109, 119785]) {
+      const scenario = generateScenario(seed);
+      const parsed = parseSimulationObjects(scenario.objects);
+      assert.deepEqual(parsed.errors, []);
+      const { submissions } = planSubmissions(parsed.objects);
+      const clock = new VirtualClock(START);
+      const store = new MemoryStore({ clock });
+      const checker = new InvariantChecker({ store, clock, startMs: START, fullEvery: 200 });
+      await checker.start();
+      const transitions: string[] = [];
+      const stopWatch = store.watch<Workload>('Workload', (e) => {
+        const a = e.old?.status?.admission;
+        const b = e.type === 'DELETED' ? undefined : e.object.status?.admission;
+        if (a && b && JSON.stringify(a) !== JSON.stringify(b) && (e.old?.status?.unhealthyNodes ?? []).length === 0) transitions.push(`${objectKey(e.object)} at ${(clock.now() - START) / 1000}s`);
+      });
+      let current = await begin(store, clock, checker);
+      const crashed: Process[] = [];
+      const create = (o: KObject) => {
+        const obj = structuredClone(o);
+        if (obj.kind === 'SimulationEvent') obj.metadata.annotations = { ...obj.metadata.annotations, [TopoqueueAnnotation.SimulationStart]: new Date(START).toISOString().replace('.000Z', 'Z') };
+        const ns = obj.metadata.namespace;
+        if (ns && !store.getSync('Namespace', undefined, ns)) store.createSync(namespace(ns));
+        store.createSync(obj);
+      };
+      for (const sub of submissions) {
+        if (sub.atMs === 0) create(sub.object);
+        else clock.setTimer(sub.atMs, () => create(sub.object));
+      }
+      const rng = new Rng(seed);
+      let r: DriveStop;
+      for (;;) {
+        r = await drive(current, clock, { untilMs: START + 2 * 24 * 60 * MIN, maxSteps: crashed.length < 15 ? rng.int(20, 300) : 500_000 });
+        if (r !== DriveStop.Limit || crashed.length >= 15) break;
+        current.crash();
+        crashed.push(current);
+        current = await begin(store, clock, checker);
+      }
+      stopWatch();
+      checker.full();
+      const at = `seed ${seed} with ${crashed.length} crashes (${scenario.summary})`;
+      assert.deepEqual(checker.violations, [], `${at}: invariant violations`);
+      assert.deepEqual(transitions, [], `${at}: admissions replaced without being cleared`);
+      assert.deepEqual(current.manager.errors, [], `${at}: errors of the last process`);
+      for (const p of crashed) assert.deepEqual(p.manager.errors.filter((e) => !e.message.startsWith('the controller process crashed')), [], `${at}: errors of a crashed process`);
+      const strictBlocked = new Set(scenario.units.filter((u) => cannotRun(scenario, u) !== undefined && scenario.queues.get(u.clusterQueue)!.strictFIFO).map((u) => u.clusterQueue));
+      for (const u of scenario.units) {
+        if ((u.kind !== 'Job' && u.kind !== 'JobSet') || cannotRun(scenario, u) !== undefined || strictBlocked.has(u.clusterQueue)) continue;
+        const job = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>(u.kind, u.namespace, u.name);
+        const done = u.kind === 'Job' ? 'Complete' : 'Completed';
+        assert.ok(job?.status?.conditions?.some((c) => c.type === done && c.status === 'True'), `${at}: ${u.kind} ${u.namespace}/${u.name} fits and completes: ${JSON.stringify(job?.status)}`);
+        // Queued, not run around the queue: one Workload, admitted and finished.
+        const owned = store.listSync<Workload>('Workload', { namespace: u.namespace }).filter((w) => w.metadata.ownerReferences?.some((o) => o.controller && o.kind === u.kind && o.name === u.name));
+        assert.deepEqual(owned.map((w) => findCondition(w, 'Finished')?.reason), ['Succeeded'], `${at}: ${u.kind} ${u.namespace}/${u.name} has one Workload, finished`);
+      }
+      assert.equal(r, DriveStop.Idle, `${at}: the run ends`);
+      checker.stop();
+    }
   });
 });
