@@ -11,7 +11,9 @@
 //   3. assert: no invariant violation, no controller error, no refused object, the run stops
 //      by itself (idle or the idle limit), and every workload that fits the cluster as it is
 //      at the end (nodes deleted, left NotReady, cordoned or tainted are not counted) and
-//      whose ClusterQueue's nominal quota covers it on some flavor it can use, Finished.
+//      whose ClusterQueue's nominal quota covers it on some flavor it can use, Finished
+//      (the legitimate exceptions are in excused()).
+// 20 seeds by default; SOAK_SEEDS / SOAK_FIRST run others. Findings are at the end, as todos.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
