@@ -103,7 +103,7 @@ const TAS_FLAVOR = 'tas-flavor';
 const FLAVOR = 'default';
 
 /** The variant of the i-th Workload of a class: round-robin over the variants with some left. */
-function variants(counts: Record<TasVariant, number>): TasVariant[] {
+export function variants(counts: Record<TasVariant, number>): TasVariant[] {
   const left = { ...counts };
   const out: TasVariant[] = [];
   const order: TasVariant[] = ['required', 'preferred', 'balanced'];

@@ -7,7 +7,7 @@
 // Also the large live shape: 10,000 nodes with 100,000 running pods.
 
 import type { KObject, Node } from '../src/api/objects.ts';
-import { CLASS_NAMES, clusterQueueName, type PeerRunShape, type TasVariant } from './admission-cycle.ts';
+import { CLASS_NAMES, clusterQueueName, type PeerRunShape, type TasVariant, variants } from './admission-cycle.ts';
 import { PEER_BLOCK, PEER_NODE_LABELS, PEER_RACK } from './shapes.ts';
 
 const NS = 'default';
@@ -23,21 +23,6 @@ function nodeObj(name: string, labels: Record<string, string>, cpu: string, memo
     metadata: { name, labels: { ...labels, [HOSTNAME]: name } },
     status: { allocatable: { cpu, memory, pods }, conditions: [{ type: 'Ready', status: 'True' }] },
   };
-}
-
-function variants(counts: Record<TasVariant, number>): TasVariant[] {
-  const left = { ...counts };
-  const out: TasVariant[] = [];
-  const order: TasVariant[] = ['required', 'preferred', 'balanced'];
-  while (order.some((v) => left[v] > 0)) {
-    for (const v of order) {
-      if (left[v] > 0) {
-        out.push(v);
-        left[v]--;
-      }
-    }
-  }
-  return out;
 }
 
 function tasAnnotations(v: TasVariant, sliceSize: number): Record<string, string> {
