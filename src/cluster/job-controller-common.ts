@@ -8,6 +8,7 @@
 // they rely on the embedded store's synchronous watch (a write's event is in the informer
 // before the write returns), so they keep no creation expectations.
 
+import { apiGroup } from '../integrations/workload-name.ts';
 import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMap } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -47,11 +48,10 @@ export const ApiVersion = {
   HyperJob: 'training.volcano.sh/v1alpha1',
 } as const;
 
-const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 
 /** The framework an object (or an owner reference) belongs to, or undefined. */
 export function tagOf(ref: { apiVersion: string; kind: string }): JobTag | undefined {
-  const group = groupOf(ref.apiVersion);
+  const group = apiGroup(ref.apiVersion);
   switch (ref.kind) {
     case 'Job':
       if (group === '' || group === 'batch') return ref.apiVersion === 'batch/v1' ? JobTag.Job : undefined;
