@@ -27,6 +27,7 @@
 // object, the key and the value.
 
 import { z } from 'zod';
+import { GangApiVersion } from './api-versions.ts';
 import { objectRef } from './manifest.ts';
 import type { KObject, ObjectMeta, ResourceList } from './objects.ts';
 import type { KindEntry } from './schemas.ts';
@@ -35,13 +36,7 @@ import type { KindEntry } from './schemas.ts';
 // Keys, API versions, defaults
 // ---------------------------------------------------------------------------------------
 
-export const GangApiVersion = {
-  /** Koordinator's copy of the PodGroup CRD. */
-  Koordinator: 'scheduling.sigs.k8s.io/v1alpha1',
-  /** scheduler-plugins' PodGroup CRD (short names pg, pgs). */
-  SchedulerPlugins: 'scheduling.x-k8s.io/v1alpha1',
-} as const;
-export type GangApiVersion = (typeof GangApiVersion)[keyof typeof GangApiVersion];
+export { GangApiVersion };
 
 /** Koordinator's gang annotations (prefix gang.scheduling.koordinator.sh/). */
 export const GangAnnotation = {

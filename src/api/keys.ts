@@ -41,10 +41,7 @@ export const PodIndexLabel = {
 } as const;
 
 export const KUEUE_GROUP = 'kueue.x-k8s.io';
-export const KueueApiVersion = {
-  V1beta2: 'kueue.x-k8s.io/v1beta2',
-  V1beta1: 'kueue.x-k8s.io/v1beta1',
-} as const;
+export { KueueApiVersion } from './api-versions.ts';
 
 /** Keys the runtime writes or reads on pods and Workloads (kueue-core.md §1d, §1e). */
 export const KueueRuntimeKey = {

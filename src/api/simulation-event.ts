@@ -11,13 +11,14 @@
 // present, else the object's creationTimestamp.
 
 import { z } from 'zod';
+import { TopoqueueApiVersion } from './api-versions.ts';
 import { parseGoDuration } from './gang.ts';
 import type { KObject, Taint } from './objects.ts';
 import { describeInput, issue } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
 import { labelKeyProblem } from './topology-request.ts';
 
-export const SimulationApiVersion = 'topoqueue.io/v1alpha1';
+export const SimulationApiVersion = TopoqueueApiVersion;
 
 export const SimulationAction = {
   NotReady: 'NotReady',

@@ -3,14 +3,10 @@
 // (training.volcano.sh/v1alpha1). Only the fields topoqueue reads are typed; parsers keep
 // the rest so objects round-trip.
 
+import { VolcanoApiVersion } from './api-versions.ts';
 import type { Condition, KObject, PodTemplateSpec, ResourceList, StringMap } from './objects.ts';
 
-export const VolcanoApiVersion = {
-  HyperNode: 'topology.volcano.sh/v1alpha1',
-  Job: 'batch.volcano.sh/v1alpha1',
-  PodGroup: 'scheduling.volcano.sh/v1beta1',
-  HyperJob: 'training.volcano.sh/v1alpha1',
-} as const;
+export { VolcanoApiVersion };
 
 export const VolcanoLabel = {
   /** On HyperNodes created by discovery: `label`, `ufm`, ... */
