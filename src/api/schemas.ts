@@ -14,6 +14,7 @@
 //   5. v1beta1 objects are normalized to the v1beta2 shape.
 
 import { z } from 'zod';
+import { CoreApiVersion, JobFrameworkApiVersion } from './api-versions.ts';
 import { InputError, type Where } from './errors.ts';
 import { HOSTNAME_LABEL, KueueApiVersion } from './keys.ts';
 import { objectRef } from './manifest.ts';
@@ -576,20 +577,20 @@ function checkAdmission(w: Workload, where: Where): InputError[] {
 }
 
 const KINDS: readonly KindEntry[] = [
-  { apiVersion: 'v1', kind: 'Node', schema: node },
-  { apiVersion: 'v1', kind: 'Pod', schema: pod },
+  { apiVersion: CoreApiVersion.V1, kind: 'Node', schema: node },
+  { apiVersion: CoreApiVersion.V1, kind: 'Pod', schema: pod },
   // Only its labels matter: ClusterQueue namespaceSelectors match them.
-  { apiVersion: 'v1', kind: 'Namespace', schema: kobject({}) },
+  { apiVersion: CoreApiVersion.V1, kind: 'Namespace', schema: kobject({}) },
   { apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', schema: topology },
   { apiVersion: KueueApiVersion.V1beta1, kind: 'Topology', schema: topology },
   { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', schema: resourceFlavor },
   { apiVersion: KueueApiVersion.V1beta1, kind: 'ResourceFlavor', schema: resourceFlavor },
   workloadEntry(KueueApiVersion.V1beta2, workloadSchema('v1beta2')),
   workloadEntry(KueueApiVersion.V1beta1, workloadSchema('v1beta1')),
-  { apiVersion: 'batch/v1', kind: 'Job', schema: job },
-  { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', schema: jobSet },
-  { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
-  { apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob', schema: mpiJob },
+  { apiVersion: CoreApiVersion.Batch, kind: 'Job', schema: job },
+  { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet', schema: jobSet },
+  { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
+  { apiVersion: JobFrameworkApiVersion.MPIJob, kind: 'MPIJob', schema: mpiJob },
   // HyperNode, Job (batch.volcano.sh), PodGroup, HyperJob: shapes and rules in volcano.ts.
   ...volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }),
   // ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass: shapes and rules in queues.ts.

@@ -1,5 +1,5 @@
-// The job reconciler ('job'): Kueue's ReconcileGenericJob over one adapter per framework
-// (jobs/*.ts). Keys are `Kind/namespace/name` of the job (a JobSet's Jobs and a HyperJob's
+// The job reconciler ('job'): Kueue's ReconcileGenericJob over the job side of each framework
+// record (integrations/registry.ts). Keys are `Kind/namespace/name` of the job (a JobSet's Jobs and a HyperJob's
 // Volcano Jobs are reconciled through their parent). It watches the job kinds, Workloads
 // (controller owner -> job) and Pods (controller chain -> job, batched by podBatchMs), and
 // registers the job webhooks (job-webhook.ts).
@@ -54,9 +54,9 @@ import {
   templateMeta,
   mergePodSetInfo,
   type JobAdapter,
-} from './jobs/adapter.ts';
+} from '../integrations/framework.ts';
 import type { ToWorkloadsResult } from '../integrations/integration.ts';
-import { JOB_KINDS, type Lookup, adapterFor, controllerOf, jobKey, managedRoot } from './jobs/registry.ts';
+import { JOB_KINDS, type Lookup, adapterFor, controllerOf, jobKey, managedRoot } from '../integrations/registry.ts';
 
 /** Index of Workloads, Jobs and Pods by their controller: `Kind/namespace/name`. */
 const OWNER_INDEX = 'job-reconciler/controller';

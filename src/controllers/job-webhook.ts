@@ -30,8 +30,8 @@ import type { KObject, Pod } from '../api/objects.ts';
 import type { InformerFactory } from '../runtime/informer.ts';
 import type { AdmissionResponse, ObjectStore } from '../runtime/store.ts';
 import type { TopoqueueConfig } from './config.ts';
-import type { JobAdapter } from './jobs/adapter.ts';
-import { JOB_ADAPTERS, type Lookup, adapterFor, controllerOf, managedRoot } from './jobs/registry.ts';
+import type { JobAdapter } from '../integrations/framework.ts';
+import { JOB_ADAPTERS, type Lookup, adapterFor, controllerOf, managedRoot } from '../integrations/registry.ts';
 
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 export const DEFAULT_LOCAL_QUEUE = 'default';

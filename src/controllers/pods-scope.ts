@@ -6,36 +6,26 @@
 //   group/<ns>/<name>  a Kueue pod group (`kueue.x-k8s.io/pod-group-name`)
 //   gang/<ns>/<name>   a Koordinator / scheduler-plugins gang (gang-pods.ts's identity)
 // A pod is ours when it carries `kueue.x-k8s.io/managed: "true"` and its controller owner
-// is not a kind another integration runs (Job, JobSet, MPIJob, LeaderWorkerSet, Volcano
-// Job, HyperJob: the job reconciler gates and starts those pods).
+// is not a kind another integration runs (the job frameworks of integrations/registry.ts:
+// the job reconciler gates and starts those pods).
 
 import { labelSelectorMatches } from '../api/label-selector.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, StringMap } from '../api/objects.ts';
 import type { LabelSelector } from '../api/volcano-objects.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
-import { HyperJobKind } from '../integrations/hyperjob.ts';
-import { JobKind } from '../integrations/job.ts';
-import { JobSetKind } from '../integrations/jobset.ts';
-import { LeaderWorkerSetKind } from '../integrations/leaderworkerset.ts';
+import { LWSLabel } from '../integrations/leaderworkerset.ts';
 import { podGroupName } from '../integrations/pod.ts';
-import { VolcanoJobKind } from '../integrations/volcano-job.ts';
+import { JOB_ADAPTERS } from '../integrations/registry.ts';
 import { apiGroup, namespaceOf } from '../integrations/workload-name.ts';
 import type { Informer } from '../runtime/informer.ts';
 
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** LeaderWorkerSet's label on its pods (they are owned by a StatefulSet, not by the LWS). */
-export const LWS_NAME_LABEL = 'leaderworkerset.sigs.k8s.io/name';
+export const LWS_NAME_LABEL = LWSLabel.Name;
 
-/** Owner kinds whose pods another integration gates and starts (by API group and kind). */
-export const KNOWN_OWNER_KINDS: readonly { group: string; kind: string }[] = [
-  JobKind,
-  JobSetKind,
-  LeaderWorkerSetKind,
-  VolcanoJobKind,
-  HyperJobKind,
-  { apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob' },
-].map((k) => ({ group: apiGroup(k.apiVersion), kind: k.kind }));
+/** Owner kinds whose pods another integration gates and starts (by API group and kind): the job frameworks'. */
+export const KNOWN_OWNER_KINDS: readonly { group: string; kind: string }[] = JOB_ADAPTERS.map((a) => ({ group: apiGroup(a.apiVersion), kind: a.kind }));
 
 export const PodKeyPrefix = { Pod: 'pod', Group: 'group', Gang: 'gang' } as const;
 export type PodKeyKind = (typeof PodKeyPrefix)[keyof typeof PodKeyPrefix];

@@ -4,7 +4,8 @@ import { GangAnnotation, GangApiVersion, GangLabel } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod } from '../api/objects.ts';
 import { GangWorkloadAnnotation, workloadsFromGangsAndPods } from './gang-pods.ts';
-import { type SourcedObject, integrationFor, workloadsFromObjects } from './integration.ts';
+import { type SourcedObject, workloadsFromObjects } from './integration.ts';
+import { integrationFor } from './registry.ts';
 import { roleHash, workloadsFromPods } from './pod.ts';
 import { IS_GROUP_WORKLOAD_ANNOTATION } from './workload-name.ts';
 

@@ -25,10 +25,11 @@
 // is refused rather than dropped.
 
 import { InputError } from '../api/errors.ts';
-import type { KObject, PodSet } from '../api/objects.ts';
+import type { KObject, Pod, PodSet } from '../api/objects.ts';
 import { networkTopologyOf } from '../api/volcano.ts';
 import { VolcanoApiVersion, VolcanoLabel, type HyperJob, type VolcanoJobSpec, type VolcanoTask } from '../api/volcano-objects.ts';
-import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { defineFramework, isRecord, readSpec, trueCondition } from './framework.ts';
+import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import {
   parseVolcano,
   partitionAnnotations,
@@ -36,9 +37,10 @@ import {
   tooManyPodSets,
   volcanoOwnedWorkload,
   volcanoPodSetTemplate,
+  volcanoJobFinish,
   volcanoWorkloadAnnotations,
 } from './volcano-job.ts';
-import { MAX_PODSETS, whereIn } from './workload-name.ts';
+import { MAX_PODSETS, ownerIdentity, whereIn, workloadNameForOwner } from './workload-name.ts';
 
 export const HyperJobKind = { apiVersion: VolcanoApiVersion.HyperJob, kind: 'HyperJob' } as const;
 
@@ -116,8 +118,69 @@ export function hyperJobToWorkloads(obj: KObject, ctx: IntegrationContext): ToWo
   return { workloads: [volcanoOwnedWorkload(hj, podSets, annotations, priorityClass)], errors: [] };
 }
 
-export const hyperJobIntegration: Integration = {
+// ---------------------------------------------------------------------------------------
+// The job side: pod-gated through its child Volcano Jobs. The HyperJob controller (the
+// embedded cluster's stand-in; Volcano has none yet) creates child Volcano Jobs
+// `<hyperjob>-<replicatedJob>-<i>` (controller: the HyperJob), labelled with the keys below,
+// and their pods as for any Volcano Job. A pod's PodSet is its child Job's replicatedJob,
+// lowercased: the child's label, else its name. Finished when the HyperJob reports Completed
+// or Failed, else when a child Job failed (failure) or every child Job completed (success).
+// ---------------------------------------------------------------------------------------
+
+/** Labels on a HyperJob's child Volcano Jobs (topoqueue's; Volcano has no HyperJob controller yet). */
+export const HyperJobLabel = {
+  Name: 'training.volcano.sh/hyperjob-name',
+  ReplicatedJobName: 'training.volcano.sh/replicatedjob-name',
+  JobIndex: 'training.volcano.sh/job-index',
+} as const;
+
+export const HyperJobCondition = { Completed: 'Completed', Failed: 'Failed' } as const;
+
+function replicatedJobs(hj: KObject): { name: string; replicas: number }[] {
+  const rjs = readSpec(hj).replicatedJobs;
+  return (Array.isArray(rjs) ? rjs : []).filter(isRecord).map((rj) => ({
+    name: String(rj.name ?? ''),
+    replicas: typeof rj.replicas === 'number' ? rj.replicas : 1,
+  }));
+}
+
+/** The replicatedJob a child Volcano Job belongs to: its label, else its name `<hyperjob>-<replicatedJob>-<i>`. */
+export function replicatedJobOfChild(hj: KObject, child: KObject): string | undefined {
+  const names = replicatedJobs(hj).map((r) => r.name);
+  const label = child.metadata.labels?.[HyperJobLabel.ReplicatedJobName];
+  if (label !== undefined) return names.includes(label) ? label : undefined;
+  const prefix = `${hj.metadata.name}-`;
+  if (!child.metadata.name.startsWith(prefix)) return undefined;
+  const rest = child.metadata.name.slice(prefix.length);
+  return [...names].sort((a, b) => b.length - a.length).find((n) => rest.startsWith(`${n}-`) && /^[0-9]+$/.test(rest.slice(n.length + 1)));
+}
+
+export const hyperJobFramework = defineFramework({
   name: 'training.volcano.sh/hyperjob',
   kinds: [HyperJobKind],
   toWorkloads: hyperJobToWorkloads,
-};
+  job: {
+    mode: 'pods',
+    hookSuffix: 'hyperjob.topoqueue.io',
+    placePod(hj, _pod: Pod, owner) {
+      const rj = owner.kind === 'Job' ? replicatedJobOfChild(hj, owner) : undefined;
+      return rj === undefined ? undefined : { workload: workloadNameForOwner(ownerIdentity(hj)), podSet: rj.toLowerCase() };
+    },
+    finished(hj, view) {
+      const c = trueCondition(hj, [HyperJobCondition.Completed, HyperJobCondition.Failed]);
+      if (c) {
+        const success = c.type === HyperJobCondition.Completed;
+        return { success, message: c.message || (success ? 'HyperJob completed' : 'HyperJob failed') };
+      }
+      const children = view.childJobs(hj);
+      for (const child of children) {
+        const f = volcanoJobFinish(child);
+        if (f && !f.success) return { success: false, message: `Volcano Job ${child.metadata.name} of the HyperJob: ${f.message}` };
+      }
+      const expected = replicatedJobs(hj).reduce((n, r) => n + r.replicas, 0);
+      const completed = children.filter((c) => volcanoJobFinish(c)?.success === true && replicatedJobOfChild(hj, c) !== undefined).length;
+      if (expected > 0 && completed >= expected) return { success: true, message: `All ${expected} Volcano Jobs of the HyperJob completed` };
+      return undefined;
+    },
+  },
+});

@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject } from '../api/objects.ts';
-import { type SourcedObject, integrationFor, integrations, workloadsFromObjects } from './integration.ts';
-import { volcanoJobIntegration } from './volcano-job.ts';
+import { type SourcedObject, workloadsFromObjects } from './integration.ts';
+import { FRAMEWORKS, integrationFor } from './registry.ts';
+import { volcanoJobFramework } from './volcano-job.ts';
 
 const container = { name: 'c', image: 'pause' };
 const podTemplate = { spec: { containers: [container] } };
@@ -37,9 +38,9 @@ const docs = (...objects: KObject[]): SourcedObject[] =>
   objects.map((object, i) => ({ object, where: { file: 'all.yaml', document: i + 1 } }));
 
 test('Registry: every integration is found by its apiVersion and kind', () => {
-  for (const i of integrations) for (const k of i.kinds) assert.equal(integrationFor(k), i);
+  for (const i of FRAMEWORKS) for (const k of i.kinds) assert.equal(integrationFor(k), i);
   assert.equal(integrationFor({ apiVersion: 'v1', kind: 'Node' }), undefined);
-  assert.equal(integrationFor({ apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job' })?.name, volcanoJobIntegration.name);
+  assert.equal(integrationFor({ apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job' })?.name, volcanoJobFramework.name);
   assert.equal(integrationFor({ apiVersion: 'batch/v2', kind: 'Job' }), undefined);
 });
 

@@ -1,6 +1,7 @@
 // Integrations turn a framework's object (Job, JobSet, LeaderWorkerSet, plain Pods) into
-// the Kueue Workloads Kueue's job framework would build for it. Each integration is one
-// small record behind the interface below; the registry dispatches objects to them.
+// the Kueue Workloads Kueue's job framework would build for it: the Workload-building part
+// of each framework record (framework.ts), behind the interface below; the registry
+// (registry.ts) dispatches objects to them.
 //
 // workloadsFromObjects:
 //   1. drop children of a supported parent (a Job owned by a JobSet, a Pod owned by a
@@ -15,14 +16,7 @@
 
 import { InputError, type Where } from '../api/errors.ts';
 import type { KObject, TypeMeta, Workload } from '../api/objects.ts';
-import { hyperJobIntegration } from './hyperjob.ts';
-import { jobIntegration } from './job.ts';
-import { jobSetIntegration } from './jobset.ts';
-import { leaderWorkerSetIntegration } from './leaderworkerset.ts';
-import { mpiJobIntegration } from './mpijob.ts';
-import { volcanoJobIntegration } from './volcano-job.ts';
-import { volcanoPodGroupIntegration } from './volcano-podgroup.ts';
-import { apiGroup } from './workload-name.ts';
+import { integrationFor, supportedVersionsOf } from './registry.ts';
 
 export interface IntegrationKind {
   apiVersion: string;
@@ -66,37 +60,6 @@ export interface Integration {
     errors: InputError[];
     notes?: string[];
   };
-}
-
-/** Every integration `topoqueue plan` accepts, in the order Kueue's docs list them. */
-export const integrations: readonly Integration[] = [
-  jobIntegration,
-  jobSetIntegration,
-  mpiJobIntegration,
-  leaderWorkerSetIntegration,
-  // Plain Pods: pod.ts's integration, and Koordinator / scheduler-plugins gangs
-  // (gang-pods.ts), reached through the PodGroup one (PodGroups and their pods are separate
-  // documents, so one integration must see every kind).
-  volcanoPodGroupIntegration,
-  volcanoJobIntegration,
-  hyperJobIntegration,
-];
-
-function matches(k: IntegrationKind, t: TypeMeta): boolean {
-  return k.apiVersion === t.apiVersion && k.kind === t.kind;
-}
-
-/** The integration for this apiVersion and kind, if any. */
-export function integrationFor(t: TypeMeta): Integration | undefined {
-  return integrations.find((i) => i.kinds.some((k) => matches(k, t)));
-}
-
-/** Same group and kind as a supported kind but another version: what we accept instead. */
-function supportedVersionsOf(t: TypeMeta): string[] {
-  const group = apiGroup(t.apiVersion);
-  return integrations.flatMap((i) =>
-    i.kinds.filter((k) => k.kind === t.kind && apiGroup(k.apiVersion) === group).map((k) => k.apiVersion),
-  );
 }
 
 /** True when the object's controller is itself handled by an integration (Kueue skips such children). */

@@ -1,4 +1,4 @@
-// batch/v1 Job -> Workload, as Kueue's Job integration (pkg/controller/jobs/job):
+// batch/v1 Job, as Kueue's Job integration (pkg/controller/jobs/job). Its Workload:
 //   - one PodSet `main` with count = min(parallelism (default 1), completions if set);
 //   - minCount from the Job's annotation `kueue.x-k8s.io/job-min-parallelism`
 //     (partial admission), an integer in 1..count;
@@ -6,18 +6,20 @@
 //     `batch.kubernetes.io/job-completion-index` only for `completionMode: Indexed`
 //     (the only mode whose pods carry it).
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import { InputError, type Where } from '../api/errors.ts';
 import { PodIndexLabel } from '../api/keys.ts';
-import type { KObject, PodSet, Workload } from '../api/objects.ts';
+import type { KObject, PodSet, PodTemplateSpec, Workload } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { defineFramework, readSpec, specOf, trueCondition } from './framework.ts';
+import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { isRecord, keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
 /** Kueue's partial-admission annotation on a Job (missing from api/keys.ts). */
 export const JOB_MIN_PARALLELISM_ANNOTATION = 'kueue.x-k8s.io/job-min-parallelism';
 export const DEFAULT_PODSET_NAME = 'main';
 
-export const JobKind = { apiVersion: 'batch/v1', kind: 'Job' } as const;
+export const JobKind = { apiVersion: CoreApiVersion.Batch, kind: 'Job' } as const;
 
 /**
  * Pods a Job runs at once: min(parallelism, completions), parallelism defaulting to 1
@@ -75,8 +77,38 @@ export function jobToWorkloads(obj: KObject, ctx: IntegrationContext): ToWorkloa
   return { workloads: [workload], errors };
 }
 
-export const jobIntegration: Integration = {
+// ---------------------------------------------------------------------------------------
+// The job side: suspended through `spec.suspend`; one PodSet `main` whose template is
+// `spec.template`; partial admission runs the admitted count as `spec.parallelism`
+// (restored from the Workload's count on stop); finished when the Complete or Failed
+// condition is True, with that condition's message.
+// ---------------------------------------------------------------------------------------
+
+export const JobCondition = { Complete: 'Complete', Failed: 'Failed' } as const;
+
+export const jobFramework = defineFramework({
   name: 'batch/job',
   kinds: [JobKind],
   toWorkloads: jobToWorkloads,
-};
+  job: {
+    mode: 'suspend',
+    hookSuffix: 'job.kb.io',
+    isSuspended: (job) => readSpec(job).suspend === true,
+    setSuspended(job, suspend) {
+      specOf(job).suspend = suspend;
+    },
+    templates(job) {
+      const t = specOf(job).template;
+      return new Map(isRecord(t) ? [[DEFAULT_PODSET_NAME, t as unknown as PodTemplateSpec]] : []);
+    },
+    setCount(job, _podSet, count) {
+      specOf(job).parallelism = count;
+    },
+    finished: (job: KObject) => {
+      const c = trueCondition(job, [JobCondition.Complete, JobCondition.Failed]);
+      if (!c) return undefined;
+      const success = c.type === JobCondition.Complete;
+      return { success, message: c.message || (success ? 'Job finished successfully' : 'Job failed') };
+    },
+  },
+});

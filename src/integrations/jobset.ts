@@ -1,5 +1,5 @@
-// JobSet (jobset.x-k8s.io/v1alpha2) -> Workload, as Kueue's JobSet integration
-// (pkg/controller/jobs/jobset):
+// JobSet (jobset.x-k8s.io/v1alpha2), as Kueue's JobSet integration (pkg/controller/jobs/jobset).
+// Its Workload:
 //   - one PodSet per replicatedJob, named by the replicatedJob name (lowercased);
 //   - count = replicas (default 1) x pods per Job (min(parallelism, completions));
 //   - topology request from the Job pod template's annotations, with pod index label
@@ -8,15 +8,17 @@
 //   - `podset-slice-required-topology` without `podset-slice-size` defaults the slice size
 //     to the Job's parallelism (KEP-2724 "JobSet with ReplicatedJob instance topology").
 
+import { JobFrameworkApiVersion } from '../api/api-versions.ts';
 import { InputError } from '../api/errors.ts';
 import { PodIndexLabel } from '../api/keys.ts';
-import type { KObject, PodSet } from '../api/objects.ts';
+import type { KObject, PodSet, PodTemplateSpec } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { defineFramework, readSpec, specOf, trueCondition } from './framework.ts';
+import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { podsPerJob } from './job.ts';
 import { MAX_PODSETS, isRecord, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
-export const JobSetKind = { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet' } as const;
+export const JobSetKind = { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet' } as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -94,8 +96,50 @@ export function jobSetToWorkloads(obj: KObject, ctx: IntegrationContext): ToWork
   return { workloads: [ownedWorkload(obj, podSets)], errors };
 }
 
-export const jobSetIntegration: Integration = {
+// ---------------------------------------------------------------------------------------
+// The job side: suspended through `spec.suspend` (the JobSet controller deletes its child
+// Jobs while suspended and creates them from the current templates when resumed); a PodSet's
+// template is its replicatedJob's Job pod template; finished when the Completed or Failed
+// condition is True.
+// ---------------------------------------------------------------------------------------
+
+export const JobSetCondition = { Completed: 'Completed', Failed: 'Failed' } as const;
+
+/** Labels and annotations the JobSet controller puts on its child Jobs and their pods. */
+export const JobSetLabel = {
+  JobSetName: 'jobset.sigs.k8s.io/jobset-name',
+  ReplicatedJobName: 'jobset.sigs.k8s.io/replicatedjob-name',
+  JobIndex: PodIndexLabel.JobSetJobIndex,
+  ReplicatedJobReplicas: PodIndexLabel.JobSetReplicatedJobReplicas,
+  RestartAttempt: 'jobset.sigs.k8s.io/restart-attempt',
+} as const;
+
+export const jobSetFramework = defineFramework({
   name: 'jobset.x-k8s.io/jobset',
   kinds: [JobSetKind],
   toWorkloads: jobSetToWorkloads,
-};
+  job: {
+    mode: 'suspend',
+    hookSuffix: 'jobset.kb.io',
+    isSuspended: (js) => readSpec(js).suspend === true,
+    setSuspended(js, suspend) {
+      specOf(js).suspend = suspend;
+    },
+    templates(js) {
+      const out = new Map<string, PodTemplateSpec>();
+      const rjs = specOf(js).replicatedJobs;
+      for (const rj of Array.isArray(rjs) ? rjs : []) {
+        if (!isRecord(rj) || typeof rj.name !== 'string' || !isRecord(rj.template) || !isRecord(rj.template.spec)) continue;
+        const t = rj.template.spec.template;
+        if (isRecord(t)) out.set(rj.name.toLowerCase(), t as unknown as PodTemplateSpec);
+      }
+      return out;
+    },
+    finished: (js) => {
+      const c = trueCondition(js, [JobSetCondition.Completed, JobSetCondition.Failed]);
+      if (!c) return undefined;
+      const success = c.type === JobSetCondition.Completed;
+      return { success, message: c.message || (success ? 'JobSet finished successfully' : 'JobSet failed') };
+    },
+  },
+});

@@ -1,5 +1,5 @@
-// LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) -> Workloads, as Kueue's LWS integration
-// (pkg/controller/jobs/leaderworkerset) and KEP-2724 "LeaderWorkerSet":
+// LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), as Kueue's LWS integration
+// (pkg/controller/jobs/leaderworkerset) and KEP-2724 "LeaderWorkerSet". Its Workloads:
 //   - one Workload per group (replica) i = 0..replicas-1 (replicas default 1), named
 //     `leaderworkerset-<name>-<i>-<hash>` where the hash is taken over the owner name
 //     `<name>-<i>` and the LWS uid (GetWorkloadName passes `<name>-<i>` as the owner name);
@@ -14,11 +14,13 @@
 //   - the LWS pods run as a pod group with this prebuilt Workload, so the Workload carries
 //     `kueue.x-k8s.io/is-group-workload: "true"`.
 
+import { JobFrameworkApiVersion } from '../api/api-versions.ts';
 import { InputError } from '../api/errors.ts';
 import { KueueAnnotation, PodIndexLabel } from '../api/keys.ts';
-import type { KObject, PodSet, PodTemplateSpec, StringMap } from '../api/objects.ts';
+import type { KObject, Pod, PodSet, PodTemplateSpec, StringMap } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { defineFramework, readSpec, specOf, templateMeta } from './framework.ts';
+import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   isRecord,
@@ -31,7 +33,7 @@ import {
   workloadNameForOwner,
 } from './workload-name.ts';
 
-export const LeaderWorkerSetKind = { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet' } as const;
+export const LeaderWorkerSetKind = { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet' } as const;
 
 export const LeaderWorkerSetPodSet = { Leader: 'leader', Worker: 'worker', Main: 'main' } as const;
 
@@ -104,8 +106,67 @@ export function leaderWorkerSetToWorkloads(obj: KObject, ctx: IntegrationContext
   return { workloads, errors };
 }
 
-export const leaderWorkerSetIntegration: Integration = {
+// ---------------------------------------------------------------------------------------
+// The job side: pod-gated, one Workload per group index. The LWS controller (the embedded
+// cluster's stand-in too) creates the pods: leader `<lws>-<group>` (worker index 0), workers
+// `<lws>-<group>-<w>`, labelled with the LWS name, group index and worker index. A pod's
+// PodSet: `leader` for worker index 0 and `worker` for the rest when the LWS has a leader
+// template, else `main`. Serving: an LWS never finishes. The webhook puts the pod-index
+// offset on the worker template (see the header), so worker pods carry it for the
+// TopologyUngater's ranks.
+// ---------------------------------------------------------------------------------------
+
+export const LWSLabel = {
+  Name: 'leaderworkerset.sigs.k8s.io/name',
+  GroupIndex: 'leaderworkerset.sigs.k8s.io/group-index',
+  WorkerIndex: PodIndexLabel.LWSWorkerIndex,
+} as const;
+
+const index = (v: string | undefined): number | undefined => (v !== undefined && /^(0|[1-9][0-9]*)$/.test(v) ? Number(v) : undefined);
+
+function lwt(lws: KObject): Record<string, unknown> | undefined {
+  const t = readSpec(lws).leaderWorkerTemplate;
+  return isRecord(t) ? t : undefined;
+}
+
+/** Group and worker index of a pod: its labels, else its name (`<lws>-<group>[-<worker>]`). */
+export function lwsPodIndexes(lws: KObject, pod: Pod): { group: number; worker: number } | undefined {
+  const labels = pod.metadata.labels ?? {};
+  let group = index(labels[LWSLabel.GroupIndex]);
+  let worker = index(labels[LWSLabel.WorkerIndex]);
+  const prefix = `${lws.metadata.name}-`;
+  if ((group === undefined || worker === undefined) && pod.metadata.name.startsWith(prefix)) {
+    const parts = pod.metadata.name.slice(prefix.length).split('-');
+    if (parts.length <= 2) {
+      group ??= index(parts[0]);
+      worker ??= parts.length === 1 ? 0 : index(parts[1]);
+    }
+  }
+  return group === undefined || worker === undefined ? undefined : { group, worker };
+}
+
+export const leaderWorkerSetFramework = defineFramework({
   name: 'leaderworkerset.x-k8s.io/leaderworkerset',
   kinds: [LeaderWorkerSetKind],
   toWorkloads: leaderWorkerSetToWorkloads,
-};
+  job: {
+    mode: 'pods',
+    hookSuffix: 'leaderworkerset.kb.io',
+    placePod(lws, pod) {
+      const at = lwsPodIndexes(lws, pod);
+      if (!at) return undefined;
+      const leader = lwt(lws)?.leaderTemplate;
+      const hasLeader = leader !== undefined && leader !== null;
+      const podSet = !hasLeader ? LeaderWorkerSetPodSet.Main : at.worker === 0 ? LeaderWorkerSetPodSet.Leader : LeaderWorkerSetPodSet.Worker;
+      return { workload: leaderWorkerSetWorkloadName(lws, at.group), podSet };
+    },
+    defaultOnCreate(lws) {
+      const t = specOf(lws).leaderWorkerTemplate;
+      if (!isRecord(t) || t.leaderTemplate === undefined || t.leaderTemplate === null || !isRecord(t.workerTemplate)) return;
+      const meta = templateMeta(t.workerTemplate as unknown as PodTemplateSpec);
+      if (meta.annotations?.[KueueAnnotation.PodSetGroupName] !== undefined) return;
+      meta.annotations = { ...meta.annotations, [KueueAnnotation.PodIndexOffset]: '1' };
+    },
+    finished: () => undefined,
+  },
+});

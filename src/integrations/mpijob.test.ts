@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { KueueAnnotation, KueueLabel, PodIndexLabel } from '../api/keys.ts';
 import type { KObject } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
-import { integrationFor, workloadsFromObjects } from './integration.ts';
+import { workloadsFromObjects } from './integration.ts';
+import { integrationFor } from './registry.ts';
 import { mpiJobToWorkloads } from './mpijob.ts';
 import { workloadNameForOwner } from './workload-name.ts';
 

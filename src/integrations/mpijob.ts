@@ -1,5 +1,5 @@
-// Kubeflow MPIJob (kubeflow.org/v2beta1) -> Workload, as Kueue's MPIJob integration
-// (pkg/controller/jobs/mpijob) and KEP-2724 "MPIJob with runLauncherAsWorker":
+// Kubeflow MPIJob (kubeflow.org/v2beta1), as Kueue's MPIJob integration
+// (pkg/controller/jobs/mpijob) and KEP-2724 "MPIJob with runLauncherAsWorker". Its Workload:
 //   - PodSets in replica-type order: `launcher` (when spec.mpiReplicaSpecs.Launcher is
 //     given) then `worker` (when Worker is given), named by the lowercased replica type;
 //   - count = the replica spec's `replicas`, default 1 (the MPI operator requires the
@@ -10,16 +10,17 @@
 //     `kueue.x-k8s.io/pod-index-offset: "1"` (the launcher is rank 0, worker indexes start
 //     at 1; Kueue's MPIJob webhook sets it, overwriting any value). With a group name,
 //     offsets are the PodSet group's business.
-// Suspension is `spec.runPolicy.suspend` (the job reconciler's adapter).
 
+import { JobFrameworkApiVersion } from '../api/api-versions.ts';
 import { InputError } from '../api/errors.ts';
 import { KueueAnnotation, PodIndexLabel } from '../api/keys.ts';
-import type { KObject, PodSet, StringMap } from '../api/objects.ts';
+import type { KObject, PodSet, PodTemplateSpec, StringMap } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { defineFramework, specOf, templateMeta, trueCondition } from './framework.ts';
+import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { isRecord, keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
-export const MPIJobKind = { apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob' } as const;
+export const MPIJobKind = { apiVersion: JobFrameworkApiVersion.MPIJob, kind: 'MPIJob' } as const;
 
 /** Replica types in the order Kueue builds PodSets (orderedReplicaTypes). */
 export const MPIReplicaType = { Launcher: 'Launcher', Worker: 'Worker' } as const;
@@ -97,8 +98,59 @@ export function mpiJobToWorkloads(obj: KObject, ctx: IntegrationContext): ToWork
   return { workloads: [ownedWorkload(obj, podSets)], errors };
 }
 
-export const mpiJobIntegration: Integration = {
+// ---------------------------------------------------------------------------------------
+// The job side: suspended through `spec.runPolicy.suspend` (the MPI operator deletes the
+// pods while suspended); PodSets `launcher` and `worker` with the replica specs' templates;
+// finished when the Succeeded or Failed condition is True. The webhook puts the pod-index
+// offset on the worker template (mpiWorkerNeedsOffset), so the worker pods carry it for the
+// TopologyUngater's ranks.
+// ---------------------------------------------------------------------------------------
+
+export const MPIJobCondition = { Succeeded: 'Succeeded', Failed: 'Failed' } as const;
+
+function runPolicy(job: KObject): Record<string, unknown> {
+  const spec = specOf(job);
+  if (!isRecord(spec.runPolicy)) spec.runPolicy = {};
+  return spec.runPolicy as Record<string, unknown>;
+}
+
+function mpiTemplates(job: KObject): Map<string, PodTemplateSpec> {
+  const out = new Map<string, PodTemplateSpec>();
+  const specs = specOf(job).mpiReplicaSpecs;
+  if (!isRecord(specs)) return out;
+  for (const t of [MPIReplicaType.Launcher, MPIReplicaType.Worker]) {
+    const rs = specs[t];
+    if (isRecord(rs) && isRecord(rs.template)) out.set(mpiPodSetName(t), rs.template as unknown as PodTemplateSpec);
+  }
+  return out;
+}
+
+export const mpiJobFramework = defineFramework({
   name: 'kubeflow.org/mpijob',
   kinds: [MPIJobKind],
   toWorkloads: mpiJobToWorkloads,
-};
+  job: {
+    mode: 'suspend',
+    hookSuffix: 'mpijob.kb.io',
+    isSuspended: (job) => {
+      const rp = (job as { spec?: { runPolicy?: { suspend?: unknown } } }).spec?.runPolicy;
+      return rp?.suspend === true;
+    },
+    setSuspended(job, suspend) {
+      runPolicy(job).suspend = suspend;
+    },
+    templates: mpiTemplates,
+    defaultOnCreate(job) {
+      if (!mpiWorkerNeedsOffset(specOf(job))) return;
+      const worker = mpiTemplates(job).get(mpiPodSetName(MPIReplicaType.Worker))!;
+      const meta = templateMeta(worker);
+      meta.annotations = { ...meta.annotations, [KueueAnnotation.PodIndexOffset]: '1' };
+    },
+    finished: (job) => {
+      const c = trueCondition(job, [MPIJobCondition.Succeeded, MPIJobCondition.Failed]);
+      if (!c) return undefined;
+      const success = c.type === MPIJobCondition.Succeeded;
+      return { success, message: c.message || (success ? 'MPIJob finished successfully' : 'MPIJob failed') };
+    },
+  },
+});

@@ -31,7 +31,7 @@
 
 import { GangAnnotation } from '../api/gang.ts';
 import { InputError, type Where } from '../api/errors.ts';
-import type { KObject, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
+import type { KObject, Pod, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
 import { networkTopologyOf } from '../api/volcano.ts';
 import {
@@ -43,8 +43,9 @@ import {
   type VolcanoJobSpec,
   type VolcanoTask,
 } from '../api/volcano-objects.ts';
-import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
-import { MAX_PODSETS, ownedWorkload, podSetTemplate, whereIn } from './workload-name.ts';
+import { type Finish, defineFramework, isRecord, readSpec } from './framework.ts';
+import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { MAX_PODSETS, ownedWorkload, ownerIdentity, podSetTemplate, whereIn, workloadNameForOwner } from './workload-name.ts';
 
 export const VolcanoJobKind = { apiVersion: VolcanoApiVersion.Job, kind: 'Job' } as const;
 
@@ -167,8 +168,65 @@ export function volcanoJobToWorkloads(obj: KObject, ctx: IntegrationContext): To
   return { workloads: [volcanoOwnedWorkload(job, podSets, annotations, spec.priorityClassName)], errors: [] };
 }
 
-export const volcanoJobIntegration: Integration = {
+// ---------------------------------------------------------------------------------------
+// The job side: pod-gated. The Volcano Job controller (the embedded cluster's stand-in too)
+// creates pods `<job>-<task>-<i>` labelled `volcano.sh/job-name` and
+// `volcano.sh/task-spec: <task>`; a pod's PodSet is its task, lowercased. Finished when
+// `status.state.phase` is Completed (success) or Failed, Aborted or Terminated (failure).
+// ---------------------------------------------------------------------------------------
+
+export const VolcanoJobPhase = {
+  Pending: 'Pending',
+  Running: 'Running',
+  Completed: 'Completed',
+  Failed: 'Failed',
+  Aborted: 'Aborted',
+  Terminated: 'Terminated',
+} as const;
+const FAILED_PHASES: readonly string[] = [VolcanoJobPhase.Failed, VolcanoJobPhase.Aborted, VolcanoJobPhase.Terminated];
+
+/** Task names of a Volcano JobSpec as Volcano defaults them (`default<i>` when unnamed). */
+export function taskNames(spec: Record<string, unknown>): string[] {
+  const tasks = Array.isArray(spec.tasks) ? spec.tasks : [];
+  return tasks.map((t: unknown, i) => (isRecord(t) && typeof t.name === 'string' && t.name !== '' ? t.name : `default${i}`));
+}
+
+/** The task of a pod of Volcano Job `jobName`: its `volcano.sh/task-spec` label, else its name `<job>-<task>-<i>`. */
+export function taskOfPod(jobName: string, tasks: readonly string[], pod: Pod): string | undefined {
+  const label = pod.metadata.labels?.[VolcanoLabel.TaskSpec];
+  if (label !== undefined) return tasks.includes(label) ? label : undefined;
+  const prefix = `${jobName}-`;
+  if (!pod.metadata.name.startsWith(prefix)) return undefined;
+  const rest = pod.metadata.name.slice(prefix.length);
+  return [...tasks].sort((a, b) => b.length - a.length).find((t) => rest.startsWith(`${t}-`) && /^[0-9]+$/.test(rest.slice(t.length + 1)));
+}
+
+/** Phase of a Volcano Job (`status.state.phase`). */
+export function volcanoJobPhase(job: KObject): string | undefined {
+  const state = (job as { status?: { state?: { phase?: unknown } } }).status?.state;
+  return typeof state?.phase === 'string' ? state.phase : undefined;
+}
+
+export function volcanoJobFinish(job: KObject): Finish | undefined {
+  const phase = volcanoJobPhase(job);
+  const message = (job as { status?: { state?: { message?: unknown } } }).status?.state?.message;
+  const msg = typeof message === 'string' && message !== '' ? message : undefined;
+  if (phase === VolcanoJobPhase.Completed) return { success: true, message: msg ?? 'Volcano Job completed' };
+  if (phase !== undefined && FAILED_PHASES.includes(phase)) return { success: false, message: msg ?? `Volcano Job ${phase.toLowerCase()}` };
+  return undefined;
+}
+
+export const volcanoJobFramework = defineFramework({
   name: 'batch.volcano.sh/job',
   kinds: [VolcanoJobKind],
   toWorkloads: volcanoJobToWorkloads,
-};
+  job: {
+    mode: 'pods',
+    hookSuffix: 'volcanojob.topoqueue.io',
+    placePod(job, pod) {
+      const task = taskOfPod(job.metadata.name, taskNames(readSpec(job)), pod);
+      return task === undefined ? undefined : { workload: workloadNameForOwner(ownerIdentity(job)), podSet: task.toLowerCase() };
+    },
+    finished: volcanoJobFinish,
+  },
+});

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, PodPhase, StringMap } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
-import { type SourcedObject, integrationFor, workloadsFromObjects } from './integration.ts';
+import { type SourcedObject, workloadsFromObjects } from './integration.ts';
+import { integrationFor } from './registry.ts';
 import { roleHash } from './pod.ts';
 import { GANG_MIN_AVAILABLE_ANNOTATION, PARTITION_SIZE_ANNOTATION, VOLCANO_QUEUE_ANNOTATION } from './volcano-job.ts';
-import { volcanoPodGroupIntegration, workloadsFromPodGroupsAndPods } from './volcano-podgroup.ts';
+import { podGroupFramework, workloadsFromPodGroupsAndPods } from './volcano-podgroup.ts';
 import { workloadNameForOwner } from './workload-name.ts';
 
 const MODE = VolcanoAnnotation.NetworkTopologyMode;
@@ -553,8 +554,8 @@ test('subGroupPolicy PodSet names: a policy name that is no DNS label (or too lo
 // ---------------------------------------------------------------------------------------
 
 test('Registry: Volcano kinds are registered; the PodGroup integration takes Pods too', () => {
-  assert.equal(integrationFor({ apiVersion: 'scheduling.volcano.sh/v1beta1', kind: 'PodGroup' }), volcanoPodGroupIntegration);
-  assert.equal(integrationFor({ apiVersion: 'v1', kind: 'Pod' }), volcanoPodGroupIntegration);
+  assert.equal(integrationFor({ apiVersion: 'scheduling.volcano.sh/v1beta1', kind: 'PodGroup' }), podGroupFramework);
+  assert.equal(integrationFor({ apiVersion: 'v1', kind: 'Pod' }), podGroupFramework);
   assert.equal(integrationFor({ apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job' })?.name, 'batch.volcano.sh/job');
   assert.equal(integrationFor({ apiVersion: 'training.volcano.sh/v1alpha1', kind: 'HyperJob' })?.name, 'training.volcano.sh/hyperjob');
 });

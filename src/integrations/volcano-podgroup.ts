@@ -4,8 +4,8 @@
 // A PodGroup and its pods are separate documents, so this integration takes both kinds:
 // PodGroups and every Pod. Pods that are not Volcano's, with the Koordinator and
 // scheduler-plugins PodGroups, go on to gang-pods.ts (gangs) and from there to the
-// plain-Pods integration (pod.ts) unchanged; the registry lists this integration in their
-// place.
+// plain-Pods integration (pod.ts) unchanged; the registry lists this one record
+// (podGroupFramework) for all of them, with no job side: the pod-group controller runs them.
 //
 // workloadsFromPodGroupsAndPods:
 //   1. parse each PodGroup (schema and admission rules of the API layer);
@@ -64,7 +64,8 @@ import { networkTopologyOf, podGroupAnnotationsTopology } from '../api/volcano.t
 import { VolcanoAnnotation, VolcanoApiVersion, type LabelSelector, type SubGroupPolicy, type VolcanoPodGroup } from '../api/volcano-objects.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
 import { GangPodGroupKinds, isGangPodGroup, podGangId, workloadsFromGangsAndPods } from './gang-pods.ts';
-import type { Integration, IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
+import { defineFramework } from './framework.ts';
+import type { IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
 import { PodKind, isPendingPlainPod, podGroupName, roleHash, workloadsFromPods } from './pod.ts';
 import {
   GANG_MIN_AVAILABLE_ANNOTATION,
@@ -471,7 +472,7 @@ export function podGroupToWorkloads(obj: KObject, ctx: IntegrationContext): ToWo
  * scheduler-plugins gangs with their PodGroups and every other plain Pod. The gang notes go
  * to the registry's notes; Volcano's `warnings` are still dropped there, as before.
  */
-export const volcanoPodGroupIntegration: Integration = {
+export const podGroupFramework = defineFramework({
   name: 'scheduling.volcano.sh/podgroup',
   kinds: [PodGroupKind, PodKind, ...GangPodGroupKinds],
   toWorkloads: podGroupToWorkloads,
@@ -479,4 +480,4 @@ export const volcanoPodGroupIntegration: Integration = {
     const r = workloadsFromPodGroupsAndPods(items);
     return { workloads: r.workloads, errors: r.errors, notes: r.notes };
   },
-};
+});

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KueueLabel, KueueSchedulingGate, PodIndexLabel } from '../../api/keys.ts';
-import type { KObject, PodTemplateSpec } from '../../api/objects.ts';
-import { findCondition } from '../../admission/conditions.ts';
-import { admit, batchJob, createChild, createPod, evict, jobEnv, jobSet, latest, podTemplate, resourceFlavor, setJobCondition, setPodPhase } from '../../testing/jobs.ts';
-import { JobSetLabel } from './jobset.ts';
+import { KueueLabel, KueueSchedulingGate, PodIndexLabel } from '../api/keys.ts';
+import type { KObject, PodTemplateSpec } from '../api/objects.ts';
+import { findCondition } from '../admission/conditions.ts';
+import { admit, batchJob, createChild, createPod, evict, jobEnv, jobSet, latest, podTemplate, resourceFlavor, setJobCondition, setPodPhase } from '../testing/jobs.ts';
+import { JobSetLabel } from '../integrations/jobset.ts';
 
 type JobSet = KObject & { spec: { suspend?: boolean; replicatedJobs: { name: string; replicas: number; template: { spec: { template: PodTemplateSpec } } }[] } };
 

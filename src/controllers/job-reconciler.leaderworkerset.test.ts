@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../../api/keys.ts';
-import type { KObject, Pod, PodTemplateSpec } from '../../api/objects.ts';
-import { findCondition } from '../../admission/conditions.ts';
-import { leaderWorkerSetWorkloadName } from '../../integrations/leaderworkerset.ts';
-import { type JobEnv, admit, createPod, editJob, evict, jobEnv, latest, leaderWorkerSet, namespace, podTemplate, resourceFlavor, setPodPhase } from '../../testing/jobs.ts';
-import { LWSLabel } from './leaderworkerset.ts';
+import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { KObject, Pod, PodTemplateSpec } from '../api/objects.ts';
+import { findCondition } from '../admission/conditions.ts';
+import { leaderWorkerSetWorkloadName } from '../integrations/leaderworkerset.ts';
+import { type JobEnv, admit, createPod, editJob, evict, jobEnv, latest, leaderWorkerSet, namespace, podTemplate, resourceFlavor, setPodPhase } from '../testing/jobs.ts';
+import { LWSLabel } from '../integrations/leaderworkerset.ts';
 
 type LWS = KObject & { spec: { replicas: number; leaderWorkerTemplate: { size: number; leaderTemplate?: PodTemplateSpec; workerTemplate: PodTemplateSpec } } };
 

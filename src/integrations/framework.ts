@@ -1,16 +1,24 @@
-// One adapter per job framework: what the generic job reconciler (job-reconciler.ts, Kueue's
-// ReconcileGenericJob) needs to know about a kind, and the PodSet info it injects when a
-// job starts (Kueue's pkg/podset: FromAssignment, Merge, RestorePodSpec).
+// One record per job framework (Kueue's GenericJob, pkg/controller/jobframework/interface.go):
+// its kinds (each names the API schema that parses it, api/schemas.ts), how it builds its
+// Workloads, and, for the frameworks the generic job reconciler runs
+// (controllers/job-reconciler.ts), the job side: start / stop / suspend as pure object
+// transforms, how a pod finds its PodSet, when the job has finished, webhook defaulting.
+// Each framework is one file of this folder (job.ts, jobset.ts, ...) declaring its record with
+// defineFramework; registry.ts lists them, and every other list derives from that one.
+// Plain Pods, Koordinator / scheduler-plugins gangs and Volcano PodGroups form one record
+// (volcano-podgroup.ts) with no job side: their Workloads span documents, and the pod-group
+// controller runs them.
 //
-// Two families (kueue-core §1d "Suspension"):
-//   - suspending adapters (Job, JobSet, MPIJob): the job object itself is suspended; start =
+// The job side comes in two families (kueue-core §1d "Suspension"):
+//   - suspending (Job, JobSet, MPIJob): the job object itself is suspended; start =
 //     merge the PodSet info into its pod templates and unsuspend; stop = suspend and restore
 //     the templates from the Workload's PodSets;
-//   - pod-gated adapters (LeaderWorkerSet, Volcano Job, HyperJob): their pods are created
+//   - pod-gated (LeaderWorkerSet, Volcano Job, HyperJob): their pods are created
 //     with the scheduling gate `kueue.x-k8s.io/admission`; start = merge the info into each
 //     gated pod and lift the gate; stop = delete the pods (the owner recreates them, gated).
 //
-// PodSet info of an admitted PodSet (podSetInfos):
+// PodSet info of an admitted PodSet (podSetInfos, Kueue's pkg/podset: FromAssignment, Merge,
+// RestorePodSpec):
 //   1. nodeSelector += nodeLabels of each assigned ResourceFlavor (by flavor name), tolerations +=
 //      the flavors' tolerations;
 //   2. label `kueue.x-k8s.io/podset`, annotation `kueue.x-k8s.io/workload`, labels
@@ -21,9 +29,10 @@
 // Merging refuses a key the template already has with another value: that is permanent (the
 // reconciler finishes the Workload with reason FailedToStart and Kueue's message).
 
-import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../../api/keys.ts';
-import type { KObject, ObjectMeta, Pod, PodSet, PodSpec, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../../api/objects.ts';
-import type { Integration } from '../../integrations/integration.ts';
+import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { KObject, ObjectMeta, Pod, PodSet, PodSpec, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
+import { type KindEntry, kindEntry } from '../api/schemas.ts';
+import type { Integration } from './integration.ts';
 
 export interface PodSetInfo {
   name: string;
@@ -86,6 +95,43 @@ export interface PodGatedAdapter<T extends KObject = KObject> extends AdapterBas
 }
 
 export type JobAdapter<T extends KObject = KObject> = SuspendingAdapter<T> | PodGatedAdapter<T>;
+
+/** What a framework file writes for its job side: the kind, apiVersion and integration come from the record. */
+export type JobSide<T extends KObject = KObject> =
+  | Omit<SuspendingAdapter<T>, 'kind' | 'apiVersion' | 'integration'>
+  | Omit<PodGatedAdapter<T>, 'kind' | 'apiVersion' | 'integration'>;
+
+/** One job framework: its kinds with their API schemas, its Workloads, and its job side. */
+export interface Framework extends Integration {
+  /** The API schema of each of `kinds`, in the same order. */
+  readonly schemas: readonly KindEntry[];
+  /** The generic job reconciler's part; absent when another controller runs the framework (plain Pods, PodGroups). */
+  readonly job?: JobAdapter;
+}
+
+/** A framework with a job side: what the job reconciler, its webhooks and the stand-ins serve. */
+export type JobFramework = Framework & { readonly job: JobAdapter };
+
+/**
+ * The record of a framework, from what its file declares: each kind's schema is looked up in
+ * the API registry (a kind without one is a programming error, thrown at load), and the job
+ * side, when there is one, serves the first kind and builds its Workloads with the record.
+ */
+export function defineFramework(spec: Integration & { job?: JobSide }): Framework {
+  const schemas = spec.kinds.map((k) => {
+    const entry = kindEntry(k.apiVersion, k.kind);
+    if (!entry) throw new Error(`framework ${spec.name}: no API schema for ${k.kind} (${k.apiVersion}) in api/schemas.ts`);
+    return entry;
+  });
+  const { job, ...integration } = spec;
+  const framework: { -readonly [K in keyof Framework]: Framework[K] } = { ...integration, schemas };
+  if (job) {
+    const kind = spec.kinds[0]!;
+    // In place: a job side's methods may call each other through `this`.
+    framework.job = Object.assign(job, { kind: kind.kind, apiVersion: kind.apiVersion, integration: framework }) as JobAdapter;
+  }
+  return framework;
+}
 
 // ---------------------------------------------------------------------------------------
 // PodSet info

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../../api/keys.ts';
-import type { PodSet, Workload } from '../../api/objects.ts';
-import { podTemplate, resourceFlavor } from '../../testing/jobs.ts';
+import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { PodSet, Workload } from '../api/objects.ts';
+import { podTemplate, resourceFlavor } from '../testing/jobs.ts';
 import {
   MissingFlavorError,
   PodSetInfoConflict,
@@ -14,7 +14,7 @@ import {
   runningPodSets,
   samePodSets,
   templateMeta,
-} from './adapter.ts';
+} from './framework.ts';
 
 function workload(podSets: PodSet[], assignments: Record<string, unknown>[]): Workload {
   return {

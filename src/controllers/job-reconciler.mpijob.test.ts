@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KueueAnnotation, KueueLabel, KueueSchedulingGate, PodIndexLabel } from '../../api/keys.ts';
-import type { KObject, PodTemplateSpec } from '../../api/objects.ts';
-import { findCondition } from '../../admission/conditions.ts';
-import { MPIJobLabel } from '../../integrations/mpijob.ts';
-import { admit, batchJob, createChild, createPod, evict, jobEnv, latest, mpiJob, podTemplate, resourceFlavor, setJobCondition, setPodPhase } from '../../testing/jobs.ts';
+import { KueueAnnotation, KueueLabel, KueueSchedulingGate, PodIndexLabel } from '../api/keys.ts';
+import type { KObject, PodTemplateSpec } from '../api/objects.ts';
+import { findCondition } from '../admission/conditions.ts';
+import { MPIJobLabel } from '../integrations/mpijob.ts';
+import { admit, batchJob, createChild, createPod, evict, jobEnv, latest, mpiJob, podTemplate, resourceFlavor, setJobCondition, setPodPhase } from '../testing/jobs.ts';
 
 type MPIJob = KObject & {
   spec: { runPolicy?: { suspend?: boolean }; mpiReplicaSpecs: Record<'Launcher' | 'Worker', { replicas: number; template: PodTemplateSpec }> };

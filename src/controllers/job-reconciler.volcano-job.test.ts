@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../../api/keys.ts';
-import type { KObject, Pod } from '../../api/objects.ts';
-import { VolcanoLabel } from '../../api/volcano-objects.ts';
-import { findCondition } from '../../admission/conditions.ts';
-import { type JobEnv, admit, batchJob, createPod, evict, jobEnv, latest, podTemplate, resourceFlavor, setPodPhase, setStatus, volcanoJob } from '../../testing/jobs.ts';
+import { KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
+import type { KObject, Pod } from '../api/objects.ts';
+import { VolcanoLabel } from '../api/volcano-objects.ts';
+import { findCondition } from '../admission/conditions.ts';
+import { type JobEnv, admit, batchJob, createPod, evict, jobEnv, latest, podTemplate, resourceFlavor, setPodPhase, setStatus, volcanoJob } from '../testing/jobs.ts';
 
 const flavors = [resourceFlavor('default-flavor', { pool: 'a' })];
 const gates = (p: Pod) => (p.spec.schedulingGates ?? []).map((g) => g.name);
