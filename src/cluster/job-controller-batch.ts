@@ -23,11 +23,10 @@
 import type { Condition, KObject, Pod, PodTemplateSpec } from '../api/objects.ts';
 import { PodIndexLabel } from '../api/keys.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
-import type { Informer } from '../runtime/informer.ts';
+import { jobFramework } from '../integrations/job.ts';
 import {
-  ApiVersion,
   BY_CONTROLLER_UID,
-  JobTag,
+  StandIn,
   conditionTrue,
   controllerUidIndex,
   createPod,
@@ -37,11 +36,8 @@ import {
   isPodReady,
   isTerminal,
   podFromTemplate,
-  refuse,
-  specProblem,
   withCondition,
   writeStatus,
-  type KindController,
   type KindEnv,
 } from './job-controller-common.ts';
 
@@ -147,16 +143,13 @@ export function jobPod(job: BatchJob, index: number | undefined): Pod {
   });
 }
 
-export class BatchJobController implements KindController {
-  readonly tag = JobTag.Job;
-  readonly kind = 'Job';
-  private env!: KindEnv;
-  private jobs!: Informer<BatchJob>;
+export class BatchJobController extends StandIn<BatchJob> {
+  readonly framework = jobFramework;
+  protected override readonly exactVersion = true;
 
-  setup(env: KindEnv): void {
-    this.env = env;
-    this.jobs = env.ctx.informers.for<BatchJob>('Job');
-    this.jobs.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
+  override setup(env: KindEnv): void {
+    super.setup(env);
+    this.objects.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
   }
 
   /** A pod kept by the tracking finalizer whose Job is gone: release it. */
@@ -164,16 +157,12 @@ export class BatchJobController implements KindController {
     const pod = this.env.pods.get(namespace, name);
     if (!pod || !hasTracking(pod)) return;
     const ref = pod.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'Job');
-    const job = ref ? this.jobs.get(namespace, ref.name) : undefined;
+    const job = ref ? this.objects.get(namespace, ref.name) : undefined;
     if (job && job.metadata.uid === ref!.uid) return;
     await this.removeTracking(pod);
   }
 
-  async reconcile(namespace: string, name: string): Promise<void> {
-    const job = this.jobs.get(namespace, name);
-    if (!job || job.apiVersion !== ApiVersion.Job || isDeleting(job)) return;
-    const problem = specProblem(job);
-    if (problem) return refuse(this.env, job, problem);
+  protected async sync(job: BatchJob): Promise<void> {
     const { ctx } = this.env;
     const now = nowTimestamp(ctx.clock);
     const spec = job.spec ?? ({} as BatchJob['spec']);

@@ -1,15 +1,23 @@
 // What the embedded cluster's job controllers share: one reconciler ('job-controllers') runs
-// a KindController per framework; keys are `<tag>/<namespace>/<name>` where the tag names
-// the framework (batch/v1 Job and Volcano's Job are both kind `Job` in the store, so the
-// tag, not the kind, tells them apart). Pods and child objects are indexed by the uid of
-// their controller owner; their events enqueue that owner.
+// a stand-in per job framework of the registry (integrations/registry.ts); keys are
+// `<framework>/<namespace>/<name>` where the framework's name tells the stand-in (batch/v1
+// Job and Volcano's Job are both kind `Job` in the store, so the kind alone cannot). Pods
+// and child objects are indexed by the uid of their controller owner; their events enqueue
+// that owner.
+//
+// The skeleton (StandIn): find the object in the informer of its framework's kind; skip it
+// when gone, being deleted or of another apiVersion; refuse it (a Warning Event, nothing
+// created) when the framework's check finds a problem, by default the API schema's verdict;
+// else sync it. A framework's stand-in supplies only the sync and, where it differs, the check.
 //
 // Stand-ins write through the store like any controller, so every watcher sees each change;
 // they rely on the embedded store's synchronous watch (a write's event is in the informer
 // before the write returns), so they keep no creation expectations.
 
 import { apiGroup } from '../integrations/workload-name.ts';
-import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMap } from '../api/objects.ts';
+import { CoreApiVersion } from '../api/api-versions.ts';
+import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMap, TypeMeta } from '../api/objects.ts';
+import type { JobFramework } from '../integrations/framework.ts';
 import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
@@ -26,54 +34,15 @@ export const controllerUidIndex = (o: KObject): string[] => {
   return ref ? [ref.uid] : [];
 };
 
-/** Framework tags of the keys, by the owner's API group and kind. */
-export const JobTag = {
-  Job: 'Job',
-  JobSet: 'JobSet',
-  MPIJob: 'MPIJob',
-  LeaderWorkerSet: 'LeaderWorkerSet',
-  VolcanoJob: 'VolcanoJob',
-  HyperJob: 'HyperJob',
-  /** A pod with the Job tracking finalizer whose Job is gone. */
-  OrphanPod: 'OrphanPod',
-} as const;
-export type JobTag = (typeof JobTag)[keyof typeof JobTag];
+/** The key tag of a pod with the Job tracking finalizer whose Job is gone (not a framework name). */
+export const ORPHAN_POD_TAG = 'OrphanPod';
 
-export const ApiVersion = {
-  Job: 'batch/v1',
-  JobSet: 'jobset.x-k8s.io/v1alpha2',
-  MPIJob: 'kubeflow.org/v2beta1',
-  LeaderWorkerSet: 'leaderworkerset.x-k8s.io/v1',
-  VolcanoJob: 'batch.volcano.sh/v1alpha1',
-  HyperJob: 'training.volcano.sh/v1alpha1',
-} as const;
+export const jobKey = (tag: string, namespace: string | undefined, name: string): string => `${tag}/${namespace ?? 'default'}/${name}`;
 
-
-/** The framework an object (or an owner reference) belongs to, or undefined. */
-export function tagOf(ref: { apiVersion: string; kind: string }): JobTag | undefined {
-  const group = apiGroup(ref.apiVersion);
-  switch (ref.kind) {
-    case 'Job':
-      if (group === '' || group === 'batch') return ref.apiVersion === 'batch/v1' ? JobTag.Job : undefined;
-      return group === 'batch.volcano.sh' ? JobTag.VolcanoJob : undefined;
-    case 'JobSet':
-      return group === 'jobset.x-k8s.io' ? JobTag.JobSet : undefined;
-    case 'MPIJob':
-      return group === 'kubeflow.org' ? JobTag.MPIJob : undefined;
-    case 'LeaderWorkerSet':
-      return group === 'leaderworkerset.x-k8s.io' ? JobTag.LeaderWorkerSet : undefined;
-    case 'HyperJob':
-      return group === 'training.volcano.sh' ? JobTag.HyperJob : undefined;
-    default:
-      return undefined;
-  }
-}
-
-export const jobKey = (tag: JobTag, namespace: string | undefined, name: string): string => `${tag}/${namespace ?? 'default'}/${name}`;
-
+/** The parts of a key; the tag (a framework name) may itself hold a '/', namespaces and names cannot. */
 export function splitJobKey(key: string): { tag: string; namespace: string; name: string } {
-  const a = key.indexOf('/');
-  const b = key.indexOf('/', a + 1);
+  const b = key.lastIndexOf('/');
+  const a = key.lastIndexOf('/', b - 1);
   return { tag: key.slice(0, a), namespace: key.slice(a + 1, b), name: key.slice(b + 1) };
 }
 
@@ -110,7 +79,7 @@ export function podFromTemplate(owner: KObject, template: PodTemplateSpec | unde
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   if (opts.finalizers && opts.finalizers.length > 0) metadata.finalizers = [...opts.finalizers];
   const spec = structuredClone(template?.spec ?? { containers: [] });
-  return { apiVersion: 'v1', kind: 'Pod', metadata, spec, status: { phase: 'Pending' } };
+  return { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata, spec, status: { phase: 'Pending' } };
 }
 
 /**
@@ -222,12 +191,67 @@ export interface KindEnv {
   podsOf(uid: string | undefined): Pod[];
 }
 
+/** What the shared reconciler sees of a stand-in. */
 export interface KindController {
-  readonly tag: JobTag;
-  /** The store kind watched (several tags may share one kind). */
+  readonly framework: JobFramework;
+  /** The key tag: the framework's name. */
+  readonly tag: string;
+  /** The store kind watched (several frameworks may share one kind). */
   readonly kind: string;
   setup(env: KindEnv): void;
+  /** Is this object (or owner reference) of this stand-in's framework? */
+  owns(ref: TypeMeta): boolean;
   reconcile(namespace: string, name: string): Promise<ReconcileResult | void>;
+}
+
+/**
+ * The stand-in of one job framework (the skeleton of the header). A subclass names its
+ * framework, implements sync, and overrides check and setup where its framework differs.
+ */
+export abstract class StandIn<T extends KObject = KObject> implements KindController {
+  abstract readonly framework: JobFramework;
+  /** Owner references match by exact apiVersion instead of by API group (batch/v1 Job: the batch group has other kinds' versions). */
+  protected readonly exactVersion: boolean = false;
+  protected env!: KindEnv;
+  protected objects!: Informer<T>;
+
+  /** The key tag: the framework's name. */
+  get tag(): string {
+    return this.framework.name;
+  }
+
+  /** The store kind watched (several frameworks may share one kind). */
+  get kind(): string {
+    return this.framework.job.kind;
+  }
+
+  setup(env: KindEnv): void {
+    this.env = env;
+    this.objects = env.ctx.informers.for<T>(this.kind);
+  }
+
+  /** Is this object (or owner reference) of this stand-in's framework? */
+  owns(ref: TypeMeta): boolean {
+    const job = this.framework.job;
+    if (ref.kind !== job.kind) return false;
+    return this.exactVersion ? ref.apiVersion === job.apiVersion : apiGroup(ref.apiVersion) === apiGroup(job.apiVersion);
+  }
+
+  async reconcile(namespace: string, name: string): Promise<ReconcileResult | void> {
+    const obj = this.objects.get(namespace, name);
+    if (!obj || isDeleting(obj) || obj.apiVersion !== this.framework.job.apiVersion) return;
+    const problem = this.check(obj);
+    if (problem) return refuse(this.env, obj, problem);
+    await this.sync(obj);
+  }
+
+  /** Why the object cannot run, refused before sync; by default the API schema's verdict (specProblem). */
+  protected check(obj: T): string | undefined {
+    return specProblem(obj);
+  }
+
+  /** Does what the framework's controller does for one object of the kind. */
+  protected abstract sync(obj: T): Promise<void>;
 }
 
 export { mutable };

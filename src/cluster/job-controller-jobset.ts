@@ -14,36 +14,25 @@
 // Not modelled: success policy, startup policy, network (headless Service), coordinator.
 
 import type { Condition, KObject, PodTemplateSpec, StringMap } from '../api/objects.ts';
-import { PodIndexLabel } from '../api/keys.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import type { Informer } from '../runtime/informer.ts';
+import { JobKind } from '../integrations/job.ts';
+import { JobSetLabel, jobSetFramework } from '../integrations/jobset.ts';
 import type { BatchJob } from './job-controller-batch.ts';
 import {
-  ApiVersion,
   BY_CONTROLLER_UID,
-  JobTag,
+  StandIn,
   conditionTrue,
   controllerUidIndex,
   createChild,
   deleteQuietly,
   isDeleting,
   ownerReference,
-  refuse,
-  specProblem,
   updateObject,
   withCondition,
   writeStatus,
-  type KindController,
   type KindEnv,
 } from './job-controller-common.ts';
-
-export const JobSetLabel = {
-  JobSetName: 'jobset.sigs.k8s.io/jobset-name',
-  ReplicatedJobName: 'jobset.sigs.k8s.io/replicatedjob-name',
-  JobIndex: PodIndexLabel.JobSetJobIndex,
-  ReplicatedJobReplicas: PodIndexLabel.JobSetReplicatedJobReplicas,
-  RestartAttempt: 'jobset.sigs.k8s.io/restart-attempt',
-} as const;
 
 export interface ReplicatedJob {
   name: string;
@@ -94,8 +83,8 @@ export function childJob(js: JobSet, rj: ReplicatedJob, index: number, restarts:
   spec.suspend = js.spec.suspend === true;
   spec.template = childPodTemplate(rj, keys);
   return {
-    apiVersion: ApiVersion.Job,
-    kind: 'Job',
+    apiVersion: JobKind.apiVersion,
+    kind: JobKind.kind,
     metadata: {
       name: childJobName(js.metadata.name, rj.name, index),
       namespace: js.metadata.namespace,
@@ -109,30 +98,22 @@ export function childJob(js: JobSet, rj: ReplicatedJob, index: number, restarts:
 
 const jobDone = (j: BatchJob, type: 'Complete' | 'Failed'): boolean => conditionTrue(j.status?.conditions, type);
 
-export class JobSetController implements KindController {
-  readonly tag = JobTag.JobSet;
-  readonly kind = 'JobSet';
-  private env!: KindEnv;
-  private jobSets!: Informer<JobSet>;
+export class JobSetController extends StandIn<JobSet> {
+  readonly framework = jobSetFramework;
   private jobs!: Informer<BatchJob>;
 
-  setup(env: KindEnv): void {
-    this.env = env;
-    this.jobSets = env.ctx.informers.for<JobSet>('JobSet');
-    this.jobs = env.ctx.informers.for<BatchJob>('Job');
+  override setup(env: KindEnv): void {
+    super.setup(env);
+    this.jobs = env.ctx.informers.for<BatchJob>(JobKind.kind);
     this.jobs.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
   }
 
-  async reconcile(namespace: string, name: string): Promise<void> {
-    const js = this.jobSets.get(namespace, name);
-    if (!js || isDeleting(js) || js.apiVersion !== ApiVersion.JobSet) return;
-    const problem = specProblem(js);
-    if (problem) return refuse(this.env, js, problem);
+  protected async sync(js: JobSet): Promise<void> {
     const { ctx, recorder } = this.env;
     const now = nowTimestamp(ctx.clock);
     const status = structuredClone(js.status ?? {});
     const restarts = status.restarts ?? 0;
-    const children = this.jobs.byIndex(BY_CONTROLLER_UID, js.metadata.uid!).filter((j) => j.apiVersion === ApiVersion.Job);
+    const children = this.jobs.byIndex(BY_CONTROLLER_UID, js.metadata.uid!).filter((j) => j.apiVersion === JobKind.apiVersion);
     const current = children.filter((j) => j.metadata.labels?.[JobSetLabel.RestartAttempt] === String(restarts));
     const finished = conditionTrue(status.conditions, 'Completed') || conditionTrue(status.conditions, 'Failed');
     status.replicatedJobsStatus = js.spec.replicatedJobs.map((rj) => this.replicatedJobStatus(rj, current));

@@ -14,31 +14,19 @@
 // Not modelled: rolling updates, startup policy, RecreateGroupOnPodRestart, subGroupPolicy.
 
 import type { Condition, KObject, PodTemplateSpec } from '../api/objects.ts';
-import { PodIndexLabel } from '../api/keys.ts';
+import { LWSLabel, leaderWorkerSetFramework } from '../integrations/leaderworkerset.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
-import type { Informer } from '../runtime/informer.ts';
 import {
-  ApiVersion,
-  JobTag,
+  StandIn,
   createPod,
   deleteQuietly,
   isDeleting,
   isPodReady,
   isTerminal,
   podFromTemplate,
-  refuse,
-  specProblem,
   withCondition,
   writeStatus,
-  type KindController,
-  type KindEnv,
 } from './job-controller-common.ts';
-
-export const LWSLabel = {
-  Name: 'leaderworkerset.sigs.k8s.io/name',
-  GroupIndex: 'leaderworkerset.sigs.k8s.io/group-index',
-  WorkerIndex: PodIndexLabel.LWSWorkerIndex,
-} as const;
 
 export const LWSAnnotation = {
   Size: 'leaderworkerset.sigs.k8s.io/size',
@@ -55,22 +43,11 @@ const count = (v: unknown, dflt: number, min: number): number => (typeof v === '
 
 export const lwsPodName = (lws: string, group: number, worker: number): string => (worker === 0 ? `${lws}-${group}` : `${lws}-${group}-${worker}`);
 
-export class LeaderWorkerSetController implements KindController {
-  readonly tag = JobTag.LeaderWorkerSet;
-  readonly kind = 'LeaderWorkerSet';
-  private env!: KindEnv;
-  private sets!: Informer<LeaderWorkerSet>;
+export class LeaderWorkerSetController extends StandIn<LeaderWorkerSet> {
+  readonly framework = leaderWorkerSetFramework;
 
-  setup(env: KindEnv): void {
-    this.env = env;
-    this.sets = env.ctx.informers.for<LeaderWorkerSet>('LeaderWorkerSet');
-  }
-
-  async reconcile(namespace: string, name: string): Promise<void> {
-    const lws = this.sets.get(namespace, name);
-    if (!lws || isDeleting(lws) || lws.apiVersion !== ApiVersion.LeaderWorkerSet) return;
-    const problem = specProblem(lws);
-    if (problem) return refuse(this.env, lws, problem);
+  protected async sync(lws: LeaderWorkerSet): Promise<void> {
+    const name = lws.metadata.name;
     const { ctx } = this.env;
     const replicas = count(lws.spec.replicas, 1, 0);
     const lwt = lws.spec.leaderWorkerTemplate;

@@ -14,30 +14,19 @@
 // Not modelled: the launcher as a Job with its own backoff, hostfile/ssh ConfigMaps and Secrets.
 
 import type { Condition, KObject, PodTemplateSpec } from '../api/objects.ts';
-import { PodIndexLabel } from '../api/keys.ts';
+import { MPIJobLabel, mpiJobFramework } from '../integrations/mpijob.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
-import type { Informer } from '../runtime/informer.ts';
 import {
-  ApiVersion,
-  JobTag,
+  StandIn,
   conditionTrue,
   createPod,
   deleteQuietly,
   isActive,
   isDeleting,
   podFromTemplate,
-  refuse,
   withCondition,
   writeStatus,
-  type KindController,
-  type KindEnv,
 } from './job-controller-common.ts';
-
-export const MPIJobLabel = {
-  JobName: 'training.kubeflow.org/job-name',
-  ReplicaType: 'training.kubeflow.org/replica-type',
-  ReplicaIndex: PodIndexLabel.KubeflowReplicaIndex,
-} as const;
 
 interface ReplicaSpec {
   replicas?: number;
@@ -69,25 +58,22 @@ function wantedPods(job: MPIJob): WantedPod[] {
   return out;
 }
 
-export class MPIJobController implements KindController {
-  readonly tag = JobTag.MPIJob;
-  readonly kind = 'MPIJob';
-  private env!: KindEnv;
-  private jobs!: Informer<MPIJob>;
+export class MPIJobController extends StandIn<MPIJob> {
+  readonly framework = mpiJobFramework;
 
-  setup(env: KindEnv): void {
-    this.env = env;
-    this.jobs = env.ctx.informers.for<MPIJob>('MPIJob');
-  }
-
-  async reconcile(namespace: string, name: string): Promise<void> {
-    const job = this.jobs.get(namespace, name);
-    if (!job || isDeleting(job) || job.apiVersion !== ApiVersion.MPIJob) return;
+  /** Only the replica specs' shape: what the pods are made from. */
+  protected override check(job: MPIJob): string | undefined {
     const specs = (job.spec as Partial<MPIJob['spec']> | undefined)?.mpiReplicaSpecs;
     const bad = (r: unknown) => r !== undefined && (typeof r !== 'object' || r === null || typeof (r as ReplicaSpec).template?.spec !== 'object');
     if (typeof specs !== 'object' || specs === null || bad(specs.Launcher) || bad(specs.Worker)) {
-      return refuse(this.env, job, 'spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template');
+      return 'spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template';
     }
+    return undefined;
+  }
+
+  protected async sync(job: MPIJob): Promise<void> {
+    const namespace = job.metadata.namespace ?? 'default';
+    const name = job.metadata.name;
     const { ctx, recorder } = this.env;
     const now = nowTimestamp(ctx.clock);
     const status = structuredClone(job.status ?? {});

@@ -29,13 +29,13 @@
 import type { Condition, KObject } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
 import { VolcanoLabel, type HyperJob, type VolcanoJob, type VolcanoJobSpec } from '../api/volcano-objects.ts';
-import { jobMinAvailable } from '../integrations/volcano-job.ts';
+import { HyperJobLabel, hyperJobFramework } from '../integrations/hyperjob.ts';
+import { VolcanoJobKind, VolcanoJobPhase, jobMinAvailable, volcanoJobFramework } from '../integrations/volcano-job.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import type { Informer } from '../runtime/informer.ts';
 import {
-  ApiVersion,
   BY_CONTROLLER_UID,
-  JobTag,
+  StandIn,
   conditionTrue,
   controllerUidIndex,
   createChild,
@@ -48,19 +48,10 @@ import {
   refuse,
   withCondition,
   writeStatus,
-  type KindController,
   type KindEnv,
 } from './job-controller-common.ts';
 
 export const VolcanoTaskIndexAnnotation = 'volcano.sh/task-index';
-
-export const HyperJobLabel = {
-  HyperJobName: 'training.volcano.sh/hyperjob-name',
-  ReplicatedJobName: 'training.volcano.sh/replicatedjob-name',
-  JobIndex: 'training.volcano.sh/job-index',
-} as const;
-
-export const VolcanoJobPhase = { Pending: 'Pending', Running: 'Running', Completed: 'Completed', Failed: 'Failed' } as const;
 
 export interface VolcanoJobStatus {
   state?: { phase?: string; reason?: string; message?: string; lastTransitionTime?: string };
@@ -79,36 +70,38 @@ export const volcanoPodName = (job: string, task: string, i: number): string => 
 const phaseOf = (j: KObject): string | undefined => ((j as StatusOf<KObject>).status?.state?.phase);
 const isFinishedPhase = (p: string | undefined): boolean => p === VolcanoJobPhase.Completed || p === VolcanoJobPhase.Failed;
 
-/** Parses a stored object with the API layer's schema (defaults filled in); errors as one message. */
-function parsed<T extends KObject>(obj: KObject): { object?: T; message?: string } {
-  const r = parseObject(obj, {});
-  if (r.object) return { object: r.object as T };
-  return { message: r.errors.map((e) => e.message).join('; ') };
-}
+/**
+ * The Volcano kinds' stand-ins parse a stored object with the API layer's schema (defaults
+ * filled in) in sync, not in check: a Volcano Job that does not parse still gets a status. The
+ * parse is cached per stored object, so the InvalidSpec Event is told once per version.
+ */
+abstract class ParsingStandIn<T extends KObject> extends StandIn<T> {
+  private readonly parseCache = new WeakMap<KObject, { object?: T; message?: string }>();
 
-export class VolcanoJobController implements KindController {
-  readonly tag = JobTag.VolcanoJob;
-  readonly kind = 'Job';
-  private env!: KindEnv;
-  private jobs!: Informer<VolcanoJob>;
-  private readonly parseCache = new WeakMap<KObject, { object?: VolcanoJob; message?: string }>();
-
-  setup(env: KindEnv): void {
-    this.env = env;
-    this.jobs = env.ctx.informers.for<VolcanoJob>('Job');
+  protected override check(): undefined {
+    return undefined;
   }
 
-  async reconcile(namespace: string, name: string): Promise<void> {
-    const stored = this.jobs.get(namespace, name);
-    if (!stored || isDeleting(stored) || stored.apiVersion !== ApiVersion.VolcanoJob) return;
-    const { ctx, recorder } = this.env;
-    const now = nowTimestamp(ctx.clock);
+  protected parsed(stored: T): { object?: T; message?: string } {
     let p = this.parseCache.get(stored);
     if (!p) {
-      p = parsed<VolcanoJob>(stored);
+      const r = parseObject(stored, {});
+      p = r.object ? { object: r.object as T } : { message: r.errors.map((e) => e.message).join('; ') };
       this.parseCache.set(stored, p);
       if (p.message) refuse(this.env, stored, p.message);
     }
+    return p;
+  }
+}
+
+export class VolcanoJobController extends ParsingStandIn<VolcanoJob> {
+  readonly framework = volcanoJobFramework;
+
+  protected async sync(stored: VolcanoJob): Promise<void> {
+    const name = stored.metadata.name;
+    const { ctx, recorder } = this.env;
+    const now = nowTimestamp(ctx.clock);
+    const p = this.parsed(stored);
     const status: VolcanoJobStatus = structuredClone((stored as StatusOf<VolcanoJob>).status ?? {});
     if (!p.object) {
       status.state = { ...status.state, phase: status.state?.phase ?? VolcanoJobPhase.Pending, reason: 'InvalidSpec', message: p.message };
@@ -164,39 +157,29 @@ export class VolcanoJobController implements KindController {
   }
 }
 
-export class HyperJobController implements KindController {
-  readonly tag = JobTag.HyperJob;
-  readonly kind = 'HyperJob';
-  private env!: KindEnv;
-  private hyperJobs!: Informer<HyperJob>;
+export class HyperJobController extends ParsingStandIn<HyperJob> {
+  readonly framework = hyperJobFramework;
   private jobs!: Informer<VolcanoJob>;
-  private readonly parseCache = new WeakMap<KObject, { object?: HyperJob; message?: string }>();
 
-  setup(env: KindEnv): void {
-    this.env = env;
-    this.hyperJobs = env.ctx.informers.for<HyperJob>('HyperJob');
-    this.jobs = env.ctx.informers.for<VolcanoJob>('Job');
+  override setup(env: KindEnv): void {
+    super.setup(env);
+    this.jobs = env.ctx.informers.for<VolcanoJob>(VolcanoJobKind.kind);
     this.jobs.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
   }
 
-  async reconcile(namespace: string, name: string): Promise<void> {
-    const stored = this.hyperJobs.get(namespace, name);
-    if (!stored || isDeleting(stored) || stored.apiVersion !== ApiVersion.HyperJob) return;
+  protected async sync(stored: HyperJob): Promise<void> {
+    const namespace = stored.metadata.namespace ?? 'default';
+    const name = stored.metadata.name;
     const { ctx, recorder } = this.env;
     const now = nowTimestamp(ctx.clock);
-    let p = this.parseCache.get(stored);
-    if (!p) {
-      p = parsed<HyperJob>(stored);
-      this.parseCache.set(stored, p);
-      if (p.message) refuse(this.env, stored, p.message);
-    }
+    const p = this.parsed(stored);
     if (!p.object) return;
     const hj = p.object;
     const status = structuredClone((stored as StatusOf<HyperJob> & { status?: { conditions?: Condition[] } }).status ?? {}) as {
       conditions?: Condition[];
       replicatedJobsStatus?: { name: string; jobStates: Record<string, number> }[];
     };
-    const children = this.jobs.byIndex(BY_CONTROLLER_UID, stored.metadata.uid!).filter((j) => j.apiVersion === ApiVersion.VolcanoJob);
+    const children = this.jobs.byIndex(BY_CONTROLLER_UID, stored.metadata.uid!).filter((j) => j.apiVersion === VolcanoJobKind.apiVersion);
     const byName = new Map(children.map((j) => [j.metadata.name, j]));
     let finished = conditionTrue(status.conditions, 'Completed') || conditionTrue(status.conditions, 'Failed');
 
@@ -221,12 +204,12 @@ export class HyperJobController implements KindController {
           const jobName = `${name}-${rj.name}-${i}`;
           if (byName.has(jobName)) continue;
           const child: VolcanoJob = {
-            apiVersion: ApiVersion.VolcanoJob,
-            kind: 'Job',
+            apiVersion: VolcanoJobKind.apiVersion,
+            kind: VolcanoJobKind.kind,
             metadata: {
               name: jobName,
               namespace,
-              labels: { [HyperJobLabel.HyperJobName]: name, [HyperJobLabel.ReplicatedJobName]: rj.name, [HyperJobLabel.JobIndex]: String(i) },
+              labels: { [HyperJobLabel.Name]: name, [HyperJobLabel.ReplicatedJobName]: rj.name, [HyperJobLabel.JobIndex]: String(i) },
               ownerReferences: [ownerReference(stored)],
             },
             spec: structuredClone(rj.templateSpec),

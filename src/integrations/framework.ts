@@ -117,6 +117,8 @@ export type JobFramework = Framework & { readonly job: JobAdapter };
  * the API registry (a kind without one is a programming error, thrown at load), and the job
  * side, when there is one, serves the first kind and builds its Workloads with the record.
  */
+export function defineFramework(spec: Integration & { job: JobSide }): JobFramework;
+export function defineFramework(spec: Integration): Framework;
 export function defineFramework(spec: Integration & { job?: JobSide }): Framework {
   const schemas = spec.kinds.map((k) => {
     const entry = kindEntry(k.apiVersion, k.kind);
