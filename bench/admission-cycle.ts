@@ -18,6 +18,7 @@
 // Cycles take no virtual time: the makespan is what a scheduler infinitely fast would
 // achieve, so the figure is the CPU time the cycles cost, not the wall time of the peer.
 
+import { KueueApiVersion } from '../src/api/api-versions.ts';
 import type { PodSetTopologyRequest, ResourceFlavor, Workload } from '../src/api/objects.ts';
 import { formatTime } from '../src/api/time.ts';
 import { type Decision, schedule } from '../src/admission/cycle.ts';
@@ -158,7 +159,7 @@ function submissions(shape: PeerRunShape): Submission[] {
           const name = `${cqName}-${cls.name}${v ? `-${v}` : ''}-${String(i).padStart(4, '0')}`;
           const atMs = i * cls.everyMs;
           const w: Workload = {
-            apiVersion: 'kueue.x-k8s.io/v1beta2',
+            apiVersion: KueueApiVersion.V1beta2,
             kind: 'Workload',
             metadata: { name, namespace: 'default', uid: `uid-${name}`, creationTimestamp: createdAt(atMs) },
             spec: {

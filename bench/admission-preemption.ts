@@ -10,6 +10,7 @@
 // does not, so a whole rack must be freed. fits() is what the cycle would pass: the quota
 // check, then placeWorkload on the 2,000 nodes.
 
+import { KueueApiVersion } from '../src/api/api-versions.ts';
 import { HOSTNAME_LABEL } from '../src/api/keys.ts';
 import type { ResourceFlavor, Workload } from '../src/api/objects.ts';
 import type { ClusterQueue } from '../src/api/queues.ts';
@@ -34,11 +35,11 @@ export interface PreemptionSize {
 
 export const PREEMPTION: PreemptionSize = { blocks: 4, racksPerBlock: 10, nodesPerRack: 50, victims: 700, seed: 13148 };
 
-const FLAVOR: ResourceFlavor = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'tas-gpu' }, spec: { topologyName: 'gpu' } };
+const FLAVOR: ResourceFlavor = { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'tas-gpu' }, spec: { topologyName: 'gpu' } };
 
 function clusterQueue(name: string, gpus: number): ClusterQueue {
   return {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'ClusterQueue',
     metadata: { name },
     spec: {
@@ -55,7 +56,7 @@ function clusterQueue(name: string, gpus: number): ClusterQueue {
 
 function gpuWorkload(name: string, priority: number, pods: number, gpus: number, cpu: number, rack?: string): Workload {
   return {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'Workload',
     metadata: { name, namespace: 'bench', uid: `uid-${name}`, creationTimestamp: '2026-01-01T00:00:00Z' },
     spec: {

@@ -6,6 +6,7 @@
 //
 // Also the large live shape: 10,000 nodes with 100,000 running pods.
 
+import { CoreApiVersion, KueueApiVersion } from '../src/api/api-versions.ts';
 import type { KObject, Node } from '../src/api/objects.ts';
 import { CLASS_NAMES, clusterQueueName, type PeerRunShape, type TasVariant, variants } from './admission-cycle.ts';
 import { PEER_BLOCK, PEER_NODE_LABELS, PEER_RACK } from './shapes.ts';
@@ -18,7 +19,7 @@ const HOSTNAME = 'kubernetes.io/hostname';
 
 function nodeObj(name: string, labels: Record<string, string>, cpu: string, memory: string, pods = '110'): Node {
   return {
-    apiVersion: 'v1',
+    apiVersion: CoreApiVersion.V1,
     kind: 'Node',
     metadata: { name, labels: { ...labels, [HOSTNAME]: name } },
     status: { allocatable: { cpu, memory, pods }, conditions: [{ type: 'Ready', status: 'True' }] },
@@ -45,19 +46,19 @@ export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
           const name = `node-b${b}-r${r}-n${String(n).padStart(2, '0')}`;
           out.push(nodeObj(name, { ...PEER_NODE_LABELS, [PEER_BLOCK]: `b${b}`, [PEER_RACK]: `b${b}-r${r}` }, '96', '256Gi'));
         }
-    out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
-    out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: TAS_FLAVOR }, spec: { nodeLabels: PEER_NODE_LABELS, topologyName: TOPOLOGY } } as KObject);
+    out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
+    out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: TAS_FLAVOR }, spec: { nodeLabels: PEER_NODE_LABELS, topologyName: TOPOLOGY } } as KObject);
   } else {
     const cpu = shape.cohorts * shape.clusterQueuesPerCohort * shape.nominal;
     for (let i = 0; i < Math.ceil(cpu / 96) + 1; i++) out.push(nodeObj(`node-${String(i).padStart(2, '0')}`, {}, '96', '256Gi', '1000'));
-    out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: FLAVOR }, spec: {} } as KObject);
+    out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: FLAVOR }, spec: {} } as KObject);
   }
-  shape.classes.forEach((c) => out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'WorkloadPriorityClass', metadata: { name: c.name }, value: c.priority } as unknown as KObject));
+  shape.classes.forEach((c) => out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'WorkloadPriorityClass', metadata: { name: c.name }, value: c.priority } as unknown as KObject));
   for (let c = 0; c < shape.cohorts; c++)
     for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
       const name = clusterQueueName(c, q);
       out.push({
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        apiVersion: KueueApiVersion.V1beta2,
         kind: 'ClusterQueue',
         metadata: { name },
         spec: {
@@ -67,7 +68,7 @@ export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
           resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: flavorName, resources: [{ name: 'cpu', nominalQuota: String(shape.nominal), borrowingLimit: String(shape.borrowingLimit) }] }] }],
         },
       } as unknown as KObject);
-      out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name, namespace: NS }, spec: { clusterQueue: name } } as unknown as KObject);
+      out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace: NS }, spec: { clusterQueue: name } } as unknown as KObject);
     }
   const jobs: { at: number; job: KObject }[] = [];
   for (let c = 0; c < shape.cohorts; c++)
@@ -84,7 +85,7 @@ export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
           jobs.push({
             at,
             job: {
-              apiVersion: 'batch/v1',
+              apiVersion: CoreApiVersion.Batch,
               kind: 'Job',
               metadata: {
                 name,
@@ -127,15 +128,15 @@ export function largeLiveObjects(jobs = 20, podsPerJob = 5000): KObject[] {
         const name = `h-${b}-${r}-${h}`;
         out.push(nodeObj(name, { pool: 'gpu', [PEER_BLOCK]: `b${b}`, [PEER_RACK]: `b${b}-r${r}` }, '128', '1Ti', '110'));
       }
-  out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
-  out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'gpu' }, spec: { nodeLabels: { pool: 'gpu' }, topologyName: TOPOLOGY } } as KObject);
+  out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
+  out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'gpu' }, spec: { nodeLabels: { pool: 'gpu' }, topologyName: TOPOLOGY } } as KObject);
   out.push({
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'ClusterQueue',
     metadata: { name: 'all' },
     spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'gpu', resources: [{ name: 'cpu', nominalQuota: '1280000' }] }] }] },
   } as unknown as KObject);
-  out.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'all', namespace: NS }, spec: { clusterQueue: 'all' } } as unknown as KObject);
+  out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name: 'all', namespace: NS }, spec: { clusterQueue: 'all' } } as unknown as KObject);
   for (let j = 0; j < jobs; j++) out.push(gangJob(`train-${String(j).padStart(2, '0')}`, podsPerJob, 'all'));
   return out;
 }
@@ -143,7 +144,7 @@ export function largeLiveObjects(jobs = 20, podsPerJob = 5000): KObject[] {
 /** One Indexed Job of `pods` 8-CPU pods, required block, running for a day. */
 export function gangJob(name: string, pods: number, queue: string): KObject {
   return {
-    apiVersion: 'batch/v1',
+    apiVersion: CoreApiVersion.Batch,
     kind: 'Job',
     metadata: { name, namespace: NS, labels: { 'kueue.x-k8s.io/queue-name': queue } },
     spec: {

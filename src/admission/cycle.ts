@@ -19,6 +19,7 @@
 // first fails on the topology alone, and when it runs out everything is released and the
 // gang is timed out.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import { GangMode } from '../api/gang.ts';
 import { namespaceSelectorMatches } from '../api/queues.ts';
 import type { Workload } from '../api/objects.ts';
@@ -218,7 +219,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
           snap.removeAdmitted(m.info.key);
           changed = true;
         }
-        const pods = (m.info.workload.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === 'v1').map((o) => `${m.info.namespace}/${o.name}`);
+        const pods = (m.info.workload.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1).map((o) => `${m.info.namespace}/${o.name}`);
         decisions.push({ kind: 'gangTimeout', key: m.info.key, workload: m.info.workload, clusterQueue: m.cq?.name, message: e.message, pods });
         queues.delete(m.info.key);
       }

@@ -2,6 +2,7 @@
 // 2 bad input or usage (the message names file, document and field), 1 internal error,
 // or, for `hypernodes discover --check`, problems found.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import { Command, CommanderError, Option } from 'commander';
 import { stringify } from 'yaml';
 import { InputError } from '../api/errors.ts';
@@ -75,7 +76,7 @@ export function buildProgram(io: Io): Command {
       const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode });
       if (result.errors.length > 0) reportErrors(io, result.errors);
       for (const n of result.notes) io.err(`note: ${n}\n`);
-      const list = { apiVersion: 'v1', kind: 'List', items: result.workloads };
+      const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };
       io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : stringify(list, { lineWidth: 0 }));
     });
 
@@ -153,7 +154,7 @@ export function buildProgram(io: Io): Command {
         return;
       }
       for (const p of result.problems) if (p.reason !== 'Stale' || opts.output === 'json') io.err(`note: ${p.message}\n`);
-      const list = { apiVersion: 'v1', kind: 'List', items: result.hyperNodes };
+      const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.hyperNodes };
       if (opts.output === 'json') {
         io.out(`${JSON.stringify(list, null, 2)}\n`);
       } else {

@@ -9,6 +9,7 @@
 // - an object in a namespace that does not exist gets that Namespace created first (a real
 //   API server refuses it; a simulation input rarely lists its namespaces).
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import type { KObject } from '../api/objects.ts';
 import { allControllers } from '../controllers/index.ts';
 import { defaultConfig, type TopoqueueConfig } from '../controllers/config.ts';
@@ -127,6 +128,6 @@ export class EmbeddedCluster {
 
   private ensureNamespace(ns: string): void {
     if (this.store.getSync('Namespace', undefined, ns)) return;
-    this.store.createSync({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    this.store.createSync({ apiVersion: CoreApiVersion.V1, kind: 'Namespace', metadata: { name: ns } });
   }
 }

@@ -11,6 +11,7 @@
 // Every time is seconds from the start, every list in a fixed order, resource amounts in
 // plain units (cpu in cores, memory in bytes): the same input gives the same bytes.
 
+import { TopoqueueApiVersion } from '../api/api-versions.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { PodSetTopologyRequest, Workload } from '../api/objects.ts';
 import type { ClusterQueue } from '../api/queues.ts';
@@ -23,7 +24,7 @@ import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';
 import type { EntryRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
 
-export const REPORT_API_VERSION = 'topoqueue.io/v1alpha1';
+export const REPORT_API_VERSION = TopoqueueApiVersion;
 
 export const WorkloadStatus = {
   Finished: 'Finished',

@@ -14,6 +14,7 @@
 //
 // Times are milliseconds of the clock; the report turns them into seconds from the start.
 
+import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
 import { GangLabel } from '../api/gang.ts';
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
@@ -107,7 +108,7 @@ const refOf = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.na
 /** The report entry a submitted object belongs to: its own, or its group's. */
 export function entryIdentity(o: KObject): { key: string; kind: string; name: string } {
   const ns = o.metadata.namespace ?? 'default';
-  if (o.kind === 'Pod' && o.apiVersion === 'v1') {
+  if (o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1) {
     const group = o.metadata.labels?.[KueueLabel.PodGroupName];
     if (group !== undefined) return { key: `Pod group/${ns}/${group}`, kind: 'Pod group', name: group };
     const gang = podGangId(o);
@@ -378,7 +379,7 @@ export class Timeline {
         key: wkey,
         createdAt: now,
         evictions: [],
-        last: { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name: wl, namespace: p.metadata.namespace }, spec: { podSets: [] } },
+        last: { apiVersion: KueueApiVersion.V1beta2, kind: 'Workload', metadata: { name: wl, namespace: p.metadata.namespace }, spec: { podSets: [] } },
         deleted: true,
         started: new Set(),
         admittedCount: 0,

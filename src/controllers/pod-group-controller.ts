@@ -41,6 +41,7 @@
 // once terminal, and every pod once the Workload is finished or gone; Succeeded pods keep
 // theirs until the group finishes (they are counted).
 
+import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
 import { gangsFromPods, type PodGroup } from '../api/gang.ts';
 import type { InputError } from '../api/errors.ts';
 import { KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
@@ -135,12 +136,12 @@ export function workloadReconcileKey(wl: Workload): string | undefined {
   const ns = namespaceOf(wl);
   const refs = wl.metadata.ownerReferences ?? [];
   if (wl.metadata.annotations?.[IS_GROUP_WORKLOAD_ANNOTATION] === 'true') {
-    if (refs.length === 0 || !refs.every((r) => r.kind === 'Pod' && r.apiVersion === 'v1' && !r.controller)) return undefined;
+    if (refs.length === 0 || !refs.every((r) => r.kind === 'Pod' && r.apiVersion === CoreApiVersion.V1 && !r.controller)) return undefined;
     const prefix = wl.metadata.annotations[GangWorkloadAnnotation.Source] !== undefined ? PodKeyPrefix.Gang : PodKeyPrefix.Group;
     return `${prefix}/${ns}/${wl.metadata.name}`;
   }
   const owner = refs.find((r) => r.controller);
-  if (owner?.kind === 'Pod' && owner.apiVersion === 'v1') return `${PodKeyPrefix.Pod}/${ns}/${owner.name}`;
+  if (owner?.kind === 'Pod' && owner.apiVersion === CoreApiVersion.V1) return `${PodKeyPrefix.Pod}/${ns}/${owner.name}`;
   return undefined;
 }
 
@@ -411,7 +412,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       return;
     }
     const wl: Workload = {
-      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      apiVersion: KueueApiVersion.V1beta2,
       kind: 'Workload',
       metadata: {
         name: group,

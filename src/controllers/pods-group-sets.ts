@@ -14,6 +14,7 @@
 //   - a template must be a pod template (`spec.containers`); its metadata labels and
 //     annotations are kept (TAS annotations there ask for topology).
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import { parse as parseYaml } from 'yaml';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueRuntimeKey } from '../api/keys.ts';
@@ -93,7 +94,7 @@ export function podSetsFromSets(sets: readonly PodGroupSet[], pods: readonly Pod
   for (const s of sets) {
     let shape: Pod | undefined;
     if (s.template) {
-      shape = { apiVersion: 'v1', kind: 'Pod', metadata: { name: s.name, labels: s.template.metadata?.labels, annotations: s.template.metadata?.annotations }, spec: s.template.spec };
+      shape = { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata: { name: s.name, labels: s.template.metadata?.labels, annotations: s.template.metadata?.annotations }, spec: s.template.spec };
     } else {
       shape = [...pods].filter((p) => setOfPod(p, sets) === s).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))[0];
     }

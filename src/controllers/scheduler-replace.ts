@@ -10,6 +10,7 @@
 //    included) back in the snapshot, placement/replace.ts replaceNode;
 // 4. put the node back and record the new reservation, or the old one on failure.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import { KueueRuntimeKey } from '../api/keys.ts';
 import type { PodSetAssignment, Workload } from '../api/objects.ts';
 import { AdmissionSnapshot, type AdmittedWorkload, type PodSetAdmission } from '../admission/snapshot.ts';
@@ -31,7 +32,7 @@ const usesNode = (ps: PodSetAdmission, node: string) => ps.assignment?.domains.s
 /** Owned by a single Pod that is not a pod group: its assignment is kept. */
 export function podOwned(w: Workload): boolean {
   const owners = w.metadata.ownerReferences ?? [];
-  return owners.length === 1 && owners[0]!.kind === 'Pod' && owners[0]!.apiVersion === 'v1' && w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] !== 'true';
+  return owners.length === 1 && owners[0]!.kind === 'Pod' && owners[0]!.apiVersion === CoreApiVersion.V1 && w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] !== 'true';
 }
 
 export function replaceFailedNode(snap: AdmissionSnapshot, key: string, node: string, placement: WorkloadPlacementOptions, encodingByHostnamePrefix: boolean): Replacement {

@@ -46,6 +46,7 @@
 //   kueue.x-k8s.io/is-group-workload             "true"
 //   topoqueue.io/gang-source                     podgroup | annotations
 
+import { KueueApiVersion } from '../api/api-versions.ts';
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import {
   GangAnnotation,
@@ -221,7 +222,7 @@ function gangWorkload(
   };
   if (timedOut) annotations[GangAnnotation.Timeout] = 'true';
   const wl: Workload = {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'Workload',
     metadata: {
       name: gang.name,

@@ -27,6 +27,7 @@
 // Every PodSet template keeps the pod's labels and annotations (Kueue keeps only the
 // spec; placement here reads TAS annotations and labels from templates).
 
+import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Pod, PodSet, PodSpec, Workload } from '../api/objects.ts';
@@ -50,7 +51,7 @@ import {
   whereIn,
 } from './workload-name.ts';
 
-export const PodKind = { apiVersion: 'v1', kind: 'Pod' } as const;
+export const PodKind = { apiVersion: CoreApiVersion.V1, kind: 'Pod' } as const;
 
 /** Pod-group keys missing from api/keys.ts. */
 export const PodGroupAnnotation = {
@@ -470,7 +471,7 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
   // 6. The group's Workload.
   const pod = first.pod;
   const wl: Workload = {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'Workload',
     metadata: {
       name: group,

@@ -10,6 +10,7 @@
 // 3. with a HyperNode tree, an implicit flavor spanning every node with every tier (for
 //    Volcano jobs, which name no flavor) comes last.
 
+import { KueueApiVersion } from '../api/api-versions.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { ResourceFlavor, Topology } from '../api/objects.ts';
 import { HyperNodeTopologySource, type HyperNodeTree, tierOfLevelKey } from '../topology/hypernode-tree.ts';
@@ -53,7 +54,7 @@ export function tasFlavorOf(flavor: ResourceFlavor, source: TopologySource, node
 /** The implicit flavor over a HyperNode tree (every node, every tier). */
 export function implicitHyperNodeFlavor(tree: HyperNodeTree, nodes: Iterable<NodeInfo>): TasFlavor {
   const flavor: ResourceFlavor = {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'ResourceFlavor',
     metadata: { name: IMPLICIT_HYPERNODE_FLAVOR },
     spec: { topologyName: IMPLICIT_HYPERNODE_FLAVOR },

@@ -3,6 +3,7 @@
 // (object, type, reason, message) into one Event with a count, as the client-go recorder
 // does; it also keeps the recent ones in memory for tests and the simulation report.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import type { KObject } from '../api/objects.ts';
 import { formatTime } from '../api/time.ts';
 import type { Clock } from './clock.ts';
@@ -91,7 +92,7 @@ export class EventSink {
     const name = `${obj.metadata.name}.${(++this.seq).toString(16).padStart(8, '0')}`;
     this.folded.set(fold, name);
     await this.store.create({
-      apiVersion: 'v1',
+      apiVersion: CoreApiVersion.V1,
       kind: 'Event',
       metadata: { name, namespace: ns },
       involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid },

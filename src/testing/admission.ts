@@ -4,6 +4,7 @@
 //   const r = env.settle();
 // Test-only.
 
+import { KueueApiVersion } from '../api/api-versions.ts';
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { Node, PodSet, PodSetTopologyRequest, ResourceFlavor, StringMap, Topology, Workload } from '../api/objects.ts';
@@ -24,7 +25,7 @@ export class ClusterQueueBuilder {
   private readonly obj: ClusterQueue;
   constructor(name: string) {
     this.obj = {
-      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      apiVersion: KueueApiVersion.V1beta2,
       kind: 'ClusterQueue',
       metadata: { name },
       spec: {
@@ -92,12 +93,12 @@ export class ClusterQueueBuilder {
 export const cq = (name: string) => new ClusterQueueBuilder(name);
 
 export function cohort(name: string, parent?: string): Cohort {
-  return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Cohort', metadata: { name }, spec: parent ? { parentName: parent } : {} };
+  return { apiVersion: KueueApiVersion.V1beta2, kind: 'Cohort', metadata: { name }, spec: parent ? { parentName: parent } : {} };
 }
 
 export function flavor(name: string, opts: { topology?: string; nodeLabels?: StringMap } = {}): ResourceFlavor {
   return {
-    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    apiVersion: KueueApiVersion.V1beta2,
     kind: 'ResourceFlavor',
     metadata: { name },
     spec: { ...(opts.nodeLabels ? { nodeLabels: opts.nodeLabels } : {}), ...(opts.topology ? { topologyName: opts.topology } : {}) },
@@ -108,7 +109,7 @@ export class WorkloadBuilder {
   private readonly obj: Workload;
   constructor(name: string, namespace = 'default') {
     this.obj = {
-      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      apiVersion: KueueApiVersion.V1beta2,
       kind: 'Workload',
       metadata: { name, namespace, creationTimestamp: formatTime(T0), uid: `uid-${namespace}-${name}` },
       spec: { podSets: [] },
@@ -161,12 +162,12 @@ export class WorkloadBuilder {
 export const wl = (name: string, namespace?: string) => new WorkloadBuilder(name, namespace);
 
 export function localQueue(name: string, clusterQueue: string, namespace = 'default'): LocalQueue {
-  return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name, namespace }, spec: { clusterQueue, stopPolicy: 'None' } };
+  return { apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace }, spec: { clusterQueue, stopPolicy: 'None' } };
 }
 
 /** A TAS flavor over `nodes` with a label Topology. */
 export function tasFlavor(f: ResourceFlavor, levels: string[], nodes: readonly Node[]): TasFlavor {
-  const topo: Topology = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: f.spec.topologyName ?? f.metadata.name }, spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) } };
+  const topo: Topology = { apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: f.spec.topologyName ?? f.metadata.name }, spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) } };
   const snapshot = new TopologySnapshot(LabelTopologySource.fromTopology(topo), { nodeLabels: f.spec.nodeLabels });
   for (const n of nodes) snapshot.upsertNode(nodeInfoFromNode(n));
   return { flavor: f, snapshot, engine: new PlacementEngine(snapshot) };

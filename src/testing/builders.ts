@@ -2,6 +2,7 @@
 //   node('x1').labels({ rack: 'r1' }).cpu('4').gpu(8).build()
 // Test-only: imported by *.test.ts files and benchmarks, never by product code.
 
+import { CoreApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { Node, Pod, StringMap, Taint } from '../api/objects.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
@@ -13,7 +14,7 @@ export class NodeBuilder {
   private readonly obj: Node;
   constructor(name: string) {
     this.obj = {
-      apiVersion: 'v1',
+      apiVersion: CoreApiVersion.V1,
       kind: 'Node',
       metadata: { name, labels: { [HOSTNAME_LABEL]: name } },
       spec: {},
@@ -69,7 +70,7 @@ export class PodBuilder {
   private readonly obj: Pod;
   constructor(name: string) {
     this.obj = {
-      apiVersion: 'v1',
+      apiVersion: CoreApiVersion.V1,
       kind: 'Pod',
       metadata: { name, namespace: 'default' },
       spec: { containers: [{ name: 'c', resources: { requests: {} } }] },
@@ -117,7 +118,7 @@ export function rackOf(block: string, rack: string, caps: number[], prefix = `${
 export class HyperNodeBuilder {
   private readonly obj: HyperNode;
   constructor(name: string) {
-    this.obj = { apiVersion: 'topology.volcano.sh/v1alpha1', kind: 'HyperNode', metadata: { name }, spec: { tier: 1, members: [] } };
+    this.obj = { apiVersion: VolcanoApiVersion.HyperNode, kind: 'HyperNode', metadata: { name }, spec: { tier: 1, members: [] } };
   }
   tier(t: number, tierName?: string): this {
     this.obj.spec.tier = t;

@@ -3,6 +3,7 @@
 // phase as a kubelet would) and read objects back.
 // Test-only: imported by *.test.ts files, never by product code.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import type { KObject, Node, Pod, PodPhase } from '../api/objects.ts';
 import { defaultConfig, type TopoqueueConfig } from '../controllers/config.ts';
 import { VirtualClock } from '../runtime/clock.ts';
@@ -65,7 +66,7 @@ export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], ob
 /** A Ready node with cpu, memory and pods, labelled with its hostname. */
 export function readyNode(name: string, allocatable: Record<string, string> = { cpu: '8', memory: '32Gi', pods: '110' }, labels: Record<string, string> = {}): Node {
   return {
-    apiVersion: 'v1',
+    apiVersion: CoreApiVersion.V1,
     kind: 'Node',
     metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
     spec: {},

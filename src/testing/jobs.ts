@@ -3,6 +3,7 @@
 // scheduler (admit, evict) and of the cluster's job controllers (pods, conditions).
 // Test-only.
 
+import { CoreApiVersion, JobFrameworkApiVersion, KueueApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { Condition, KObject, Pod, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
 import { formatTime } from '../api/time.ts';
@@ -72,15 +73,15 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
 // ---------------------------------------------------------------------------------------
 
 export function namespace(name: string, labels: StringMap = {}): KObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } } };
+  return { apiVersion: CoreApiVersion.V1, kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } } };
 }
 
 export function resourceFlavor(name: string, nodeLabels: StringMap = {}, tolerations: Toleration[] = []): ResourceFlavor {
-  return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name }, spec: { nodeLabels, ...(tolerations.length ? { tolerations } : {}) } };
+  return { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name }, spec: { nodeLabels, ...(tolerations.length ? { tolerations } : {}) } };
 }
 
 export function localQueue(name: string, namespace = 'ns'): KObject {
-  return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name, namespace }, spec: { clusterQueue: 'cq' } } as KObject;
+  return { apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace }, spec: { clusterQueue: 'cq' } } as KObject;
 }
 
 export interface TemplateOptions {
@@ -119,7 +120,7 @@ function meta(name: string, o: MetaOptions): KObject['metadata'] {
 
 export function batchJob(name: string, o: MetaOptions & { parallelism?: number; completions?: number; indexed?: boolean; suspend?: boolean; template?: PodTemplateSpec } = {}): KObject {
   return {
-    apiVersion: 'batch/v1',
+    apiVersion: CoreApiVersion.Batch,
     kind: 'Job',
     metadata: meta(name, o),
     spec: {
@@ -134,7 +135,7 @@ export function batchJob(name: string, o: MetaOptions & { parallelism?: number; 
 
 export function jobSet(name: string, replicatedJobs: { name: string; replicas?: number; parallelism?: number; template?: PodTemplateSpec }[], o: MetaOptions = {}): KObject {
   return {
-    apiVersion: 'jobset.x-k8s.io/v1alpha2',
+    apiVersion: JobFrameworkApiVersion.JobSet,
     kind: 'JobSet',
     metadata: meta(name, o),
     spec: {
@@ -149,7 +150,7 @@ export function jobSet(name: string, replicatedJobs: { name: string; replicas?: 
 
 export function mpiJob(name: string, o: MetaOptions & { workers?: number; runLauncherAsWorker?: boolean; launcher?: PodTemplateSpec; worker?: PodTemplateSpec } = {}): KObject {
   return {
-    apiVersion: 'kubeflow.org/v2beta1',
+    apiVersion: JobFrameworkApiVersion.MPIJob,
     kind: 'MPIJob',
     metadata: meta(name, o),
     spec: {
@@ -165,12 +166,12 @@ export function mpiJob(name: string, o: MetaOptions & { workers?: number; runLau
 export function leaderWorkerSet(name: string, o: MetaOptions & { replicas?: number; size?: number; leader?: PodTemplateSpec | null; worker?: PodTemplateSpec } = {}): KObject {
   const lwt: Record<string, unknown> = { size: o.size ?? 3, workerTemplate: o.worker ?? podTemplate() };
   if (o.leader !== null) lwt.leaderTemplate = o.leader ?? podTemplate();
-  return { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', metadata: meta(name, o), spec: { replicas: o.replicas ?? 1, leaderWorkerTemplate: lwt } } as KObject;
+  return { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet', metadata: meta(name, o), spec: { replicas: o.replicas ?? 1, leaderWorkerTemplate: lwt } } as KObject;
 }
 
 export function volcanoJob(name: string, tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[], o: MetaOptions = {}): KObject {
   return {
-    apiVersion: 'batch.volcano.sh/v1alpha1',
+    apiVersion: VolcanoApiVersion.Job,
     kind: 'Job',
     metadata: meta(name, o),
     spec: { schedulerName: 'volcano', tasks: tasks.map((t) => ({ name: t.name, replicas: t.replicas ?? 1, template: t.template ?? podTemplate() })) },
@@ -179,7 +180,7 @@ export function volcanoJob(name: string, tasks: { name: string; replicas?: numbe
 
 export function hyperJob(name: string, replicatedJobs: { name: string; replicas?: number; tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[] }[], o: MetaOptions = {}): KObject {
   return {
-    apiVersion: 'training.volcano.sh/v1alpha1',
+    apiVersion: VolcanoApiVersion.HyperJob,
     kind: 'HyperJob',
     metadata: meta(name, o),
     spec: {
@@ -256,7 +257,7 @@ export interface PodOptions {
 export function createPod(env: JobEnv, owner: KObject, name: string, o: PodOptions = {}): Pod {
   const t = o.template ?? podTemplate();
   const pod: Pod = {
-    apiVersion: 'v1',
+    apiVersion: CoreApiVersion.V1,
     kind: 'Pod',
     metadata: {
       name,

@@ -7,6 +7,7 @@
 //   await h.admit('pod-namespace', wlName, { clusterQueue: 'cq', flavor: 'default' });
 // Test-only.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { Condition, KObject, Pod, PodSetAssignment, StringMap, Workload } from '../api/objects.ts';
 import { PodGroupAnnotation } from '../integrations/pod.ts';
@@ -21,7 +22,7 @@ export class PlainPodBuilder {
   private readonly obj: Pod;
   constructor(name: string, namespace: string) {
     this.obj = {
-      apiVersion: 'v1',
+      apiVersion: CoreApiVersion.V1,
       kind: 'Pod',
       metadata: { name, namespace, labels: {}, annotations: {} },
       spec: { containers: [{ name: 'job', image: 'hello-world', resources: { requests: {} } }] },

@@ -2,6 +2,7 @@
 // that act as the controllers those tests leave out (the job reconciler's finish and
 // clearReservation, the node-failure controller's unhealthyNodes). Test-only.
 
+import { KueueApiVersion } from '../api/api-versions.ts';
 import type { Topology, Workload } from '../api/objects.ts';
 import { setCondition } from '../admission/conditions.ts';
 import { clearReservation } from '../admission/pods-ready.ts';
@@ -9,7 +10,7 @@ import { nowSeconds } from '../runtime/clock.ts';
 import type { RuntimeEnv } from './runtime.ts';
 
 export function topology(name: string, levels: readonly string[]): Topology {
-  return { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name }, spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) } };
+  return { apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name }, spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) } };
 }
 
 /** The job reconciler's part: the job finished, Finished=True. */

@@ -4,6 +4,7 @@
 // random scenario generator with its "can this workload run at all" judge.
 // Test-only.
 
+import { CoreApiVersion, JobFrameworkApiVersion, KueueApiVersion, TopoqueueApiVersion } from '../api/api-versions.ts';
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, TopoqueueAnnotation } from '../api/keys.ts';
 import type { KObject, PodTemplateSpec } from '../api/objects.ts';
@@ -222,16 +223,16 @@ export function generateScenario(seed: number): Scenario {
   }
   for (const n of nodes) {
     objects.push({
-      apiVersion: 'v1',
+      apiVersion: CoreApiVersion.V1,
       kind: 'Node',
       metadata: { name: n.name, labels: { [HOSTNAME_LABEL]: n.name, [BLOCK]: n.block, [RACK]: n.rack, [POOL]: n.pool } },
       spec: {},
       status: { allocatable: { cpu: String(n.cpu), memory: `${MEMORY_GI}Gi`, pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
     } as KObject);
   }
-  objects.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 'dc' }, spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] } } as KObject);
-  objects.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'tas' }, spec: { nodeLabels: { [POOL]: 'tas' }, topologyName: 'dc' } } as KObject);
-  if (plainPool) objects.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'plain' }, spec: { nodeLabels: { [POOL]: 'plain' } } } as KObject);
+  objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: 'dc' }, spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] } } as KObject);
+  objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'tas' }, spec: { nodeLabels: { [POOL]: 'tas' }, topologyName: 'dc' } } as KObject);
+  if (plainPool) objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'plain' }, spec: { nodeLabels: { [POOL]: 'plain' } } } as KObject);
   const poolCpu = (pool: string) => nodes.filter((n) => n.pool === pool).reduce((s, n) => s + n.cpu, 0);
   const poolMem = (pool: string) => nodes.filter((n) => n.pool === pool).length * MEMORY_GI;
 
@@ -260,11 +261,11 @@ export function generateScenario(seed: number): Scenario {
     const strictFIFO = rng.chance(0.2);
     if (strictFIFO) b.strict();
     objects.push(b.build() as KObject);
-    objects.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'lq', namespace: `team-${i}` }, spec: { clusterQueue: name } } as KObject);
+    objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name: 'lq', namespace: `team-${i}` }, spec: { clusterQueue: name } } as KObject);
     queues.set(name, { name, nominal, strictFIFO });
   }
   for (const [name, value] of [['low', 100], ['high', 1000]] as const) {
-    objects.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'WorkloadPriorityClass', metadata: { name }, value } as KObject);
+    objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'WorkloadPriorityClass', metadata: { name }, value } as KObject);
   }
 
   // Workloads.
@@ -287,7 +288,7 @@ export function generateScenario(seed: number): Scenario {
       const completions = rng.chance(0.3) ? parallelism * 2 : parallelism;
       const name = `job-${i}`;
       objects.push({
-        apiVersion: 'batch/v1',
+        apiVersion: CoreApiVersion.Batch,
         kind: 'Job',
         metadata: { name, namespace, labels, annotations: submitAt },
         spec: { parallelism, completions, backoffLimit: BACKOFF_LIMIT, ...(rng.chance(0.5) ? { completionMode: 'Indexed' } : {}), template: podTemplate(cpu, memoryGi, runS, tas) },
@@ -300,7 +301,7 @@ export function generateScenario(seed: number): Scenario {
       const name = `js-${i}`;
       const template = podTemplate(cpu, memoryGi, runS, tas);
       objects.push({
-        apiVersion: 'jobset.x-k8s.io/v1alpha2',
+        apiVersion: JobFrameworkApiVersion.JobSet,
         kind: 'JobSet',
         metadata: { name, namespace, labels, annotations: submitAt },
         spec: { replicatedJobs: [{ name: 'w', replicas, template: { spec: { parallelism, completions: parallelism, backoffLimit: BACKOFF_LIMIT, completionMode: 'Indexed', template } } }] },
@@ -313,7 +314,7 @@ export function generateScenario(seed: number): Scenario {
       const t = podTemplate(cpu, memoryGi, runS, tas);
       for (let p = 0; p < total; p++) {
         objects.push({
-          apiVersion: 'v1',
+          apiVersion: CoreApiVersion.V1,
           kind: 'Pod',
           metadata: { name: `${name}-${p}`, namespace, labels: { ...labels, [KueueLabel.PodGroupName]: name }, annotations: { ...submitAt, ...t.metadata!.annotations, 'kueue.x-k8s.io/pod-group-total-count': String(total) } },
           spec: structuredClone(t.spec),
@@ -328,7 +329,7 @@ export function generateScenario(seed: number): Scenario {
       const t = podTemplate(cpu, memoryGi, runS, tas);
       for (let p = 0; p < total; p++) {
         objects.push({
-          apiVersion: 'v1',
+          apiVersion: CoreApiVersion.V1,
           kind: 'Pod',
           metadata: {
             name: `${name}-${p}`,
@@ -348,7 +349,7 @@ export function generateScenario(seed: number): Scenario {
   const lost = new Set<string>();
   const events = rng.int(0, 3);
   const event = (name: string, atS: number, node: string, action: SimulationAction, taint?: { key: string; effect: string }) =>
-    objects.push({ apiVersion: 'topoqueue.io/v1alpha1', kind: 'SimulationEvent', metadata: { name }, spec: { at: duration(atS), node, action, ...(taint ? { taint } : {}) } } as KObject);
+    objects.push({ apiVersion: TopoqueueApiVersion, kind: 'SimulationEvent', metadata: { name }, spec: { at: duration(atS), node, action, ...(taint ? { taint } : {}) } } as KObject);
   const described: string[] = [];
   for (let e = 0; e < events; e++) {
     const node = rng.pick(nodes).name;

@@ -3,6 +3,7 @@
 // manager over a memory store, and a store whose watch events can be held back (a stale
 // informer cache). Test-only.
 
+import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Node, Pod, PodPhase, PodSetAssignment, PodSetTopologyRequest, StringMap, Toleration, Workload } from '../api/objects.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -29,7 +30,7 @@ export class TasWorkloadBuilder {
   private readonly psas: PodSetAssignment[] = [];
   constructor(name: string, namespace = 'default') {
     this.obj = {
-      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      apiVersion: KueueApiVersion.V1beta2,
       kind: 'Workload',
       metadata: { name, namespace },
       spec: { podSets: [], queueName: 'lq' },
@@ -81,7 +82,7 @@ export class TasPodBuilder {
   private readonly obj: Pod;
   constructor(name: string, workload: string, podSet: string, namespace = 'default') {
     this.obj = {
-      apiVersion: 'v1',
+      apiVersion: CoreApiVersion.V1,
       kind: 'Pod',
       metadata: { name, namespace, labels: { [KueueLabel.PodSet]: podSet }, annotations: { [KueueAnnotation.Workload]: workload } },
       spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], schedulingGates: [{ name: KueueSchedulingGate.Topology }] },
@@ -130,7 +131,7 @@ export function placement(p: Pod | undefined): string {
 /** A Ready node with a hostname label. */
 export function readyNode(name: string, opts: { labels?: StringMap } = {}): Node {
   return {
-    apiVersion: 'v1',
+    apiVersion: CoreApiVersion.V1,
     kind: 'Node',
     metadata: { name, labels: { [HOSTNAME_LABEL]: name, ...(opts.labels ?? {}) } },
     spec: {},
