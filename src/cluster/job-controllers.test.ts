@@ -6,10 +6,13 @@ import { podTemplate, testCluster, type TestCluster } from '../testing/cluster.t
 import type { BatchJob } from './job-controller-batch.ts';
 import { formatIndexes, parseIndexes } from './job-controller-batch.ts';
 import type { JobSet } from './job-controller-jobset.ts';
-import { jobControllers } from './job-controllers.ts';
+import { CoreApiVersion, JobFrameworkApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
+import { JOB_FRAMEWORKS } from '../integrations/registry.ts';
+import { jobKey, splitJobKey } from './job-controller-common.ts';
+import { jobControllers, standIns } from './job-controllers.ts';
 
 const job = (name: string, spec: Partial<BatchJob['spec']>, labels: Record<string, string> = {}): BatchJob => ({
-  apiVersion: 'batch/v1',
+  apiVersion: CoreApiVersion.Batch,
   kind: 'Job',
   metadata: { name, namespace: 'default', labels },
   spec: { template: podTemplate(), ...spec },
@@ -456,5 +459,36 @@ describe('job controllers: bad input', () => {
     assert.match(msg('Job/default/bad'), /^nothing is created: .*spec\.parallelism: must be at least 0/);
     assert.match(msg('JobSet/default/badjs'), /^nothing is created: .*spec\.replicatedJobs\[0\]\.template/);
     assert.equal(msg('MPIJob/default/badmpi'), 'nothing is created: spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template');
+  });
+});
+
+describe('job controllers: one stand-in per job framework of the registry', () => {
+  it('every job framework has its stand-in, in registry order, keyed by the framework name', () => {
+    const all = standIns();
+    assert.deepEqual(
+      all.map((c) => c.framework),
+      JOB_FRAMEWORKS,
+    );
+    assert.deepEqual(
+      all.map((c) => c.tag),
+      JOB_FRAMEWORKS.map((f) => f.name),
+    );
+  });
+
+  it('an owner is matched by API group and kind; batch/v1 Job only at that exact version', () => {
+    const owner = (apiVersion: string, kind: string) => standIns().find((c) => c.owns({ apiVersion, kind }))?.tag;
+    assert.equal(owner(CoreApiVersion.Batch, 'Job'), 'batch/job');
+    assert.equal(owner('batch/v2', 'Job'), undefined);
+    assert.equal(owner(CoreApiVersion.V1, 'Job'), undefined);
+    assert.equal(owner(VolcanoApiVersion.Job, 'Job'), 'batch.volcano.sh/job');
+    assert.equal(owner('batch.volcano.sh/v1beta1', 'Job'), 'batch.volcano.sh/job');
+    assert.equal(owner(JobFrameworkApiVersion.JobSet, 'JobSet'), 'jobset.x-k8s.io/jobset');
+    assert.equal(owner('jobset.x-k8s.io/v1alpha1', 'JobSet'), 'jobset.x-k8s.io/jobset');
+    assert.equal(owner('apps/v1', 'ReplicaSet'), undefined);
+  });
+
+  it('keys split back into framework, namespace and name though the framework name holds a slash', () => {
+    assert.deepEqual(splitJobKey(jobKey('jobset.x-k8s.io/jobset', 'team-a', 'train')), { tag: 'jobset.x-k8s.io/jobset', namespace: 'team-a', name: 'train' });
+    assert.deepEqual(splitJobKey(jobKey('OrphanPod', undefined, 'p-1')), { tag: 'OrphanPod', namespace: 'default', name: 'p-1' });
   });
 });

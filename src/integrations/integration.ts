@@ -15,7 +15,7 @@
 //      initialized: its pods wait, nothing is wrong with the input).
 
 import { InputError, type Where } from '../api/errors.ts';
-import type { KObject, TypeMeta, Workload } from '../api/objects.ts';
+import type { KObject, Workload } from '../api/objects.ts';
 import { integrationFor, supportedVersionsOf } from './registry.ts';
 
 export interface IntegrationKind {
