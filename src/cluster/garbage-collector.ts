@@ -13,12 +13,14 @@
 
 import type { KObject, OwnerReference } from '../api/objects.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
+import { JOB_KINDS } from '../integrations/registry.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
 import { isNotFound, retryOnConflict } from '../runtime/store.ts';
 
-export const DEFAULT_GC_KINDS: readonly string[] = ['Pod', 'Job', 'JobSet', 'MPIJob', 'LeaderWorkerSet', 'HyperJob', 'Workload', 'PodGroup'];
+/** Pods, the job frameworks' kinds (their child Jobs, pods), Workloads and PodGroups. */
+export const DEFAULT_GC_KINDS: readonly string[] = ['Pod', ...JOB_KINDS, 'Workload', 'PodGroup'];
 
 /** Informer index: objects by the uids of their owners. */
 export const BY_OWNER_UID = 'cluster/owner-uid';

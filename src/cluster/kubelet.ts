@@ -26,6 +26,7 @@ import { KueueRuntimeKey, TopoqueueAnnotation } from '../api/keys.ts';
 import type { Condition, Node, Pod, Taint, Toleration } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
+import { LeaderWorkerSetKind } from '../integrations/leaderworkerset.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
@@ -246,7 +247,7 @@ export class Kubelet {
   private durations(pod: Pod): Durations {
     const a = pod.metadata.annotations ?? {};
     const serving =
-      a[KueueRuntimeKey.PodGroupServing] === 'true' || pod.metadata.ownerReferences?.some((r) => r.controller === true && r.kind === 'LeaderWorkerSet') === true;
+      a[KueueRuntimeKey.PodGroupServing] === 'true' || pod.metadata.ownerReferences?.some((r) => r.controller === true && r.kind === LeaderWorkerSetKind.kind) === true;
     const read = (key: string): number | undefined => {
       const raw = a[key];
       if (raw === undefined) return undefined;
