@@ -338,6 +338,17 @@ export function trueCondition(obj: KObject, types: readonly string[]): { type: s
   return conditions.find((c) => c.status === 'True' && types.includes(c.type));
 }
 
+/**
+ * Finished by a True condition of `success` or `failure` type (Job, JobSet, MPIJob), with its
+ * message, else `<kind> finished successfully` / `<kind> failed`.
+ */
+export function finishByCondition(job: KObject, success: string, failure: string): Finish | undefined {
+  const c = trueCondition(job, [success, failure]);
+  if (!c) return undefined;
+  const ok = c.type === success;
+  return { success: ok, message: c.message || (ok ? `${job.kind} finished successfully` : `${job.kind} failed`) };
+}
+
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `spec` of a (shared, read-only) job object as a record; {} when absent. */

@@ -11,7 +11,7 @@ import { InputError, type Where } from '../api/errors.ts';
 import { PodIndexLabel } from '../api/keys.ts';
 import type { KObject, PodSet, PodTemplateSpec, Workload } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import { defineFramework, readSpec, specOf, trueCondition } from './framework.ts';
+import { defineFramework, finishByCondition, readSpec, specOf } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { isRecord, keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
@@ -104,11 +104,6 @@ export const jobFramework = defineFramework({
     setCount(job, _podSet, count) {
       specOf(job).parallelism = count;
     },
-    finished: (job: KObject) => {
-      const c = trueCondition(job, [JobCondition.Complete, JobCondition.Failed]);
-      if (!c) return undefined;
-      const success = c.type === JobCondition.Complete;
-      return { success, message: c.message || (success ? 'Job finished successfully' : 'Job failed') };
-    },
+    finished: (job) => finishByCondition(job, JobCondition.Complete, JobCondition.Failed),
   },
 });

@@ -13,7 +13,7 @@ import { InputError } from '../api/errors.ts';
 import { PodIndexLabel } from '../api/keys.ts';
 import type { KObject, PodSet, PodTemplateSpec } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import { defineFramework, readSpec, specOf, trueCondition } from './framework.ts';
+import { defineFramework, finishByCondition, readSpec, specOf } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { podsPerJob } from './job.ts';
 import { MAX_PODSETS, isRecord, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
@@ -135,11 +135,6 @@ export const jobSetFramework = defineFramework({
       }
       return out;
     },
-    finished: (js) => {
-      const c = trueCondition(js, [JobSetCondition.Completed, JobSetCondition.Failed]);
-      if (!c) return undefined;
-      const success = c.type === JobSetCondition.Completed;
-      return { success, message: c.message || (success ? 'JobSet finished successfully' : 'JobSet failed') };
-    },
+    finished: (js) => finishByCondition(js, JobSetCondition.Completed, JobSetCondition.Failed),
   },
 });

@@ -16,7 +16,7 @@ import { InputError } from '../api/errors.ts';
 import { KueueAnnotation, PodIndexLabel } from '../api/keys.ts';
 import type { KObject, PodSet, PodTemplateSpec, StringMap } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
-import { defineFramework, specOf, templateMeta, trueCondition } from './framework.ts';
+import { defineFramework, finishByCondition, specOf, templateMeta } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { isRecord, keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
@@ -146,11 +146,6 @@ export const mpiJobFramework = defineFramework({
       const meta = templateMeta(worker);
       meta.annotations = { ...meta.annotations, [KueueAnnotation.PodIndexOffset]: '1' };
     },
-    finished: (job) => {
-      const c = trueCondition(job, [MPIJobCondition.Succeeded, MPIJobCondition.Failed]);
-      if (!c) return undefined;
-      const success = c.type === MPIJobCondition.Succeeded;
-      return { success, message: c.message || (success ? 'MPIJob finished successfully' : 'MPIJob failed') };
-    },
+    finished: (job) => finishByCondition(job, MPIJobCondition.Succeeded, MPIJobCondition.Failed),
   },
 });
