@@ -15,12 +15,11 @@
 // (syncJobBatchPeriod, 1 s): a Job with thousands of pods is synced once per batch, not once
 // per pod event.
 
-import type { KObject, Pod } from '../api/objects.ts';
+import type { KObject, Pod, TypeMeta } from '../api/objects.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
+import { JOB_FRAMEWORKS } from '../integrations/registry.ts';
 import type { Reconciler } from '../runtime/manager.ts';
 import { BatchJobController, JOB_TRACKING_FINALIZER } from './job-controller-batch.ts';
-import type { TypeMeta } from '../api/objects.ts';
-import { JOB_FRAMEWORKS } from '../integrations/registry.ts';
 import {
   BY_CONTROLLER_UID,
   ORPHAN_POD_TAG,
@@ -30,8 +29,8 @@ import {
   isTerminal,
   jobKey,
   splitJobKey,
-  type KindEnv,
   type KindController,
+  type KindEnv,
 } from './job-controller-common.ts';
 import { JobSetController } from './job-controller-jobset.ts';
 import { LeaderWorkerSetController } from './job-controller-lws.ts';
