@@ -82,13 +82,19 @@ function edgeProblem(file: string, spec: string): string | undefined {
 
 /** Problems of the layer list against the directories under src/: an unlisted directory, an existing layer without one, a planned layer with one. */
 function layerListProblems(dirs: readonly string[]): string[] {
+  const here = 'in src/architecture.test.ts and docs/design.md';
   const problems: string[] = [];
   for (const d of dirs) {
     if (d === 'testing') continue;
-    if (!LAYERS.includes(d)) problems.push(`src/${d}/ is not a layer: add it to LAYERS in src/architecture.test.ts (in import order) and to docs/design.md`);
-    else if (PLANNED.has(d)) problems.push(`src/${d}/ exists but layer ${d} is marked planned: take it off PLANNED in src/architecture.test.ts and docs/design.md`);
+    if (!LAYERS.includes(d)) {
+      problems.push(`src/${d}/ is not a layer: add it to LAYERS (in import order) ${here}`);
+    } else if (PLANNED.has(d)) {
+      problems.push(`src/${d}/ exists but layer ${d} is marked planned: take it off PLANNED ${here}`);
+    }
   }
-  for (const l of LAYERS) if (!PLANNED.has(l) && !dirs.includes(l)) problems.push(`layer ${l} has no directory src/${l}/: mark it planned or drop it`);
+  for (const l of LAYERS) {
+    if (!PLANNED.has(l) && !dirs.includes(l)) problems.push(`layer ${l} has no directory src/${l}/: mark it planned or drop it ${here}`);
+  }
   return problems;
 }
 
@@ -121,21 +127,25 @@ describe('architecture', () => {
       start.packages.filter((p) => !p.startsWith('node:')),
       ['commander'],
     );
-    assert.deepEqual(
-      start.files.filter((f) => f.startsWith('cli/') && f !== 'cli/main.ts'),
-      [],
-      'cli/main.ts imports another command module statically',
-    );
+    const commandModules = start.files.filter((f) => f.startsWith('cli/') && f !== 'cli/main.ts');
+    assert.deepEqual(commandModules, [], 'cli/main.ts imports another command module statically');
     assert.ok(start.files.length <= 12, `cli/main.ts loads ${start.files.length} source files at start-up: ${start.files.join(', ')}`);
   });
   it('load-time imports leave out `import type` and dynamic imports', () => {
     const dir = mkdtempSync(join(tmpdir(), 'arch-'));
     try {
-      writeFileSync(join(dir, 'a.ts'), "import type { X } from './types.ts';\nimport { y } from './b.ts';\nexport { z } from 'zod';\nconst c = () => import('./c.ts');\n");
+      const a = [
+        "import type { X } from './types.ts';",
+        "import { y } from './b.ts';",
+        "export { z } from 'zod';",
+        "const c = () => import('./c.ts');",
+      ];
+      writeFileSync(join(dir, 'a.ts'), `${a.join('\n')}\n`);
       writeFileSync(join(dir, 'b.ts'), "import { stringify } from 'yaml';\n");
       const start = loadedAtStart(join(dir, 'a.ts'));
       assert.deepEqual(start.packages, ['yaml', 'zod']);
-      assert.deepEqual(start.files.map((f) => f.split('/').pop()), ['a.ts', 'b.ts']);
+      const names = start.files.map((f) => f.split('/').pop());
+      assert.deepEqual(names, ['a.ts', 'b.ts']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
