@@ -1,6 +1,9 @@
 // Lint rules. The layer rule (no lower layer imports a higher one) is enforced by
 // src/architecture.test.ts, which reads the import graph; eslint keeps the pure
 // core free of clocks, randomness and I/O (node:crypto hashing is deterministic and allowed).
+// Layout is prettier's (`npm run format`): the configs below enable no formatting rule (ESLint 9
+// and typescript-eslint 8 dropped them from `recommended`), so no eslint-config-prettier is needed.
+// Add no stylistic rule here.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

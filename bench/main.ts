@@ -7,7 +7,7 @@
 // benchmark crashes (1) or a placement it relies on (or the HyperNode tree) fails or comes
 // out wrong (2).
 //
-// Phases: 1. peer shape (640 nodes): placements; 2. large shape (100,000 hosts): build and
+// Phases: 0. start of the compiled CLI (`--help`, bench/cli-start.ts); 1. peer shape (640 nodes): placements; 2. large shape (100,000 hosts): build and
 // retained heap, placements, update events; 3. hypernodes shape (11,008 HyperNodes over
 // 100,000 hosts): tree build, snapshot build, Volcano hard/soft placements; 4. v1beta2
 // encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
@@ -23,6 +23,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
+import { CLI_START, measureCliStart } from './cli-start.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
 import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
@@ -68,6 +69,7 @@ import {
 
 /** Every figure the benchmark prints, in order. Names are stable: tooling keys on them. */
 export const FIGURES = [
+  { name: 'cli.start', unit: 'ms' },
   { name: 'peer.place.required-rack', unit: 'ms' },
   { name: 'peer.place.preferred-block', unit: 'ms' },
   { name: 'large.snapshot.build', unit: 'ms' },
@@ -228,6 +230,17 @@ function timeFirst(fn: () => void): number {
 }
 
 // ---- phases ---------------------------------------------------------------------------
+
+function runCliStart(report: Report): void {
+  if (!report.wants('cli.start')) return;
+  const r = measureCliStart((s) => console.error(s));
+  const sorted = [...r.runs].sort((a, b) => a - b);
+  report.add(
+    'cli.start',
+    median(r.runs),
+    `wall, median of ${r.runs.length} after ${CLI_START.warmup} warm-up; p95 ${fmt(quantile(sorted, 0.95))} ms; node -e 0 alone ${fmt(median(r.nodeRuns))} ms${r.rebuilt ? '; dist/ rebuilt first' : ''}`,
+  );
+}
 
 function runPeer(report: Report): void {
   if (!report.wantsAny('peer.')) return;
@@ -549,6 +562,7 @@ async function main(): Promise<number> {
   console.log(`topoqueue bench: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${os.platform()}/${os.arch()}`);
   report.header();
   try {
+    runCliStart(report);
     runPeer(report);
     runLarge(report);
     runHyperNode(report);

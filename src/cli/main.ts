@@ -1,18 +1,18 @@
 // The `topoqueue` command line. Exit codes: 0 done (a plan was computed, fit or not),
 // 2 bad input or usage (the message names file, document and field), 1 internal error,
 // or, for `hypernodes discover --check`, problems found.
+//
+// Start-up cost: `--help` and `--version` load commander and three small modules (the
+// errors, the profile names, label discovery) and nothing else. Each command's
+// action imports what it runs (YAML, the loaders, the planner, the embedded cluster) when
+// it runs, so keep the static imports below that light.
 
+import { readFileSync } from 'node:fs';
 import { CoreApiVersion } from '../api/api-versions.ts';
 import { Command, CommanderError, Option } from 'commander';
-import { stringify } from 'yaml';
 import { InputError } from '../api/errors.ts';
 import { Profile } from '../placement/request.ts';
 import { checkDiscoveryConfig, DEFAULT_TOPOLOGY_TYPE, discoverHyperNodes } from '../topology/hypernode-discovery.ts';
-import { buildTasCluster, sortObjects } from './cluster-input.ts';
-import { loadManifests } from './load.ts';
-import { parseFeatureGates, plan } from './plan.ts';
-import { simulateCommand } from './simulate.ts';
-import { renderTopology } from './topology-show.ts';
 
 export interface Io {
   out: (s: string) => void;
@@ -54,9 +54,22 @@ function positiveInt(flag: string) {
   };
 }
 
+/** The package's version, from package.json (two levels up from src/cli/ and dist/cli/ alike). */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
+/** YAML output as the commands print it: no folding of long strings. */
+async function toYaml(value: unknown): Promise<string> {
+  const { stringify } = await import('yaml');
+  return stringify(value, { lineWidth: 0 });
+}
+
 export function buildProgram(io: Io): Command {
   const program = new Command('topoqueue')
     .description('Topology-aware gang scheduler for AI/ML workloads on Kubernetes')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
 
@@ -68,8 +81,9 @@ export function buildProgram(io: Io): Command {
     .option('--feature-gates <gates>', 'NAME=true|false,... (TASProfileMixed, TASBalancedPlacement, TASRespectNodeAffinityPreferred, ...)')
     .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action((opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; output: 'yaml' | 'json' }) => {
+    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; output: 'yaml' | 'json' }) => {
       requireFiles(opts.filename);
+      const [{ loadManifests }, { parseFeatureGates, plan }] = await Promise.all([import('./load.ts'), import('./plan.ts')]);
       const gates = opts.featureGates ? parseFeatureGates(opts.featureGates) : {};
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
@@ -77,7 +91,7 @@ export function buildProgram(io: Io): Command {
       if (result.errors.length > 0) reportErrors(io, result.errors);
       for (const n of result.notes) io.err(`note: ${n}\n`);
       const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };
-      io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : stringify(list, { lineWidth: 0 }));
+      io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
     });
 
   program
@@ -88,6 +102,7 @@ export function buildProgram(io: Io): Command {
     .option('--report <file>', 'write the JSON report (docs/simulate.md) to this file')
     .action(async (opts: { filename: string[]; until: string; report?: string }) => {
       requireFiles(opts.filename);
+      const { simulateCommand } = await import('./simulate.ts');
       const r = await simulateCommand(opts, io);
       if (r.code !== 0) throw new UsageExit(r.code);
     });
@@ -100,8 +115,13 @@ export function buildProgram(io: Io): Command {
     .option('--flavor <name>', 'only this ResourceFlavor')
     .option('--depth <n>', 'levels to show', positiveInt('--depth'))
     .option('--max-children <n>', 'siblings shown before collapsing', positiveInt('--max-children'), 20)
-    .action((opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number }) => {
+    .action(async (opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number }) => {
       requireFiles(opts.filename);
+      const [{ loadManifests }, { buildTasCluster, sortObjects }, { renderTopology }] = await Promise.all([
+        import('./load.ts'),
+        import('./cluster-input.ts'),
+        import('./topology-show.ts'),
+      ]);
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
       const input = sortObjects(loaded.objects);
@@ -132,8 +152,9 @@ export function buildProgram(io: Io): Command {
     .option('--type <name>', 'topology type name, part of the generated names (at most 20 characters)', DEFAULT_TOPOLOGY_TYPE)
     .option('--check', 'print the problems instead of manifests; exit 1 if there are any')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action((opts: { filename: string[]; levels?: string; type: string; check?: boolean; output: 'yaml' | 'json' }) => {
+    .action(async (opts: { filename: string[]; levels?: string; type: string; check?: boolean; output: 'yaml' | 'json' }) => {
       requireFiles(opts.filename);
+      const [{ loadManifests }, { sortObjects }] = await Promise.all([import('./load.ts'), import('./cluster-input.ts')]);
       if (opts.levels === undefined) throw new InputError({ field: '--levels' }, 'required: label keys, highest level first, the last being the node level, e.g. --levels cloud.provider.com/topology-block,cloud.provider.com/topology-rack,kubernetes.io/hostname');
       const config = { levels: opts.levels.split(',').map((k) => k.trim()), type: opts.type };
       const configErrors = checkDiscoveryConfig(config);
@@ -159,7 +180,7 @@ export function buildProgram(io: Io): Command {
         io.out(`${JSON.stringify(list, null, 2)}\n`);
       } else {
         for (const name of result.stale) io.out(`# stale: ${name} (would be deleted)\n`);
-        io.out(stringify(list, { lineWidth: 0 }));
+        io.out(await toYaml(list));
       }
     });
 
