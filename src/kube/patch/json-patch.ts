@@ -136,6 +136,10 @@ function remove(holder: JsonObject, path: string, name: string): unknown {
 }
 
 function replace(holder: JsonObject, path: string, value: unknown): void {
+  if (path === '') {
+    holder.doc = value;
+    return;
+  }
   const at = locate(holder, path);
   if (!at) throw new PatchError(`replace operation does not apply: doc is missing path: ${path}: missing value`);
   if (Array.isArray(at.parent)) {
@@ -145,13 +149,15 @@ function replace(holder: JsonObject, path: string, value: unknown): void {
   } else setKey(at.parent, at.key, value);
 }
 
-function get(holder: JsonObject, path: string): { found: boolean; value: unknown } {
+/** The value at `path`; a token that cannot index an array is an error, as in evanphx. */
+function get(holder: JsonObject, path: string, name: string): { found: boolean; value: unknown } {
   if (path === '') return { found: true, value: holder.doc };
   const at = locate(holder, path);
   if (!at) return { found: false, value: undefined };
   if (Array.isArray(at.parent)) {
     const i = arrayIndex(at.key);
-    return i !== undefined && i < at.parent.length ? { found: true, value: at.parent[i] } : { found: false, value: undefined };
+    if (i === undefined) throw new PatchError(`error in ${name} for path: '${path}': strconv.Atoi: parsing ${JSON.stringify(at.key)}: invalid syntax`);
+    return i < at.parent.length ? { found: true, value: at.parent[i] } : { found: false, value: undefined };
   }
   return Object.hasOwn(at.parent, at.key) ? { found: true, value: at.parent[at.key] } : { found: false, value: undefined };
 }
@@ -165,7 +171,7 @@ function move(holder: JsonObject, from: string, path: string): void {
 }
 
 function copy(holder: JsonObject, from: string, path: string): void {
-  const source = get(holder, from);
+  const source = from === '' ? { found: false, value: undefined } : get(holder, from, 'copy');
   // evanphx copies a missing key as null; a copy from nowhere is refused here, as RFC 6902 says.
   if (!source.found) throw new PatchError(`copy operation does not apply: doc is missing from path: ${from}: missing value`);
   if (!locate(holder, path)) throw new PatchError(`copy operation does not apply: doc is missing destination path: ${path}: missing value`);
@@ -173,7 +179,7 @@ function copy(holder: JsonObject, from: string, path: string): void {
 }
 
 function test(holder: JsonObject, path: string, expected: unknown): void {
-  const actual = get(holder, path);
+  const actual = get(holder, path, 'test');
   const ok = actual.found ? jsonEqual(actual.value, expected) : expected === null;
   if (!ok) throw new PatchError(`testing value ${path} failed: test failed`);
 }

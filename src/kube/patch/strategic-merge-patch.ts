@@ -8,7 +8,8 @@
 //     key with `$patch: delete|replace` elements, primitive set union with
 //     `$deleteFromPrimitiveList/<f>`, or atomic replace), scalars replace.
 // Values that arrive from the patch where the live object has nothing are merged into an empty
-// value, so no directive (no `$...` key) and no null survives into the result.
+// value, so no directive (no `$...` key) and no null survives into the result; `$patch:
+// replace` keeps the rest of the patch as Go does, minus directive keys and nulls.
 // Messages are Go's (`map: map[image:z] does not contain declared merge key: name`).
 import { PatchError, cloneJson, goFormat, isObject, setKey, type JsonObject } from './errors.js';
 import { fieldShape, shapeOf, type Shape } from './shapes.js';
@@ -70,7 +71,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, shape: Shape | undefi
     const directive = patch[DIRECTIVE];
     if (directive === 'replace') {
       delete patch[DIRECTIVE];
-      return mergeMap({}, patch, shape);
+      return verbatim(patch) as JsonObject;
     }
     if (directive === 'delete') return {};
     throw bad(`unknown patch type: ${goFormat(directive)} in map: ${goFormat(patch)}`);
@@ -97,7 +98,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, shape: Shape | undefi
       if (!Array.isArray(value)) throw bad('invalid patch format of primitive list');
       if (Array.isArray(current)) setKey(original, key, current.filter((v) => !value.includes(v)));
     } else if (isObject(current) && isObject(value)) setKey(original, key, mergeMap(current, value, child));
-    else if (Array.isArray(current) && Array.isArray(value)) setKey(original, key, mergeListField(current, value, child));
+    else if (Array.isArray(current) && Array.isArray(value)) setKey(original, key, mergeListField(current, value, child).merged);
     else setKey(original, key, fromPatch(value, child));
   }
   return original;
@@ -106,8 +107,21 @@ function mergeMap(original: JsonObject, patch: JsonObject, shape: Shape | undefi
 /** A value from the patch where the live object has none: merged into an empty value, so directives apply and vanish. */
 function fromPatch(value: unknown, shape: Shape | undefined): unknown {
   if (isObject(value)) return mergeMap({}, value, shape);
-  if (Array.isArray(value)) return mergeListField([], value, shape);
+  if (Array.isArray(value)) return mergeListField([], value, shape).merged;
   return value;
+}
+
+/**
+ * What `$patch: replace` leaves: Go takes the rest of the patch as it is, nested directives
+ * included (a nested `{"$patch":"delete","name":"A"}` stays as the element `{"name":"A"}`), and
+ * kube-apiserver's typed decoding then drops the `$...` keys and the nulls; so does this.
+ */
+function verbatim(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(verbatim);
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) if (!k.startsWith('$') && v !== null) setKey(out, k, verbatim(v));
+  return out;
 }
 
 function directiveField(key: string, prefix: string, message: string): string {
@@ -133,8 +147,21 @@ function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
 
 type ElementKind = 'map' | 'scalar';
 
-function mergeListField(current: unknown[], patch: unknown[], shape: Shape | undefined): unknown[] {
-  if (shape?.mergeKey === undefined && !shape?.primitiveMerge) return patch; // atomic
+/**
+ * A merged list, and the live list as Go's caller sees it afterwards. Go's mergeSlice deletes
+ * and appends inside the live list's backing array: deleting element k shifts the later ones
+ * left (the last slot keeps its old value) and an append after a deletion lands in a freed
+ * slot. `$setElementOrder` then reads that array as "the live order", which decides where
+ * server-only items go (a server-added container ends up before a renamed one), so the array
+ * is modelled here as `backing`.
+ */
+interface MergedList {
+  merged: unknown[];
+  backing: unknown[];
+}
+
+function mergeListField(current: unknown[], patch: unknown[], shape: Shape | undefined): MergedList {
+  if (shape?.mergeKey === undefined && !shape?.primitiveMerge) return { merged: patch, backing: current }; // atomic
   return mergeSlice(current, patch, shape);
 }
 
@@ -151,29 +178,23 @@ function elementKind(...lists: unknown[][]): ElementKind {
   return first === 'map' ? 'map' : 'scalar';
 }
 
-function mergeSlice(original: unknown[], patch: unknown[], shape: Shape): unknown[] {
-  if (original.length === 0 && patch.length === 0) return original;
+function mergeSlice(original: unknown[], patch: unknown[], shape: Shape): MergedList {
+  if (original.length === 0 && patch.length === 0) return { merged: original, backing: original };
   const kind = elementKind(original, patch);
-  const key = kind === 'map' ? shape.mergeKey : undefined;
-  let merged: unknown[];
   if (kind === 'scalar') {
-    merged = [...new Set([...original, ...patch])];
-  } else {
-    if (key === undefined) throw bad('cannot merge lists without merge key for type map');
-    const split = applySpecialElements(original as JsonObject[], patch as JsonObject[], key, shape);
-    original = split.original;
-    patch = split.patch;
-    merged = mergeByKey(split.original, split.patch, key, shape);
+    const merged = [...new Set([...original, ...patch])];
+    const { inPatch, serverOnly } = partition(merged, patch, undefined);
+    return { merged: normalizeElementOrder(inPatch, serverOnly, patch, original, undefined), backing: original };
   }
-  const { inPatch, serverOnly } = partition(merged, patch, key);
-  return normalizeElementOrder(inPatch, serverOnly, patch, original, key);
-}
-
-/** `$patch: delete` removes live elements by key, `$patch: replace` makes the list the other patch elements. */
-function applySpecialElements(original: JsonObject[], patch: JsonObject[], key: string, shape: Shape): { original: JsonObject[]; patch: JsonObject[] } {
+  const key = shape.mergeKey;
+  if (key === undefined) throw bad('cannot merge lists without merge key for type map');
+  const backing = [...original];
+  let live = backing.length;
   const plain: JsonObject[] = [];
   let replace = false;
-  for (const element of patch) {
+  // 1. `$patch` elements: delete removes every live element with that key; replace makes the
+  //    list the other patch elements.
+  for (const element of patch as JsonObject[]) {
     if (!Object.hasOwn(element, DIRECTIVE)) {
       plain.push(element);
       continue;
@@ -181,24 +202,41 @@ function applySpecialElements(original: JsonObject[], patch: JsonObject[], key: 
     const directive = element[DIRECTIVE];
     if (directive === 'delete') {
       if (!Object.hasOwn(element, key)) throw noMergeKey(element, key);
-      original = original.filter((o) => !(Object.hasOwn(o, key) && o[key] === element[key]));
+      for (let k = findByKey(backing, live, key, element[key]); k >= 0; k = findByKey(backing, live, key, element[key])) {
+        backing.copyWithin(k, k + 1, live);
+        live--;
+      }
     } else if (directive === 'replace') replace = true;
     else if (directive === 'merge') throw bad('merging lists cannot yet be specified in the patch');
     else throw bad(`unknown patch type: ${goFormat(directive)} in map: ${goFormat(element)}`);
   }
-  if (replace) return { original: plain.map((e) => fromPatch(e, shape) as JsonObject), patch: [] };
-  return { original, patch: plain };
+  if (replace) {
+    const replaced = plain.map(verbatim);
+    return { merged: normalizeElementOrder([], replaced, [], replaced, key), backing };
+  }
+  // 2. the other elements merge into the live element with the same key, or are appended.
+  const remaining = backing.slice(0, live);
+  const merged = [...remaining];
+  for (const element of plain) {
+    if (!Object.hasOwn(element, key)) throw noMergeKey(element, key);
+    const at = findByKey(merged, merged.length, key, element[key]);
+    if (at >= 0) merged[at] = mergeMap(merged[at] as JsonObject, element, shape);
+    else {
+      merged.push(fromPatch(element, shape));
+      if (merged.length <= backing.length) backing[merged.length - 1] = merged[merged.length - 1];
+    }
+  }
+  // 3. order: patched items in patch order, interleaved with the remaining live ones.
+  const { inPatch, serverOnly } = partition(merged, plain, key);
+  return { merged: normalizeElementOrder(inPatch, serverOnly, plain, remaining, key), backing };
 }
 
-function mergeByKey(original: JsonObject[], patch: JsonObject[], key: string, shape: Shape): unknown[] {
-  const merged: JsonObject[] = [...original];
-  for (const element of patch) {
-    if (!Object.hasOwn(element, key)) throw noMergeKey(element, key);
-    const at = merged.findIndex((o) => Object.hasOwn(o, key) && o[key] === element[key]);
-    if (at >= 0) merged[at] = mergeMap(merged[at]!, element, shape);
-    else merged.push(fromPatch(element, shape) as JsonObject);
+function findByKey(list: unknown[], length: number, key: string, value: unknown): number {
+  for (let i = 0; i < length; i++) {
+    const item = list[i];
+    if (isObject(item) && Object.hasOwn(item, key) && item[key] === value) return i;
   }
-  return merged;
+  return -1;
 }
 
 function keyValue(item: unknown, key: string | undefined): unknown {
@@ -288,14 +326,15 @@ function applySetElementOrder(original: JsonObject, patch: JsonObject, shape: Sh
     const key = child?.mergeKey;
     validateAgainstOrder(patched, order, key);
     let merged: unknown[];
+    let liveOrder = live;
     if (hasLive && !hasPatch) merged = live;
     else if (!hasLive && hasPatch) merged = fromPatch(patched, child) as unknown[];
-    else if (hasLive && hasPatch) merged = mergeListField(live, patched, child);
+    else if (hasLive && hasPatch) ({ merged, backing: liveOrder } = mergeListField(live, patched, child));
     else continue;
     const kind = live.length + patched.length > 0 ? elementKind(live, patched) : 'scalar';
     const listKey = kind === 'map' ? key : undefined;
     const { inPatch, serverOnly } = partition(merged, order, listKey);
-    setKey(original, field, normalizeElementOrder(inPatch, serverOnly, order, live, listKey));
+    setKey(original, field, normalizeElementOrder(inPatch, serverOnly, order, liveOrder, listKey));
     delete patch[field];
   }
 }

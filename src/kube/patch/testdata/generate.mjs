@@ -2,8 +2,9 @@
 // `kubectl patch --local -f live.json --type=<type> -p <patch> -o json` (offline, no server).
 // Run once by hand (node src/kube/patch/testdata/generate.mjs) and commit golden.json; the
 // unit tests read golden.json and need no kubectl. Where Go leaves a `$...` directive key in
-// a value it copied from the patch verbatim, the expected result strips it (kube-apiserver
-// drops such unknown fields when it decodes the object), and the case says so in `note`.
+// a value it copied from the patch verbatim, the expected result strips it, and nulls too
+// (kube-apiserver's typed decoding drops unknown fields and never stores a null), and the case
+// says so in `note`.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -184,6 +185,25 @@ const strategic = [
   ['node-pod-cidrs-union-status-by-type', node(), { spec: { podCIDRs: ['10.0.1.0/24'] }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletDown' }], addresses: [{ type: 'ExternalIP', address: '1.2.3.4' }], images: [{ names: ['b'], sizeBytes: 2 }] } }],
   ['lease-renew', lease(), { spec: { renewTime: '2026-11-21T05:10:21.000000Z', holderIdentity: 'node-a' } }],
   ['event-count', event(), { count: 2, lastTimestamp: '2026-11-21T05:10:21Z', metadata: { annotations: { a: 'b' } } }],
+  ['set-element-order-delete-in-middle-with-server-only', (() => { const p = pod(); p.spec.containers = [container('a'), container('b'), container('c'), container('d')]; return p; })(), { spec: { '$setElementOrder/containers': [{ name: 'a' }, { name: 'n' }, { name: 'c' }], containers: [{ name: 'n', image: 'n:1' }, { $patch: 'delete', name: 'b' }] } }],
+  ['job-second-apply-with-server-added-container', (() => { const j = job(); j.spec.template.spec.containers.push({ name: 'injected', image: 'proxy:1' }); return j; })(), { spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'main' }, { name: 'side2' }], containers: [{ '$setElementOrder/env': [{ name: 'A' }, { name: 'B' }], env: [{ name: 'B', value: '3' }], name: 'main' }, { image: 'busybox:1', name: 'side2' }, { $patch: 'delete', name: 'side' }] } } } }],
+  ['new-elements-first-with-several-server-items', threeContainers(), { spec: { containers: [{ name: 'c3', image: 'c3:2' }, { name: 'n', image: 'n:1' }, { name: 'c1', image: 'c1:2' }] } }],
+  ['list-patch-replace-with-nested-directives', threeContainers(), { spec: { containers: [{ $patch: 'replace' }, { name: 'x', image: 'x:1', '$setElementOrder/env': [{ name: 'A' }], env: [{ name: 'A', value: '1' }] }] } }],
+  ['map-patch-replace-with-nested-directives', pod(), { spec: { $patch: 'replace', containers: [{ name: 'c', image: 'i', env: [{ $patch: 'delete', name: 'A' }, { name: 'Z', value: 'z' }] }] } }],
+  ['map-patch-replace-keeps-the-rest-verbatim', pod(), { metadata: { labels: { $patch: 'replace', a: null, z: '9' } }, spec: { containers: [{ $patch: 'replace' }, { name: 'c', x: null, env: [{ $patch: 'delete', name: 'A' }] }] } }],
+  ['list-delete-then-re-add-same-key', threeContainers(), { spec: { containers: [{ name: 'c2', image: 'fresh' }, { $patch: 'delete', name: 'c2' }] } }],
+  ['volume-retain-keys-drops-unlisted-source', pod(), { spec: { volumes: [{ $retainKeys: ['configMap', 'name'], name: 'cache', configMap: { name: 'cm' } }] } }],
+  ['ports-merge-by-numeric-key', pod(), { spec: { containers: [{ name: 'c', ports: [{ containerPort: 80, protocol: 'UDP' }, { containerPort: 9090 }] }] } }],
+  ['primitive-union-order', pod(), { metadata: { finalizers: ['c.io/z', 'b.io/y', 'd.io/w'] } }],
+  ['set-element-order-for-list-absent-in-live', pod(), { spec: { '$setElementOrder/initContainers': [{ name: 'i1' }, { name: 'i2' }], initContainers: [{ name: 'i1', image: 'i:1' }, { name: 'i2', image: 'i:2' }] } }],
+  ['ephemeral-containers-and-resource-claims', pod(), { spec: { ephemeralContainers: [{ name: 'dbg', image: 'busybox', env: [{ name: 'X', value: '1' }] }], resourceClaims: [{ name: 'gpu', resourceClaimName: 'rc' }] } }],
+  ['pod-status-host-ips', (() => { const p = pod(); p.status.hostIPs = [{ ip: '10.0.0.1' }]; return p; })(), { status: { hostIPs: [{ ip: '10.0.0.2' }], containerStatuses: [{ name: 'c', ready: true }] } }],
+  ['node-delete-from-pod-cidrs', node(), { spec: { '$deleteFromPrimitiveList/podCIDRs': ['10.0.0.0/24'], podCIDRs: ['10.0.2.0/24'] } }],
+  ['owner-reference-without-uid-is-an-error', pod(), { metadata: { ownerReferences: [{ name: 'x', kind: 'Job' }] } }],
+  ['node-condition-without-type-is-an-error', node(), { status: { conditions: [{ status: 'False' }] } }],
+  ['deployment-template-containers', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 1, template: { spec: { containers: [container('a'), container('b')] } } } }, { spec: { replicas: 2, template: { spec: { containers: [{ name: 'b', image: 'b:2' }] } } } }],
+  ['events-k8s-io-event', { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, reason: 'R', note: 'n', series: { count: 1 } }, { series: { count: 2 }, note: null }],
+  ['priority-class', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000, globalDefault: false }, { value: 2000, description: 'd' }],
   ['empty-patch-is-identity', pod(), {}],
 ];
 
@@ -215,13 +235,19 @@ const json = [
   ['copy-from-missing-parent', pod(), [{ op: 'copy', from: '/metadata/nope/y', path: '/metadata/x' }]],
   ['unknown-op', pod(), [{ op: 'bogus', path: '/spec' }]],
   ['op-without-path', pod(), [{ op: 'add', value: 1 }]],
+  ['replace-the-root', pod(), [{ op: 'replace', path: '', value: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' } } }]],
+  ['test-the-root-failed', pod(), [{ op: 'test', path: '', value: 1 }]],
+  ['test-dash-is-not-an-index', pod(), [{ op: 'test', path: '/spec/containers/-', value: 1 }]],
+  ['copy-from-the-root', pod(), [{ op: 'copy', from: '', path: '/metadata/x' }]],
+  ['remove-the-root', pod(), [{ op: 'remove', path: '' }]],
+  ['copy-element-to-end', pod(), [{ op: 'copy', from: '/spec/containers/0', path: '/spec/containers/-' }, { op: 'replace', path: '/spec/containers/1/name', value: 'c2' }]],
   ['empty-operations-is-identity', pod(), []],
 ];
 
 function stripDirectives(v) {
   if (Array.isArray(v)) return v.map(stripDirectives);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).filter(([k]) => !k.startsWith('$')).map(([k, x]) => [k, stripDirectives(x)]));
+    return Object.fromEntries(Object.entries(v).filter(([k, x]) => !k.startsWith('$') && x !== null).map(([k, x]) => [k, stripDirectives(x)]));
   }
   return v;
 }
@@ -238,7 +264,7 @@ function run(type, [name, live, patch]) {
     });
     const oracle = JSON.parse(stdout.toString());
     out.expected = stripDirectives(oracle);
-    if (JSON.stringify(out.expected) !== JSON.stringify(oracle)) out.note = 'Go kept $-directive keys in a value copied from the patch; stripped here';
+    if (JSON.stringify(out.expected) !== JSON.stringify(oracle)) out.note = 'Go kept $-directive keys or nulls in a value copied from the patch; stripped here';
   } catch (e) {
     out.error = e.stderr.toString().replace(/^error: /, '').replace(/\n$/, '');
   }
