@@ -334,8 +334,8 @@ export class Binder {
     this.ctx = ctx;
     this.queue = queue;
     this.recorder = recorder;
-    this.pods = ctx.informers.for<Pod>('Pod');
-    const nodes = ctx.informers.for<Node>('Node');
+    this.pods = ctx.informers.for('Pod');
+    const nodes = ctx.informers.for('Node');
     nodes.addHandler({
       add: (n) => this.nodeChanged(n),
       update: (_, n) => this.nodeChanged(n),

@@ -174,7 +174,7 @@ export class HyperJobController implements KindController {
 
   setup(env: KindEnv): void {
     this.env = env;
-    this.hyperJobs = env.ctx.informers.for<HyperJob>('HyperJob');
+    this.hyperJobs = env.ctx.informers.for('HyperJob');
     this.jobs = env.ctx.informers.for<VolcanoJob>('Job');
     this.jobs.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
   }

@@ -51,7 +51,7 @@ export class ScenarioController {
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: { add(key: string): void }, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.recorder = recorder;
-    this.events = ctx.informers.for<SimulationEvent>('SimulationEvent');
+    this.events = ctx.informers.for('SimulationEvent');
     const enqueue = (e: SimulationEvent) => {
       if (!e.status?.applied) queue.add(objectKey(e));
     };
@@ -74,7 +74,7 @@ export class ScenarioController {
     const now = this.ctx.clock.now();
     if (now < due) return { requeueAfterMs: due - now };
 
-    const node = await this.ctx.store.get<Node>('Node', undefined, e.spec.node);
+    const node = await this.ctx.store.get('Node', undefined, e.spec.node);
     if (!node) return this.done(ev, SimulationEventResult.Failed, `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`);
     const message = await this.apply(e);
     return this.done(ev, message === undefined ? SimulationEventResult.Failed : SimulationEventResult.Applied, message ?? `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`);

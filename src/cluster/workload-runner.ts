@@ -46,7 +46,7 @@ export class WorkloadRunner {
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: { add(key: string): void }, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.recorder = recorder;
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     const seen = (old: Workload | undefined, w: Workload) => {
       if (!runnable(w)) return;
       if (running(w) && !(old && running(old))) this.admittedAt.set(this.admissionId(w), ctx.clock.now());

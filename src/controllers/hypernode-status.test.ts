@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject, Node } from '../api/objects.ts';
-import type { HyperNode } from '../api/volcano-objects.ts';
 import { hyperNode, node } from '../testing/builders.ts';
 import { tasEnv, type TasEnv } from '../testing/tas-runtime.ts';
 import { retryOnConflict } from '../runtime/store.ts';
@@ -16,7 +15,7 @@ async function env(objects: KObject[], opts: HyperNodeStatusOptions = {}): Promi
   return e;
 }
 
-const hn = (e: TasEnv, name: string) => e.store.getSync<HyperNode>('HyperNode', undefined, name)!;
+const hn = (e: TasEnv, name: string) => e.store.getSync('HyperNode', undefined, name)!;
 const count = (e: TasEnv, name: string) => hn(e, name).status?.nodeCount;
 const ready = (e: TasEnv, name: string) => hn(e, name).status?.conditions?.find((c) => c.type === 'Ready');
 
@@ -87,7 +86,7 @@ describe('HyperNode label discovery', () => {
   const rackNodes = () => [node('n1').labels({ [RACK]: 'r1' }).build(), node('n2').labels({ [RACK]: 'r1' }).build(), node('n3').labels({ [RACK]: 'r2' }).build()];
   const discovered = (e: TasEnv) =>
     e.store
-      .listSync<HyperNode>('HyperNode')
+      .listSync('HyperNode')
       .map((h) => [h.metadata.labels?.[RACK], h.spec.members.map((m) => m.selector.exactMatch?.name).join(','), h.status?.nodeCount] as const)
       .sort();
 
@@ -97,7 +96,7 @@ describe('HyperNode label discovery', () => {
       ['r1', 'n1,n2', 2],
       ['r2', 'n3', 1],
     ]);
-    const r2 = e.store.listSync<HyperNode>('HyperNode').find((h) => h.metadata.labels?.[RACK] === 'r2')!;
+    const r2 = e.store.listSync('HyperNode').find((h) => h.metadata.labels?.[RACK] === 'r2')!;
     assert.equal(r2.spec.tierName, RACK);
     assert.equal(r2.metadata.labels?.['volcano.sh/network-topology-source'], 'label');
     // n3 moves to r1: r2 is no longer produced and is deleted.

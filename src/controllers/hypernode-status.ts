@@ -180,8 +180,8 @@ export function hyperNodeStatusController(options: HyperNodeStatusOptions = {}):
 
     setup(c, queue: WorkQueue) {
       ctx = c;
-      nodes = c.informers.for<Node>('Node');
-      hyperNodes = c.informers.for<HyperNode>('HyperNode');
+      nodes = c.informers.for('Node');
+      hyperNodes = c.informers.for('HyperNode');
       for (const d of options.discovery ?? []) {
         const errors = checkDiscoveryConfig(d);
         // The peer skips a type with a bad configuration; so do we, and say why.

@@ -162,15 +162,15 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       const on = (o: KObject) => this.enqueueJob(o);
       inf.addHandler({ add: on, update: (_, o) => on(o), delete: on });
     }
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(OWNER_INDEX, ownerIndex);
     const onWorkload = (w: Workload) => this.enqueueWorkload(w);
     this.workloads.addHandler({ add: onWorkload, update: (_, w) => onWorkload(w), delete: onWorkload });
-    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(OWNER_INDEX, ownerIndex);
     const onPod = (p: Pod) => this.enqueuePod(p);
     this.pods.addHandler({ add: onPod, update: (_, p) => onPod(p), delete: onPod });
-    this.flavors = ctx.informers.for<ResourceFlavor>('ResourceFlavor');
+    this.flavors = ctx.informers.for('ResourceFlavor');
     ctx.informers.for('Namespace');
     ctx.informers.for('LocalQueue');
     registerJobWebhooks(ctx.store, this.deps);

@@ -16,10 +16,10 @@ async function env(objects: KObject[]): Promise<TasEnv> {
   return e;
 }
 
-const wl = (e: TasEnv, name = 'wl') => e.store.getSync<Workload>('Workload', 'default', name)!;
+const wl = (e: TasEnv, name = 'wl') => e.store.getSync('Workload', 'default', name)!;
 const unhealthy = (e: TasEnv, name = 'wl') => (wl(e, name).status?.unhealthyNodes ?? []).map((n) => n.name);
 const evicted = (e: TasEnv, name = 'wl') => wl(e, name).status?.conditions?.find((c) => c.type === 'Evicted');
-const pod = (e: TasEnv, name: string) => e.store.getSync<Pod>('Pod', 'default', name)!;
+const pod = (e: TasEnv, name: string) => e.store.getSync('Pod', 'default', name)!;
 
 async function setReady(e: TasEnv, name: string, status: 'True' | 'False'): Promise<void> {
   await retryOnConflict<Node>(e.store, 'Node', undefined, name, (n) => void (n.status!.conditions = [{ type: 'Ready', status, lastTransitionTime: nowTimestamp(e.clock) } as never]), { status: true });

@@ -343,10 +343,10 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
     setup(c, queue: WorkQueue, rec) {
       ctx = c;
       recorder = rec;
-      nodes = c.informers.for<Node>('Node');
-      workloads = c.informers.for<Workload>('Workload');
-      pods = c.informers.for<Pod>('Pod');
-      flavors = c.informers.for<ResourceFlavor>('ResourceFlavor');
+      nodes = c.informers.for('Node');
+      workloads = c.informers.for('Workload');
+      pods = c.informers.for('Pod');
+      flavors = c.informers.for('ResourceFlavor');
 
       workloads.addIndex(WORKLOAD_BY_NODE, (w) => {
         const hosts = hostsOf(w);

@@ -179,9 +179,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     this.queue = queue;
     this.recorder = recorder;
     registerPodWebhook(ctx);
-    this.flavors = ctx.informers.for<ResourceFlavor>('ResourceFlavor');
+    this.flavors = ctx.informers.for('ResourceFlavor');
     this.podGroups = ctx.informers.for<PodGroup>('PodGroup');
-    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(KEY_INDEX, (p) => {
       const k = podReconcileKey(p);
       return k === undefined ? [] : [k];
@@ -207,7 +207,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
         enqueuePod(p);
       },
     });
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(KEY_INDEX, (w) => {
       const k = workloadReconcileKey(w);
       return k === undefined ? [] : [k];

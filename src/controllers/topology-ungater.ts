@@ -75,8 +75,8 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
     setup(c, queue: WorkQueue, rec) {
       ctx = c;
       recorder = rec;
-      workloads = c.informers.for<Workload>('Workload');
-      pods = c.informers.for<Pod>('Pod');
+      workloads = c.informers.for('Workload');
+      pods = c.informers.for('Pod');
       pods.addIndex(POD_BY_WORKLOAD_PODSET, (p) => {
         const k = podWorkloadPodSet(p);
         return k === undefined ? [] : [k];

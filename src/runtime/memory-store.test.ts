@@ -31,4 +31,18 @@ describe('memory store: what the contract leaves to the implementation', () => {
     await store.create(pod('b'));
     assert.throws(() => store.watch('Pod', () => {}, { resourceVersion: '1' }), /too old resource version: 1 \(2\)/);
   });
+
+  it('reads are typed by kind, and kinds outside the map take a type argument (checked by tsc)', async () => {
+    const store = new MemoryStore({ clock: new VirtualClock() });
+    await store.create(pod('a'));
+    const got = await store.get('Pod', 'ns', 'a');
+    const containers: string[] = got?.spec.containers.map((c) => c.name) ?? [];
+    assert.deepEqual(containers, ['c']);
+    const listed: Pod[] = (await store.list('Pod')).items;
+    assert.equal(listed.length, 1);
+    // @ts-expect-error a Node has no containers
+    assert.equal((await store.get('Node', undefined, 'a'))?.spec.containers, undefined);
+    const other = await store.get<Pod>('Job', 'ns', 'a');
+    assert.equal(other, undefined);
+  });
 });

@@ -38,7 +38,7 @@ describe('manager', () => {
     let fail = 2;
     m.add({
       name: 'c',
-      setup: (ctx, q) => ctx.informers.for<Pod>('Pod').addHandler({ add: (p) => q.add(p.metadata.name) }),
+      setup: (ctx, q) => ctx.informers.for('Pod').addHandler({ add: (p) => q.add(p.metadata.name) }),
       reconcile: async (key) => {
         calls.push(`${key}@${clock.now() - Date.UTC(2026, 0, 1)}`);
         if (fail-- > 0) throw new Error('boom');

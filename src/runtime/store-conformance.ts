@@ -79,10 +79,10 @@ const CASES: Case[] = [
     async run(store) {
       const p = await store.create<Pod>({ ...pod('a'), metadata: { name: 'a' } });
       assert.equal(p.metadata.namespace, 'default');
-      assert.equal((await store.get<Pod>('Pod', 'default', 'a'))?.metadata.name, 'a');
+      assert.equal((await store.get('Pod', 'default', 'a'))?.metadata.name, 'a');
       const n = await store.create({ ...node('n1'), metadata: { name: 'n1', namespace: 'ns' } });
       assert.equal(n.metadata.namespace, undefined);
-      assert.equal((await store.get<Node>('Node', undefined, 'n1'))?.metadata.name, 'n1');
+      assert.equal((await store.get('Node', undefined, 'n1'))?.metadata.name, 'n1');
     },
   },
 
@@ -132,7 +132,7 @@ const CASES: Case[] = [
       assert.match(a.metadata.name, /^worker-[a-z0-9]{5}$/);
       assert.match(b.metadata.name, /^worker-[a-z0-9]{5}$/);
       assert.notEqual(a.metadata.name, b.metadata.name);
-      assert.equal((await store.get<Pod>('Pod', 'ns', a.metadata.name))?.metadata.uid, a.metadata.uid);
+      assert.equal((await store.get('Pod', 'ns', a.metadata.name))?.metadata.uid, a.metadata.uid);
     },
   },
   {
@@ -147,13 +147,13 @@ const CASES: Case[] = [
     name: 'get returns the stored object, or undefined when there is none',
     async run(store) {
       const p = await store.create(pod('a', { app: 'x' }));
-      const got = await store.get<Pod>('Pod', 'ns', 'a');
+      const got = await store.get('Pod', 'ns', 'a');
       assert.equal(got?.metadata.uid, p.metadata.uid);
       assert.deepEqual(got?.metadata.labels, { app: 'x' });
       assert.equal(got?.spec.containers[0]?.image, 'busybox');
-      assert.equal(await store.get<Pod>('Pod', 'ns', 'zzz'), undefined);
-      assert.equal(await store.get<Pod>('Pod', 'other', 'a'), undefined, 'another namespace');
-      assert.equal(await store.get<Node>('Node', undefined, 'a'), undefined, 'another kind');
+      assert.equal(await store.get('Pod', 'ns', 'zzz'), undefined);
+      assert.equal(await store.get('Pod', 'other', 'a'), undefined, 'another namespace');
+      assert.equal(await store.get('Node', undefined, 'a'), undefined, 'another kind');
     },
   },
   {
@@ -163,13 +163,13 @@ const CASES: Case[] = [
       await store.create(pod('b', { app: 'y' }));
       await store.create(pod('c', { app: 'x' }, 'other'));
       const names = (items: readonly Pod[]) => items.map((p) => `${p.metadata.namespace}/${p.metadata.name}`).sort();
-      assert.deepEqual(names((await store.list<Pod>('Pod')).items), ['ns/a', 'ns/b', 'other/c']);
-      assert.deepEqual(names((await store.list<Pod>('Pod', { namespace: 'ns' })).items), ['ns/a', 'ns/b']);
-      assert.deepEqual(names((await store.list<Pod>('Pod', { labelSelector: { matchLabels: { app: 'x' } } })).items), ['ns/a', 'other/c']);
-      assert.deepEqual(names((await store.list<Pod>('Pod', { namespace: 'ns', labelSelector: { matchLabels: { app: 'x' } } })).items), ['ns/a']);
-      assert.deepEqual(names((await store.list<Pod>('Pod', { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] } })).items), ['ns/a']);
-      assert.deepEqual(names((await store.list<Pod>('Pod', { labelSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['x'] }] } })).items), ['ns/b']);
-      assert.deepEqual((await store.list<Node>('Node')).items, [], 'a kind with no objects lists empty');
+      assert.deepEqual(names((await store.list('Pod')).items), ['ns/a', 'ns/b', 'other/c']);
+      assert.deepEqual(names((await store.list('Pod', { namespace: 'ns' })).items), ['ns/a', 'ns/b']);
+      assert.deepEqual(names((await store.list('Pod', { labelSelector: { matchLabels: { app: 'x' } } })).items), ['ns/a', 'other/c']);
+      assert.deepEqual(names((await store.list('Pod', { namespace: 'ns', labelSelector: { matchLabels: { app: 'x' } } })).items), ['ns/a']);
+      assert.deepEqual(names((await store.list('Pod', { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] } })).items), ['ns/a']);
+      assert.deepEqual(names((await store.list('Pod', { labelSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['x'] }] } })).items), ['ns/b']);
+      assert.deepEqual((await store.list('Node')).items, [], 'a kind with no objects lists empty');
     },
   },
   {
@@ -177,8 +177,8 @@ const CASES: Case[] = [
     async run(store) {
       await store.create(node('n1'));
       await store.create(node('n2', { zone: 'a' }));
-      assert.deepEqual((await store.list<Node>('Node', { namespace: 'ns' })).items.map((n) => n.metadata.name).sort(), ['n1', 'n2']);
-      assert.deepEqual((await store.list<Node>('Node', { labelSelector: { matchLabels: { zone: 'a' } } })).items.map((n) => n.metadata.name), ['n2']);
+      assert.deepEqual((await store.list('Node', { namespace: 'ns' })).items.map((n) => n.metadata.name).sort(), ['n1', 'n2']);
+      assert.deepEqual((await store.list('Node', { labelSelector: { matchLabels: { zone: 'a' } } })).items.map((n) => n.metadata.name), ['n2']);
     },
   },
 
@@ -193,10 +193,10 @@ const CASES: Case[] = [
       assert.ok(rv(u) > rv(n));
       const s = await store.updateStatus({ ...u, status: { phase: 'Running' } });
       assert.ok(rv(s) > rv(u));
-      const listed = await store.list<Pod>('Pod');
+      const listed = await store.list('Pod');
       assert.equal(Number(listed.resourceVersion), rv(s), 'a list is consistent with the last write');
       await store.delete('Node', undefined, 'n1');
-      const after = await store.list<Node>('Node');
+      const after = await store.list('Node');
       assert.ok(Number(after.resourceVersion) > rv(s), 'a delete is a write too');
     },
   },
@@ -209,7 +209,7 @@ const CASES: Case[] = [
       await store.update({ ...p, metadata: { ...p.metadata, labels: { x: '1' } } });
       await assert.rejects(store.update({ ...p, metadata: { ...p.metadata, labels: { x: '2' } } }), (e: unknown) => e instanceof ConflictError && isStoreError(409, 'Conflict', CONFLICT_A)(e));
       await assert.rejects(store.updateStatus({ ...p, status: { phase: 'Running' } }), (e: unknown) => e instanceof ConflictError && isStoreError(409, 'Conflict', CONFLICT_A)(e));
-      assert.deepEqual((await store.get<Pod>('Pod', 'ns', 'a'))?.metadata.labels, { x: '1' }, 'the refused write changed nothing');
+      assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { x: '1' }, 'the refused write changed nothing');
     },
   },
   {
@@ -249,7 +249,7 @@ const CASES: Case[] = [
       const s = await store.updateStatus({ ...u, status: { phase: 'Running' } });
       const v = await store.update({ ...s, status: { phase: 'Failed' } });
       assert.equal(v.status?.phase, 'Running', 'the stored status stays');
-      assert.equal((await store.get<Pod>('Pod', 'ns', 'a'))?.status?.phase, 'Running');
+      assert.equal((await store.get('Pod', 'ns', 'a'))?.status?.phase, 'Running');
     },
   },
   {
@@ -260,7 +260,7 @@ const CASES: Case[] = [
       assert.equal(s.status?.phase, 'Running');
       assert.deepEqual(s.metadata.labels, { app: 'x' });
       assert.equal(s.spec.containers[0]?.name, 'c');
-      const got = await store.get<Pod>('Pod', 'ns', 'a');
+      const got = await store.get('Pod', 'ns', 'a');
       assert.equal(got?.status?.phase, 'Running');
       assert.deepEqual(got?.metadata.labels, { app: 'x' });
     },
@@ -281,7 +281,7 @@ const CASES: Case[] = [
       assert.equal(s.metadata.creationTimestamp, p.metadata.creationTimestamp);
       assert.equal(s.metadata.generation, 1);
       assert.equal(s.metadata.deletionTimestamp, undefined);
-      assert.ok(await store.get<Pod>('Pod', 'ns', 'a'), 'a deletionTimestamp from the caller deletes nothing');
+      assert.ok(await store.get('Pod', 'ns', 'a'), 'a deletionTimestamp from the caller deletes nothing');
     },
   },
   {
@@ -304,16 +304,16 @@ const CASES: Case[] = [
     name: 'delete without finalizers removes the object and returns undefined',
     async run(store) {
       await store.create(pod('a'));
-      assert.equal(await store.delete<Pod>('Pod', 'ns', 'a'), undefined);
-      assert.equal(await store.get<Pod>('Pod', 'ns', 'a'), undefined);
+      assert.equal(await store.delete('Pod', 'ns', 'a'), undefined);
+      assert.equal(await store.get('Pod', 'ns', 'a'), undefined);
       await store.create(pod('a'));
-      assert.ok(await store.get<Pod>('Pod', 'ns', 'a'), 'the name is free again');
+      assert.ok(await store.get('Pod', 'ns', 'a'), 'the name is free again');
     },
   },
   {
     name: 'delete of a missing object is NotFound (404)',
     async run(store) {
-      await assert.rejects(store.delete<Pod>('Pod', 'ns', 'zzz'), (e: unknown) => e instanceof NotFoundError && isStoreError(404, 'NotFound', 'pods "zzz" not found in namespace "ns"')(e));
+      await assert.rejects(store.delete('Pod', 'ns', 'zzz'), (e: unknown) => e instanceof NotFoundError && isStoreError(404, 'NotFound', 'pods "zzz" not found in namespace "ns"')(e));
       await assert.rejects(store.delete('Node', undefined, 'zzz'), isStoreError(404, 'NotFound', 'nodes "zzz" not found'));
     },
   },
@@ -322,29 +322,29 @@ const CASES: Case[] = [
     async run(store) {
       const p = await store.create(pod('a'));
       await store.update({ ...p, metadata: { ...p.metadata, labels: { x: '1' } } });
-      await assert.rejects(store.delete<Pod>('Pod', 'ns', 'a', { resourceVersion: p.metadata.resourceVersion }), isStoreError(409, 'Conflict', CONFLICT_A));
-      await assert.rejects(store.delete<Pod>('Pod', 'ns', 'a', { uid: 'someone-else' }), isStoreError(409, 'Conflict', CONFLICT_A));
-      assert.ok(await store.get<Pod>('Pod', 'ns', 'a'), 'still there');
-      await store.delete<Pod>('Pod', 'ns', 'a', { uid: p.metadata.uid });
-      assert.equal(await store.get<Pod>('Pod', 'ns', 'a'), undefined);
+      await assert.rejects(store.delete('Pod', 'ns', 'a', { resourceVersion: p.metadata.resourceVersion }), isStoreError(409, 'Conflict', CONFLICT_A));
+      await assert.rejects(store.delete('Pod', 'ns', 'a', { uid: 'someone-else' }), isStoreError(409, 'Conflict', CONFLICT_A));
+      assert.ok(await store.get('Pod', 'ns', 'a'), 'still there');
+      await store.delete('Pod', 'ns', 'a', { uid: p.metadata.uid });
+      assert.equal(await store.get('Pod', 'ns', 'a'), undefined);
     },
   },
   {
     name: 'delete with finalizers sets deletionTimestamp; removing the last finalizer removes the object',
     async run(store) {
       await store.create({ ...pod('a'), metadata: { ...pod('a').metadata, finalizers: ['f', 'g'] } });
-      const left = await store.delete<Pod>('Pod', 'ns', 'a');
+      const left = await store.delete('Pod', 'ns', 'a');
       assert.ok(left?.metadata.deletionTimestamp, 'the deletion is marked');
       assert.deepEqual(left?.metadata.finalizers, ['f', 'g']);
-      const again = await store.delete<Pod>('Pod', 'ns', 'a');
+      const again = await store.delete('Pod', 'ns', 'a');
       assert.equal(again?.metadata.deletionTimestamp, left?.metadata.deletionTimestamp, 'a second delete changes nothing');
       const cleared = await store.update({ ...left!, metadata: { ...left!.metadata, deletionTimestamp: undefined } });
       assert.equal(cleared.metadata.deletionTimestamp, left?.metadata.deletionTimestamp, 'a writer cannot take the deletionTimestamp away');
       const one = await store.update({ ...cleared, metadata: { ...cleared.metadata, finalizers: ['g'] } });
       assert.deepEqual(one.metadata.finalizers, ['g']);
-      assert.ok(await store.get<Pod>('Pod', 'ns', 'a'), 'one finalizer still holds it');
+      assert.ok(await store.get('Pod', 'ns', 'a'), 'one finalizer still holds it');
       await store.update({ ...one, metadata: { ...one.metadata, finalizers: [] } });
-      assert.equal(await store.get<Pod>('Pod', 'ns', 'a'), undefined);
+      assert.equal(await store.get('Pod', 'ns', 'a'), undefined);
     },
   },
 
@@ -353,12 +353,12 @@ const CASES: Case[] = [
     name: 'watch sees ADDED, MODIFIED and DELETED in resourceVersion order, with the old object',
     async run(store) {
       const seen: WatchEvent<Pod>[] = [];
-      const stop = store.watch<Pod>('Pod', (e) => seen.push(e));
+      const stop = store.watch('Pod', (e) => seen.push(e));
       try {
         const p = await store.create(pod('a'));
         const s = await store.updateStatus({ ...p, status: { phase: 'Running' } });
         await store.update({ ...s, metadata: { ...s.metadata, labels: { x: '1' } } });
-        await store.delete<Pod>('Pod', 'ns', 'a');
+        await store.delete('Pod', 'ns', 'a');
       } finally {
         stop();
       }
@@ -378,8 +378,8 @@ const CASES: Case[] = [
     name: 'watch events come after the write is committed',
     async run(store) {
       const reads: Promise<string | undefined>[] = [];
-      const stop = store.watch<Pod>('Pod', (e) => {
-        if (e.type !== 'DELETED') reads.push(store.get<Pod>('Pod', 'ns', e.object.metadata.name).then((o) => o?.metadata.resourceVersion));
+      const stop = store.watch('Pod', (e) => {
+        if (e.type !== 'DELETED') reads.push(store.get('Pod', 'ns', e.object.metadata.name).then((o) => o?.metadata.resourceVersion));
       });
       let written: string[];
       try {
@@ -400,12 +400,12 @@ const CASES: Case[] = [
     name: 'watch from a list resourceVersion misses nothing written after the list',
     async run(store) {
       await store.create(pod('a'));
-      const listed = await store.list<Pod>('Pod');
+      const listed = await store.list('Pod');
       const seen: string[] = [];
-      const stop = store.watch<Pod>('Pod', (e) => seen.push(`${e.type}:${e.object.metadata.name}`), { resourceVersion: listed.resourceVersion });
+      const stop = store.watch('Pod', (e) => seen.push(`${e.type}:${e.object.metadata.name}`), { resourceVersion: listed.resourceVersion });
       try {
         await store.create(pod('b'));
-        await store.delete<Pod>('Pod', 'ns', 'a');
+        await store.delete('Pod', 'ns', 'a');
       } finally {
         stop();
       }
@@ -418,9 +418,9 @@ const CASES: Case[] = [
       const all: string[] = [];
       const inNs: string[] = [];
       const nodes: string[] = [];
-      const stopAll = store.watch<Pod>('Pod', (e) => all.push(`${e.object.metadata.namespace}/${e.object.metadata.name}`));
-      const stopNs = store.watch<Pod>('Pod', (e) => inNs.push(`${e.object.metadata.namespace}/${e.object.metadata.name}`), { namespace: 'ns' });
-      const stopNodes = store.watch<Node>('Node', (e) => nodes.push(e.object.metadata.name));
+      const stopAll = store.watch('Pod', (e) => all.push(`${e.object.metadata.namespace}/${e.object.metadata.name}`));
+      const stopNs = store.watch('Pod', (e) => inNs.push(`${e.object.metadata.namespace}/${e.object.metadata.name}`), { namespace: 'ns' });
+      const stopNodes = store.watch('Node', (e) => nodes.push(e.object.metadata.name));
       try {
         await store.create(pod('a'));
         await store.create(pod('b', {}, 'other'));
@@ -461,16 +461,16 @@ const CASES: Case[] = [
     name: 'an admission denial is Invalid (422) naming the hook, and writes nothing',
     async run(store) {
       store.addAdmissionHook({ name: 'v', kinds: ['Pod'], operations: ['CREATE', 'UPDATE', 'DELETE'], type: 'validating', admit: (r) => (r.object.metadata.labels?.ok ? undefined : { denied: ['metadata.labels.ok: Required value', 'second problem'] }) });
-      const before = (await store.list<Pod>('Pod')).resourceVersion;
+      const before = (await store.list('Pod')).resourceVersion;
       await assert.rejects(
         store.create(pod('a')),
         (e: unknown) => e instanceof InvalidError && isStoreError(422, 'Invalid', 'admission webhook "v" denied the request: metadata.labels.ok: Required value; second problem')(e) && e.problems.length === 2,
       );
-      assert.equal(await store.get<Pod>('Pod', 'ns', 'a'), undefined);
-      assert.equal((await store.list<Pod>('Pod')).resourceVersion, before, 'no write happened');
+      assert.equal(await store.get('Pod', 'ns', 'a'), undefined);
+      assert.equal((await store.list('Pod')).resourceVersion, before, 'no write happened');
       const p = await store.create(pod('a', { ok: 'yes' }));
       await assert.rejects(store.update({ ...p, metadata: { ...p.metadata, labels: {} } }), /admission webhook "v" denied the request/);
-      assert.deepEqual((await store.get<Pod>('Pod', 'ns', 'a'))?.metadata.labels, { ok: 'yes' });
+      assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { ok: 'yes' });
     },
   },
   {
@@ -488,7 +488,7 @@ const CASES: Case[] = [
       store.addAdmissionHook({ name: 'create-only', kinds: ['Pod'], operations: ['CREATE'], type: 'validating', admit: (r) => (r.object.metadata.labels?.x ? { denied: ['x is set'] } : undefined) });
       const p = await store.create(pod('a'));
       await store.update({ ...p, metadata: { ...p.metadata, labels: { x: '1' } } });
-      await store.delete<Pod>('Pod', 'ns', 'a');
+      await store.delete('Pod', 'ns', 'a');
       assert.deepEqual(seen, ['CREATE a old=- new=-', 'UPDATE a old=- new=1', 'DELETE a old=1 new=1']);
     },
   },
@@ -514,7 +514,7 @@ const CASES: Case[] = [
         o.metadata.labels = { x: '1' };
       });
       assert.deepEqual(r?.metadata.labels, { x: '1' });
-      assert.deepEqual((await store.get<Pod>('Pod', 'ns', 'a'))?.metadata.labels, { x: '1' });
+      assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { x: '1' });
       const s = await retryOnConflict<Pod>(
         store,
         'Pod',
@@ -526,7 +526,7 @@ const CASES: Case[] = [
         { status: true },
       );
       assert.equal(s?.status?.phase, 'Running');
-      assert.equal((await store.get<Pod>('Pod', 'ns', 'a'))?.status?.phase, 'Running', 'status: true writes the status subresource');
+      assert.equal((await store.get('Pod', 'ns', 'a'))?.status?.phase, 'Running', 'status: true writes the status subresource');
     },
   },
   {
@@ -535,7 +535,7 @@ const CASES: Case[] = [
       const p = await store.create(pod('a'));
       const r = await retryOnConflict<Pod>(store, 'Pod', 'ns', 'a', () => false);
       assert.equal(r?.metadata.resourceVersion, p.metadata.resourceVersion);
-      assert.equal((await store.get<Pod>('Pod', 'ns', 'a'))?.metadata.resourceVersion, p.metadata.resourceVersion);
+      assert.equal((await store.get('Pod', 'ns', 'a'))?.metadata.resourceVersion, p.metadata.resourceVersion);
       let called = false;
       const gone = await retryOnConflict<Pod>(store, 'Pod', 'ns', 'zzz', () => {
         called = true;
@@ -549,7 +549,7 @@ const CASES: Case[] = [
     async run(store) {
       await store.create(pod('a', { n: '0' }));
       const view = racing(store, async () => {
-        const cur = await store.get<Pod>('Pod', 'ns', 'a');
+        const cur = await store.get('Pod', 'ns', 'a');
         await store.update({ ...cur!, metadata: { ...cur!.metadata, labels: { ...cur!.metadata.labels, other: 'writer' } } });
       });
       let calls = 0;
@@ -559,7 +559,7 @@ const CASES: Case[] = [
       });
       assert.deepEqual(r?.metadata.labels, { n: '1', other: 'writer' });
       assert.equal(calls, 2, 'the change ran again on the fresh object');
-      assert.deepEqual((await store.get<Pod>('Pod', 'ns', 'a'))?.metadata.labels, { n: '1', other: 'writer' }, 'both writes kept');
+      assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { n: '1', other: 'writer' }, 'both writes kept');
     },
   },
   {
@@ -571,7 +571,7 @@ const CASES: Case[] = [
         get(target, prop) {
           if (prop === 'update') {
             return async (obj: Pod) => {
-              const cur = await target.get<Pod>('Pod', 'ns', 'a');
+              const cur = await target.get('Pod', 'ns', 'a');
               await target.update({ ...cur!, metadata: { ...cur!.metadata, labels: { n: String(++n) } } });
               return target.update(obj);
             };
@@ -585,7 +585,7 @@ const CASES: Case[] = [
         isStoreError(409, 'Conflict', CONFLICT_A),
       );
       assert.equal(n, 3, 'three attempts');
-      assert.equal((await store.get<Pod>('Pod', 'ns', 'a'))?.metadata.annotations, undefined);
+      assert.equal((await store.get('Pod', 'ns', 'a'))?.metadata.annotations, undefined);
     },
   },
 ];

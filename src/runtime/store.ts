@@ -19,8 +19,11 @@
 //   changing (`structuredClone`, or the `mutable` helper below).
 // - Watch events are delivered in resourceVersion order, after the write is committed.
 
+import type { ObjectOfKind } from '../api/kinds.ts';
 import type { KObject } from '../api/objects.ts';
 import type { LabelSelector } from '../api/volcano-objects.ts';
+
+export type { KindMap, ObjectOfKind } from '../api/kinds.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -96,12 +99,20 @@ export interface WriteResult {
   warnings: string[];
 }
 
+/**
+ * Reads are typed by kind (`get('Pod', ...)` is a `Pod`, see api/kinds.ts). Each read has a
+ * second signature taking a type argument, for kinds outside the map and for generic code
+ * (`get<BatchJob>('Job', ...)`, `get<T>(kind, ...)`).
+ */
 export interface ObjectStore {
   /** Is the kind namespaced? (Nodes, ClusterQueues, HyperNodes... are not.) */
   namespaced(kind: string): boolean;
+  get<K extends string>(kind: K, namespace: string | undefined, name: string): Promise<ObjectOfKind<K> | undefined>;
   get<T extends KObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined>;
+  list<K extends string>(kind: K, opts?: ListOptions): Promise<ListResult<ObjectOfKind<K>>>;
   list<T extends KObject>(kind: string, opts?: ListOptions): Promise<ListResult<T>>;
   /** Returns a function that stops the watch. */
+  watch<K extends string>(kind: K, handler: WatchHandler<ObjectOfKind<K>>, opts?: WatchOptions): () => void;
   watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts?: WatchOptions): () => void;
   /** AlreadyExistsError; InvalidError from admission. `metadata.generateName` is honoured. */
   create<T extends KObject>(obj: T): Promise<T>;
@@ -110,6 +121,7 @@ export interface ObjectStore {
   /** NotFoundError, ConflictError, InvalidError. Changes only `status`. */
   updateStatus<T extends KObject>(obj: T): Promise<T>;
   /** NotFoundError; ConflictError on a failed precondition. Returns the object as left (with deletionTimestamp) or undefined when gone. */
+  delete<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<ObjectOfKind<K> | undefined>;
   delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
   addAdmissionHook(hook: AdmissionHook): void;
 }

@@ -101,15 +101,15 @@ export class PodHarness {
   }
 
   pod(name: string, ns = 'pod-namespace'): Pod | undefined {
-    return this.store.getSync<Pod>('Pod', ns, name);
+    return this.store.getSync('Pod', ns, name);
   }
 
   workload(name: string, ns = 'pod-namespace'): Workload | undefined {
-    return this.store.getSync<Workload>('Workload', ns, name);
+    return this.store.getSync('Workload', ns, name);
   }
 
   workloads(ns = 'pod-namespace'): Workload[] {
-    return this.store.listSync<Workload>('Workload', { namespace: ns });
+    return this.store.listSync('Workload', { namespace: ns });
   }
 
   events(reason?: string): { object: string; type: string; reason: string; message: string }[] {
@@ -200,7 +200,7 @@ export class PodHarness {
 
   /** The kubelet ends every deleting pod that still runs (Failed), as a real kubelet does. */
   async terminateDeleting(ns = 'pod-namespace'): Promise<void> {
-    for (const p of this.store.listSync<Pod>('Pod', { namespace: ns })) {
+    for (const p of this.store.listSync('Pod', { namespace: ns })) {
       if (p.metadata.deletionTimestamp && p.spec.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') await this.setPhase(p.metadata.name, 'Failed', ns);
     }
   }
