@@ -3,7 +3,9 @@
 // (training.volcano.sh/v1alpha1). Only the fields topoqueue reads are typed; parsers keep
 // the rest so objects round-trip.
 
-import type { Condition, KObject, PodTemplateSpec, ResourceList, StringMap } from './objects.ts';
+import type { z } from 'zod';
+import type * as parts from './schema-parts.ts';
+import type { Condition, KObject, PodTemplateSpec, ResourceList } from './objects.ts';
 
 export const VolcanoApiVersion = {
   HyperNode: 'topology.volcano.sh/v1alpha1',
@@ -38,16 +40,9 @@ export interface NetworkTopologySpec {
   highestTierName?: string;
 }
 
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
+export type LabelSelectorRequirement = z.output<typeof parts.labelSelectorRequirement>;
 
-export interface LabelSelector {
-  matchLabels?: StringMap;
-  matchExpressions?: LabelSelectorRequirement[];
-}
+export type LabelSelector = z.output<typeof parts.labelSelector>;
 
 export interface HyperNodeMemberSelector {
   exactMatch?: { name: string };
