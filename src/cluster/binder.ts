@@ -452,7 +452,7 @@ export class Binder {
     const have = pod.status?.conditions?.find((x) => x.type === 'PodScheduled');
     if (have?.status === 'False' && have.reason === reason && have.message === message) return;
     const now = nowTimestamp(this.ctx.clock);
-    await retryOnConflict<Pod>(
+    await retryOnConflict(
       this.ctx.store,
       'Pod',
       pod.metadata.namespace,

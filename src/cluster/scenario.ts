@@ -86,7 +86,7 @@ export class ScenarioController {
     const name = e.spec.node;
     const stamp = nowTimestamp(this.ctx.clock);
     const ready = async (status: 'True' | 'False', reason: string, message: string) => {
-      const r = await retryOnConflict<Node>(
+      const r = await retryOnConflict(
         store,
         'Node',
         undefined,
@@ -102,9 +102,9 @@ export class ScenarioController {
         },
         { status: true },
       );
-      return r ? `Node ${name}: Ready=${status} (${reason})` : undefined;
+      return r.outcome !== 'gone' ? `Node ${name}: Ready=${status} (${reason})` : undefined;
     };
-    const spec = async (change: (n: Node) => void) => (await retryOnConflict<Node>(store, 'Node', undefined, name, (n) => void change(n))) !== undefined;
+    const spec = async (change: (n: Node) => void) => (await retryOnConflict(store, 'Node', undefined, name, (n) => void change(n))).outcome !== 'gone';
 
     switch (e.spec.action) {
       case SimulationAction.NotReady:
@@ -157,7 +157,7 @@ export class ScenarioController {
 
   private async done(ev: SimulationEvent, result: SimulationEventResult, message: string): Promise<void> {
     const applied = nowTimestamp(this.ctx.clock);
-    await retryOnConflict<SimulationEvent>(
+    await retryOnConflict(
       this.ctx.store,
       'SimulationEvent',
       undefined,

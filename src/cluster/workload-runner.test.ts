@@ -20,7 +20,7 @@ const wl = (name: string, runDuration?: string, owned = false): Workload => ({
 
 /** Plays the scheduler: Admitted=True (or an eviction: Evicted=True, Admitted=False). */
 async function admit(c: TestCluster, name: string, admitted: boolean) {
-  await retryOnConflict<Workload>(
+  await retryOnConflict(
     c.store,
     'Workload',
     'default',

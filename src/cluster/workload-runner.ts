@@ -77,7 +77,7 @@ export class WorkloadRunner {
     const ready = podsReadyCondition(w, { admitted: true, allReady: true }, nowSeconds(this.ctx.clock));
     let r: Workload | undefined;
     if (done || ready) {
-      r = await retryOnConflict<Workload>(
+      ({ object: r } = await retryOnConflict(
         this.ctx.store,
         'Workload',
         namespace,
@@ -91,7 +91,7 @@ export class WorkloadRunner {
           return c !== undefined || done;
         },
         { status: true },
-      );
+      ));
     }
     if (done) {
       if (r && isTrue(r, WorkloadCondition.Finished)) this.finished++;

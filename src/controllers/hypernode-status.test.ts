@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KObject, Node } from '../api/objects.ts';
+import type { KObject } from '../api/objects.ts';
 import { hyperNode, node } from '../testing/builders.ts';
 import { tasEnv, type TasEnv } from '../testing/tas-runtime.ts';
 import { retryOnConflict } from '../runtime/store.ts';
@@ -45,7 +45,7 @@ describe('HyperNode status: nodeCount', () => {
   it('a label member follows node label changes; a node in two selectors counts once', async () => {
     const e = await env([hyperNode('r1').tier(1).labelMatch({ [RACK]: 'r1' }).nodes('a').build(), node('a').labels({ [RACK]: 'r1' }).build(), node('b').labels({ [RACK]: 'r2' }).build()]);
     assert.equal(count(e, 'r1'), 1);
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'b', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
+    await retryOnConflict(e.store, 'Node', undefined, 'b', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
     await e.m.run();
     assert.equal(count(e, 'r1'), 2);
   });
@@ -53,7 +53,7 @@ describe('HyperNode status: nodeCount', () => {
   it('writes nothing when nothing changed', async () => {
     const e = await env([hyperNode('s0').tier(1).nodes('a').build(), node('a').build()]);
     const writes = e.store.writes.status;
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'a', (n) => void (n.metadata.labels = { ...n.metadata.labels, other: 'x' }));
+    await retryOnConflict(e.store, 'Node', undefined, 'a', (n) => void (n.metadata.labels = { ...n.metadata.labels, other: 'x' }));
     await e.m.run();
     assert.equal(e.store.writes.status, writes);
   });
@@ -100,7 +100,7 @@ describe('HyperNode label discovery', () => {
     assert.equal(r2.spec.tierName, RACK);
     assert.equal(r2.metadata.labels?.['volcano.sh/network-topology-source'], 'label');
     // n3 moves to r1: r2 is no longer produced and is deleted.
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'n3', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
+    await retryOnConflict(e.store, 'Node', undefined, 'n3', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
     await e.m.run();
     assert.deepEqual(discovered(e), [['r1', 'n1,n2,n3', 3]]);
     await e.store.delete('Node', undefined, 'n1');

@@ -161,7 +161,7 @@ export function hyperNodeStatusController(options: HyperNodeStatusOptions = {}):
       }
       const labels = { ...(cur.metadata.labels ?? {}), ...(h.metadata.labels ?? {}) };
       if (JSON.stringify(cur.spec) === JSON.stringify(h.spec) && sameLabels(cur.metadata.labels, labels)) continue;
-      await retryOnConflict<HyperNode>(ctx.store, 'HyperNode', undefined, h.metadata.name, (o) => {
+      await retryOnConflict(ctx.store, 'HyperNode', undefined, h.metadata.name, (o) => {
         o.metadata.labels = { ...(o.metadata.labels ?? {}), ...(h.metadata.labels ?? {}) };
         o.spec = structuredClone(h.spec);
       });
@@ -221,7 +221,7 @@ export function hyperNodeStatusController(options: HyperNodeStatusOptions = {}):
         const old = h.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
         const sameReady = old !== undefined && old.status === ready.status && old.reason === ready.reason && old.message === ready.message && old.observedGeneration === h.metadata.generation;
         if (h.status?.nodeCount === nodeCount && sameReady) continue;
-        await retryOnConflict<HyperNode>(
+        await retryOnConflict(
           ctx.store,
           'HyperNode',
           undefined,

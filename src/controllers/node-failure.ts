@@ -212,38 +212,33 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
   async function failPod(p: Pod, message: string): Promise<void> {
     const uid = p.metadata.uid;
     const now = nowSeconds(ctx.clock);
-    let done = false;
-    const written = await retryOnConflict<Pod>(
+    const r = await retryOnConflict(
       ctx.store,
       'Pod',
       p.metadata.namespace,
       p.metadata.name,
       (cur) => {
-        done = false;
         if (cur.metadata.uid !== uid || terminal(cur)) return false;
         const conditions: Condition[] = (cur.status?.conditions ?? []).filter((c) => c.type !== TERMINATED_BY_KUEUE);
         conditions.push({ type: TERMINATED_BY_KUEUE, status: 'True', reason: UNSCHEDULABLE_ON_ASSIGNED_NODE, message, lastTransitionTime: formatTime(now) });
         cur.status = { ...(cur.status ?? {}), phase: 'Failed', conditions };
-        done = true;
       },
       { status: true },
     );
-    if (done && written) recorder.event(written, 'Warning', POD_TERMINATED_BY_KUEUE, message);
+    if (r.outcome === 'written') recorder.event(r.object, 'Warning', POD_TERMINATED_BY_KUEUE, message);
   }
 
   /** Adds `node` to unhealthyNodes, or evicts when another node is there already. */
   async function markUnhealthy(w: Workload, node: string, why: string): Promise<void> {
     const now = nowSeconds(ctx.clock);
     let evicted: string | undefined;
-    let added = false;
-    const written = await retryOnConflict<Workload>(
+    const r = await retryOnConflict(
       ctx.store,
       'Workload',
       w.metadata.namespace,
       w.metadata.name,
       (cur) => {
         evicted = undefined;
-        added = false;
         if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
         const names = unhealthyNodeNames(cur);
         if (names.includes(node) || !assignedHosts(cur).has(node)) return false;
@@ -254,21 +249,20 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
           return;
         }
         cur.status = { ...cur.status, unhealthyNodes: [{ name: node }] };
-        added = true;
       },
       { status: true },
     );
-    if (!written) return;
+    if (r.outcome !== 'written') return;
     if (evicted !== undefined) {
-      ctx.metrics.evictedWorkloads.inc({ cluster_queue: written.status?.admission?.clusterQueue ?? '', reason: NODE_FAILURES, underlying_cause: '' });
-      recorder.event(written, 'Normal', `EvictedDueTo${NODE_FAILURES}`, evicted);
-    } else if (added) {
-      recorder.event(written, 'Warning', 'UnhealthyNode', `${why}; looking for a replacement for the node's pods`);
+      ctx.metrics.evictedWorkloads.inc({ cluster_queue: r.object.status?.admission?.clusterQueue ?? '', reason: NODE_FAILURES, underlying_cause: '' });
+      recorder.event(r.object, 'Normal', `EvictedDueTo${NODE_FAILURES}`, evicted);
+    } else {
+      recorder.event(r.object, 'Warning', 'UnhealthyNode', `${why}; looking for a replacement for the node's pods`);
     }
   }
 
   async function clearUnhealthy(w: Workload, node: string): Promise<void> {
-    await retryOnConflict<Workload>(
+    await retryOnConflict(
       ctx.store,
       'Workload',
       w.metadata.namespace,

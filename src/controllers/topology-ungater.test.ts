@@ -120,7 +120,7 @@ describe('TopologyUngater: runtime', () => {
     const env = await ungate([w, tasPod('p-1', 'wl').build(), tasPod('p-2', 'wl').build()]);
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'gated' });
     const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
-    await retryOnConflict<Workload>(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = replaced.status), { status: true });
+    await retryOnConflict(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = replaced.status), { status: true });
     await env.m.run();
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'h3' });
   });
@@ -162,7 +162,7 @@ describe('TopologyUngater: runtime', () => {
     pending.status!.conditions = pending.status!.conditions!.filter((c) => c.type !== 'Admitted');
     const env = await ungate([pending, tasPod('p-1', 'wl').build(), tasPod('p-2', 'wl').build()]);
     env.clock.advanceBy(5000);
-    await retryOnConflict<Workload>(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = admitted.status), { status: true });
+    await retryOnConflict(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = admitted.status), { status: true });
     await env.m.run();
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'h1' });
     const text = await env.m.metrics.text();

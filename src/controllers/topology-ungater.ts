@@ -198,18 +198,15 @@ function withoutTopologyGate(p: Pod, selector: StringMap): Pod['spec'] {
  */
 async function ungatePod(ctx: ControllerContext<TopoqueueConfig>, pod: Pod, selector: StringMap): Promise<boolean> {
   try {
-    await ctx.store.update<Pod>({ ...pod, spec: withoutTopologyGate(pod, selector) });
+    await ctx.store.update({ ...pod, spec: withoutTopologyGate(pod, selector) });
     return true;
   } catch (e) {
     if (isNotFound(e)) return false;
     if (!isConflict(e)) throw e;
   }
-  let changed = false;
-  await retryOnConflict<Pod>(ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
-    changed = false;
+  const r = await retryOnConflict(ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
     if (p.metadata.uid !== pod.metadata.uid || !hasTopologyGate(p)) return false;
     p.spec = withoutTopologyGate(p, selector);
-    changed = true;
   });
-  return changed;
+  return r.outcome === 'written';
 }

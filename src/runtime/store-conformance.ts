@@ -510,12 +510,13 @@ const CASES: Case[] = [
     name: 'retryOnConflict writes the change and returns the written object',
     async run(store) {
       await store.create(pod('a'));
-      const r = await retryOnConflict<Pod>(store, 'Pod', 'ns', 'a', (o) => {
+      const r = await retryOnConflict(store, 'Pod', 'ns', 'a', (o) => {
         o.metadata.labels = { x: '1' };
       });
-      assert.deepEqual(r?.metadata.labels, { x: '1' });
+      assert.equal(r.outcome, 'written');
+      assert.deepEqual(r.object?.metadata.labels, { x: '1' });
       assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { x: '1' });
-      const s = await retryOnConflict<Pod>(
+      const s = await retryOnConflict(
         store,
         'Pod',
         'ns',
@@ -525,7 +526,8 @@ const CASES: Case[] = [
         },
         { status: true },
       );
-      assert.equal(s?.status?.phase, 'Running');
+      assert.equal(s.outcome, 'written');
+      assert.equal(s.object?.status?.phase, 'Running');
       assert.equal((await store.get('Pod', 'ns', 'a'))?.status?.phase, 'Running', 'status: true writes the status subresource');
     },
   },
@@ -533,14 +535,16 @@ const CASES: Case[] = [
     name: 'retryOnConflict writes nothing when the change returns false, and reports a missing object',
     async run(store) {
       const p = await store.create(pod('a'));
-      const r = await retryOnConflict<Pod>(store, 'Pod', 'ns', 'a', () => false);
-      assert.equal(r?.metadata.resourceVersion, p.metadata.resourceVersion);
+      const r = await retryOnConflict(store, 'Pod', 'ns', 'a', () => false);
+      assert.equal(r.outcome, 'unchanged');
+      assert.equal(r.object?.metadata.resourceVersion, p.metadata.resourceVersion);
       assert.equal((await store.get('Pod', 'ns', 'a'))?.metadata.resourceVersion, p.metadata.resourceVersion);
       let called = false;
-      const gone = await retryOnConflict<Pod>(store, 'Pod', 'ns', 'zzz', () => {
+      const gone = await retryOnConflict(store, 'Pod', 'ns', 'zzz', () => {
         called = true;
       });
-      assert.equal(gone, undefined);
+      assert.equal(gone.outcome, 'gone');
+      assert.equal(gone.object, undefined);
       assert.equal(called, false, 'no change is tried on a missing object');
     },
   },
@@ -553,11 +557,12 @@ const CASES: Case[] = [
         await store.update({ ...cur!, metadata: { ...cur!.metadata, labels: { ...cur!.metadata.labels, other: 'writer' } } });
       });
       let calls = 0;
-      const r = await retryOnConflict<Pod>(view, 'Pod', 'ns', 'a', (o) => {
+      const r = await retryOnConflict(view, 'Pod', 'ns', 'a', (o) => {
         calls++;
         o.metadata.labels = { ...o.metadata.labels, n: String(Number(o.metadata.labels?.n) + 1) };
       });
-      assert.deepEqual(r?.metadata.labels, { n: '1', other: 'writer' });
+      assert.equal(r.outcome, 'written');
+      assert.deepEqual(r.object?.metadata.labels, { n: '1', other: 'writer' });
       assert.equal(calls, 2, 'the change ran again on the fresh object');
       assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { n: '1', other: 'writer' }, 'both writes kept');
     },
@@ -581,7 +586,7 @@ const CASES: Case[] = [
         },
       });
       await assert.rejects(
-        retryOnConflict<Pod>(always, 'Pod', 'ns', 'a', (o) => void (o.metadata.annotations = { mine: 'yes' }), { attempts: 3 }),
+        retryOnConflict(always, 'Pod', 'ns', 'a', (o) => void (o.metadata.annotations = { mine: 'yes' }), { attempts: 3 }),
         isStoreError(409, 'Conflict', CONFLICT_A),
       );
       assert.equal(n, 3, 'three attempts');

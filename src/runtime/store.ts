@@ -230,11 +230,31 @@ export function deepCopy<T>(v: T): T {
   return out as T;
 }
 
+/** What retryOnConflict did: wrote the change, found nothing to change, or found the object gone. */
+export type RetryResult<T extends KObject> = { outcome: 'written'; object: T } | { outcome: 'unchanged'; object: T } | { outcome: 'gone'; object?: undefined };
+
 /**
  * Read, change, write, and on a conflict read again and redo the change (client-go's
- * RetryOnConflict). `change` returns false to write nothing. Returns the written object,
- * the unchanged one, or undefined when the object is gone.
+ * RetryOnConflict). `change` returns false to write nothing. Says whether it wrote (with
+ * the written object), found nothing to change (with the object as read), or found the
+ * object gone (and then never called `change`). Typed by kind, as the store's reads are.
  */
+export function retryOnConflict<K extends string>(
+  store: ObjectStore,
+  kind: K,
+  namespace: string | undefined,
+  name: string,
+  change: (obj: ObjectOfKind<K>) => boolean | void,
+  opts?: { status?: boolean; attempts?: number },
+): Promise<RetryResult<ObjectOfKind<K>>>;
+export function retryOnConflict<T extends KObject>(
+  store: ObjectStore,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+  change: (obj: T) => boolean | void,
+  opts?: { status?: boolean; attempts?: number },
+): Promise<RetryResult<T>>;
 export async function retryOnConflict<T extends KObject>(
   store: ObjectStore,
   kind: string,
@@ -242,15 +262,15 @@ export async function retryOnConflict<T extends KObject>(
   name: string,
   change: (obj: T) => boolean | void,
   opts: { status?: boolean; attempts?: number } = {},
-): Promise<T | undefined> {
+): Promise<RetryResult<T>> {
   const attempts = opts.attempts ?? 5;
   for (let i = 0; ; i++) {
     const current = await store.get<T>(kind, namespace, name);
-    if (!current) return undefined;
+    if (!current) return { outcome: 'gone' };
     const copy = mutable(current);
-    if (change(copy) === false) return current;
+    if (change(copy) === false) return { outcome: 'unchanged', object: current };
     try {
-      return opts.status ? await store.updateStatus(copy) : await store.update(copy);
+      return { outcome: 'written', object: opts.status ? await store.updateStatus(copy) : await store.update(copy) };
     } catch (e) {
       if (!isConflict(e) || i + 1 >= attempts) throw e;
     }

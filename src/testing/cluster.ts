@@ -47,7 +47,7 @@ export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], ob
     pod: (name, namespace = 'default') => store.getSync('Pod', namespace, name),
     get: <T extends KObject>(kind: string, name: string, namespace?: string) => store.getSync<T>(kind, store.namespaced(kind) ? (namespace ?? 'default') : undefined, name),
     async setPhase(name, phase, namespace = 'default') {
-      await retryOnConflict<Pod>(
+      await retryOnConflict(
         store,
         'Pod',
         namespace,

@@ -124,7 +124,7 @@ export class PodHarness {
   /** The scheduler's part: status.admission, QuotaReserved and Admitted. */
   async admit(ns: string, name: string, opts: AdmitOptions = {}): Promise<void> {
     const cq = opts.clusterQueue ?? 'cq';
-    await retryOnConflict<Workload>(
+    await retryOnConflict(
       this.store,
       'Workload',
       ns,
@@ -162,7 +162,7 @@ export class PodHarness {
 
   async setConditions(ns: string, name: string, conditions: Condition[]): Promise<void> {
     const at = nowTimestamp(this.clock);
-    await retryOnConflict<Workload>(
+    await retryOnConflict(
       this.store,
       'Workload',
       ns,
@@ -177,14 +177,14 @@ export class PodHarness {
 
   /** The binder's and kubelet's part: bound to `node`, Running and Ready. */
   async runPod(name: string, ns = 'pod-namespace', node = 'n1'): Promise<void> {
-    await retryOnConflict<Pod>(this.store, 'Pod', ns, name, (p) => {
+    await retryOnConflict(this.store, 'Pod', ns, name, (p) => {
       p.spec.nodeName = node;
     });
     await this.setPhase(name, 'Running', ns);
   }
 
   async setPhase(name: string, phase: 'Running' | 'Succeeded' | 'Failed', ns = 'pod-namespace', message?: string): Promise<void> {
-    await retryOnConflict<Pod>(
+    await retryOnConflict(
       this.store,
       'Pod',
       ns,
