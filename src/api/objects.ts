@@ -66,7 +66,7 @@ export interface Condition {
 
 export interface Node extends KObject {
   kind: 'Node';
-  spec?: { unschedulable?: boolean; taints?: Taint[]; [k: string]: unknown };
+  spec?: z.output<typeof schema.node>['spec'];
   status?: {
     allocatable?: ResourceList;
     capacity?: ResourceList;
@@ -83,23 +83,16 @@ export interface Pod extends KObject {
   status?: { phase?: PodPhase; conditions?: Condition[]; [k: string]: unknown };
 }
 
-export interface TopologyLevel {
-  nodeLabel: string;
-}
+export type TopologyLevel = Topology['spec']['levels'][number];
 
 export interface Topology extends KObject {
   kind: 'Topology';
-  spec: { levels: TopologyLevel[] };
+  spec: z.output<typeof schema.topology>['spec'];
 }
 
 export interface ResourceFlavor extends KObject {
   kind: 'ResourceFlavor';
-  spec: {
-    nodeLabels?: StringMap;
-    nodeTaints?: Taint[];
-    tolerations?: Toleration[];
-    topologyName?: string;
-  };
+  spec: z.output<typeof schema.resourceFlavor>['spec'];
 }
 
 export type SliceLayer = z.output<typeof schema.sliceLayer>;

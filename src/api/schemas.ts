@@ -202,7 +202,7 @@ function kobject<S extends Record<string, z.ZodType>>(shape: S) {
 // Core kinds
 // ---------------------------------------------------------------------------------------
 
-const node = kobject({
+export const node = kobject({
   spec: z.looseObject({ unschedulable: z.boolean().optional(), taints: z.array(taint).optional() }).optional(),
   status: z
     .looseObject({
@@ -228,7 +228,7 @@ const pod = kobject({
  */
 export const MAX_TOPOLOGY_LEVELS = 16;
 
-const topology = kobject({
+export const topology = kobject({
   spec: z.looseObject({
     levels: z
       .array(z.looseObject({ nodeLabel: labelKey }))
@@ -252,7 +252,7 @@ const topology = kobject({
 /** Entries in ResourceFlavor nodeLabels, nodeTaints and tolerations. */
 const MAX_FLAVOR_ENTRIES = 8;
 
-const resourceFlavor = kobject({
+export const resourceFlavor = kobject({
   spec: z
     .looseObject({
       nodeLabels: maxEntries(labelMap, MAX_FLAVOR_ENTRIES).optional(),
