@@ -1,32 +1,23 @@
 // Kubernetes-shaped objects as topoqueue reads and writes them. Only the fields the
 // system uses are typed; parsers keep unknown fields so objects round-trip.
+//
+// The parts are the zod schemas' output types (schemas.ts), so the type and the parser
+// cannot drift. Written by hand, because the type says more than the parser checks: the
+// objects' literal `kind` (looked up before parsing), `PodPhase` and `Condition.status`
+// (the parser accepts any string there, as it must for objects written by others), and
+// `ObjectMeta.generation` (server-owned, passed through).
+
+import type { z } from 'zod';
+import type * as schema from './schemas.ts';
 
 export type StringMap = Record<string, string>;
 /** Kubernetes resource list as written in manifests: name -> quantity string. */
 export type ResourceList = Record<string, string>;
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-}
+export type OwnerReference = z.output<typeof schema.ownerReference>;
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  generateName?: string;
-  labels?: StringMap;
-  annotations?: StringMap;
-  creationTimestamp?: string;
-  resourceVersion?: string;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  deletionTimestamp?: string;
-  generation?: number;
-}
+/** `generation` is server-owned: the schema passes it through without reading it. */
+export type ObjectMeta = z.output<typeof schema.objectMeta> & { generation?: number };
 
 export interface TypeMeta {
   apiVersion: string;
@@ -44,69 +35,25 @@ export const TaintEffect = {
 } as const;
 export type TaintEffect = (typeof TaintEffect)[keyof typeof TaintEffect];
 
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: TaintEffect;
-}
+export type Taint = z.output<typeof schema.taint>;
 
-export interface Toleration {
-  key?: string;
-  operator?: 'Exists' | 'Equal';
-  value?: string;
-  effect?: TaintEffect | '';
-  tolerationSeconds?: number;
-}
+export type Toleration = z.output<typeof schema.toleration>;
 
 export type NodeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
 
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: NodeSelectorOperator;
-  values?: string[];
-}
+export type NodeSelectorRequirement = z.output<typeof schema.nodeSelectorRequirement>;
 
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  matchFields?: NodeSelectorRequirement[];
-}
+export type NodeSelectorTerm = z.output<typeof schema.nodeSelectorTerm>;
 
-export interface PreferredSchedulingTerm {
-  weight: number;
-  preference: NodeSelectorTerm;
-}
+export type PreferredSchedulingTerm = NonNullable<NodeAffinity['preferredDuringSchedulingIgnoredDuringExecution']>[number];
 
-export interface NodeAffinity {
-  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
-  preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
-}
+export type NodeAffinity = z.output<typeof schema.nodeAffinity>;
 
-export interface Container {
-  name: string;
-  image?: string;
-  resources?: { requests?: ResourceList; limits?: ResourceList };
-  /** `Always` marks a sidecar init container (counted with the app containers). */
-  restartPolicy?: string;
-}
+export type Container = z.output<typeof schema.container>;
 
-export interface PodSpec {
-  containers: Container[];
-  initContainers?: Container[];
-  overhead?: ResourceList;
-  nodeSelector?: StringMap;
-  tolerations?: Toleration[];
-  affinity?: { nodeAffinity?: NodeAffinity; [k: string]: unknown };
-  nodeName?: string;
-  schedulingGates?: { name: string }[];
-  priorityClassName?: string;
-  restartPolicy?: string;
-  [k: string]: unknown;
-}
+export type PodSpec = z.output<typeof schema.podSpec>;
 
-export interface PodTemplateSpec {
-  metadata?: { labels?: StringMap; annotations?: StringMap; name?: string };
-  spec: PodSpec;
-}
+export type PodTemplateSpec = z.output<typeof schema.podTemplate>;
 
 export interface Condition {
   type: string;
@@ -119,7 +66,7 @@ export interface Condition {
 
 export interface Node extends KObject {
   kind: 'Node';
-  spec?: { unschedulable?: boolean; taints?: Taint[]; [k: string]: unknown };
+  spec?: z.output<typeof schema.node>['spec'];
   status?: {
     allocatable?: ResourceList;
     capacity?: ResourceList;
@@ -136,73 +83,34 @@ export interface Pod extends KObject {
   status?: { phase?: PodPhase; conditions?: Condition[]; [k: string]: unknown };
 }
 
-export interface TopologyLevel {
-  nodeLabel: string;
-}
+export type TopologyLevel = Topology['spec']['levels'][number];
 
 export interface Topology extends KObject {
   kind: 'Topology';
-  spec: { levels: TopologyLevel[] };
+  spec: z.output<typeof schema.topology>['spec'];
 }
 
 export interface ResourceFlavor extends KObject {
   kind: 'ResourceFlavor';
-  spec: {
-    nodeLabels?: StringMap;
-    nodeTaints?: Taint[];
-    tolerations?: Toleration[];
-    topologyName?: string;
-  };
+  spec: z.output<typeof schema.resourceFlavor>['spec'];
 }
 
-export interface SliceLayer {
-  topology: string;
-  size: number;
-}
+export type SliceLayer = z.output<typeof schema.sliceLayer>;
 
-export interface PodSetTopologyRequest {
-  required?: string;
-  preferred?: string;
-  unconstrained?: boolean;
-  podIndexLabel?: string;
-  subGroupIndexLabel?: string;
-  subGroupCount?: number;
-  podSetGroupName?: string;
-  podSetSliceRequiredTopology?: string;
-  podSetSliceSize?: number;
-  podsetSliceRequiredTopologyConstraints?: SliceLayer[];
-}
+export type PodSetTopologyRequest = z.output<typeof schema.topologyRequest>;
 
-export interface PodSet {
-  name: string;
-  template: PodTemplateSpec;
-  count: number;
-  minCount?: number;
-  topologyRequest?: PodSetTopologyRequest;
-}
+export type PodSet = z.output<typeof schema.podSet>;
 
 /** v1beta2 compact assignment (see placement/assignment-codec.ts). */
-export interface TopologyAssignmentSliceLevelValues {
-  universal?: string;
-  individual?: { prefix?: string; suffix?: string; roots: string[] };
-}
+export type TopologyAssignmentSliceLevelValues = z.output<typeof schema.topologyAssignmentSliceLevelValues>;
 
-export interface TopologyAssignmentSlice {
-  domainCount: number;
-  valuesPerLevel: TopologyAssignmentSliceLevelValues[];
-  podCounts: { universal?: number; individual?: number[] };
-}
+export type TopologyAssignmentSlice = z.output<typeof schema.topologyAssignmentSlice>;
 
-export interface TopologyAssignment {
-  levels: string[];
-  slices: TopologyAssignmentSlice[];
-}
+/** `slices` is required (the schema's refinement refuses an assignment without it). */
+export type TopologyAssignment = z.output<typeof schema.topologyAssignmentV1beta2> & { slices: TopologyAssignmentSlice[] };
 
 /** v1beta1 assignment: one entry per domain. */
-export interface TopologyAssignmentV1beta1 {
-  levels: string[];
-  domains: { values: string[]; count: number }[];
-}
+export type TopologyAssignmentV1beta1 = z.output<typeof schema.topologyAssignmentV1beta1>;
 
 export interface PodSetAssignment {
   name: string;

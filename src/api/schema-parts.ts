@@ -37,7 +37,7 @@ export function quantityProblem(name: string, raw: unknown): string | undefined 
   return undefined;
 }
 
-const labelSelectorRequirement = z.looseObject({
+export const labelSelectorRequirement = z.looseObject({
   key: z.string(),
   operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
   values: z.array(z.string()).optional(),

@@ -109,13 +109,13 @@ const resourceList = z
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 
-const taint = z.looseObject({
+export const taint = z.looseObject({
   key: labelKey,
   value: z.string().optional(),
   effect: z.enum(TAINT_EFFECTS),
 });
 
-const toleration = z.looseObject({
+export const toleration = z.looseObject({
   key: z.string().optional(),
   operator: z.enum(['Exists', 'Equal']).optional(),
   value: z.string().optional(),
@@ -123,18 +123,18 @@ const toleration = z.looseObject({
   tolerationSeconds: z.int().optional(),
 });
 
-const nodeSelectorRequirement = z.looseObject({
+export const nodeSelectorRequirement = z.looseObject({
   key: z.string().min(1),
   operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
   values: z.array(z.string()).optional(),
 });
 
-const nodeSelectorTerm = z.looseObject({
+export const nodeSelectorTerm = z.looseObject({
   matchExpressions: z.array(nodeSelectorRequirement).optional(),
   matchFields: z.array(nodeSelectorRequirement).optional(),
 });
 
-const nodeAffinity = z.looseObject({
+export const nodeAffinity = z.looseObject({
   requiredDuringSchedulingIgnoredDuringExecution: z
     .looseObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) })
     .optional(),
@@ -143,14 +143,14 @@ const nodeAffinity = z.looseObject({
     .optional(),
 });
 
-const container = z.looseObject({
+export const container = z.looseObject({
   name: z.string().min(1),
   image: z.string().optional(),
   resources: z.looseObject({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
   restartPolicy: z.string().optional(),
 });
 
-const podSpec = z.looseObject({
+export const podSpec = z.looseObject({
   containers: z.array(container).min(1, { error: 'a pod needs at least one container' }),
   initContainers: z.array(container).optional(),
   overhead: resourceList.optional(),
@@ -163,14 +163,22 @@ const podSpec = z.looseObject({
   restartPolicy: z.string().optional(),
 });
 
-const podTemplate = z.looseObject({
+export const podTemplate = z.looseObject({
   metadata: z
     .looseObject({ name: z.string().optional(), labels: labelMap.optional(), annotations: annotationMap.optional() })
     .optional(),
   spec: podSpec,
 });
 
-const objectMeta = z.looseObject({
+export const ownerReference = z.looseObject({
+  apiVersion: z.string(),
+  kind: z.string(),
+  name: z.string(),
+  uid: z.string(),
+  controller: z.boolean().optional(),
+});
+
+export const objectMeta = z.looseObject({
   name: dnsSubdomain,
   namespace: dnsLabel.optional(),
   uid: z.string().optional(),
@@ -179,17 +187,7 @@ const objectMeta = z.looseObject({
   annotations: annotationMap.optional(),
   creationTimestamp: z.string().optional(),
   resourceVersion: z.string().optional(),
-  ownerReferences: z
-    .array(
-      z.looseObject({
-        apiVersion: z.string(),
-        kind: z.string(),
-        name: z.string(),
-        uid: z.string(),
-        controller: z.boolean().optional(),
-      }),
-    )
-    .optional(),
+  ownerReferences: z.array(ownerReference).optional(),
   finalizers: z.array(z.string()).optional(),
   deletionTimestamp: z.string().optional(),
 });
@@ -205,7 +203,7 @@ function kobject<S extends Record<string, z.ZodType>>(shape: S) {
 // Core kinds
 // ---------------------------------------------------------------------------------------
 
-const node = kobject({
+export const node = kobject({
   spec: z.looseObject({ unschedulable: z.boolean().optional(), taints: z.array(taint).optional() }).optional(),
   status: z
     .looseObject({
@@ -231,7 +229,7 @@ const pod = kobject({
  */
 export const MAX_TOPOLOGY_LEVELS = 16;
 
-const topology = kobject({
+export const topology = kobject({
   spec: z.looseObject({
     levels: z
       .array(z.looseObject({ nodeLabel: labelKey }))
@@ -255,7 +253,7 @@ const topology = kobject({
 /** Entries in ResourceFlavor nodeLabels, nodeTaints and tolerations. */
 const MAX_FLAVOR_ENTRIES = 8;
 
-const resourceFlavor = kobject({
+export const resourceFlavor = kobject({
   spec: z
     .looseObject({
       nodeLabels: maxEntries(labelMap, MAX_FLAVOR_ENTRIES).optional(),
@@ -275,10 +273,10 @@ const resourceFlavor = kobject({
 /** PodSets per Workload (and roles per pod group). */
 export const MAX_PODSETS = 18;
 
-const sliceLayer = z.looseObject({ topology: z.string(), size: z.int() });
+export const sliceLayer = z.looseObject({ topology: z.string(), size: z.int() });
 
 // Label keys, slice rules and the 3-layer limit are checked by validatePodSetTopologyRequests.
-const topologyRequest = z.looseObject({
+export const topologyRequest = z.looseObject({
   required: z.string().optional(),
   preferred: z.string().optional(),
   unconstrained: z.boolean().optional(),
@@ -291,7 +289,7 @@ const topologyRequest = z.looseObject({
   podsetSliceRequiredTopologyConstraints: z.array(sliceLayer).optional(),
 });
 
-const podSet = z.looseObject({
+export const podSet = z.looseObject({
   name: dnsLabel.default('main'),
   template: podTemplate,
   count: z.int().min(0).default(1),
@@ -326,27 +324,25 @@ function checkPodSets(podSets: PodSetShape[], ctx: Ctx): void {
 
 const levelsOfAssignment = z.array(z.string().min(1)).min(1).max(MAX_TOPOLOGY_LEVELS);
 
-/** v1beta2 compact assignment; its internal consistency is checked by the codec when decoding. */
-const topologyAssignmentV1beta2 = z
+export const topologyAssignmentSliceLevelValues = z.looseObject({
+  universal: z.string().optional(),
+  individual: z.looseObject({ prefix: z.string().optional(), suffix: z.string().optional(), roots: z.array(z.string()) }).optional(),
+});
+
+export const topologyAssignmentSlice = z.looseObject({
+  domainCount: z.int().min(1),
+  valuesPerLevel: z.array(topologyAssignmentSliceLevelValues),
+  podCounts: z.looseObject({ universal: z.int().min(0).optional(), individual: z.array(z.int().min(0)).optional() }),
+});
+
+/**
+ * v1beta2 compact assignment; its internal consistency is checked by the codec when decoding.
+ * `slices` is optional here only so that its absence gets the message below.
+ */
+export const topologyAssignmentV1beta2 = z
   .looseObject({
     levels: levelsOfAssignment,
-    slices: z
-      .array(
-        z.looseObject({
-          domainCount: z.int().min(1),
-          valuesPerLevel: z.array(
-            z.looseObject({
-              universal: z.string().optional(),
-              individual: z
-                .looseObject({ prefix: z.string().optional(), suffix: z.string().optional(), roots: z.array(z.string()) })
-                .optional(),
-            }),
-          ),
-          podCounts: z.looseObject({ universal: z.int().min(0).optional(), individual: z.array(z.int().min(0)).optional() }),
-        }),
-      )
-      .max(1000)
-      .optional(),
+    slices: z.array(topologyAssignmentSlice).max(1000).optional(),
   })
   .superRefine((t, ctx) => {
     if (t.slices === undefined) {
@@ -356,7 +352,7 @@ const topologyAssignmentV1beta2 = z
   });
 
 /** v1beta1 assignment: one entry per domain (converted by placement/assignment-codec.ts decodeV1beta1). */
-const topologyAssignmentV1beta1 = z.looseObject({
+export const topologyAssignmentV1beta1 = z.looseObject({
   levels: levelsOfAssignment,
   domains: z.array(z.looseObject({ values: z.array(z.string()), count: z.int().min(0) })),
 });

@@ -12,6 +12,7 @@
 
 import { InputError, type Where } from './errors.ts';
 import { KueueAnnotation } from './keys.ts';
+import type { topologyRequest as topologyRequestSchema } from './schemas.ts';
 import type { PodSet, PodSetTopologyRequest, SliceLayer, StringMap } from './objects.ts';
 
 export interface TopologyRequestOptions {
@@ -94,7 +95,8 @@ export function formatFieldPath(path: readonly (string | number)[]): string {
 // Rules shared by both front-ends
 // ---------------------------------------------------------------------------------------
 
-type ReqField = keyof PodSetTopologyRequest;
+/** The request's own fields (its type also admits unknown ones, which pass through). */
+type ReqField = keyof (typeof topologyRequestSchema)['shape'];
 
 /** How one front-end names fields and reports problems. */
 interface Naming {

@@ -3,7 +3,9 @@
 // (training.volcano.sh/v1alpha1). Only the fields topoqueue reads are typed; parsers keep
 // the rest so objects round-trip.
 
+import type { z } from 'zod';
 import { VolcanoApiVersion } from './api-versions.ts';
+import type * as parts from './schema-parts.ts';
 import type { Condition, KObject, PodTemplateSpec, ResourceList, StringMap } from './objects.ts';
 
 export { VolcanoApiVersion };
@@ -34,16 +36,9 @@ export interface NetworkTopologySpec {
   highestTierName?: string;
 }
 
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
+export type LabelSelectorRequirement = z.output<typeof parts.labelSelectorRequirement>;
 
-export interface LabelSelector {
-  matchLabels?: StringMap;
-  matchExpressions?: LabelSelectorRequirement[];
-}
+export type LabelSelector = z.output<typeof parts.labelSelector>;
 
 export interface HyperNodeMemberSelector {
   exactMatch?: { name: string };

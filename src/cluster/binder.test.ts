@@ -126,7 +126,7 @@ describe('binder', () => {
     const c = await testCluster([binder()], [n, pendingPod('p')]);
     await c.run();
     assert.equal(nodeOf(c, 'p'), undefined);
-    await retryOnConflict<Node>(c.store, 'Node', undefined, 'n1', (x) => void (x.status!.conditions = [{ type: 'Ready', status: 'True' }]), { status: true });
+    await retryOnConflict(c.store, 'Node', undefined, 'n1', (x) => void (x.status!.conditions = [{ type: 'Ready', status: 'True' }]), { status: true });
     await c.run();
     assert.equal(nodeOf(c, 'p'), 'n1');
   });
@@ -136,7 +136,7 @@ describe('binder', () => {
     await c.run();
     assert.equal(nodeOf(c, 'g'), undefined);
     assert.equal(scheduled(c.pod('g')), undefined, 'a gated pod is not reported unschedulable');
-    await retryOnConflict<Pod>(c.store, 'Pod', 'default', 'g', (p) => void (p.spec.schedulingGates = []));
+    await retryOnConflict(c.store, 'Pod', 'default', 'g', (p) => void (p.spec.schedulingGates = []));
     await c.run();
     assert.equal(nodeOf(c, 'g'), 'n1');
   });

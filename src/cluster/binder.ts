@@ -334,8 +334,8 @@ export class Binder {
     this.ctx = ctx;
     this.queue = queue;
     this.recorder = recorder;
-    this.pods = ctx.informers.for<Pod>('Pod');
-    const nodes = ctx.informers.for<Node>('Node');
+    this.pods = ctx.informers.for('Pod');
+    const nodes = ctx.informers.for('Node');
     nodes.addHandler({
       add: (n) => this.nodeChanged(n),
       update: (_, n) => this.nodeChanged(n),
@@ -452,7 +452,7 @@ export class Binder {
     const have = pod.status?.conditions?.find((x) => x.type === 'PodScheduled');
     if (have?.status === 'False' && have.reason === reason && have.message === message) return;
     const now = nowTimestamp(this.ctx.clock);
-    await retryOnConflict<Pod>(
+    await retryOnConflict(
       this.ctx.store,
       'Pod',
       pod.metadata.namespace,

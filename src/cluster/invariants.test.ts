@@ -187,7 +187,7 @@ describe('the invariant checker', () => {
   it('a Workload re-admitted without its admission cleared is admitted twice; a failed-node replacement is not', () => {
     store.createSync(admit(wl('w').pods(1, { 'nvidia.com/gpu': '1' }).build(), 'q', [{ count: 1, gpus: 1, hosts: { 'r1-n1': 1 } }]));
     checker.step();
-    const cur = () => mutable(store.getSync<Workload>('Workload', 'default', 'w')!);
+    const cur = () => mutable(store.getSync('Workload', 'default', 'w')!);
     const replaced = cur();
     replaced.status!.unhealthyNodes = [{ name: 'r1-n1' }];
     store.updateStatusSync(replaced);

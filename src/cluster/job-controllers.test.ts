@@ -151,7 +151,7 @@ describe('job controllers: batch/v1 Job', () => {
     // Resumed and suspended again while its pods are still held by another finalizer.
     await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (x) => void (x.spec.suspend = false));
     await c.run();
-    for (const p of c.pods()) await retryOnConflict<Pod>(c.store, 'Pod', 'default', p.metadata.name, (x) => void x.metadata.finalizers!.push('example.com/slow'));
+    for (const p of c.pods()) await retryOnConflict(c.store, 'Pod', 'default', p.metadata.name, (x) => void x.metadata.finalizers!.push('example.com/slow'));
     await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (x) => void (x.spec.suspend = true));
     await c.run();
     await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (x) => void (x.spec.suspend = false));

@@ -72,7 +72,7 @@ export function jobControllers(): Reconciler<TopoqueueConfig> {
   return {
     name: 'job-controllers',
     setup(ctx, queue, recorder) {
-      const pods = ctx.informers.for<Pod>('Pod');
+      const pods = ctx.informers.for('Pod');
       pods.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
       env = { ctx, queue, recorder, pods, podsOf: (uid) => (uid ? pods.byIndex(BY_CONTROLLER_UID, uid) : []) };
       for (const c of controllers) c.setup(env);

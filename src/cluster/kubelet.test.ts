@@ -20,7 +20,7 @@ const phase = (c: TestCluster, name: string) => c.pod(name)?.status?.phase;
 const condition = (c: TestCluster, name: string, type: string) => c.pod(name)?.status?.conditions?.find((x) => x.type === type);
 
 async function setNode(c: TestCluster, name: string, change: (n: Node) => void, status = false) {
-  await retryOnConflict<Node>(c.store, 'Node', undefined, name, (n) => void change(n), { status });
+  await retryOnConflict(c.store, 'Node', undefined, name, (n) => void change(n), { status });
 }
 
 describe('kubelet', () => {

@@ -83,9 +83,9 @@ export class Kubelet {
     this.ctx = ctx;
     this.queue = queue;
     this.recorder = recorder;
-    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(BY_NODE_NAME, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
-    this.nodes = ctx.informers.for<Node>('Node');
+    this.nodes = ctx.informers.for('Node');
     const enqueue = (p: Pod) => {
       if (!isTerminal(p) && (p.spec?.nodeName || p.metadata.deletionTimestamp)) queue.add(objectKey(p));
     };

@@ -14,7 +14,6 @@
 import { TopoqueueApiVersion } from '../api/api-versions.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { PodSetTopologyRequest, Workload } from '../api/objects.ts';
-import type { ClusterQueue } from '../api/queues.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { resourceAmount } from '../api/resources.ts';
 import { formatTime } from '../api/time.ts';
@@ -284,7 +283,7 @@ function noWorkloadReason(run: SimulationRun, e: EntryRecord): string {
 function queuesReport(run: SimulationRun): ReportQueue[] {
   const out: ReportQueue[] = [];
   const names = new Set<string>([...run.timeline.queueSeries.keys()]);
-  const cqs = new Map(run.cluster.store.listSync<ClusterQueue>('ClusterQueue').map((c) => [c.metadata.name, c]));
+  const cqs = new Map(run.cluster.store.listSync('ClusterQueue').map((c) => [c.metadata.name, c]));
   for (const n of cqs.keys()) names.add(n);
   for (const name of [...names].sort(byString)) {
     const cq = cqs.get(name);

@@ -139,7 +139,7 @@ class AdmissionWatch {
     store: MemoryStore,
     private readonly clock: VirtualClock,
   ) {
-    this.stop = store.watch<Workload>('Workload', (e) => this.onEvent(e.type, e.old, e.object));
+    this.stop = store.watch('Workload', (e) => this.onEvent(e.type, e.old, e.object));
   }
 
   close(): void {
@@ -232,7 +232,7 @@ function verify(w: World, label: string, stop: DriveStop): void {
     assert.deepEqual(other, [], `${label}: errors of a crashed process other than its failed writes`);
   }
 
-  const workloads = store.listSync<Workload>('Workload', { namespace: NS });
+  const workloads = store.listSync('Workload', { namespace: NS });
   const unfinished = workloads.filter((x) => findCondition(x, 'Finished')?.status !== 'True').map((x) => `${x.metadata.name}: ${JSON.stringify(x.status?.conditions?.map((c) => [c.type, c.status, c.reason]))}`);
   assert.deepEqual(unfinished, [], `${label}: every Workload finished`);
   const failed = workloads.filter((x) => findCondition(x, 'Finished')?.reason !== 'Succeeded').map((x) => x.metadata.name);
@@ -258,7 +258,7 @@ function verify(w: World, label: string, stop: DriveStop): void {
     const js = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>('JobSet', NS, j)!;
     assert.ok(js.status?.conditions?.some((c) => c.type === 'Completed' && c.status === 'True'), `${label}: JobSet ${j} completed: ${JSON.stringify(js.status)}`);
   }
-  const pods = store.listSync<Pod>('Pod', { namespace: NS });
+  const pods = store.listSync('Pod', { namespace: NS });
   for (const [g, n] of groups) {
     const phases = pods.filter((p) => (p.metadata.labels?.[KueueLabel.PodGroupName] ?? p.metadata.annotations?.[GangAnnotation.Name]) === g).map((p) => p.status?.phase);
     assert.deepEqual(phases, Array(n).fill('Succeeded'), `${label}: the pods of group ${g} ran`);
@@ -273,7 +273,7 @@ function verify(w: World, label: string, stop: DriveStop): void {
 const hasGate = (p: Pod, gate: string) => (p.spec.schedulingGates ?? []).some((g) => g.name === gate);
 
 const admittedWaitingForPods = (store: MemoryStore) =>
-  store.listSync<Workload>('Workload', { namespace: NS }).some((x) => {
+  store.listSync('Workload', { namespace: NS }).some((x) => {
     if (!x.status?.admission) return false;
     const owner = x.metadata.ownerReferences?.find((o) => o.controller);
     if (owner?.kind !== 'Job') return false;
@@ -288,7 +288,7 @@ describe('restart of the controller manager', () => {
     submit(w, [...groupPods('group-2', 4, '3', '5m'), batchJob('mid', { parallelism: 4, completions: 4, indexed: true, template: template('4', '4m', { required: RACK }) })]);
     assert.equal(await drive(w.process, w.clock, { untilMs: START + 7.5 * MIN }), DriveStop.Until);
     // Part-way: some Workloads run (a pod group among them), some wait for quota or capacity.
-    const workloads = w.store.listSync<Workload>('Workload', { namespace: NS });
+    const workloads = w.store.listSync('Workload', { namespace: NS });
     const running = (x: Workload) => x.status?.admission !== undefined && findCondition(x, 'Finished')?.status !== 'True';
     assert.ok(workloads.some((x) => running(x) && x.metadata.name === 'group'), 'a pod group runs at the crash');
     assert.ok(workloads.some((x) => running(x) && x.metadata.ownerReferences?.[0]?.kind === 'Job'), 'a Job runs at the crash');
@@ -306,13 +306,13 @@ describe('restart of the controller manager', () => {
   it('a crash right after an admission was written, before the job was started and its pods created, loses nothing', async () => {
     const w = await world();
     // The first admission write is the last write of the process: the rest of that cycle fails.
-    const stop = w.store.watch<Workload>('Workload', (e) => {
+    const stop = w.store.watch('Workload', (e) => {
       if (e.type === 'MODIFIED' && !e.old?.status?.admission && e.object.status?.admission) w.process.crash();
     });
     assert.equal(await drive(w.process, w.clock, { untilMs: LIMIT }), DriveStop.Crashed);
     stop();
     assert.ok(admittedWaitingForPods(w.store), 'at the crash an admitted Job is still suspended');
-    assert.equal(w.store.listSync<Pod>('Pod', { namespace: NS }).filter((p) => !p.metadata.labels?.[KueueLabel.PodGroupName] && !p.metadata.annotations?.[GangAnnotation.Name]).length, 0, 'no job pod yet');
+    assert.equal(w.store.listSync('Pod', { namespace: NS }).filter((p) => !p.metadata.labels?.[KueueLabel.PodGroupName] && !p.metadata.annotations?.[GangAnnotation.Name]).length, 0, 'no job pod yet');
     await restart(w);
     verify(w, 'crash after the first admission', await finish(w));
     w.watch.close();
@@ -326,14 +326,14 @@ describe('restart of the controller manager', () => {
     // still carrying that gate, is the last write of the process.
     const lifted = new Map<string, number>();
     const owner = (p: Pod) => p.metadata.annotations?.[KueueAnnotation.Workload] ?? p.metadata.labels?.[KueueLabel.PodGroupName] ?? '';
-    const stop = w.store.watch<Pod>('Pod', (e) => {
+    const stop = w.store.watch('Pod', (e) => {
       if (e.type !== 'MODIFIED' || !e.old || crashes.length >= 4 || w.process.crashed) return;
       for (const gate of [KueueSchedulingGate.Topology, KueueSchedulingGate.Admission]) {
         if (!hasGate(e.old, gate) || hasGate(e.object, gate)) continue;
         const key = `${owner(e.object)} ${gate}`;
         const n = (lifted.get(key) ?? 0) + 1;
         lifted.set(key, n);
-        const rest = w.store.listSync<Pod>('Pod', { namespace: NS }).filter((p) => owner(p) === owner(e.object) && hasGate(p, gate));
+        const rest = w.store.listSync('Pod', { namespace: NS }).filter((p) => owner(p) === owner(e.object) && hasGate(p, gate));
         if (n >= 2 && rest.length > 0) {
           crashes.push(key);
           w.process.crash();
@@ -378,7 +378,7 @@ describe('restart of the controller manager', () => {
     });
     const wl = (name: string): Workload => ({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name, namespace: NS }, spec: { podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] } });
     const setAdmission = (name: string, a: Admission | undefined) => {
-      const x = structuredClone(store.getSync<Workload>('Workload', NS, name)!);
+      const x = structuredClone(store.getSync('Workload', NS, name)!);
       x.status = { ...x.status, admission: a };
       if (a === undefined) delete x.status.admission;
       store.updateStatusSync(x);
@@ -411,7 +411,7 @@ describe('restart of the controller manager', () => {
       const checker = new InvariantChecker({ store, clock, startMs: START, fullEvery: 200 });
       await checker.start();
       const transitions: string[] = [];
-      const stopWatch = store.watch<Workload>('Workload', (e) => {
+      const stopWatch = store.watch('Workload', (e) => {
         const a = e.old?.status?.admission;
         const b = e.type === 'DELETED' ? undefined : e.object.status?.admission;
         if (a && b && JSON.stringify(a) !== JSON.stringify(b) && (e.old?.status?.unhealthyNodes ?? []).length === 0) transitions.push(`${objectKey(e.object)} at ${(clock.now() - START) / 1000}s`);
@@ -452,12 +452,12 @@ describe('restart of the controller manager', () => {
         const done = u.kind === 'Job' ? 'Complete' : 'Completed';
         assert.ok(job?.status?.conditions?.some((c) => c.type === done && c.status === 'True'), `${at}: ${u.kind} ${u.namespace}/${u.name} fits and completes: ${JSON.stringify(job?.status)}`);
         // Queued, not run around the queue: one Workload, admitted and finished.
-        const owned = store.listSync<Workload>('Workload', { namespace: u.namespace }).filter((w) => w.metadata.ownerReferences?.some((o) => o.controller && o.kind === u.kind && o.name === u.name));
+        const owned = store.listSync('Workload', { namespace: u.namespace }).filter((w) => w.metadata.ownerReferences?.some((o) => o.controller && o.kind === u.kind && o.name === u.name));
         assert.deepEqual(owned.map((w) => findCondition(w, 'Finished')?.reason), ['Succeeded'], `${at}: ${u.kind} ${u.namespace}/${u.name} has one Workload, finished`);
       }
       // The run ends, unless a plain-Pod group or gang that lost pods (nothing recreates them)
       // keeps being re-admitted and timed out, as in the soak without crashes.
-      const unfinished = store.listSync<Workload>('Workload').filter((w) => findCondition(w, 'Finished')?.status !== 'True');
+      const unfinished = store.listSync('Workload').filter((w) => findCondition(w, 'Finished')?.status !== 'True');
       const podOwned = (w: Workload) => (w.metadata.ownerReferences ?? []).every((o) => o.kind === 'Pod');
       if (r !== DriveStop.Idle) assert.ok(unfinished.some(podOwned), `${at}: the run ends (stopped: ${r}; unfinished: ${unfinished.map(objectKey).join(', ')})`);
       checker.stop();

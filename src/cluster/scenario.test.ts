@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KObject, Node } from '../api/objects.ts';
-import type { SimulationEvent } from '../api/simulation-event.ts';
+import type { KObject } from '../api/objects.ts';
 import { readyNode, testCluster, type TestCluster } from '../testing/cluster.ts';
 import { scenarioController } from './scenario.ts';
 
 const ev = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KObject =>
   ({ apiVersion: 'topoqueue.io/v1alpha1', kind: 'SimulationEvent', metadata: { name, ...(annotations ? { annotations } : {}) }, spec }) as KObject;
 
-const node = (c: TestCluster, name: string) => c.get<Node>('Node', name);
+const node = (c: TestCluster, name: string) => c.get('Node', name);
 const ready = (c: TestCluster, name: string) => node(c, name)?.status?.conditions?.find((x) => x.type === 'Ready');
-const status = (c: TestCluster, name: string) => c.get<SimulationEvent>('SimulationEvent', name)?.status;
+const status = (c: TestCluster, name: string) => c.get('SimulationEvent', name)?.status;
 
 describe('scenario controller', () => {
   it('applies each action to its Node at spec.at from the simulation start', async () => {

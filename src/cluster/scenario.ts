@@ -51,7 +51,7 @@ export class ScenarioController {
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: { add(key: string): void }, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.recorder = recorder;
-    this.events = ctx.informers.for<SimulationEvent>('SimulationEvent');
+    this.events = ctx.informers.for('SimulationEvent');
     const enqueue = (e: SimulationEvent) => {
       if (!e.status?.applied) queue.add(objectKey(e));
     };
@@ -74,7 +74,7 @@ export class ScenarioController {
     const now = this.ctx.clock.now();
     if (now < due) return { requeueAfterMs: due - now };
 
-    const node = await this.ctx.store.get<Node>('Node', undefined, e.spec.node);
+    const node = await this.ctx.store.get('Node', undefined, e.spec.node);
     if (!node) return this.done(ev, SimulationEventResult.Failed, `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`);
     const message = await this.apply(e);
     return this.done(ev, message === undefined ? SimulationEventResult.Failed : SimulationEventResult.Applied, message ?? `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`);
@@ -86,7 +86,7 @@ export class ScenarioController {
     const name = e.spec.node;
     const stamp = nowTimestamp(this.ctx.clock);
     const ready = async (status: 'True' | 'False', reason: string, message: string) => {
-      const r = await retryOnConflict<Node>(
+      const r = await retryOnConflict(
         store,
         'Node',
         undefined,
@@ -102,9 +102,9 @@ export class ScenarioController {
         },
         { status: true },
       );
-      return r ? `Node ${name}: Ready=${status} (${reason})` : undefined;
+      return r.outcome !== 'gone' ? `Node ${name}: Ready=${status} (${reason})` : undefined;
     };
-    const spec = async (change: (n: Node) => void) => (await retryOnConflict<Node>(store, 'Node', undefined, name, (n) => void change(n))) !== undefined;
+    const spec = async (change: (n: Node) => void) => (await retryOnConflict(store, 'Node', undefined, name, (n) => void change(n))).outcome !== 'gone';
 
     switch (e.spec.action) {
       case SimulationAction.NotReady:
@@ -157,7 +157,7 @@ export class ScenarioController {
 
   private async done(ev: SimulationEvent, result: SimulationEventResult, message: string): Promise<void> {
     const applied = nowTimestamp(this.ctx.clock);
-    await retryOnConflict<SimulationEvent>(
+    await retryOnConflict(
       this.ctx.store,
       'SimulationEvent',
       undefined,

@@ -36,7 +36,7 @@ function fakeKueue(opts: { tickForeverMs?: number } = {}): Reconciler<TopoqueueC
       const job = await store.get<KObject & { spec: { parallelism?: number } }>('Job', ns, name);
       if (!job) return;
       const wname = `job-${name}`;
-      const w = await store.get<Workload>('Workload', ns, wname);
+      const w = await store.get('Workload', ns, wname);
       const count = job.spec.parallelism ?? 1;
       if (!w) {
         await store.create<Workload>({
@@ -72,7 +72,7 @@ function fakeKueue(opts: { tickForeverMs?: number } = {}): Reconciler<TopoqueueC
       }
       if (w.status.conditions?.some((c) => c.type === 'Finished')) return;
       for (let i = 0; i < count; i++) {
-        const p = await store.get<Pod>('Pod', ns, `${name}-${i}`);
+        const p = await store.get('Pod', ns, `${name}-${i}`);
         if (p) await store.updateStatus({ ...mutable(p), status: { phase: 'Succeeded' } });
       }
       const f = mutable(w);

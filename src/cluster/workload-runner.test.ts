@@ -20,7 +20,7 @@ const wl = (name: string, runDuration?: string, owned = false): Workload => ({
 
 /** Plays the scheduler: Admitted=True (or an eviction: Evicted=True, Admitted=False). */
 async function admit(c: TestCluster, name: string, admitted: boolean) {
-  await retryOnConflict<Workload>(
+  await retryOnConflict(
     c.store,
     'Workload',
     'default',
@@ -41,7 +41,7 @@ async function admit(c: TestCluster, name: string, admitted: boolean) {
   );
 }
 
-const finished = (c: TestCluster, name: string) => c.get<Workload>('Workload', name)?.status?.conditions?.find((x) => x.type === 'Finished');
+const finished = (c: TestCluster, name: string) => c.get('Workload', name)?.status?.conditions?.find((x) => x.type === 'Finished');
 
 describe('workload runner', () => {
   it('a bare Workload with a run duration is Finished (Succeeded, "Job finished successfully") that long after its admission', async () => {
@@ -49,7 +49,7 @@ describe('workload runner', () => {
     await c.run(12_500);
     for (const n of ['w', 'no-duration', 'owned']) await admit(c, n, true);
     await c.run(0);
-    assert.equal(c.get<Workload>('Workload', 'w')?.status?.conditions?.find((x) => x.type === 'PodsReady')?.status, 'True', 'its "pods" are ready at once');
+    assert.equal(c.get('Workload', 'w')?.status?.conditions?.find((x) => x.type === 'PodsReady')?.status, 'True', 'its "pods" are ready at once');
     await c.run(299_999);
     assert.equal(finished(c, 'w'), undefined);
     await c.run(1);

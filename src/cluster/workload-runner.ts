@@ -46,7 +46,7 @@ export class WorkloadRunner {
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: { add(key: string): void }, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.recorder = recorder;
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     const seen = (old: Workload | undefined, w: Workload) => {
       if (!runnable(w)) return;
       if (running(w) && !(old && running(old))) this.admittedAt.set(this.admissionId(w), ctx.clock.now());
@@ -77,7 +77,7 @@ export class WorkloadRunner {
     const ready = podsReadyCondition(w, { admitted: true, allReady: true }, nowSeconds(this.ctx.clock));
     let r: Workload | undefined;
     if (done || ready) {
-      r = await retryOnConflict<Workload>(
+      ({ object: r } = await retryOnConflict(
         this.ctx.store,
         'Workload',
         namespace,
@@ -91,7 +91,7 @@ export class WorkloadRunner {
           return c !== undefined || done;
         },
         { status: true },
-      );
+      ));
     }
     if (done) {
       if (r && isTrue(r, WorkloadCondition.Finished)) this.finished++;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KObject, Node } from '../api/objects.ts';
-import type { HyperNode } from '../api/volcano-objects.ts';
+import type { KObject } from '../api/objects.ts';
 import { hyperNode, node } from '../testing/builders.ts';
 import { tasEnv, type TasEnv } from '../testing/tas-runtime.ts';
 import { retryOnConflict } from '../runtime/store.ts';
@@ -16,7 +15,7 @@ async function env(objects: KObject[], opts: HyperNodeStatusOptions = {}): Promi
   return e;
 }
 
-const hn = (e: TasEnv, name: string) => e.store.getSync<HyperNode>('HyperNode', undefined, name)!;
+const hn = (e: TasEnv, name: string) => e.store.getSync('HyperNode', undefined, name)!;
 const count = (e: TasEnv, name: string) => hn(e, name).status?.nodeCount;
 const ready = (e: TasEnv, name: string) => hn(e, name).status?.conditions?.find((c) => c.type === 'Ready');
 
@@ -46,7 +45,7 @@ describe('HyperNode status: nodeCount', () => {
   it('a label member follows node label changes; a node in two selectors counts once', async () => {
     const e = await env([hyperNode('r1').tier(1).labelMatch({ [RACK]: 'r1' }).nodes('a').build(), node('a').labels({ [RACK]: 'r1' }).build(), node('b').labels({ [RACK]: 'r2' }).build()]);
     assert.equal(count(e, 'r1'), 1);
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'b', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
+    await retryOnConflict(e.store, 'Node', undefined, 'b', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
     await e.m.run();
     assert.equal(count(e, 'r1'), 2);
   });
@@ -54,7 +53,7 @@ describe('HyperNode status: nodeCount', () => {
   it('writes nothing when nothing changed', async () => {
     const e = await env([hyperNode('s0').tier(1).nodes('a').build(), node('a').build()]);
     const writes = e.store.writes.status;
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'a', (n) => void (n.metadata.labels = { ...n.metadata.labels, other: 'x' }));
+    await retryOnConflict(e.store, 'Node', undefined, 'a', (n) => void (n.metadata.labels = { ...n.metadata.labels, other: 'x' }));
     await e.m.run();
     assert.equal(e.store.writes.status, writes);
   });
@@ -87,7 +86,7 @@ describe('HyperNode label discovery', () => {
   const rackNodes = () => [node('n1').labels({ [RACK]: 'r1' }).build(), node('n2').labels({ [RACK]: 'r1' }).build(), node('n3').labels({ [RACK]: 'r2' }).build()];
   const discovered = (e: TasEnv) =>
     e.store
-      .listSync<HyperNode>('HyperNode')
+      .listSync('HyperNode')
       .map((h) => [h.metadata.labels?.[RACK], h.spec.members.map((m) => m.selector.exactMatch?.name).join(','), h.status?.nodeCount] as const)
       .sort();
 
@@ -97,11 +96,11 @@ describe('HyperNode label discovery', () => {
       ['r1', 'n1,n2', 2],
       ['r2', 'n3', 1],
     ]);
-    const r2 = e.store.listSync<HyperNode>('HyperNode').find((h) => h.metadata.labels?.[RACK] === 'r2')!;
+    const r2 = e.store.listSync('HyperNode').find((h) => h.metadata.labels?.[RACK] === 'r2')!;
     assert.equal(r2.spec.tierName, RACK);
     assert.equal(r2.metadata.labels?.['volcano.sh/network-topology-source'], 'label');
     // n3 moves to r1: r2 is no longer produced and is deleted.
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'n3', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
+    await retryOnConflict(e.store, 'Node', undefined, 'n3', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
     await e.m.run();
     assert.deepEqual(discovered(e), [['r1', 'n1,n2,n3', 3]]);
     await e.store.delete('Node', undefined, 'n1');

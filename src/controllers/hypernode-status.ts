@@ -135,24 +135,92 @@ function sameLabels(a: StringMap | undefined, b: StringMap | undefined): boolean
 }
 
 export function hyperNodeStatusController(options: HyperNodeStatusOptions = {}): Reconciler<TopoqueueConfig> {
-  let ctx!: ControllerContext<TopoqueueConfig>;
-  let nodes!: Informer<Node>;
-  let hyperNodes!: Informer<HyperNode>;
-  const discovery: DiscoveryConfig[] = [];
+  return new HyperNodeStatusController(options);
+}
 
-  const treeNodes = (): TreeNode[] => {
+class HyperNodeStatusController implements Reconciler<TopoqueueConfig> {
+  readonly name = HYPERNODE_STATUS;
+  private ctx!: ControllerContext<TopoqueueConfig>;
+  private nodes!: Informer<Node>;
+  private hyperNodes!: Informer<HyperNode>;
+  private readonly discovery: DiscoveryConfig[] = [];
+
+  constructor(private readonly options: HyperNodeStatusOptions = {}) {}
+
+  setup(c: ControllerContext<TopoqueueConfig>, queue: WorkQueue): void {
+    this.ctx = c;
+    this.nodes = c.informers.for('Node');
+    this.hyperNodes = c.informers.for('HyperNode');
+    for (const d of this.options.discovery ?? []) {
+      const errors = checkDiscoveryConfig(d);
+      // The peer skips a type with a bad configuration; so do we, and say why.
+      if (errors.length > 0) c.log.error(HYPERNODE_STATUS, `discovery/${d.type ?? 'label'}`, new Error(`label discovery skipped: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`));
+      else this.discovery.push(d);
+    }
+    const resync = (): void => queue.add(HYPERNODES_KEY);
+    this.nodes.addHandler({
+      add: resync,
+      update: (old, n) => {
+        if (!sameLabels(old.metadata.labels, n.metadata.labels)) resync();
+      },
+      delete: resync,
+    });
+    this.hyperNodes.addHandler({
+      add: resync,
+      update: (old, h) => {
+        if (JSON.stringify(old.spec) !== JSON.stringify(h.spec) || !sameLabels(old.metadata.labels, h.metadata.labels)) resync();
+      },
+      delete: resync,
+    });
+    // One pass at start even with no objects (discovery may have something to create).
+    resync();
+  }
+
+  async reconcile(): Promise<void> {
+    const all = this.treeNodes();
+    for (const d of this.discovery) await this.discover(d, all);
+
+    const list = [...this.hyperNodes.values()].sort(byCreation);
+    const tree = new HyperNodeTree(list, all);
+    const names = new NodeNames(all);
+    const now = nowSeconds(this.ctx.clock);
+    for (const h of list) {
+      const nodeCount = hyperNodeNodeCount(h, names);
+      const ready = readyCondition(tree, h.metadata.name);
+      const old = h.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
+      const sameReady = old !== undefined && old.status === ready.status && old.reason === ready.reason && old.message === ready.message && old.observedGeneration === h.metadata.generation;
+      if (h.status?.nodeCount === nodeCount && sameReady) continue;
+      await retryOnConflict(
+        this.ctx.store,
+        'HyperNode',
+        undefined,
+        h.metadata.name,
+        (o) => {
+          const prev = o.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
+          const cond: Condition = { ...ready, observedGeneration: o.metadata.generation, lastTransitionTime: prev && prev.status === ready.status && prev.lastTransitionTime ? prev.lastTransitionTime : formatTime(now) };
+          const others = (o.status?.conditions ?? []).filter((x) => x.type !== HyperNodeConditionType.Ready);
+          const next = { ...(o.status ?? {}), nodeCount, conditions: [...others, cond] };
+          if (JSON.stringify(next) === JSON.stringify(o.status ?? {})) return false;
+          o.status = next;
+        },
+        { status: true },
+      );
+    }
+  }
+
+  private treeNodes(): TreeNode[] {
     const out: TreeNode[] = [];
-    for (const n of nodes.values()) out.push({ name: n.metadata.name, labels: n.metadata.labels ?? {} });
+    for (const n of this.nodes.values()) out.push({ name: n.metadata.name, labels: n.metadata.labels ?? {} });
     return out;
-  };
+  }
 
-  async function discover(config: DiscoveryConfig, all: readonly TreeNode[]): Promise<void> {
-    const result = discoverHyperNodes(all, [...hyperNodes.values()], config);
+  private async discover(config: DiscoveryConfig, all: readonly TreeNode[]): Promise<void> {
+    const result = discoverHyperNodes(all, [...this.hyperNodes.values()], config);
     for (const h of result.hyperNodes) {
-      const cur = hyperNodes.get(h.metadata.name);
+      const cur = this.hyperNodes.get(h.metadata.name);
       if (!cur) {
         try {
-          await ctx.store.create(h);
+          await this.ctx.store.create(h);
         } catch (e) {
           // A cache behind the store: the next pass sees the object.
           if (!isAlreadyExists(e)) throw e;
@@ -161,82 +229,17 @@ export function hyperNodeStatusController(options: HyperNodeStatusOptions = {}):
       }
       const labels = { ...(cur.metadata.labels ?? {}), ...(h.metadata.labels ?? {}) };
       if (JSON.stringify(cur.spec) === JSON.stringify(h.spec) && sameLabels(cur.metadata.labels, labels)) continue;
-      await retryOnConflict<HyperNode>(ctx.store, 'HyperNode', undefined, h.metadata.name, (o) => {
+      await retryOnConflict(this.ctx.store, 'HyperNode', undefined, h.metadata.name, (o) => {
         o.metadata.labels = { ...(o.metadata.labels ?? {}), ...(h.metadata.labels ?? {}) };
         o.spec = structuredClone(h.spec);
       });
     }
     for (const name of result.stale) {
       try {
-        await ctx.store.delete('HyperNode', undefined, name);
+        await this.ctx.store.delete('HyperNode', undefined, name);
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
     }
   }
-
-  return {
-    name: HYPERNODE_STATUS,
-
-    setup(c, queue: WorkQueue) {
-      ctx = c;
-      nodes = c.informers.for<Node>('Node');
-      hyperNodes = c.informers.for<HyperNode>('HyperNode');
-      for (const d of options.discovery ?? []) {
-        const errors = checkDiscoveryConfig(d);
-        // The peer skips a type with a bad configuration; so do we, and say why.
-        if (errors.length > 0) c.log.error(HYPERNODE_STATUS, `discovery/${d.type ?? 'label'}`, new Error(`label discovery skipped: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`));
-        else discovery.push(d);
-      }
-      const resync = (): void => queue.add(HYPERNODES_KEY);
-      nodes.addHandler({
-        add: resync,
-        update: (old, n) => {
-          if (!sameLabels(old.metadata.labels, n.metadata.labels)) resync();
-        },
-        delete: resync,
-      });
-      hyperNodes.addHandler({
-        add: resync,
-        update: (old, h) => {
-          if (JSON.stringify(old.spec) !== JSON.stringify(h.spec) || !sameLabels(old.metadata.labels, h.metadata.labels)) resync();
-        },
-        delete: resync,
-      });
-      // One pass at start even with no objects (discovery may have something to create).
-      resync();
-    },
-
-    async reconcile(): Promise<void> {
-      const all = treeNodes();
-      for (const d of discovery) await discover(d, all);
-
-      const list = [...hyperNodes.values()].sort(byCreation);
-      const tree = new HyperNodeTree(list, all);
-      const names = new NodeNames(all);
-      const now = nowSeconds(ctx.clock);
-      for (const h of list) {
-        const nodeCount = hyperNodeNodeCount(h, names);
-        const ready = readyCondition(tree, h.metadata.name);
-        const old = h.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
-        const sameReady = old !== undefined && old.status === ready.status && old.reason === ready.reason && old.message === ready.message && old.observedGeneration === h.metadata.generation;
-        if (h.status?.nodeCount === nodeCount && sameReady) continue;
-        await retryOnConflict<HyperNode>(
-          ctx.store,
-          'HyperNode',
-          undefined,
-          h.metadata.name,
-          (o) => {
-            const prev = o.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
-            const cond: Condition = { ...ready, observedGeneration: o.metadata.generation, lastTransitionTime: prev && prev.status === ready.status && prev.lastTransitionTime ? prev.lastTransitionTime : formatTime(now) };
-            const others = (o.status?.conditions ?? []).filter((x) => x.type !== HyperNodeConditionType.Ready);
-            const next = { ...(o.status ?? {}), nodeCount, conditions: [...others, cond] };
-            if (JSON.stringify(next) === JSON.stringify(o.status ?? {})) return false;
-            o.status = next;
-          },
-          { status: true },
-        );
-      }
-    },
-  };
 }

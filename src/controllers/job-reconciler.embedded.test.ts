@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueSchedulingGate, TopoqueueAnnotation } from '../api/keys.ts';
-import type { KObject, Pod, Workload } from '../api/objects.ts';
+import type { KObject, Workload } from '../api/objects.ts';
 import { findCondition, isTrue } from '../admission/conditions.ts';
 import { cq, flavor } from '../testing/admission.ts';
 import { readyNode, testCluster } from '../testing/cluster.ts';
@@ -46,7 +46,7 @@ test('embedded cluster: a Job, JobSet, MPIJob, Volcano Job and HyperJob are admi
 
   const errors = c.manager.errors.filter((e) => e.controller === 'job');
   assert.deepEqual(errors, []);
-  const workloads = c.store.listSync<Workload>('Workload', { namespace: 'ns' });
+  const workloads = c.store.listSync('Workload', { namespace: 'ns' });
   const byOwner = new Map(workloads.map((w) => [`${w.metadata.ownerReferences?.[0]?.kind}/${w.metadata.ownerReferences?.[0]?.name}`, w]));
   assert.equal(workloads.length, 6);
   for (const key of ['Job/train', 'JobSet/js', 'MPIJob/pi', 'Job/vj', 'HyperJob/hj']) {
@@ -60,13 +60,13 @@ test('embedded cluster: a Job, JobSet, MPIJob, Volcano Job and HyperJob are admi
   const lws = byOwner.get('LeaderWorkerSet/serve')!;
   assert.ok(isTrue(lws, 'Admitted'));
   assert.equal(findCondition(lws, 'PodsReady')?.status, 'True');
-  const lwsPods = c.store.listSync<Pod>('Pod', { namespace: 'ns' }).filter((p) => p.metadata.name.startsWith('serve-'));
+  const lwsPods = c.store.listSync('Pod', { namespace: 'ns' }).filter((p) => p.metadata.name.startsWith('serve-'));
   assert.deepEqual(lwsPods.map((p) => [p.metadata.name, p.status?.phase, p.spec.schedulingGates ?? []]), [
     ['serve-0', 'Running', []],
     ['serve-0-1', 'Running', []],
   ]);
   // TAS: the Job's pods were given one rack by the ungater (the topology gate was ours to add).
-  const trainPods = c.store.listSync<Pod>('Pod', { namespace: 'ns' }).filter((p) => p.metadata.name.startsWith('train-'));
+  const trainPods = c.store.listSync('Pod', { namespace: 'ns' }).filter((p) => p.metadata.name.startsWith('train-'));
   assert.equal(new Set(trainPods.map((p) => p.spec.nodeSelector?.[RACK] ?? p.spec.nodeName?.split('-')[0])).size, 1, 'one rack');
   assert.ok(trainPods.every((p) => !(p.spec.schedulingGates ?? []).some((g) => g.name === KueueSchedulingGate.Topology)));
 });
@@ -84,12 +84,12 @@ test('embedded cluster: a preempted Job is suspended, its pods go, its quota is 
   const low = batchJob('low', { parallelism: 4, completions: 4, template: runs('100s') });
   await c.store.create(low);
   await c.run(10_000);
-  assert.equal(c.store.listSync<Pod>('Pod', { namespace: 'ns' }).filter((p) => p.status?.phase === 'Running').length, 4);
+  assert.equal(c.store.listSync('Pod', { namespace: 'ns' }).filter((p) => p.status?.phase === 'Running').length, 4);
   await c.store.create(batchJob('high', { parallelism: 4, completions: 4, labels: { 'kueue.x-k8s.io/priority-class': 'high' }, template: runs('30s') }));
   await c.run(20 * 60_000);
 
   assert.deepEqual(c.manager.errors.filter((e) => e.controller === 'job'), []);
-  const wl = (name: string) => c.store.listSync<Workload>('Workload', { namespace: 'ns' }).find((w) => w.metadata.ownerReferences?.[0]?.name === name)!;
+  const wl = (name: string) => c.store.listSync('Workload', { namespace: 'ns' }).find((w) => w.metadata.ownerReferences?.[0]?.name === name)!;
   const lowW = wl('low');
   const highW = wl('high');
   assert.equal(findCondition(highW, 'Finished')?.reason, 'Succeeded');

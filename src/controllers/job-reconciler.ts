@@ -30,7 +30,7 @@ import { nowSeconds } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
-import { InvalidError, isAlreadyExists, isConflict, isNotFound, retryOnConflict } from '../runtime/store.ts';
+import { InvalidError, isAlreadyExists, isConflict, isNotFound, type RetryResult, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
 import { type JobWebhookDeps, cacheLookup, jobManaged, registerJobWebhooks } from './job-webhook.ts';
@@ -162,15 +162,15 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       const on = (o: KObject) => this.enqueueJob(o);
       inf.addHandler({ add: on, update: (_, o) => on(o), delete: on });
     }
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(OWNER_INDEX, ownerIndex);
     const onWorkload = (w: Workload) => this.enqueueWorkload(w);
     this.workloads.addHandler({ add: onWorkload, update: (_, w) => onWorkload(w), delete: onWorkload });
-    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(OWNER_INDEX, ownerIndex);
     const onPod = (p: Pod) => this.enqueuePod(p);
     this.pods.addHandler({ add: onPod, update: (_, p) => onPod(p), delete: onPod });
-    this.flavors = ctx.informers.for<ResourceFlavor>('ResourceFlavor');
+    this.flavors = ctx.informers.for('ResourceFlavor');
     ctx.informers.for('Namespace');
     ctx.informers.for('LocalQueue');
     registerJobWebhooks(ctx.store, this.deps);
@@ -383,9 +383,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       needsStart: () => adapter.isSuspended(job),
       start: async (w, infos) => {
         const counted = new Set(w.spec.podSets.filter((ps) => ps.minCount !== undefined).map((ps) => ps.name));
-        let started = false;
-        await updateJob((j) => {
-          started = false;
+        const r = await updateJob((j) => {
           if (!adapter.isSuspended(j)) return false;
           const templates = adapter.templates(j);
           for (const info of infos) {
@@ -395,15 +393,12 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
             if (counted.has(info.name)) adapter.setCount?.(j, info.name, info.count);
           }
           adapter.setSuspended(j, false);
-          started = true;
           return true;
         });
-        return started;
+        return r.outcome === 'written';
       },
       stop: async (w, message) => {
-        let changed = false;
-        await updateJob((j) => {
-          changed = false;
+        const r = await updateJob((j) => {
           if (adapter.isSuspended(j)) return false;
           adapter.setSuspended(j, true);
           if (w) {
@@ -415,10 +410,9 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
               if (ps.minCount !== undefined) adapter.setCount?.(j, ps.name, ps.count);
             }
           }
-          changed = true;
           return true;
         });
-        if (changed) this.recorder.event(job, 'Normal', JobReason.Stopped, message);
+        if (r.outcome === 'written') this.recorder.event(job, 'Normal', JobReason.Stopped, message);
       },
     };
   }
@@ -456,7 +450,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       const candidates = gated.filter((p) => podSetOf(p) === info.name).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
       const room = Math.max(0, info.count - through);
       for (const pod of candidates.slice(0, room)) {
-        const written = await retryOnConflict<Pod>(this.ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
+        const { object: after } = await retryOnConflict(this.ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
           if (p.metadata.uid !== pod.metadata.uid || !hasGate(p, KueueSchedulingGate.Admission) || p.metadata.deletionTimestamp) return false;
           mergePodSetInfo(p.metadata, p.spec, byPodSet.get(info.name)!);
           const keepTopology = info.schedulingGates.some((g) => g.name === KueueSchedulingGate.Topology);
@@ -465,7 +459,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
           );
           return true;
         });
-        if (written && !hasGate(written, KueueSchedulingGate.Admission)) {
+        if (after && !hasGate(after, KueueSchedulingGate.Admission)) {
           started = true;
           const created = parseTime(pod.metadata.creationTimestamp);
           if (created !== undefined) {
@@ -546,7 +540,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
 
   private async adopt(job: KObject, w: Workload): Promise<void> {
     const ref = { apiVersion: job.apiVersion, kind: job.kind, name: job.metadata.name, uid: job.metadata.uid ?? '', controller: true };
-    await retryOnConflict<Workload>(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
+    await retryOnConflict(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
       if (x.metadata.uid !== w.metadata.uid || controllerOf(x)) return false;
       x.metadata.ownerReferences = [...(x.metadata.ownerReferences ?? []), ref];
       return true;
@@ -557,18 +551,18 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private async removeFinalizer(w: Workload): Promise<boolean> {
     const has = (x: Workload) => (x.metadata.finalizers ?? []).includes(KueueRuntimeKey.ResourceInUseFinalizer);
     if (!has(w)) return false;
-    let removed = false;
     try {
-      await retryOnConflict<Workload>(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
+      const r = await retryOnConflict(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
         if (x.metadata.uid !== w.metadata.uid || !has(x)) return false;
         x.metadata.finalizers = x.metadata.finalizers!.filter((f) => f !== KueueRuntimeKey.ResourceInUseFinalizer);
-        removed = true;
         return true;
       });
+      return r.outcome === 'written';
     } catch (e) {
+      // Gone between the read and the write: the finalizer went with it.
       if (!isNotFound(e)) throw e;
+      return true;
     }
-    return removed;
   }
 
   /** Workloads of a job that is gone (or of an earlier job of that name) lose their finalizer; garbage collection deletes them. */
@@ -579,8 +573,8 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     }
   }
 
-  private writeStatus(w: Workload, change: (x: Workload) => boolean): Promise<Workload | undefined> {
-    return retryOnConflict<Workload>(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => x.metadata.uid === w.metadata.uid && change(x), { status: true });
+  private writeStatus(w: Workload, change: (x: Workload) => boolean): Promise<RetryResult<Workload>> {
+    return retryOnConflict(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => x.metadata.uid === w.metadata.uid && change(x), { status: true });
   }
 
   private async writeFinished(w: Workload, reason: string, message: string): Promise<void> {
@@ -616,7 +610,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       started &&= changed;
       return changed;
     });
-    if (started && written) this.observeReady(written, now);
+    if (started && written.outcome === 'written') this.observeReady(written.object, now);
   }
 
   /** kueue_ready_wait_time_seconds and kueue_admitted_until_ready_wait_time_seconds, on the first start. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KObject, Node, Pod, ResourceFlavor, Taint, Workload } from '../api/objects.ts';
+import type { KObject, ResourceFlavor, Taint, Workload } from '../api/objects.ts';
 import { node } from '../testing/builders.ts';
 import { placement, tasEnv, tasPod, tasWorkload, type TasEnv } from '../testing/tas-runtime.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
@@ -16,21 +16,21 @@ async function env(objects: KObject[]): Promise<TasEnv> {
   return e;
 }
 
-const wl = (e: TasEnv, name = 'wl') => e.store.getSync<Workload>('Workload', 'default', name)!;
+const wl = (e: TasEnv, name = 'wl') => e.store.getSync('Workload', 'default', name)!;
 const unhealthy = (e: TasEnv, name = 'wl') => (wl(e, name).status?.unhealthyNodes ?? []).map((n) => n.name);
 const evicted = (e: TasEnv, name = 'wl') => wl(e, name).status?.conditions?.find((c) => c.type === 'Evicted');
-const pod = (e: TasEnv, name: string) => e.store.getSync<Pod>('Pod', 'default', name)!;
+const pod = (e: TasEnv, name: string) => e.store.getSync('Pod', 'default', name)!;
 
 async function setReady(e: TasEnv, name: string, status: 'True' | 'False'): Promise<void> {
-  await retryOnConflict<Node>(e.store, 'Node', undefined, name, (n) => void (n.status!.conditions = [{ type: 'Ready', status, lastTransitionTime: nowTimestamp(e.clock) } as never]), { status: true });
+  await retryOnConflict(e.store, 'Node', undefined, name, (n) => void (n.status!.conditions = [{ type: 'Ready', status, lastTransitionTime: nowTimestamp(e.clock) } as never]), { status: true });
 }
 
 async function setTaints(e: TasEnv, name: string, taints: Taint[], unschedulable = false): Promise<void> {
-  await retryOnConflict<Node>(e.store, 'Node', undefined, name, (n) => void (n.spec = { ...n.spec, taints, unschedulable }));
+  await retryOnConflict(e.store, 'Node', undefined, name, (n) => void (n.spec = { ...n.spec, taints, unschedulable }));
 }
 
 async function setPhase(e: TasEnv, name: string, phase: 'Succeeded' | 'Failed'): Promise<void> {
-  await retryOnConflict<Pod>(e.store, 'Pod', 'default', name, (p) => void (p.status = { phase }), { status: true });
+  await retryOnConflict(e.store, 'Pod', 'default', name, (p) => void (p.status = { phase }), { status: true });
 }
 
 /** Two Ready nodes, a Workload with one pod on each, running. */
@@ -68,7 +68,7 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
   it('a NotReady condition without a transition time counts from when it is first seen', async () => {
     const e = await env(twoNodes());
     const t0 = e.clock.now();
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'h2', (n) => void (n.status!.conditions = [{ type: 'Ready', status: 'Unknown' }]), { status: true });
+    await retryOnConflict(e.store, 'Node', undefined, 'h2', (n) => void (n.status!.conditions = [{ type: 'Ready', status: 'Unknown' }]), { status: true });
     await e.m.run({ untilMs: t0 + 29 * SECOND });
     assert.deepEqual(unhealthy(e), []);
     await e.m.run({ untilMs: t0 + 31 * SECOND });
@@ -94,7 +94,7 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     assert.match(pod(e, 'p-2').status!.conditions!.find((x) => x.type === 'TerminatedByKueue')!.message!, /node h2 was deleted/);
 
     const f = await env(twoNodes());
-    await retryOnConflict<Node>(f.store, 'Node', undefined, 'h1', (n) => void (n.status!.conditions = []), { status: true });
+    await retryOnConflict(f.store, 'Node', undefined, 'h1', (n) => void (n.status!.conditions = []), { status: true });
     await f.m.run({ untilMs: f.clock.now() });
     assert.deepEqual(unhealthy(f), ['h1']);
   });
@@ -118,7 +118,7 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
 
   it('a node that is healthy again is removed from unhealthyNodes', async () => {
     const e = await env(twoNodes());
-    await retryOnConflict<Node>(e.store, 'Node', undefined, 'h2', (n) => void (n.status!.conditions = []), { status: true });
+    await retryOnConflict(e.store, 'Node', undefined, 'h2', (n) => void (n.status!.conditions = []), { status: true });
     await e.m.run();
     assert.deepEqual(unhealthy(e), ['h2']);
     await setReady(e, 'h2', 'True');
@@ -137,7 +137,7 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     // The scheduler's second pass: h2 replaced by h3; a pod ungated onto h2 meanwhile is a stray.
     await e.store.create(tasPod('p-4', 'wl').ungatedOn('h2').build());
     const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
-    await retryOnConflict<Workload>(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
+    await retryOnConflict(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
     await e.m.run();
     assert.deepEqual(unhealthy(e), []);
     assert.equal(pod(e, 'p-4').status?.phase, 'Failed');
@@ -236,7 +236,7 @@ describe('node failures with the TopologyUngater', () => {
     assert.equal(placement(pod(e, 'p-2b')), 'gated');
     // The scheduler's second pass: h2 -> h3.
     const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
-    await retryOnConflict<Workload>(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
+    await retryOnConflict(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
     await e.m.run();
     assert.equal(placement(pod(e, 'p-2b')), 'h3');
     assert.deepEqual(unhealthy(e), []);

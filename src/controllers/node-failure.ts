@@ -195,55 +195,150 @@ function podWorkloadKey(p: Pod): string | undefined {
 const workloadKey = (w: Workload): string => `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
 
 export function nodeFailureController(): Reconciler<TopoqueueConfig> {
-  let ctx!: ControllerContext<TopoqueueConfig>;
-  let recorder!: EventRecorder;
-  let nodes!: Informer<Node>;
-  let workloads!: Informer<Workload>;
-  let pods!: Informer<Pod>;
-  let flavors!: Informer<ResourceFlavor>;
-  const firstNotReady = new Map<string, number>();
+  return new NodeFailureController();
+}
+
+class NodeFailureController implements Reconciler<TopoqueueConfig> {
+  readonly name = NODE_FAILURE;
+  private ctx!: ControllerContext<TopoqueueConfig>;
+  private recorder!: EventRecorder;
+  private nodes!: Informer<Node>;
+  private workloads!: Informer<Workload>;
+  private pods!: Informer<Pod>;
+  private flavors!: Informer<ResourceFlavor>;
+  private readonly firstNotReady = new Map<string, number>();
+
+  setup(c: ControllerContext<TopoqueueConfig>, queue: WorkQueue, rec: EventRecorder): void {
+    this.ctx = c;
+    this.recorder = rec;
+    this.nodes = c.informers.for('Node');
+    this.workloads = c.informers.for('Workload');
+    this.pods = c.informers.for('Pod');
+    this.flavors = c.informers.for('ResourceFlavor');
+
+    this.workloads.addIndex(WORKLOAD_BY_NODE, (w) => {
+      const hosts = hostsOf(w);
+      const bad = unhealthyNodeNames(w);
+      if (bad.length === 0) return [...hosts.keys()];
+      return [...new Set([...hosts.keys(), ...bad])];
+    });
+    this.pods.addIndex(POD_BY_NODE, podNodes);
+    this.pods.addIndex(POD_BY_WORKLOAD, (p) => {
+      const k = podWorkloadKey(p);
+      return k === undefined ? [] : [k];
+    });
+
+    const health = (n: Node | undefined): string => {
+      if (!n) return 'gone';
+      const r = n.status?.conditions?.find((x) => x.type === 'Ready') as { status?: string; lastTransitionTime?: string } | undefined;
+      return JSON.stringify([r?.status, r?.lastTransitionTime, n.spec?.taints, n.spec?.unschedulable]);
+    };
+    this.nodes.addHandler({
+      add: (n) => queue.add(n.metadata.name),
+      update: (old, n) => {
+        if (health(old) !== health(n)) queue.add(n.metadata.name);
+      },
+      delete: (n) => queue.add(n.metadata.name),
+    });
+
+    const enqueueWorkloadNodes = (old: Workload | undefined, w: Workload): void => {
+      const hosts = hostsOf(w);
+      const oldHosts = old ? hostsOf(old) : EMPTY_HOSTS;
+      for (const name of unhealthyNodeNames(w)) queue.add(name);
+      if (old) for (const name of unhealthyNodeNames(old)) queue.add(name);
+      if (hosts === oldHosts || hosts.size === 0) return;
+      for (const h of hosts.keys()) if (!oldHosts.has(h) && !looksHealthy(this.nodes.get(h))) queue.add(h);
+      // Pending ungated pods whose host the assignment dropped (a replacement) are strays.
+      let dropped = false;
+      for (const h of oldHosts.keys()) {
+        if (!hosts.has(h)) {
+          dropped = true;
+          break;
+        }
+      }
+      if (!dropped) return;
+      for (const p of this.pods.byIndex(POD_BY_WORKLOAD, workloadKey(w))) {
+        const h = p.spec.nodeSelector?.[HOSTNAME_LABEL];
+        const ps = p.metadata.labels?.[KueueLabel.PodSet];
+        if (h !== undefined && ps !== undefined && pendingOn(p, h) && !hosts.get(h)?.has(ps)) queue.add(h);
+      }
+    };
+    this.workloads.addHandler({
+      add: (w) => enqueueWorkloadNodes(undefined, w),
+      update: (old, w) => enqueueWorkloadNodes(old, w),
+      delete: (w) => {
+        for (const name of unhealthyNodeNames(w)) queue.add(name);
+      },
+    });
+
+    const stopped = (p: Pod): boolean => terminal(p) || p.metadata.deletionTimestamp !== undefined;
+    const onPod = (old: Pod | undefined, p: Pod, deleted: boolean): void => {
+      const key = podWorkloadKey(p);
+      if (key === undefined) return;
+      const changed = deleted || !old || stopped(old) !== stopped(p) || gated(old) !== gated(p) || old.spec.nodeName !== p.spec.nodeName;
+      if (!changed) return;
+      for (const n of new Set([...(old ? podNodes(old) : []), ...podNodes(p)])) {
+        if (!looksHealthy(this.nodes.get(n))) {
+          queue.addAfter(n, NODE_BATCH_MS);
+          continue;
+        }
+        // Ungated onto a host its PodSet's assignment does not name: a stray.
+        const w = this.workloads.get(key);
+        const ps = p.metadata.labels?.[KueueLabel.PodSet];
+        if (!deleted && w && ps !== undefined && pendingOn(p, n) && hostsOf(w).size > 0 && !hostsOf(w).get(n)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
+      }
+    };
+    this.pods.addHandler({
+      add: (p) => onPod(undefined, p, false),
+      update: (old, p) => onPod(old, p, false),
+      delete: (p) => onPod(undefined, p, true),
+    });
+  }
+
+  async reconcile(name: string): Promise<ReconcileResult | void> {
+    const state = nodeState(name, this.nodes.get(name), this.ctx.clock.now(), this.ctx.config.nodeFailureDelayMs, this.firstNotReady);
+    const affected = [...this.workloads.byIndex(WORKLOAD_BY_NODE, name)].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
+    for (const w of affected) await this.handle(w, name, state);
+    await this.failStrays(name);
+    if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };
+  }
 
   /** Pods of `w` indexed at `node`. */
-  const podsAt = (w: Workload, node: string): Pod[] => {
+  private podsAt(w: Workload, node: string): Pod[] {
     const key = workloadKey(w);
-    return pods.byIndex(POD_BY_NODE, node).filter((p) => podWorkloadKey(p) === key);
-  };
+    return this.pods.byIndex(POD_BY_NODE, node).filter((p) => podWorkloadKey(p) === key);
+  }
 
-  async function failPod(p: Pod, message: string): Promise<void> {
+  private async failPod(p: Pod, message: string): Promise<void> {
     const uid = p.metadata.uid;
-    const now = nowSeconds(ctx.clock);
-    let done = false;
-    const written = await retryOnConflict<Pod>(
-      ctx.store,
+    const now = nowSeconds(this.ctx.clock);
+    const r = await retryOnConflict(
+      this.ctx.store,
       'Pod',
       p.metadata.namespace,
       p.metadata.name,
       (cur) => {
-        done = false;
         if (cur.metadata.uid !== uid || terminal(cur)) return false;
         const conditions: Condition[] = (cur.status?.conditions ?? []).filter((c) => c.type !== TERMINATED_BY_KUEUE);
         conditions.push({ type: TERMINATED_BY_KUEUE, status: 'True', reason: UNSCHEDULABLE_ON_ASSIGNED_NODE, message, lastTransitionTime: formatTime(now) });
         cur.status = { ...(cur.status ?? {}), phase: 'Failed', conditions };
-        done = true;
       },
       { status: true },
     );
-    if (done && written) recorder.event(written, 'Warning', POD_TERMINATED_BY_KUEUE, message);
+    if (r.outcome === 'written') this.recorder.event(r.object, 'Warning', POD_TERMINATED_BY_KUEUE, message);
   }
 
   /** Adds `node` to unhealthyNodes, or evicts when another node is there already. */
-  async function markUnhealthy(w: Workload, node: string, why: string): Promise<void> {
-    const now = nowSeconds(ctx.clock);
+  private async markUnhealthy(w: Workload, node: string, why: string): Promise<void> {
+    const now = nowSeconds(this.ctx.clock);
     let evicted: string | undefined;
-    let added = false;
-    const written = await retryOnConflict<Workload>(
-      ctx.store,
+    const r = await retryOnConflict(
+      this.ctx.store,
       'Workload',
       w.metadata.namespace,
       w.metadata.name,
       (cur) => {
         evicted = undefined;
-        added = false;
         if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
         const names = unhealthyNodeNames(cur);
         if (names.includes(node) || !assignedHosts(cur).has(node)) return false;
@@ -254,22 +349,21 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
           return;
         }
         cur.status = { ...cur.status, unhealthyNodes: [{ name: node }] };
-        added = true;
       },
       { status: true },
     );
-    if (!written) return;
+    if (r.outcome !== 'written') return;
     if (evicted !== undefined) {
-      ctx.metrics.evictedWorkloads.inc({ cluster_queue: written.status?.admission?.clusterQueue ?? '', reason: NODE_FAILURES, underlying_cause: '' });
-      recorder.event(written, 'Normal', `EvictedDueTo${NODE_FAILURES}`, evicted);
-    } else if (added) {
-      recorder.event(written, 'Warning', 'UnhealthyNode', `${why}; looking for a replacement for the node's pods`);
+      this.ctx.metrics.evictedWorkloads.inc({ cluster_queue: r.object.status?.admission?.clusterQueue ?? '', reason: NODE_FAILURES, underlying_cause: '' });
+      this.recorder.event(r.object, 'Normal', `EvictedDueTo${NODE_FAILURES}`, evicted);
+    } else {
+      this.recorder.event(r.object, 'Warning', 'UnhealthyNode', `${why}; looking for a replacement for the node's pods`);
     }
   }
 
-  async function clearUnhealthy(w: Workload, node: string): Promise<void> {
-    await retryOnConflict<Workload>(
-      ctx.store,
+  private async clearUnhealthy(w: Workload, node: string): Promise<void> {
+    await retryOnConflict(
+      this.ctx.store,
       'Workload',
       w.metadata.namespace,
       w.metadata.name,
@@ -285,11 +379,11 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
   }
 
   /** Step 2 and 3 for one Workload. */
-  async function handle(w: Workload, node: string, state: NodeState): Promise<void> {
+  private async handle(w: Workload, node: string, state: NodeState): Promise<void> {
     const podSets = hostsOf(w).get(node);
     const listed = unhealthyNodeNames(w).includes(node);
     if (!podSets || isTrue(w, WorkloadCondition.Finished)) {
-      if (listed) await clearUnhealthy(w, node);
+      if (listed) await this.clearUnhealthy(w, node);
       return;
     }
     let why: string | undefined;
@@ -301,140 +395,41 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
       const psas = w.status!.admission!.podSetAssignments.filter((p) => podSets.has(p.name));
       let taint: Taint | undefined;
       for (const psa of psas) {
-        taint = untoleratedTaint(state.taints, effectiveTolerations(w, psa, (f) => flavors.get(f)));
+        taint = untoleratedTaint(state.taints, effectiveTolerations(w, psa, (f) => this.flavors.get(f)));
         if (taint) break;
       }
       if (!taint) {
-        if (listed) await clearUnhealthy(w, node);
+        if (listed) await this.clearUnhealthy(w, node);
         return;
       }
-      const running = podsAt(w, node).some((p) => p.spec.nodeName === node && !terminal(p) && !p.metadata.deletionTimestamp);
+      const running = this.podsAt(w, node).some((p) => p.spec.nodeName === node && !terminal(p) && !p.metadata.deletionTimestamp);
       if (running) return;
       why = `node ${node} has the taint ${formatTaint(taint)}, not tolerated by the Workload`;
       message = TAINT_TERMINATION_MESSAGE;
     }
     if (why === undefined) return; // NotReady, not for long yet
-    if (!isTrue(w, WorkloadCondition.Evicted)) await markUnhealthy(w, node, why);
-    for (const p of podsAt(w, node)) {
+    if (!isTrue(w, WorkloadCondition.Evicted)) await this.markUnhealthy(w, node, why);
+    for (const p of this.podsAt(w, node)) {
       if (terminal(p)) continue;
-      if (p.spec.nodeName === node || pendingOn(p, node)) await failPod(p, message);
+      if (p.spec.nodeName === node || pendingOn(p, node)) await this.failPod(p, message);
     }
   }
 
   /** Pending ungated pods pointed at `node` that their PodSet's assignment no longer names. */
-  async function failStrays(node: string): Promise<void> {
-    for (const p of pods.byIndex(POD_BY_NODE, node)) {
+  private async failStrays(node: string): Promise<void> {
+    for (const p of this.pods.byIndex(POD_BY_NODE, node)) {
       if (!pendingOn(p, node)) continue;
       const key = podWorkloadKey(p);
       const ps = p.metadata.labels?.[KueueLabel.PodSet];
-      const w = key === undefined ? undefined : workloads.get(key);
+      const w = key === undefined ? undefined : this.workloads.get(key);
       if (!w || ps === undefined || !w.status?.admission || isTrue(w, WorkloadCondition.Finished)) continue;
       const psa = w.status.admission.podSetAssignments.find((a) => a.name === ps);
       const levels = psa?.topologyAssignment?.levels;
       if (!levels || levels[levels.length - 1] !== HOSTNAME_LABEL) continue;
       if (hostsOf(w).get(node)?.has(ps)) continue;
-      await failPod(p, `Pod terminated by Kueue NodeController: node ${node} is no longer in the topology assignment of PodSet ${ps}`);
+      await this.failPod(p, `Pod terminated by Kueue NodeController: node ${node} is no longer in the topology assignment of PodSet ${ps}`);
     }
   }
-
-  return {
-    name: NODE_FAILURE,
-
-    setup(c, queue: WorkQueue, rec) {
-      ctx = c;
-      recorder = rec;
-      nodes = c.informers.for<Node>('Node');
-      workloads = c.informers.for<Workload>('Workload');
-      pods = c.informers.for<Pod>('Pod');
-      flavors = c.informers.for<ResourceFlavor>('ResourceFlavor');
-
-      workloads.addIndex(WORKLOAD_BY_NODE, (w) => {
-        const hosts = hostsOf(w);
-        const bad = unhealthyNodeNames(w);
-        if (bad.length === 0) return [...hosts.keys()];
-        return [...new Set([...hosts.keys(), ...bad])];
-      });
-      pods.addIndex(POD_BY_NODE, podNodes);
-      pods.addIndex(POD_BY_WORKLOAD, (p) => {
-        const k = podWorkloadKey(p);
-        return k === undefined ? [] : [k];
-      });
-
-      const health = (n: Node | undefined): string => {
-        if (!n) return 'gone';
-        const r = n.status?.conditions?.find((x) => x.type === 'Ready') as { status?: string; lastTransitionTime?: string } | undefined;
-        return JSON.stringify([r?.status, r?.lastTransitionTime, n.spec?.taints, n.spec?.unschedulable]);
-      };
-      nodes.addHandler({
-        add: (n) => queue.add(n.metadata.name),
-        update: (old, n) => {
-          if (health(old) !== health(n)) queue.add(n.metadata.name);
-        },
-        delete: (n) => queue.add(n.metadata.name),
-      });
-
-      const enqueueWorkloadNodes = (old: Workload | undefined, w: Workload): void => {
-        const hosts = hostsOf(w);
-        const oldHosts = old ? hostsOf(old) : EMPTY_HOSTS;
-        for (const name of unhealthyNodeNames(w)) queue.add(name);
-        if (old) for (const name of unhealthyNodeNames(old)) queue.add(name);
-        if (hosts === oldHosts || hosts.size === 0) return;
-        for (const h of hosts.keys()) if (!oldHosts.has(h) && !looksHealthy(nodes.get(h))) queue.add(h);
-        // Pending ungated pods whose host the assignment dropped (a replacement) are strays.
-        let dropped = false;
-        for (const h of oldHosts.keys()) {
-          if (!hosts.has(h)) {
-            dropped = true;
-            break;
-          }
-        }
-        if (!dropped) return;
-        for (const p of pods.byIndex(POD_BY_WORKLOAD, workloadKey(w))) {
-          const h = p.spec.nodeSelector?.[HOSTNAME_LABEL];
-          const ps = p.metadata.labels?.[KueueLabel.PodSet];
-          if (h !== undefined && ps !== undefined && pendingOn(p, h) && !hosts.get(h)?.has(ps)) queue.add(h);
-        }
-      };
-      workloads.addHandler({
-        add: (w) => enqueueWorkloadNodes(undefined, w),
-        update: (old, w) => enqueueWorkloadNodes(old, w),
-        delete: (w) => {
-          for (const name of unhealthyNodeNames(w)) queue.add(name);
-        },
-      });
-
-      const stopped = (p: Pod): boolean => terminal(p) || p.metadata.deletionTimestamp !== undefined;
-      const onPod = (old: Pod | undefined, p: Pod, deleted: boolean): void => {
-        const key = podWorkloadKey(p);
-        if (key === undefined) return;
-        const changed = deleted || !old || stopped(old) !== stopped(p) || gated(old) !== gated(p) || old.spec.nodeName !== p.spec.nodeName;
-        if (!changed) return;
-        for (const n of new Set([...(old ? podNodes(old) : []), ...podNodes(p)])) {
-          if (!looksHealthy(nodes.get(n))) {
-            queue.addAfter(n, NODE_BATCH_MS);
-            continue;
-          }
-          // Ungated onto a host its PodSet's assignment does not name: a stray.
-          const w = workloads.get(key);
-          const ps = p.metadata.labels?.[KueueLabel.PodSet];
-          if (!deleted && w && ps !== undefined && pendingOn(p, n) && hostsOf(w).size > 0 && !hostsOf(w).get(n)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
-        }
-      };
-      pods.addHandler({
-        add: (p) => onPod(undefined, p, false),
-        update: (old, p) => onPod(old, p, false),
-        delete: (p) => onPod(undefined, p, true),
-      });
-    },
-
-    async reconcile(name): Promise<ReconcileResult | void> {
-      const state = nodeState(name, nodes.get(name), ctx.clock.now(), ctx.config.nodeFailureDelayMs, firstNotReady);
-      const affected = [...workloads.byIndex(WORKLOAD_BY_NODE, name)].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
-      for (const w of affected) await handle(w, name, state);
-      await failStrays(name);
-      if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };
-    },
-  };
 }
 
 /** One more NodeFailures eviction in status.schedulingStats.evictions. */

@@ -180,9 +180,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     this.queue = queue;
     this.recorder = recorder;
     registerPodWebhook(ctx);
-    this.flavors = ctx.informers.for<ResourceFlavor>('ResourceFlavor');
+    this.flavors = ctx.informers.for('ResourceFlavor');
     this.podGroups = ctx.informers.for<PodGroup>('PodGroup');
-    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(KEY_INDEX, (p) => {
       const k = podReconcileKey(p);
       return k === undefined ? [] : [k];
@@ -208,7 +208,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
         enqueuePod(p);
       },
     });
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(KEY_INDEX, (w) => {
       const k = workloadReconcileKey(w);
       return k === undefined ? [] : [k];
@@ -672,7 +672,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     const have = new Set((wl.metadata.ownerReferences ?? []).map((r) => r.uid));
     const missing = pods.filter((p) => p.metadata.uid && !have.has(p.metadata.uid));
     if (missing.length === 0) return;
-    await retryOnConflict<Workload>(this.ctx.store, 'Workload', wl.metadata.namespace, wl.metadata.name, (w) => {
+    await retryOnConflict(this.ctx.store, 'Workload', wl.metadata.namespace, wl.metadata.name, (w) => {
       const refs = w.metadata.ownerReferences ?? [];
       const known = new Set(refs.map((r) => r.uid));
       const add = missing.filter((p) => !known.has(p.metadata.uid!));
@@ -711,7 +711,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   private async removeWorkloadFinalizer(wl: Workload): Promise<void> {
     if (!(wl.metadata.finalizers ?? []).includes(RESOURCE_IN_USE_FINALIZER)) return;
-    await retryOnConflict<Workload>(this.ctx.store, 'Workload', wl.metadata.namespace, wl.metadata.name, (w) => {
+    await retryOnConflict(this.ctx.store, 'Workload', wl.metadata.namespace, wl.metadata.name, (w) => {
       if (w.metadata.uid !== wl.metadata.uid || !(w.metadata.finalizers ?? []).includes(RESOURCE_IN_USE_FINALIZER)) return false;
       w.metadata.finalizers = w.metadata.finalizers!.filter((f) => f !== RESOURCE_IN_USE_FINALIZER);
     });
@@ -729,7 +729,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
   }
 
   private async writeStatus(wl: Workload, change: (w: Workload) => boolean | void): Promise<void> {
-    await retryOnConflict<Workload>(
+    await retryOnConflict(
       this.ctx.store,
       'Workload',
       wl.metadata.namespace,

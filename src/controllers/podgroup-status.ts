@@ -199,13 +199,13 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
     this.podGroups = ctx.informers.for<AnyPodGroup>('PodGroup');
     this.podGroups.addIndex(BY_NAME, (pg) => [pg.metadata.name]);
     this.podGroups.addIndex(BY_OWNER_UID, (pg) => (pg.metadata.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid));
-    this.pods = ctx.informers.for<Pod>('Pod');
+    this.pods = ctx.informers.for('Pod');
     const label = (p: Pod, key: string) => p.metadata.labels?.[key];
     this.pods.addIndex(BY_KOORDINATOR, (p) => (label(p, GangLabel.PodGroup) ? [`${namespaceOf(p)}/${label(p, GangLabel.PodGroup)}`] : []));
     this.pods.addIndex(BY_SCHEDULER_PLUGINS, (p) => (label(p, GangLabel.SchedulerPluginsPodGroup) ? [label(p, GangLabel.SchedulerPluginsPodGroup)!] : []));
     const volcanoGroup = (p: Pod) => p.metadata.annotations?.[VolcanoAnnotation.PodGroupName];
     this.pods.addIndex(BY_VOLCANO, (p) => (volcanoGroup(p) ? [`${namespaceOf(p)}/${volcanoGroup(p)}`] : []));
-    this.workloads = ctx.informers.for<Workload>('Workload');
+    this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(BY_OWNER_UID, (w) => (w.metadata.ownerReferences ?? []).map((r) => r.uid));
 
     const enqueueForPod = (p: Pod) => {

@@ -102,7 +102,7 @@ export type StartResult = { status: 'started' } | { status: 'skipped' } | { stat
  */
 export async function startPod(store: ObjectStore, pod: Pod, info: PodSetInfo): Promise<StartResult> {
   let result: StartResult = { status: 'skipped' };
-  await retryOnConflict<Pod>(store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
+  await retryOnConflict(store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
     result = { status: 'skipped' };
     if (p.metadata.uid !== pod.metadata.uid || !hasAdmissionGate(p)) return false;
     const conflict = applyPodSetInfo(p, info);
@@ -121,7 +121,7 @@ export async function stopPod(store: ObjectStore, clock: Clock, pod: Pod, reason
   const ns = pod.metadata.namespace;
   const name = pod.metadata.name;
   const condition: Condition = { type: TERMINATION_TARGET, status: 'True', reason, message, lastTransitionTime: nowTimestamp(clock) };
-  await retryOnConflict<Pod>(
+  await retryOnConflict(
     store,
     'Pod',
     ns,
@@ -143,13 +143,11 @@ export async function stopPod(store: ObjectStore, clock: Clock, pod: Pod, reason
 /** Removes the managed finalizer; true when the pod changed. */
 export async function finalizePod(store: ObjectStore, pod: Pod): Promise<boolean> {
   if (!(pod.metadata.finalizers ?? []).includes(KueueRuntimeKey.ManagedFinalizer)) return false;
-  let changed = false;
-  await retryOnConflict<Pod>(store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
+  const r = await retryOnConflict(store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
     if (p.metadata.uid !== pod.metadata.uid) return false;
     const fins = p.metadata.finalizers ?? [];
     if (!fins.includes(KueueRuntimeKey.ManagedFinalizer)) return false;
     p.metadata.finalizers = fins.filter((f) => f !== KueueRuntimeKey.ManagedFinalizer);
-    changed = true;
   });
-  return changed;
+  return r.outcome === 'written';
 }

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
-import type { HyperNode } from '../api/volcano-objects.ts';
 import { tierLevelKey } from '../topology/hypernode-tree.ts';
-import type { KObject, Node, Workload } from '../api/objects.ts';
+import type { KObject, Workload } from '../api/objects.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { BLOCK, cq, flavor, localQueue, RACK, TAS_LEVELS, wl } from '../testing/admission.ts';
 import { hyperNode, node, pod } from '../testing/builders.ts';
@@ -12,7 +11,7 @@ import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
 import { condition, finish, markUnhealthy, topology } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
 
-const get = (env: RuntimeEnv, name: string) => env.get<Workload>('Workload', 'default', name)!;
+const get = (env: RuntimeEnv, name: string) => env.get('Workload', 'default', name)!;
 
 /** Pods per host of a Workload's first PodSet assignment. */
 function hosts(w: Workload): Record<string, number> {
@@ -128,7 +127,7 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     assert.equal(Object.keys(before).length, 2);
     const failed = Object.keys(before)[0]!;
     const kept = Object.keys(before)[1]!;
-    env.patch<Node>('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    env.patch('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
     markUnhealthy(env, 'w1', [failed]);
     await env.run();
     const w1 = get(env, 'w1');
@@ -144,7 +143,7 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
   it('evicts with NodeFailures when there is no replacement', async () => {
     const env = await setup(false);
     const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
-    env.patch<Node>('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    env.patch('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
     markUnhealthy(env, 'w1', [failed]);
     await env.run();
     const w1 = get(env, 'w1');
@@ -156,7 +155,7 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
 
   it('a Workload owned by a single Pod keeps its assignment', async () => {
     const env = await setup(true);
-    env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }]));
+    env.patch('Workload', 'default', 'w1', (w) => (w.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }]));
     const before = get(env, 'w1').status?.admission;
     const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
     markUnhealthy(env, 'w1', [failed]);
@@ -221,7 +220,7 @@ describe('scheduler controller: gangs and HyperNodes', () => {
     // A third node joins the free HyperNode (by exact name): w2 fits there.
     const free = placed[0] === 'n0' ? 's1' : 's0';
     const newNode = free === 's1' ? 'n4' : 'n5';
-    env.patch<HyperNode>('HyperNode', undefined, free, (h) => h.spec.members.push({ type: 'Node', selector: { exactMatch: { name: newNode } } }));
+    env.patch('HyperNode', undefined, free, (h) => h.spec.members.push({ type: 'Node', selector: { exactMatch: { name: newNode } } }));
     env.seed(node(newNode).labels({ pool: 'gpu' }).cpu(4).build());
     await env.run();
     assert.equal(Object.keys(hosts(get(env, 'w2'))).length, 3);

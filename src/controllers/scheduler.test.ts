@@ -5,16 +5,16 @@ import { pod } from '../testing/builders.ts';
 import { cq, flavor, localQueue, wl } from '../testing/admission.ts';
 import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
 import { Manager } from '../runtime/manager.ts';
-import type { ObjectStore, WatchHandler, WatchOptions } from '../runtime/store.ts';
+import type { DeleteOptions, ListOptions, ObjectStore, WatchHandler, WatchOptions } from '../runtime/store.ts';
 import { defaultConfig } from './config.ts';
 import { clearAfterEviction, condition, finish } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
 import { workloadController } from './workload-controller.ts';
 
-const get = (env: RuntimeEnv, name: string) => env.get<Workload>('Workload', 'default', name)!;
+const get = (env: RuntimeEnv, name: string) => env.get('Workload', 'default', name)!;
 const admitted = (env: RuntimeEnv) =>
   env.store
-    .listSync<Workload>('Workload')
+    .listSync('Workload')
     .filter((w) => w.status?.admission !== undefined)
     .map((w) => w.metadata.name)
     .sort();
@@ -63,11 +63,11 @@ describe('scheduler controller: admission', () => {
     await env.run();
     assert.deepEqual(admitted(env), ['w1']);
     let writes = 0;
-    env.store.watch<Workload>('Workload', (e) => e.object.metadata.name === 'w2' && writes++);
+    env.store.watch('Workload', (e) => e.object.metadata.name === 'w2' && writes++);
     // Capacity events requeue w2 again and again; it still does not fit.
     for (let i = 0; i < 5; i++) {
       env.seed(pod(`p${i}`).build());
-      env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.metadata.labels = { round: String(i) }));
+      env.patch('Workload', 'default', 'w1', (w) => (w.metadata.labels = { round: String(i) }));
       env.seed(wl(`x${i}`).queue('a').pods(1, { cpu: '5' }).build());
       await env.run();
     }
@@ -203,7 +203,7 @@ describe('scheduler controller: restart and determinism', () => {
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build(), wl('w2').queue('a').pods(1, { cpu: '4' }).build());
     await env.run();
     assert.deepEqual(admitted(env), ['w1', 'w2']);
-    const before = env.store.listSync<Workload>('Workload').map((w) => w.metadata.resourceVersion);
+    const before = env.store.listSync('Workload').map((w) => w.metadata.resourceVersion);
     env.manager.stop();
 
     env.seed(wl('w3').queue('a').pods(1, { cpu: '4' }).build());
@@ -211,7 +211,7 @@ describe('scheduler controller: restart and determinism', () => {
     await again.start();
     await again.run();
     assert.deepEqual(
-      env.store.listSync<Workload>('Workload').slice(0, 2).map((w) => w.metadata.resourceVersion),
+      env.store.listSync('Workload').slice(0, 2).map((w) => w.metadata.resourceVersion),
       before,
       'admitted Workloads untouched',
     );
@@ -228,13 +228,13 @@ describe('scheduler controller: restart and determinism', () => {
     const s = env.store;
     const lagging: ObjectStore = {
       namespaced: (k) => s.namespaced(k),
-      get: (k, ns, n) => s.get(k, ns, n),
-      list: (k, o) => s.list(k, o),
+      get: <T extends KObject>(k: string, ns: string | undefined, n: string) => s.get<T>(k, ns, n),
+      list: <T extends KObject>(k: string, o?: ListOptions) => s.list<T>(k, o),
       watch: <T extends KObject>(kind: string, h: WatchHandler<T>, o?: WatchOptions) => s.watch<T>(kind, (e) => held.push(() => h(e)), o),
       create: (o) => s.create(o),
       update: (o) => s.update(o),
       updateStatus: (o) => s.updateStatus(o),
-      delete: (k, ns, n, o) => s.delete(k, ns, n, o),
+      delete: <T extends KObject>(k: string, ns: string | undefined, n: string, o?: DeleteOptions) => s.delete<T>(k, ns, n, o),
       addAdmissionHook: (h) => s.addAdmissionHook(h),
     };
     const m = new Manager({ store: lagging, clock: env.clock, config: defaultConfig({ waitForPodsReady: undefined }) });
@@ -242,7 +242,7 @@ describe('scheduler controller: restart and determinism', () => {
     await m.start();
     for (const f of held.splice(0)) f();
     // Someone else (a previous leader) admits w1; the cache has not seen it yet.
-    env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.status = { admission: { clusterQueue: 'other', podSetAssignments: [{ name: 'main', count: 1 }] } }), { status: true });
+    env.patch('Workload', 'default', 'w1', (w) => (w.status = { admission: { clusterQueue: 'other', podSetAssignments: [{ name: 'main', count: 1 }] } }), { status: true });
     m.queue('scheduler')!.add('cycle');
     const r = await m.run({ untilMs: env.clock.now() + 1000 });
     assert.ok(r.steps < 20, `backs off while the cache is behind, no spinning: ${r.steps} steps`);
@@ -267,7 +267,7 @@ describe('scheduler controller: restart and determinism', () => {
       finish(env, 'w1');
       env.seed(wl('late').queue('a').pods(1, { cpu: '9' }).priority(50).build());
       await env.run();
-      const statuses = env.store.listSync<Workload>('Workload').map((w) => [w.metadata.name, w.status]);
+      const statuses = env.store.listSync('Workload').map((w) => [w.metadata.name, w.status]);
       return JSON.stringify({ statuses, events: env.manager.events.recent.map((e) => [e.at, e.object, e.reason, e.message]) });
     };
     const a = await scenario();

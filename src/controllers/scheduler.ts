@@ -219,27 +219,25 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const before = d.workload;
     const { namespace, name } = splitKey(d.key);
     const encodingByHostnamePrefix = this.ctx.config.gates.TASAssignmentsEncodingByHostnamePrefix;
-    let wrote = false;
     let wasReserved = false;
-    let written = await retryOnConflict<Workload>(
+    const r = await retryOnConflict(
       this.ctx.store,
       'Workload',
       namespace,
       name,
       (w) => {
-        wrote = false;
         if (w.metadata.uid !== before.metadata.uid || w.metadata.generation !== before.metadata.generation || !isPendingCandidate(w)) return false;
         wasReserved = isReservedOnly(w);
         writeAdmission(w, d.admitted, { now, encodingByHostnamePrefix });
-        wrote = true;
       },
       { status: true },
     );
-    if (!written || !wrote) {
+    if (r.outcome !== 'written') {
       // Gone, or no longer pending in the store: the cache is behind, and its event is on the way.
       this.retryLater(d.key);
       return false;
     }
+    let written = r.object;
     // Our gang annotation: set when the waiting time starts, dropped once satisfied.
     const ann = { ...(written.metadata.annotations ?? {}) };
     if (d.gangWaitingSince !== undefined) ann[GANG_WAITING_SINCE_ANNOTATION] = formatTime(d.gangWaitingSince);
@@ -286,43 +284,37 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const cached = this.caches.workloads.get(key);
     if (!cached || same(cached)) return;
     const { namespace, name } = splitKey(key);
-    let wrote = false;
-    const w = await retryOnConflict<Workload>(
+    const r = await retryOnConflict(
       this.ctx.store,
       'Workload',
       namespace,
       name,
       (w) => {
-        wrote = false;
         if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w)) return false;
         writePending(w, p.reason, p.message, { now });
-        wrote = true;
       },
       { status: true },
     );
-    if (w && wrote) this.recorder.event(w, 'Warning', p.reason, p.message);
+    if (r.outcome === 'written') this.recorder.event(r.object, 'Warning', p.reason, p.message);
   }
 
   /** Evicted + Preempted on the victim; its reservation stays until its job has stopped. */
   private async preempt(d: Extract<Decision, { kind: 'preempt' }>, now: number): Promise<boolean> {
     const { namespace, name } = splitKey(d.key);
-    let wrote = false;
-    const w = await retryOnConflict<Workload>(
+    const r = await retryOnConflict(
       this.ctx.store,
       'Workload',
       namespace,
       name,
       (w) => {
-        wrote = false;
         if (w.status?.admission === undefined || isTrue(w, WorkloadCondition.Evicted) || isFinished(w)) return false;
         writePreemptionEviction(w, d.target, { now });
-        wrote = true;
       },
       { status: true },
     );
-    if (!w || !wrote) return false;
+    if (r.outcome !== 'written') return false;
     const m = this.ctx.metrics;
-    this.recorder.event(w, 'Normal', 'Preempted', d.target.message);
+    this.recorder.event(r.object, 'Normal', 'Preempted', d.target.message);
     m.preemptedWorkloads.inc({ preempting_cluster_queue: this.state.queues.clusterQueueOf(d.by) ?? '', reason: d.target.reason });
     m.evictedWorkloads.inc({ cluster_queue: d.clusterQueue, reason: 'Preempted', underlying_cause: d.target.reason });
     return true;
@@ -331,7 +323,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   /** The seed's timeout: released, the Workload and each of its pods annotated timeout=true. */
   private async gangTimeout(d: Extract<Decision, { kind: 'gangTimeout' }>, now: number): Promise<void> {
     const { namespace, name } = splitKey(d.key);
-    const w = await retryOnConflict<Workload>(
+    const { object: w } = await retryOnConflict(
       this.ctx.store,
       'Workload',
       namespace,
@@ -346,7 +338,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     await this.annotate(d.key, { [GangAnnotation.Timeout]: 'true' });
     for (const p of d.pods) {
       const ref = splitKey(p);
-      await retryOnConflict<Pod>(this.ctx.store, 'Pod', ref.namespace, ref.name, (pod) => {
+      await retryOnConflict(this.ctx.store, 'Pod', ref.namespace, ref.name, (pod) => {
         if (pod.metadata.annotations?.[GangAnnotation.Timeout] === 'true') return false;
         pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), [GangAnnotation.Timeout]: 'true' };
       });
@@ -365,10 +357,10 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     this.queue.addAfter(SchedulerKey.Sync, this.errorBackoffMs);
   }
 
-  /** Sets (or, with undefined, removes) Workload annotations; the written Workload, or undefined when gone. */
+  /** Sets (or, with undefined, removes) Workload annotations; the Workload as left, or undefined when gone. */
   private async annotate(key: string, values: Record<string, string | undefined>): Promise<Workload | undefined> {
     const { namespace, name } = splitKey(key);
-    return retryOnConflict<Workload>(this.ctx.store, 'Workload', namespace, name, (w) => {
+    const r = await retryOnConflict(this.ctx.store, 'Workload', namespace, name, (w) => {
       const ann = { ...(w.metadata.annotations ?? {}) };
       for (const [k, v] of Object.entries(values)) {
         if (v === undefined) delete ann[k];
@@ -377,6 +369,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       if (sameMap(ann, w.metadata.annotations ?? {})) return false;
       w.metadata.annotations = ann;
     });
+    return r.object;
   }
 
   // ---- the failed-node second pass -----------------------------------------------------
@@ -399,44 +392,38 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       const seen = JSON.stringify(w.status!.admission);
       try {
         if (rep.kind === 'replaced') {
-          let wrote = false;
-          const written = await retryOnConflict<Workload>(
+          const r = await retryOnConflict(
             this.ctx.store,
             'Workload',
             namespace,
             name,
             (x) => {
-              wrote = false;
               if (JSON.stringify(x.status?.admission) !== seen || isTrue(x, WorkloadCondition.Evicted)) return false;
               x.status = { ...x.status!, admission: { ...x.status!.admission!, podSetAssignments: rep.podSetAssignments } };
               delete x.status.unhealthyNodes;
-              wrote = true;
             },
             { status: true },
           );
-          if (!written || !wrote) {
+          if (r.outcome !== 'written') {
             this.retryLater(key);
             continue;
           }
-          s.replaced(rep.admitted, written);
-          this.recorder.event(written, 'Normal', 'NodeReplaced', `The pods of unhealthy node ${node} have a new place in the topology assignment`);
+          s.replaced(rep.admitted, r.object);
+          this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node ${node} have a new place in the topology assignment`);
         } else {
-          let wrote = false;
-          const written = await retryOnConflict<Workload>(
+          const r = await retryOnConflict(
             this.ctx.store,
             'Workload',
             namespace,
             name,
             (x) => {
-              wrote = false;
               if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted)) return false;
               writeEvicted(x, rep.reason, rep.message, { now });
-              wrote = true;
             },
             { status: true },
           );
-          if (written && wrote) {
-            this.recorder.event(written, 'Warning', `EvictedDueTo${rep.reason}`, rep.message);
+          if (r.outcome === 'written') {
+            this.recorder.event(r.object, 'Warning', `EvictedDueTo${rep.reason}`, rep.message);
             this.ctx.metrics.evictedWorkloads.inc({ cluster_queue: w.status!.admission!.clusterQueue ?? '', reason: rep.reason, underlying_cause: '' });
           }
         }

@@ -10,7 +10,7 @@ import { topologyUngater } from './topology-ungater.ts';
 const JOB_INDEX = PodIndexLabel.JobCompletionIndex;
 
 function where(env: TasEnv, names: readonly string[]): Record<string, string> {
-  return Object.fromEntries(names.map((n) => [n, placement(env.store.getSync<Pod>('Pod', 'default', n))]));
+  return Object.fromEntries(names.map((n) => [n, placement(env.store.getSync('Pod', 'default', n))]));
 }
 
 async function ungate(objects: (Workload | Pod)[]): Promise<TasEnv> {
@@ -28,7 +28,7 @@ describe('TopologyUngater: rank order', () => {
     const pods = Object.entries(idx).map(([n, i]) => tasPod(n, 'job').label(JOB_INDEX, i).build());
     const env = await ungate([w, ...pods]);
     assert.deepEqual(where(env, Object.keys(idx)), { 'p-a': 'h2', 'p-b': 'h1', 'p-c': 'h2', 'p-d': 'h1' });
-    const p = env.store.getSync<Pod>('Pod', 'default', 'p-b')!;
+    const p = env.store.getSync('Pod', 'default', 'p-b')!;
     assert.equal(p.spec.schedulingGates, undefined);
     assert.deepEqual(p.spec.nodeSelector, { [HOSTNAME_LABEL]: 'h1' });
   });
@@ -71,8 +71,8 @@ describe('TopologyUngater: rank order', () => {
     const a = { levels: [BLOCK, RACK], domains: [{ values: ['b1', 'r1'], count: 1 }, { values: ['b1', 'r2'], count: 1 }] };
     const w = tasWorkload('wl').podSet('main', 2, { required: RACK, podIndexLabel: JOB_INDEX }).assign('main', a).build();
     const env = await ungate([w, tasPod('p-0', 'wl').label(JOB_INDEX, 1).build(), tasPod('p-1', 'wl').label(JOB_INDEX, 0).build()]);
-    assert.deepEqual(env.store.getSync<Pod>('Pod', 'default', 'p-0')!.spec.nodeSelector, { [BLOCK]: 'b1', [RACK]: 'r2' });
-    assert.deepEqual(env.store.getSync<Pod>('Pod', 'default', 'p-1')!.spec.nodeSelector, { [BLOCK]: 'b1', [RACK]: 'r1' });
+    assert.deepEqual(env.store.getSync('Pod', 'default', 'p-0')!.spec.nodeSelector, { [BLOCK]: 'b1', [RACK]: 'r2' });
+    assert.deepEqual(env.store.getSync('Pod', 'default', 'p-1')!.spec.nodeSelector, { [BLOCK]: 'b1', [RACK]: 'r1' });
   });
 });
 
@@ -120,7 +120,7 @@ describe('TopologyUngater: runtime', () => {
     const env = await ungate([w, tasPod('p-1', 'wl').build(), tasPod('p-2', 'wl').build()]);
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'gated' });
     const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
-    await retryOnConflict<Workload>(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = replaced.status), { status: true });
+    await retryOnConflict(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = replaced.status), { status: true });
     await env.m.run();
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'h3' });
   });
@@ -162,7 +162,7 @@ describe('TopologyUngater: runtime', () => {
     pending.status!.conditions = pending.status!.conditions!.filter((c) => c.type !== 'Admitted');
     const env = await ungate([pending, tasPod('p-1', 'wl').build(), tasPod('p-2', 'wl').build()]);
     env.clock.advanceBy(5000);
-    await retryOnConflict<Workload>(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = admitted.status), { status: true });
+    await retryOnConflict(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = admitted.status), { status: true });
     await env.m.run();
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'h1' });
     const text = await env.m.metrics.text();
@@ -208,7 +208,7 @@ describe('TopologyUngater: runtime', () => {
     const ms = (used.user + used.system) / 1000;
     let ungated = 0;
     for (let i = 0; i < n; i++) {
-      const p = env.store.getSync<Pod>('Pod', 'default', `big-${(i * 7919) % n}`)!;
+      const p = env.store.getSync('Pod', 'default', `big-${(i * 7919) % n}`)!;
       if (placement(p) === `node-${Math.floor(i / 8)}`) ungated++;
     }
     assert.equal(ungated, n);

@@ -60,127 +60,128 @@ export function admittedByTAS(w: Workload): boolean {
   return isTrue(w, WorkloadCondition.Admitted) && !isTrue(w, WorkloadCondition.Evicted) && !isTrue(w, WorkloadCondition.Finished);
 }
 
+const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
 export function topologyUngater(): Reconciler<TopoqueueConfig> {
-  let ctx!: ControllerContext<TopoqueueConfig>;
-  let recorder!: EventRecorder;
-  let workloads!: Informer<Workload>;
-  let pods!: Informer<Pod>;
-  const expectations = new Expectations();
+  return new TopologyUngater();
+}
 
-  const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+class TopologyUngater implements Reconciler<TopoqueueConfig> {
+  readonly name = TOPOLOGY_UNGATER;
+  private ctx!: ControllerContext<TopoqueueConfig>;
+  private recorder!: EventRecorder;
+  private workloads!: Informer<Workload>;
+  private pods!: Informer<Pod>;
+  private readonly expectations = new Expectations();
 
-  return {
-    name: TOPOLOGY_UNGATER,
-
-    setup(c, queue: WorkQueue, rec) {
-      ctx = c;
-      recorder = rec;
-      workloads = c.informers.for<Workload>('Workload');
-      pods = c.informers.for<Pod>('Pod');
-      pods.addIndex(POD_BY_WORKLOAD_PODSET, (p) => {
-        const k = podWorkloadPodSet(p);
-        return k === undefined ? [] : [k];
-      });
-      const batch = (p: Pod): void => {
+  setup(c: ControllerContext<TopoqueueConfig>, queue: WorkQueue, rec: EventRecorder): void {
+    this.ctx = c;
+    this.recorder = rec;
+    this.workloads = c.informers.for('Workload');
+    this.pods = c.informers.for('Pod');
+    this.pods.addIndex(POD_BY_WORKLOAD_PODSET, (p) => {
+      const k = podWorkloadPodSet(p);
+      return k === undefined ? [] : [k];
+    });
+    const batch = (p: Pod): void => {
+      const k = podWorkloadKey(p);
+      if (k !== undefined) queue.addAfter(k, c.config.podBatchMs);
+    };
+    this.pods.addHandler({
+      add: batch,
+      update: (_old, p) => {
         const k = podWorkloadKey(p);
-        if (k !== undefined) queue.addAfter(k, c.config.podBatchMs);
-      };
-      pods.addHandler({
-        add: batch,
-        update: (_old, p) => {
-          const k = podWorkloadKey(p);
-          if (k === undefined) return;
-          if (!hasTopologyGate(p) && p.metadata.uid) expectations.observe(k, p.metadata.uid);
-          queue.addAfter(k, c.config.podBatchMs);
-        },
-        delete: (p) => {
-          const k = podWorkloadKey(p);
-          if (k === undefined) return;
-          if (p.metadata.uid) expectations.observe(k, p.metadata.uid);
-          queue.addAfter(k, c.config.podBatchMs);
-        },
-      });
-      const enqueue = (w: Workload): void => {
-        if (admittedByTAS(w)) queue.add(`${w.metadata.namespace ?? 'default'}/${w.metadata.name}`);
-      };
-      workloads.addHandler({
-        add: enqueue,
-        update: (_old, w) => enqueue(w),
-        delete: (w) => expectations.forget(`${w.metadata.namespace ?? 'default'}/${w.metadata.name}`),
-      });
-    },
+        if (k === undefined) return;
+        if (!hasTopologyGate(p) && p.metadata.uid) this.expectations.observe(k, p.metadata.uid);
+        queue.addAfter(k, c.config.podBatchMs);
+      },
+      delete: (p) => {
+        const k = podWorkloadKey(p);
+        if (k === undefined) return;
+        if (p.metadata.uid) this.expectations.observe(k, p.metadata.uid);
+        queue.addAfter(k, c.config.podBatchMs);
+      },
+    });
+    const enqueue = (w: Workload): void => {
+      if (admittedByTAS(w)) queue.add(`${w.metadata.namespace ?? 'default'}/${w.metadata.name}`);
+    };
+    this.workloads.addHandler({
+      add: enqueue,
+      update: (_old, w) => enqueue(w),
+      delete: (w) => this.expectations.forget(`${w.metadata.namespace ?? 'default'}/${w.metadata.name}`),
+    });
+  }
 
-    async reconcile(key): Promise<ReconcileResult | void> {
-      if (!expectations.satisfied(key)) return { requeueAfterMs: EXPECTATIONS_RETRY_MS };
-      const w = workloads.get(key);
-      if (!w) {
-        expectations.forget(key);
-        return;
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    if (!this.expectations.satisfied(key)) return { requeueAfterMs: EXPECTATIONS_RETRY_MS };
+    const w = this.workloads.get(key);
+    if (!w) {
+      this.expectations.forget(key);
+      return;
+    }
+    if (!admittedByTAS(w)) return;
+    const { namespace } = splitKey(key);
+    const ns = namespace ?? 'default';
+    const unhealthy = new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name));
+
+    const todo: UngatePlan[] = [];
+    for (const [i, psa] of w.status!.admission!.podSetAssignments.entries()) {
+      if (!psa.topologyAssignment) continue;
+      const ps = w.spec.podSets.find((p) => p.name === psa.name);
+      if (!ps) continue;
+      let a: Assignment;
+      try {
+        a = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
+      } catch (e) {
+        // Permanent until the Workload changes: say so and leave the pods gated.
+        const msg = e instanceof InputError ? e.message : String(e);
+        this.recorder.event(w, 'Warning', UngaterEventReason.InvalidTopologyAssignment, `PodSet ${psa.name}: ${msg}; its pods stay gated`);
+        continue;
       }
-      if (!admittedByTAS(w)) return;
-      const { namespace } = splitKey(key);
-      const ns = namespace ?? 'default';
-      const unhealthy = new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name));
+      const listed = this.pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !terminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
+      listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
+      const plan = planUngates({
+        levels: a.levels,
+        domains: a.domains,
+        count: psa.count ?? ps.count,
+        rank: rankSettings(ps.topologyRequest, podSetGroupOffset(w.spec.podSets, ps.name)),
+        pods: listed,
+        unhealthyNodes: unhealthy,
+      });
+      if (plan.ungate.length > 0) todo.push(plan);
+    }
+    if (todo.length === 0) return;
 
-      const todo: UngatePlan[] = [];
-      for (const [i, psa] of w.status!.admission!.podSetAssignments.entries()) {
-        if (!psa.topologyAssignment) continue;
-        const ps = w.spec.podSets.find((p) => p.name === psa.name);
-        if (!ps) continue;
-        let a: Assignment;
+    const uids: string[] = [];
+    for (const plan of todo) for (const u of plan.ungate) uids.push(u.pod.metadata.uid!);
+    this.expectations.expect(key, uids);
+
+    const now = nowSeconds(this.ctx.clock);
+    const cq = w.status!.admission!.clusterQueue ?? '';
+    const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
+    let firstError: unknown;
+    for (const plan of todo) {
+      for (const u of plan.ungate) {
+        const uid = u.pod.metadata.uid!;
+        const selector = plan.selectorOf(u.domain);
+        let changed = false;
         try {
-          a = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
+          changed = await ungatePod(this.ctx, u.pod, selector);
         } catch (e) {
-          // Permanent until the Workload changes: say so and leave the pods gated.
-          const msg = e instanceof InputError ? e.message : String(e);
-          recorder.event(w, 'Warning', UngaterEventReason.InvalidTopologyAssignment, `PodSet ${psa.name}: ${msg}; its pods stay gated`);
+          firstError ??= e;
+        }
+        if (!changed) {
+          // Nothing will show this pod ungated by us: do not wait for it.
+          this.expectations.observe(key, uid);
           continue;
         }
-        const listed = pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !terminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
-        listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
-        const plan = planUngates({
-          levels: a.levels,
-          domains: a.domains,
-          count: psa.count ?? ps.count,
-          rank: rankSettings(ps.topologyRequest, podSetGroupOffset(w.spec.podSets, ps.name)),
-          pods: listed,
-          unhealthyNodes: unhealthy,
-        });
-        if (plan.ungate.length > 0) todo.push(plan);
+        const created = parseTime(u.pod.metadata.creationTimestamp);
+        const seconds = created === undefined ? 0 : Math.max(0, now - created);
+        this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup }, seconds);
       }
-      if (todo.length === 0) return;
-
-      const uids: string[] = [];
-      for (const plan of todo) for (const u of plan.ungate) uids.push(u.pod.metadata.uid!);
-      expectations.expect(key, uids);
-
-      const now = nowSeconds(ctx.clock);
-      const cq = w.status!.admission!.clusterQueue ?? '';
-      const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
-      let firstError: unknown;
-      for (const plan of todo) {
-        for (const u of plan.ungate) {
-          const uid = u.pod.metadata.uid!;
-          const selector = plan.selectorOf(u.domain);
-          let changed = false;
-          try {
-            changed = await ungatePod(ctx, u.pod, selector);
-          } catch (e) {
-            firstError ??= e;
-          }
-          if (!changed) {
-            // Nothing will show this pod ungated by us: do not wait for it.
-            expectations.observe(key, uid);
-            continue;
-          }
-          const created = parseTime(u.pod.metadata.creationTimestamp);
-          const seconds = created === undefined ? 0 : Math.max(0, now - created);
-          ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup }, seconds);
-        }
-      }
-      if (firstError !== undefined) throw firstError;
-    },
-  };
+    }
+    if (firstError !== undefined) throw firstError;
+  }
 }
 
 function withoutTopologyGate(p: Pod, selector: StringMap): Pod['spec'] {
@@ -198,18 +199,15 @@ function withoutTopologyGate(p: Pod, selector: StringMap): Pod['spec'] {
  */
 async function ungatePod(ctx: ControllerContext<TopoqueueConfig>, pod: Pod, selector: StringMap): Promise<boolean> {
   try {
-    await ctx.store.update<Pod>({ ...pod, spec: withoutTopologyGate(pod, selector) });
+    await ctx.store.update({ ...pod, spec: withoutTopologyGate(pod, selector) });
     return true;
   } catch (e) {
     if (isNotFound(e)) return false;
     if (!isConflict(e)) throw e;
   }
-  let changed = false;
-  await retryOnConflict<Pod>(ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
-    changed = false;
+  const r = await retryOnConflict(ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
     if (p.metadata.uid !== pod.metadata.uid || !hasTopologyGate(p)) return false;
     p.spec = withoutTopologyGate(p, selector);
-    changed = true;
   });
-  return changed;
+  return r.outcome === 'written';
 }

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KueueRuntimeKey } from '../api/keys.ts';
 import type { KObject, Workload } from '../api/objects.ts';
-import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
 import type { WaitForPodsReadyConfig } from '../admission/pods-ready.ts';
 import { setCondition } from '../admission/conditions.ts';
 import { nowSeconds } from '../runtime/clock.ts';
@@ -12,7 +11,7 @@ import { clearAfterEviction, condition } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
 import { workloadController } from './workload-controller.ts';
 
-const get = (env: RuntimeEnv, name: string) => env.get<Workload>('Workload', 'default', name)!;
+const get = (env: RuntimeEnv, name: string) => env.get('Workload', 'default', name)!;
 const queueObjects = (): KObject[] => [flavor('default'), cq('a').quota('default', { cpu: '10' }).build(), localQueue('a', 'a')];
 const secondsSinceStart = (env: RuntimeEnv, t: string | undefined) => (Date.parse(t ?? '') - Date.UTC(2026, 0, 1)) / 1000;
 
@@ -61,7 +60,7 @@ describe('workload controller: waitForPodsReady', () => {
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
     await env.run(30_000);
-    env.patch<Workload>('Workload', 'default', 'w1', (w) => setCondition(w, { type: 'PodsReady', status: 'True', reason: 'Started', message: 'All pods reached readiness and the workload is running' }, nowSeconds(env.clock)), { status: true });
+    env.patch('Workload', 'default', 'w1', (w) => setCondition(w, { type: 'PodsReady', status: 'True', reason: 'Started', message: 'All pods reached readiness and the workload is running' }, nowSeconds(env.clock)), { status: true });
     const r = await env.run();
     assert.ok(r.idle);
     assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
@@ -83,7 +82,7 @@ describe('workload controller: waitForPodsReady', () => {
     assert.equal(condition(w, 'Requeued')?.status, 'False');
 
     // Reactivated by the user: requeued at once, with a fresh backoff.
-    env.patch<Workload>('Workload', 'default', 'w1', (x) => (x.spec.active = true));
+    env.patch('Workload', 'default', 'w1', (x) => (x.spec.active = true));
     await env.run(1000);
     const again = get(env, 'w1');
     assert.equal(condition(again, 'Requeued')?.reason, 'Reactivated');
@@ -111,7 +110,7 @@ describe('workload controller: stopped queues', () => {
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
     await env.run();
-    env.patch<ClusterQueue>('ClusterQueue', undefined, 'a', (c) => (c.spec.stopPolicy = 'HoldAndDrain'));
+    env.patch('ClusterQueue', undefined, 'a', (c) => (c.spec.stopPolicy = 'HoldAndDrain'));
     await env.run();
     let w = get(env, 'w1');
     assert.equal(condition(w, 'Evicted')?.reason, 'ClusterQueueStopped');
@@ -119,7 +118,7 @@ describe('workload controller: stopped queues', () => {
     assert.equal(w.status?.admission, undefined);
     assert.equal(condition(w, 'Requeued')?.status, 'False');
 
-    env.patch<ClusterQueue>('ClusterQueue', undefined, 'a', (c) => (c.spec.stopPolicy = 'None'));
+    env.patch('ClusterQueue', undefined, 'a', (c) => (c.spec.stopPolicy = 'None'));
     await env.run();
     w = get(env, 'w1');
     assert.equal(condition(w, 'Requeued')?.reason, 'ClusterQueueRestarted');
@@ -131,7 +130,7 @@ describe('workload controller: stopped queues', () => {
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build(), wl('w2').queue('other').pods(1, { cpu: '4' }).build());
     await env.run();
-    env.patch<LocalQueue>('LocalQueue', 'default', 'a', (q) => (q.spec.stopPolicy = 'HoldAndDrain'));
+    env.patch('LocalQueue', 'default', 'a', (q) => (q.spec.stopPolicy = 'HoldAndDrain'));
     await env.run();
     assert.equal(condition(get(env, 'w1'), 'Evicted')?.reason, 'LocalQueueStopped');
     assert.equal(condition(get(env, 'w1'), 'Evicted')?.message, 'The LocalQueue is stopped');

@@ -140,7 +140,7 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
         const wrote = await this.write(key, (x) => (checkPodsReady(x, cfg, now).kind === 'deactivate' ? (applyDeactivation(x, now), true) : false));
         if (!wrote) return;
         const { namespace, name } = splitKey(key);
-        await retryOnConflict<Workload>(this.ctx.store, 'Workload', namespace, name, (x) => {
+        await retryOnConflict(this.ctx.store, 'Workload', namespace, name, (x) => {
           if (x.spec.active === false) return false;
           x.spec = { ...x.spec, active: false };
         });
@@ -236,24 +236,13 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
   /** A status write through retryOnConflict; `change` returns whether it changed anything. */
   private async write(key: string, change: (x: Workload) => boolean): Promise<boolean> {
     const { namespace, name } = splitKey(key);
-    let wrote = false;
-    await retryOnConflict<Workload>(
-      this.ctx.store,
-      'Workload',
-      namespace,
-      name,
-      (x) => {
-        wrote = change(x);
-        return wrote;
-      },
-      { status: true },
-    );
-    return wrote;
+    const r = await retryOnConflict(this.ctx.store, 'Workload', namespace, name, change, { status: true });
+    return r.outcome === 'written';
   }
 
   private async releaseFinalizer(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
-    await retryOnConflict<Workload>(this.ctx.store, 'Workload', namespace, name, (x) => {
+    await retryOnConflict(this.ctx.store, 'Workload', namespace, name, (x) => {
       const f = x.metadata.finalizers ?? [];
       if (!f.includes(KueueRuntimeKey.ResourceInUseFinalizer)) return false;
       x.metadata.finalizers = f.filter((y) => y !== KueueRuntimeKey.ResourceInUseFinalizer);

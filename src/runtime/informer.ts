@@ -8,7 +8,7 @@
 import type { KObject } from '../api/objects.ts';
 import { labelSelectorMatches } from '../api/label-selector.ts';
 import type { LabelSelector } from '../api/volcano-objects.ts';
-import { objectKey, type ObjectStore, type WatchEvent } from './store.ts';
+import { objectKey, type ObjectOfKind, type ObjectStore, type WatchEvent } from './store.ts';
 
 export interface EventHandler<T extends KObject> {
   add?(obj: T): void;
@@ -164,6 +164,8 @@ export class InformerFactory {
 
   constructor(private readonly store: ObjectStore) {}
 
+  for<K extends string>(kind: K): Informer<ObjectOfKind<K>>;
+  for<T extends KObject>(kind: string): Informer<T>;
   for<T extends KObject>(kind: string): Informer<T> {
     let i = this.informers.get(kind);
     if (!i) {

@@ -18,6 +18,7 @@ import {
   InvalidError,
   type ListOptions,
   type ListResult,
+  type ObjectOfKind,
   NotFoundError,
   type ObjectStore,
   type Operation,
@@ -77,19 +78,27 @@ export class MemoryStore implements ObjectStore {
     return String(this.rv);
   }
 
-  async get<T extends KObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined> {
-    return this.getSync<T>(kind, namespace, name);
+  get<K extends string>(kind: K, namespace: string | undefined, name: string): Promise<ObjectOfKind<K> | undefined>;
+  get<T extends KObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined>;
+  async get(kind: string, namespace: string | undefined, name: string): Promise<KObject | undefined> {
+    return this.getSync(kind, namespace, name);
   }
 
   /** The stored object, read synchronously (the embedded cluster's stand-ins and tests). */
+  getSync<K extends string>(kind: K, namespace: string | undefined, name: string): ObjectOfKind<K> | undefined;
+  getSync<T extends KObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
   getSync<T extends KObject>(kind: string, namespace: string | undefined, name: string): T | undefined {
     return this.kinds.get(kind)?.get(this.key(kind, namespace, name)) as T | undefined;
   }
 
-  async list<T extends KObject>(kind: string, opts: ListOptions = {}): Promise<ListResult<T>> {
-    return { items: this.listSync<T>(kind, opts), resourceVersion: String(this.rv) };
+  list<K extends string>(kind: K, opts?: ListOptions): Promise<ListResult<ObjectOfKind<K>>>;
+  list<T extends KObject>(kind: string, opts?: ListOptions): Promise<ListResult<T>>;
+  async list(kind: string, opts: ListOptions = {}): Promise<ListResult<KObject>> {
+    return { items: this.listSync(kind, opts), resourceVersion: String(this.rv) };
   }
 
+  listSync<K extends string>(kind: K, opts?: ListOptions): ObjectOfKind<K>[];
+  listSync<T extends KObject>(kind: string, opts?: ListOptions): T[];
   listSync<T extends KObject>(kind: string, opts: ListOptions = {}): T[] {
     const all = this.kinds.get(kind);
     if (!all) return [];
@@ -108,6 +117,8 @@ export class MemoryStore implements ObjectStore {
     return new Map([...this.kinds].map(([k, m]) => [k, m.size]));
   }
 
+  watch<K extends string>(kind: K, handler: WatchHandler<ObjectOfKind<K>>, opts?: WatchOptions): () => void;
+  watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts?: WatchOptions): () => void;
   watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts: WatchOptions = {}): () => void {
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== '' && opts.resourceVersion !== String(this.rv)) {
       throw new BadRequestError(`too old resource version: ${opts.resourceVersion} (${this.rv}); list again and watch from the list's resourceVersion`);
@@ -173,10 +184,14 @@ export class MemoryStore implements ObjectStore {
     return this.write(input, true);
   }
 
-  async delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<T | undefined> {
-    return this.deleteSync<T>(kind, namespace, name, opts);
+  delete<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<ObjectOfKind<K> | undefined>;
+  delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
+  async delete(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<KObject | undefined> {
+    return this.deleteSync(kind, namespace, name, opts);
   }
 
+  deleteSync<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): ObjectOfKind<K> | undefined;
+  deleteSync<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): T | undefined;
   deleteSync<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): T | undefined {
     const ns = this.namespaced(kind) ? (namespace ?? 'default') : undefined;
     const key = this.key(kind, ns, name);

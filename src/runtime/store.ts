@@ -19,8 +19,11 @@
 //   changing (`structuredClone`, or the `mutable` helper below).
 // - Watch events are delivered in resourceVersion order, after the write is committed.
 
+import type { ObjectOfKind } from '../api/kinds.ts';
 import type { KObject } from '../api/objects.ts';
 import type { LabelSelector } from '../api/volcano-objects.ts';
+
+export type { KindMap, ObjectOfKind } from '../api/kinds.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -96,12 +99,20 @@ export interface WriteResult {
   warnings: string[];
 }
 
+/**
+ * Reads are typed by kind (`get('Pod', ...)` is a `Pod`, see api/kinds.ts). Each read has a
+ * second signature taking a type argument, for kinds outside the map and for generic code
+ * (`get<BatchJob>('Job', ...)`, `get<T>(kind, ...)`).
+ */
 export interface ObjectStore {
   /** Is the kind namespaced? (Nodes, ClusterQueues, HyperNodes... are not.) */
   namespaced(kind: string): boolean;
+  get<K extends string>(kind: K, namespace: string | undefined, name: string): Promise<ObjectOfKind<K> | undefined>;
   get<T extends KObject>(kind: string, namespace: string | undefined, name: string): Promise<T | undefined>;
+  list<K extends string>(kind: K, opts?: ListOptions): Promise<ListResult<ObjectOfKind<K>>>;
   list<T extends KObject>(kind: string, opts?: ListOptions): Promise<ListResult<T>>;
   /** Returns a function that stops the watch. */
+  watch<K extends string>(kind: K, handler: WatchHandler<ObjectOfKind<K>>, opts?: WatchOptions): () => void;
   watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts?: WatchOptions): () => void;
   /** AlreadyExistsError; InvalidError from admission. `metadata.generateName` is honoured. */
   create<T extends KObject>(obj: T): Promise<T>;
@@ -110,6 +121,7 @@ export interface ObjectStore {
   /** NotFoundError, ConflictError, InvalidError. Changes only `status`. */
   updateStatus<T extends KObject>(obj: T): Promise<T>;
   /** NotFoundError; ConflictError on a failed precondition. Returns the object as left (with deletionTimestamp) or undefined when gone. */
+  delete<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<ObjectOfKind<K> | undefined>;
   delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
   addAdmissionHook(hook: AdmissionHook): void;
 }
@@ -218,11 +230,31 @@ export function deepCopy<T>(v: T): T {
   return out as T;
 }
 
+/** What retryOnConflict did: wrote the change, found nothing to change, or found the object gone. */
+export type RetryResult<T extends KObject> = { outcome: 'written'; object: T } | { outcome: 'unchanged'; object: T } | { outcome: 'gone'; object?: undefined };
+
 /**
  * Read, change, write, and on a conflict read again and redo the change (client-go's
- * RetryOnConflict). `change` returns false to write nothing. Returns the written object,
- * the unchanged one, or undefined when the object is gone.
+ * RetryOnConflict). `change` returns false to write nothing. Says whether it wrote (with
+ * the written object), found nothing to change (with the object as read), or found the
+ * object gone (and then never called `change`). Typed by kind, as the store's reads are.
  */
+export function retryOnConflict<K extends string>(
+  store: ObjectStore,
+  kind: K,
+  namespace: string | undefined,
+  name: string,
+  change: (obj: ObjectOfKind<K>) => boolean | void,
+  opts?: { status?: boolean; attempts?: number },
+): Promise<RetryResult<ObjectOfKind<K>>>;
+export function retryOnConflict<T extends KObject>(
+  store: ObjectStore,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+  change: (obj: T) => boolean | void,
+  opts?: { status?: boolean; attempts?: number },
+): Promise<RetryResult<T>>;
 export async function retryOnConflict<T extends KObject>(
   store: ObjectStore,
   kind: string,
@@ -230,15 +262,15 @@ export async function retryOnConflict<T extends KObject>(
   name: string,
   change: (obj: T) => boolean | void,
   opts: { status?: boolean; attempts?: number } = {},
-): Promise<T | undefined> {
+): Promise<RetryResult<T>> {
   const attempts = opts.attempts ?? 5;
   for (let i = 0; ; i++) {
     const current = await store.get<T>(kind, namespace, name);
-    if (!current) return undefined;
+    if (!current) return { outcome: 'gone' };
     const copy = mutable(current);
-    if (change(copy) === false) return current;
+    if (change(copy) === false) return { outcome: 'unchanged', object: current };
     try {
-      return opts.status ? await store.updateStatus(copy) : await store.update(copy);
+      return { outcome: 'written', object: opts.status ? await store.updateStatus(copy) : await store.update(copy) };
     } catch (e) {
       if (!isConflict(e) || i + 1 >= attempts) throw e;
     }

@@ -10,7 +10,7 @@ import { VirtualClock } from '../runtime/clock.ts';
 import { Manager } from '../runtime/manager.ts';
 import type { Reconciler } from '../runtime/manager.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
-import { retryOnConflict } from '../runtime/store.ts';
+import { type ObjectOfKind, retryOnConflict } from '../runtime/store.ts';
 
 export interface TestCluster {
   clock: VirtualClock;
@@ -22,6 +22,7 @@ export interface TestCluster {
   elapsed(): number;
   pods(namespace?: string): Pod[];
   pod(name: string, namespace?: string): Pod | undefined;
+  get<K extends string>(kind: K, name: string, namespace?: string): ObjectOfKind<K> | undefined;
   get<T extends KObject>(kind: string, name: string, namespace?: string): T | undefined;
   /** Writes a pod's phase (and Ready) as a kubelet would. */
   setPhase(name: string, phase: PodPhase, namespace?: string): Promise<void>;
@@ -43,11 +44,11 @@ export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], ob
       await manager.run(ms === undefined ? {} : { untilMs: clock.now() + ms });
     },
     elapsed: () => (clock.now() - start) / 1000,
-    pods: (namespace) => store.listSync<Pod>('Pod', namespace ? { namespace } : {}).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
-    pod: (name, namespace = 'default') => store.getSync<Pod>('Pod', namespace, name),
+    pods: (namespace) => store.listSync('Pod', namespace ? { namespace } : {}).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
+    pod: (name, namespace = 'default') => store.getSync('Pod', namespace, name),
     get: <T extends KObject>(kind: string, name: string, namespace?: string) => store.getSync<T>(kind, store.namespaced(kind) ? (namespace ?? 'default') : undefined, name),
     async setPhase(name, phase, namespace = 'default') {
-      await retryOnConflict<Pod>(
+      await retryOnConflict(
         store,
         'Pod',
         namespace,

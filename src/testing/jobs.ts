@@ -19,7 +19,7 @@ import { garbageCollector } from '../cluster/garbage-collector.ts';
 import { jobControllers } from '../cluster/job-controllers.ts';
 import { kubelet } from '../cluster/kubelet.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
-import { mutable } from '../runtime/store.ts';
+import { mutable, type ObjectOfKind } from '../runtime/store.ts';
 
 export interface JobEnv {
   store: MemoryStore;
@@ -28,6 +28,7 @@ export interface JobEnv {
   /** Runs the controllers until idle (virtual time). */
   settle(): Promise<void>;
   create<T extends KObject>(obj: T): Promise<T>;
+  get<K extends string>(kind: K, name: string, namespace?: string): ObjectOfKind<K> | undefined;
   get<T extends KObject>(kind: string, name: string, namespace?: string): T | undefined;
   /** Workloads in a namespace, by name. */
   workloads(namespace?: string): Workload[];
@@ -55,14 +56,14 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
       await manager.run();
       return created;
     },
-    get: (kind, name, namespace = 'ns') => store.getSync(kind, store.namespaced(kind) ? namespace : undefined, name),
-    workloads: (namespace = 'ns') => store.listSync<Workload>('Workload', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+    get: <T extends KObject>(kind: string, name: string, namespace = 'ns') => store.getSync<T>(kind, store.namespaced(kind) ? namespace : undefined, name),
+    workloads: (namespace = 'ns') => store.listSync('Workload', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
     workload: (namespace = 'ns') => {
       const all = env.workloads(namespace);
       if (all.length !== 1) throw new Error(`expected one Workload in ${namespace}, found ${all.map((w) => w.metadata.name).join(', ') || 'none'}`);
       return all[0]!;
     },
-    pods: (namespace = 'ns') => store.listSync<Pod>('Pod', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+    pods: (namespace = 'ns') => store.listSync('Pod', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
     events: (reason) => manager.events.recent.filter((e) => reason === undefined || e.reason === reason),
   };
   return env;
@@ -211,7 +212,7 @@ export interface AdmitOptions {
 
 export function admit(env: JobEnv, w: Workload, o: AdmitOptions = {}): Workload {
   const now = env.clock.now() / 1000;
-  const x = mutable(env.store.getSync<Workload>('Workload', w.metadata.namespace, w.metadata.name)!);
+  const x = mutable(env.store.getSync('Workload', w.metadata.namespace, w.metadata.name)!);
   const cq = o.clusterQueue ?? 'cq';
   x.status = {
     ...x.status,
@@ -238,7 +239,7 @@ export function admit(env: JobEnv, w: Workload, o: AdmitOptions = {}): Workload 
 }
 
 export function evict(env: JobEnv, w: Workload, reason = 'Preempted', message = 'Preempted to accommodate a workload (UID: x) due to prioritization in the ClusterQueue'): Workload {
-  const x = mutable(env.store.getSync<Workload>('Workload', w.metadata.namespace, w.metadata.name)!);
+  const x = mutable(env.store.getSync('Workload', w.metadata.namespace, w.metadata.name)!);
   setCondition(x, { type: WorkloadCondition.Evicted, status: 'True', reason, message }, env.clock.now() / 1000);
   return env.store.updateStatusSync(x);
 }
@@ -281,7 +282,7 @@ export function createChild<T extends KObject>(env: JobEnv, owner: KObject, chil
 }
 
 export function setPodPhase(env: JobEnv, pod: Pod, phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed', ready = phase === 'Running'): Pod {
-  const p = mutable(env.store.getSync<Pod>('Pod', pod.metadata.namespace, pod.metadata.name)!);
+  const p = mutable(env.store.getSync('Pod', pod.metadata.namespace, pod.metadata.name)!);
   const conditions: Condition[] = [{ type: 'Ready', status: ready ? 'True' : 'False' }];
   p.status = { ...p.status, phase, conditions };
   return env.store.updateStatusSync(p);

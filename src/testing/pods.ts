@@ -102,15 +102,15 @@ export class PodHarness {
   }
 
   pod(name: string, ns = 'pod-namespace'): Pod | undefined {
-    return this.store.getSync<Pod>('Pod', ns, name);
+    return this.store.getSync('Pod', ns, name);
   }
 
   workload(name: string, ns = 'pod-namespace'): Workload | undefined {
-    return this.store.getSync<Workload>('Workload', ns, name);
+    return this.store.getSync('Workload', ns, name);
   }
 
   workloads(ns = 'pod-namespace'): Workload[] {
-    return this.store.listSync<Workload>('Workload', { namespace: ns });
+    return this.store.listSync('Workload', { namespace: ns });
   }
 
   events(reason?: string): { object: string; type: string; reason: string; message: string }[] {
@@ -125,7 +125,7 @@ export class PodHarness {
   /** The scheduler's part: status.admission, QuotaReserved and Admitted. */
   async admit(ns: string, name: string, opts: AdmitOptions = {}): Promise<void> {
     const cq = opts.clusterQueue ?? 'cq';
-    await retryOnConflict<Workload>(
+    await retryOnConflict(
       this.store,
       'Workload',
       ns,
@@ -163,7 +163,7 @@ export class PodHarness {
 
   async setConditions(ns: string, name: string, conditions: Condition[]): Promise<void> {
     const at = nowTimestamp(this.clock);
-    await retryOnConflict<Workload>(
+    await retryOnConflict(
       this.store,
       'Workload',
       ns,
@@ -178,14 +178,14 @@ export class PodHarness {
 
   /** The binder's and kubelet's part: bound to `node`, Running and Ready. */
   async runPod(name: string, ns = 'pod-namespace', node = 'n1'): Promise<void> {
-    await retryOnConflict<Pod>(this.store, 'Pod', ns, name, (p) => {
+    await retryOnConflict(this.store, 'Pod', ns, name, (p) => {
       p.spec.nodeName = node;
     });
     await this.setPhase(name, 'Running', ns);
   }
 
   async setPhase(name: string, phase: 'Running' | 'Succeeded' | 'Failed', ns = 'pod-namespace', message?: string): Promise<void> {
-    await retryOnConflict<Pod>(
+    await retryOnConflict(
       this.store,
       'Pod',
       ns,
@@ -201,7 +201,7 @@ export class PodHarness {
 
   /** The kubelet ends every deleting pod that still runs (Failed), as a real kubelet does. */
   async terminateDeleting(ns = 'pod-namespace'): Promise<void> {
-    for (const p of this.store.listSync<Pod>('Pod', { namespace: ns })) {
+    for (const p of this.store.listSync('Pod', { namespace: ns })) {
       if (p.metadata.deletionTimestamp && p.spec.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') await this.setPhase(p.metadata.name, 'Failed', ns);
     }
   }

@@ -4,7 +4,7 @@
 //   await env.start();
 //   env.seed(workload);            // as another controller or a user would create it
 //   await env.run();               // virtual time, until idle
-//   env.get<Workload>('Workload', 'default', 'w1')
+//   env.get('Workload', 'default', 'w1')
 // A restart: `env.manager.stop()`, then runtimeEnv({ store: env.store, clock: env.clock, ... }).
 
 import type { KObject } from '../api/objects.ts';
@@ -12,7 +12,7 @@ import { defaultConfig, type TopoqueueConfig } from '../controllers/config.ts';
 import { VirtualClock } from '../runtime/clock.ts';
 import { Manager, type Reconciler } from '../runtime/manager.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
-import { mutable } from '../runtime/store.ts';
+import { mutable, type ObjectOfKind } from '../runtime/store.ts';
 
 export interface RuntimeEnvOptions {
   config?: Partial<TopoqueueConfig>;
@@ -33,7 +33,9 @@ export interface RuntimeEnv {
   /** Creates objects as given (status included), in order. */
   seed(...objects: KObject[]): KObject[];
   /** Read-modify-write of a stored object; `status` writes the status subresource. */
+  patch<K extends string>(kind: K, namespace: string | undefined, name: string, change: (obj: ObjectOfKind<K>) => void, opts?: { status?: boolean }): ObjectOfKind<K>;
   patch<T extends KObject>(kind: string, namespace: string | undefined, name: string, change: (obj: T) => void, opts?: { status?: boolean }): T;
+  get<K extends string>(kind: K, namespace: string | undefined, name: string): ObjectOfKind<K> | undefined;
   get<T extends KObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
   start(): Promise<void>;
   /** Runs in virtual time until idle, or for `forMs` more milliseconds. */
@@ -52,14 +54,14 @@ export function runtimeEnv(opts: RuntimeEnvOptions = {}): RuntimeEnv {
     store,
     manager,
     seed,
-    patch(kind, namespace, name, change, o = {}) {
-      const current = store.getSync(kind, namespace, name);
+    patch<T extends KObject>(kind: string, namespace: string | undefined, name: string, change: (obj: T) => void, o: { status?: boolean } = {}): T {
+      const current = store.getSync<T>(kind, namespace, name);
       if (!current) throw new Error(`${kind} ${namespace ?? ''}/${name} not found`);
-      const copy = mutable(current) as Parameters<typeof change>[0];
+      const copy = mutable(current);
       change(copy);
       return o.status ? store.updateStatusSync(copy) : store.updateSync(copy);
     },
-    get: (kind, namespace, name) => store.getSync(kind, namespace, name),
+    get: <T extends KObject>(kind: string, namespace: string | undefined, name: string) => store.getSync<T>(kind, namespace, name),
     start: () => manager.start(),
     run: (forMs) => manager.run({ ...(forMs !== undefined ? { untilMs: clock.now() + forMs } : {}), maxSteps: 200_000 }),
   };
