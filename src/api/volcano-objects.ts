@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { VolcanoApiVersion } from './api-versions.ts';
 import type * as parts from './schema-parts.ts';
-import type { Condition, KObject, PodTemplateSpec, ResourceList, StringMap } from './objects.ts';
+import type { Condition, KObject, PodTemplateSpec, ResourceList } from './objects.ts';
 
 export { VolcanoApiVersion };
 
