@@ -21,6 +21,9 @@
 //    pods whose hostname is no longer in their PodSet's assignment (strays after a
 //    replacement) likewise.
 // Pod events that stop pods on an unhealthy-looking node enqueue it after NODE_BATCH_MS.
+// Keys are Node names, and so are unhealthyNodes; assignments and the pods' hostname
+// selectors record the node's `kubernetes.io/hostname` label, which may differ (a cloud's
+// `pool-a-7f3a` labelled `gpu-017`): NodeNames translates, remembering deleted nodes.
 
 import { WorkloadCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
@@ -194,6 +197,45 @@ function podWorkloadKey(p: Pod): string | undefined {
 
 const workloadKey = (w: Workload): string => `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
 
+/** Node name <-> hostname label, for the nodes whose label differs from the name; kept after a node is deleted. */
+export class NodeNames {
+  private readonly hostnameByName = new Map<string, string>();
+  private readonly namesByHostname = new Map<string, Set<string>>();
+
+  /** Records a node's hostname label as seen now. */
+  see(n: Node): void {
+    const name = n.metadata.name;
+    const h = n.metadata.labels?.[HOSTNAME_LABEL];
+    const prev = this.hostnameByName.get(name);
+    if (prev === h) return;
+    if (prev !== undefined) {
+      const s = this.namesByHostname.get(prev);
+      s?.delete(name);
+      if (s?.size === 0) this.namesByHostname.delete(prev);
+    }
+    if (h === undefined || h === name) {
+      this.hostnameByName.delete(name);
+      return;
+    }
+    this.hostnameByName.set(name, h);
+    let s = this.namesByHostname.get(h);
+    if (!s) this.namesByHostname.set(h, (s = new Set()));
+    s.add(name);
+  }
+
+  /** The hostname value assignments record for the Node `name`. */
+  hostname(name: string): string {
+    return this.hostnameByName.get(name) ?? name;
+  }
+
+  /** The Node names (queue keys) behind a value from an assignment or a pod: a name, or a hostname label. */
+  names(value: string, isNode: (name: string) => boolean): string[] {
+    if (isNode(value) || this.hostnameByName.has(value)) return [value];
+    const s = this.namesByHostname.get(value);
+    return s ? [...s].sort() : [value];
+  }
+}
+
 export function nodeFailureController(): Reconciler<TopoqueueConfig> {
   let ctx!: ControllerContext<TopoqueueConfig>;
   let recorder!: EventRecorder;
@@ -202,11 +244,20 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
   let pods!: Informer<Pod>;
   let flavors!: Informer<ResourceFlavor>;
   const firstNotReady = new Map<string, number>();
+  const names = new NodeNames();
+  const isNode = (name: string): boolean => nodes.get(name) !== undefined;
+  /** Values indexed for a node: its name, and its hostname label when that differs. */
+  const valuesOf = (node: string): string[] => {
+    const h = names.hostname(node);
+    return h === node ? [node] : [node, h];
+  };
 
-  /** Pods of `w` indexed at `node`. */
+  /** Pods of `w` on `node` (bound there, or with its hostname selector). */
   const podsAt = (w: Workload, node: string): Pod[] => {
     const key = workloadKey(w);
-    return pods.byIndex(POD_BY_NODE, node).filter((p) => podWorkloadKey(p) === key);
+    const out = new Set<Pod>();
+    for (const v of valuesOf(node)) for (const p of pods.byIndex(POD_BY_NODE, v)) if (podWorkloadKey(p) === key) out.add(p);
+    return [...out];
   };
 
   async function failPod(p: Pod, message: string): Promise<void> {
@@ -245,10 +296,10 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         evicted = undefined;
         added = false;
         if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
-        const names = unhealthyNodeNames(cur);
-        if (names.includes(node) || !assignedHosts(cur).has(node)) return false;
-        if (names.length > 0) {
-          evicted = multipleNodeFailuresMessage([...names, node]);
+        const listed = unhealthyNodeNames(cur);
+        if (listed.includes(node) || !assignedHosts(cur).has(names.hostname(node))) return false;
+        if (listed.length > 0) {
+          evicted = multipleNodeFailuresMessage([...listed, node]);
           setCondition(cur, { type: WorkloadCondition.Evicted, status: 'True', reason: NODE_FAILURES, message: evicted }, now);
           countEviction(cur);
           return;
@@ -286,7 +337,8 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
 
   /** Step 2 and 3 for one Workload. */
   async function handle(w: Workload, node: string, state: NodeState): Promise<void> {
-    const podSets = hostsOf(w).get(node);
+    const hostname = names.hostname(node);
+    const podSets = hostsOf(w).get(hostname);
     const listed = unhealthyNodeNames(w).includes(node);
     if (!podSets || isTrue(w, WorkloadCondition.Finished)) {
       if (listed) await clearUnhealthy(w, node);
@@ -317,14 +369,15 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
     if (!isTrue(w, WorkloadCondition.Evicted)) await markUnhealthy(w, node, why);
     for (const p of podsAt(w, node)) {
       if (terminal(p)) continue;
-      if (p.spec.nodeName === node || pendingOn(p, node)) await failPod(p, message);
+      if (p.spec.nodeName === node || pendingOn(p, hostname)) await failPod(p, message);
     }
   }
 
   /** Pending ungated pods pointed at `node` that their PodSet's assignment no longer names. */
   async function failStrays(node: string): Promise<void> {
-    for (const p of pods.byIndex(POD_BY_NODE, node)) {
-      if (!pendingOn(p, node)) continue;
+    const hostname = names.hostname(node);
+    for (const p of pods.byIndex(POD_BY_NODE, hostname)) {
+      if (!pendingOn(p, hostname)) continue;
       const key = podWorkloadKey(p);
       const ps = p.metadata.labels?.[KueueLabel.PodSet];
       const w = key === undefined ? undefined : workloads.get(key);
@@ -332,7 +385,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
       const psa = w.status.admission.podSetAssignments.find((a) => a.name === ps);
       const levels = psa?.topologyAssignment?.levels;
       if (!levels || levels[levels.length - 1] !== HOSTNAME_LABEL) continue;
-      if (hostsOf(w).get(node)?.has(ps)) continue;
+      if (hostsOf(w).get(hostname)?.has(ps)) continue;
       await failPod(p, `Pod terminated by Kueue NodeController: node ${node} is no longer in the topology assignment of PodSet ${ps}`);
     }
   }
@@ -366,12 +419,18 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         return JSON.stringify([r?.status, r?.lastTransitionTime, n.spec?.taints, n.spec?.unschedulable]);
       };
       nodes.addHandler({
-        add: (n) => queue.add(n.metadata.name),
+        add: (n) => {
+          names.see(n);
+          queue.add(n.metadata.name);
+        },
         update: (old, n) => {
-          if (health(old) !== health(n)) queue.add(n.metadata.name);
+          names.see(n);
+          if (health(old) !== health(n) || old.metadata.labels?.[HOSTNAME_LABEL] !== n.metadata.labels?.[HOSTNAME_LABEL]) queue.add(n.metadata.name);
         },
         delete: (n) => queue.add(n.metadata.name),
       });
+      /** Queue keys (node names) for a value from an assignment or a pod. */
+      const keysOf = (value: string): string[] => names.names(value, isNode);
 
       const enqueueWorkloadNodes = (old: Workload | undefined, w: Workload): void => {
         const hosts = hostsOf(w);
@@ -379,7 +438,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         for (const name of unhealthyNodeNames(w)) queue.add(name);
         if (old) for (const name of unhealthyNodeNames(old)) queue.add(name);
         if (hosts === oldHosts || hosts.size === 0) return;
-        for (const h of hosts.keys()) if (!oldHosts.has(h) && !looksHealthy(nodes.get(h))) queue.add(h);
+        for (const h of hosts.keys()) if (!oldHosts.has(h)) for (const n of keysOf(h)) if (!looksHealthy(nodes.get(n))) queue.add(n);
         // Pending ungated pods whose host the assignment dropped (a replacement) are strays.
         let dropped = false;
         for (const h of oldHosts.keys()) {
@@ -392,7 +451,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         for (const p of pods.byIndex(POD_BY_WORKLOAD, workloadKey(w))) {
           const h = p.spec.nodeSelector?.[HOSTNAME_LABEL];
           const ps = p.metadata.labels?.[KueueLabel.PodSet];
-          if (h !== undefined && ps !== undefined && pendingOn(p, h) && !hosts.get(h)?.has(ps)) queue.add(h);
+          if (h !== undefined && ps !== undefined && pendingOn(p, h) && !hosts.get(h)?.has(ps)) for (const n of keysOf(h)) queue.add(n);
         }
       };
       workloads.addHandler({
@@ -409,7 +468,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         if (key === undefined) return;
         const changed = deleted || !old || stopped(old) !== stopped(p) || gated(old) !== gated(p) || old.spec.nodeName !== p.spec.nodeName;
         if (!changed) return;
-        for (const n of new Set([...(old ? podNodes(old) : []), ...podNodes(p)])) {
+        for (const n of new Set([...(old ? podNodes(old) : []), ...podNodes(p)].flatMap(keysOf))) {
           if (!looksHealthy(nodes.get(n))) {
             queue.addAfter(n, NODE_BATCH_MS);
             continue;
@@ -417,7 +476,8 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
           // Ungated onto a host its PodSet's assignment does not name: a stray.
           const w = workloads.get(key);
           const ps = p.metadata.labels?.[KueueLabel.PodSet];
-          if (!deleted && w && ps !== undefined && pendingOn(p, n) && hostsOf(w).size > 0 && !hostsOf(w).get(n)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
+          const h = names.hostname(n);
+          if (!deleted && w && ps !== undefined && pendingOn(p, h) && hostsOf(w).size > 0 && !hostsOf(w).get(h)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
         }
       };
       pods.addHandler({
@@ -428,8 +488,10 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
     },
 
     async reconcile(name): Promise<ReconcileResult | void> {
-      const state = nodeState(name, nodes.get(name), ctx.clock.now(), ctx.config.nodeFailureDelayMs, firstNotReady);
-      const affected = [...workloads.byIndex(WORKLOAD_BY_NODE, name)].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
+      const current = nodes.get(name);
+      if (current) names.see(current);
+      const state = nodeState(name, current, ctx.clock.now(), ctx.config.nodeFailureDelayMs, firstNotReady);
+      const affected = [...new Set(valuesOf(name).flatMap((v) => workloads.byIndex(WORKLOAD_BY_NODE, v)))].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
       for (const w of affected) await handle(w, name, state);
       await failStrays(name);
       if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };
