@@ -6,7 +6,7 @@
 //    a stale cache would hand the same domain slot out twice);
 // 2. for each PodSetAssignment with a topologyAssignment: the PodSet's pods from the index
 //    (namespace, `kueue.x-k8s.io/workload` annotation, `kueue.x-k8s.io/podset` label), not
-//    Succeeded/Failed, in name order; plan rank or greedy (ungate-plan.ts);
+//    Succeeded/Failed, in name order; plan rank or greedy (placement/ungate-plan.ts);
 // 3. record the pods to ungate as expected, then one update per pod: remove the gate and
 //    merge the domain's nodeSelector. Pod events mark them observed; a failed or no-op
 //    update is observed at once.
@@ -27,7 +27,7 @@ import type { ControllerContext, Reconciler, ReconcileResult } from '../runtime/
 import { isConflict, isNotFound, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
-import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from './ungate-plan.ts';
+import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from '../placement/ungate-plan.ts';
 
 export const TOPOLOGY_UNGATER = 'topology-ungater';
 /** Pod index: `<namespace>/<workload>/<podset>`. */
