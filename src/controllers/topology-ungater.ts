@@ -14,8 +14,8 @@
 
 import { WorkloadCondition, isTrue } from '../admission/conditions.ts';
 import { InputError } from '../api/errors.ts';
-import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { Pod, StringMap, Workload } from '../api/objects.ts';
+import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { Node, Pod, StringMap, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -65,6 +65,7 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
   let recorder!: EventRecorder;
   let workloads!: Informer<Workload>;
   let pods!: Informer<Pod>;
+  let nodes!: Informer<Node>;
   const expectations = new Expectations();
 
   const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
@@ -77,6 +78,7 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
       recorder = rec;
       workloads = c.informers.for<Workload>('Workload');
       pods = c.informers.for<Pod>('Pod');
+      nodes = c.informers.for<Node>('Node');
       pods.addIndex(POD_BY_WORKLOAD_PODSET, (p) => {
         const k = podWorkloadPodSet(p);
         return k === undefined ? [] : [k];
@@ -120,7 +122,13 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
       if (!admittedByTAS(w)) return;
       const { namespace } = splitKey(key);
       const ns = namespace ?? 'default';
-      const unhealthy = new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name));
+      // unhealthyNodes names Nodes; domains name hosts by their hostname label (it may differ).
+      const unhealthy = new Set<string>();
+      for (const { name } of w.status?.unhealthyNodes ?? []) {
+        unhealthy.add(name);
+        const host = nodes.get(name)?.metadata.labels?.[HOSTNAME_LABEL];
+        if (host !== undefined) unhealthy.add(host);
+      }
 
       const todo: UngatePlan[] = [];
       for (const [i, psa] of w.status!.admission!.podSetAssignments.entries()) {
