@@ -20,19 +20,12 @@ import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-as
 import { closeGangGroup, type GangGroupContext, startsWaitingNow } from './gang-group.ts';
 import { belowMinimum, fullCounts, searchBelowMinimum, searchLargest, shrinkSteps } from './podset-reducer.ts';
 import { findPreemptionTargets, type PreemptionTarget } from './preemption.ts';
-import type { QueueManager } from './queue.ts';
 import type { AdmissionSnapshot, AdmittedWorkload, ClusterQueueInfo } from './snapshot.ts';
 import type { WorkloadInfo } from './workload-info.ts';
 
-/** What a cycle's nominations share. */
-export interface NominationContext {
-  snap: AdmissionSnapshot;
-  queues: QueueManager;
+/** What a cycle's nominations share: the gang groups' context, the config and the LocalQueue state. */
+export interface NominationContext extends Omit<GangGroupContext, 'now' | 'check'> {
   cfg: CycleConfig;
-  /** Entries decided earlier in this cycle, by Workload key. */
-  decided: ReadonlyMap<string, Entry>;
-  /** A gang waiting in a queue (popped heads included), by gang id. */
-  findGang: (id: string) => WorkloadInfo | undefined;
   /** Whether any LocalQueue is stopped (checked per head only then). */
   lqStopped: boolean;
 }
@@ -56,7 +49,7 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
   // The gang group: every other gang of it is taken out of its queue and decided now.
   const gang = head.gang;
   if (gang) {
-    const group: GangGroupContext = { snap, queues, now: cfg.now, decided: ctx.decided, findGang: ctx.findGang, check: (info, c, name) => check(snap, info, c, name, lqStopped) };
+    const group: GangGroupContext = { ...ctx, now: cfg.now, check: (info, c, name) => check(snap, info, c, name, lqStopped) };
     if (closeGangGroup(group, entry, gang)) return entry;
   }
 
