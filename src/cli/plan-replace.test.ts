@@ -45,6 +45,17 @@ describe('plan --replace-node', () => {
     assert.deepEqual(hosts(r.workloads[0]!), { 'gpu-018': 1, 'gpu-019': 1 });
   });
 
+  it('a Node whose hostname label differs from its name is found by its label even when it is not in the tree (lost its rack label)', () => {
+    const objects = cloud().map((o) => {
+      if (o.metadata.name !== 'pool-a-7f3a') return o;
+      const n = structuredClone(o) as Node;
+      delete n.metadata.labels![RACK];
+      return n;
+    });
+    const r = plan(parsed([...objects, admittedOnCloud()]), { replaceNode: 'pool-a-7f3a' });
+    assert.deepEqual(hosts(r.workloads[0]!), { 'gpu-018': 1, 'gpu-019': 1 });
+  });
+
   it('SkipReassignmentForPodOwnedWorkloads (on by default): a Workload owned by a single Pod keeps its assignment, and a note says why', () => {
     const before = admittedOnCloud('pod');
     const r = plan(parsed([...cloud(), before]), { replaceNode: 'pool-a-7f3a' });
