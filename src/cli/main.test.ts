@@ -52,7 +52,9 @@ describe('topoqueue plan on examples/tas-basic', () => {
     const [w] = (JSON.parse(r.out) as { items: Workload[] }).items;
     const evicted = w!.status!.conditions!.find((c) => c.type === 'Evicted')!;
     assert.equal(evicted.reason, 'NodeFailures');
-    assert.match(evicted.message!, /^cannot find replacement assignment for unhealthy node: b1-r2-n2/);
+    // Kueue's message, the one the scheduler writes; the reason behind it is a note.
+    assert.equal(evicted.message, 'Workload was evicted as there was no replacement for unhealthy node(s): b1-r2-n2');
+    assert.match(r.err, /note: Workload [^:]+: cannot find replacement assignment for unhealthy node: b1-r2-n2/);
   });
 });
 
@@ -100,7 +102,8 @@ describe('feature gates', () => {
     const admitted = tmpFile('admitted.json', JSON.stringify(first));
     const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', admitted, '--replace-node', 'b1-r2-n2', '-o', 'json', '--feature-gates', 'TASFailedNodeReplacement=false']);
     const [w] = (JSON.parse(r.out) as { items: Workload[] }).items;
-    assert.match(w!.status!.conditions!.find((c) => c.type === 'Evicted')!.message!, /TASFailedNodeReplacement is off/);
+    assert.equal(w!.status!.conditions!.find((c) => c.type === 'Evicted')!.message!, 'Workload was evicted as there was no replacement for unhealthy node(s): b1-r2-n2');
+    assert.match(r.err, /note: Workload [^:]+: node b1-r2-n2 failed and TASFailedNodeReplacement is off/);
   });
   it('TASProfileMixed=false places unconstrained requests with BestFit', async () => {
     const f = tmpFile('w.yaml', `apiVersion: batch/v1

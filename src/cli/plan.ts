@@ -12,16 +12,16 @@ import { InputError, type Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { Condition, Pod, PodSetAssignment, Workload } from '../api/objects.ts';
 import { VolcanoAnnotation, VolcanoApiVersion, VolcanoLabel } from '../api/volcano-objects.ts';
-import { formatResourceAmount, podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
 import { workloadsFromObjects } from '../integrations/integration.ts';
 import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
-import { replaceNode } from '../placement/replace.ts';
+import { replaceFailedNode, snapshotUsage, unknownNodeError } from '../placement/node-replacement.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
-import { placementRequest, placeWorkload, podSetGroups, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { placeWorkload, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { hasQueues, planWithQueues } from './plan-queues.ts';
-import { buildTasCluster, decodeAssignment, forgetWorkloadUsage, isAdmitted, isFinished, recordAssignmentUsage, recordWorkloadUsage, sortObjects, usageKey } from './cluster-input.ts';
+import { buildTasCluster, isAdmitted, isFinished, recordWorkloadUsage, sortObjects } from './cluster-input.ts';
 
 export interface PlanOptions {
   gates?: Partial<FeatureGates>;
@@ -113,7 +113,11 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   if (cluster.flavors.length === 0) notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
 
   if (options.replaceNode !== undefined) {
-    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, options.replaceNode, placementOptions, gates, errors);
+    const node = options.replaceNode;
+    if (!input.nodes.some((n) => n.node.metadata.name === node)) {
+      return { workloads: [], errors: [...errors, unknownNodeError(node, input.nodes.map((n) => n.node.metadata.name))], notes };
+    }
+    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, node, placementOptions, gates, notes);
     return { workloads: repaired, errors, notes };
   }
 
@@ -197,9 +201,9 @@ export function runningPodsOf(w: Workload, pods: readonly Pod[]): RunningPods | 
 }
 
 /**
- * `--replace-node`: for every admitted Workload whose assignment uses the node, a new
- * assignment that moves only that node's pods. The Workload's own old assignment does
- * not count as usage; its kept domains do, through the replacement itself.
+ * `--replace-node`: every admitted Workload whose assignment uses the node, through the
+ * same procedure as the scheduler's second pass (placement/node-replacement.ts): repaired,
+ * kept as it is (owned by a single Pod), or with the eviction condition.
  */
 function replaceInAdmitted(
   workloads: { workload: Workload; where: Where }[],
@@ -207,44 +211,20 @@ function replaceInAdmitted(
   nodeName: string,
   options: WorkloadPlacementOptions,
   gates: FeatureGates,
-  errors: InputError[],
+  notes: string[],
 ): Workload[] {
-  for (const tf of flavors) tf.snapshot.removeNode(nodeName);
   const out: Workload[] = [];
   for (const { workload, where } of workloads) {
     if (!isAdmitted(workload) || isFinished(workload)) continue;
     const w = structuredClone(workload);
-    let touched = false;
-    let failure: string | undefined;
-    for (const [i, psa] of (w.status!.admission!.podSetAssignments ?? []).entries()) {
-      if (!psa.topologyAssignment) continue;
-      const field = `status.admission.podSetAssignments[${i}].topologyAssignment`;
-      const existing = decodeAssignment(psa.topologyAssignment, { ...where, field });
-      if (!existing.domains.some((d) => d.values[d.values.length - 1] === nodeName)) continue;
-      touched = true;
-      const flavorName = Object.values(psa.flavors ?? {})[0];
-      const tf = flavors.find((f) => f.flavor.metadata.name === flavorName);
-      const group = podSetGroups(w.spec.podSets).find((g) => g.workers.name === psa.name || g.leader?.name === psa.name);
-      if (!tf || !group) {
-        errors.push(new InputError({ ...where, field }, `flavor "${flavorName ?? ''}" or PodSet "${psa.name}" is not in the input`));
-        continue;
-      }
-      const ps = group.leader?.name === psa.name ? group.leader : group.workers;
-      forgetWorkloadUsage(flavors, tf, usageKey(w, ps.name), existing);
-      const perPod = podRequests(ps.template.spec);
-      const req = { ...placementRequest({ workers: ps }, tf.flavor, perPod), count: psa.count ?? ps.count };
-      const r = gates.TASFailedNodeReplacement
-        ? replaceNode(tf.engine, req, existing, nodeName, options)
-        : { ok: false as const, reason: `node ${nodeName} failed and TASFailedNodeReplacement is off` };
-      if (!r.ok) {
-        failure = r.reason;
-        break;
-      }
-      psa.topologyAssignment = encodeV1beta2(r.workers, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix });
-      recordAssignmentUsage(flavors, tf, usageKey(w, ps.name), r.workers, perPod);
-    }
-    if (!touched) continue;
-    if (failure !== undefined) setConditions(w, [condition('Evicted', 'True', 'NodeFailures', `${failure}; the workload would be evicted and requeued`)]);
+    const r = replaceFailedNode({ workload: w, where, node: nodeName, flavors, usage: snapshotUsage(flavors, w), placement: options, gates });
+    if (r.kind === 'skip' && r.why === 'not-assigned') continue;
+    const name = `Workload ${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
+    if (r.kind === 'skip') notes.push(`${name} keeps its assignment: it is owned by a single Pod (SkipReassignmentForPodOwnedWorkloads)`);
+    else if (r.kind === 'failed') {
+      notes.push(`${name}: ${r.reason}`);
+      setConditions(w, [r.condition]);
+    } else w.status!.admission!.podSetAssignments = r.podSetAssignments;
     out.push(w);
   }
   return out;

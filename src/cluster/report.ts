@@ -17,7 +17,7 @@ import type { PodSetTopologyRequest, Workload } from '../api/objects.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { resourceAmount } from '../api/resources.ts';
 import { formatTime } from '../api/time.ts';
-import { podSetGroupOffset } from '../controllers/ungate-plan.ts';
+import { podSetGroupOffset } from '../placement/ungate-plan.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';

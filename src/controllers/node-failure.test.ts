@@ -152,6 +152,41 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
   });
 });
 
+describe('node failures: a hostname label that differs from the Node name', () => {
+  /** Node `pool-a-7f3a` labelled `gpu-017` (assignments and selectors say gpu-017), and h2. */
+  function cloudNodes(): KObject[] {
+    const p = tasPod('p-1', 'wl').ungatedOn('gpu-017').build();
+    p.spec.nodeName = 'pool-a-7f3a';
+    p.status = { phase: 'Running' };
+    return [
+      node('pool-a-7f3a').hostname('gpu-017').build(),
+      node('h2').build(),
+      tasWorkload('wl').podSet('main', 2).assign('main', [['gpu-017', 1], ['h2', 1]]).build(),
+      p,
+      tasPod('p-2', 'wl').runningOn('h2').build(),
+    ];
+  }
+
+  it('a deleted node whose hostname label differs from its name is found through the label and listed by name', async () => {
+    const e = await env(cloudNodes());
+    assert.deepEqual(unhealthy(e), [], 'a healthy node: the hostname value is not taken for a missing node');
+    await e.store.delete('Node', undefined, 'pool-a-7f3a');
+    await e.m.run({ untilMs: e.clock.now() });
+    assert.deepEqual(unhealthy(e), ['pool-a-7f3a']);
+    assert.equal(evicted(e), undefined, 'one failed node, not two (name and hostname)');
+    assert.match(pod(e, 'p-1').status!.conditions!.find((x) => x.type === 'TerminatedByKueue')!.message!, /node pool-a-7f3a was deleted/);
+    assert.equal(pod(e, 'p-2').status?.phase, 'Running');
+  });
+
+  it('a NotReady node whose hostname label differs from its name fails after the delay', async () => {
+    const e = await env(cloudNodes());
+    await setReady(e, 'pool-a-7f3a', 'False');
+    await e.m.run({ untilMs: e.clock.now() + 31 * SECOND });
+    assert.deepEqual(unhealthy(e), ['pool-a-7f3a']);
+    assert.equal(pod(e, 'p-1').status?.phase, 'Failed');
+  });
+});
+
 describe('node failures: taints', () => {
   const noSchedule: Taint = { key: 'maintenance', value: 'true', effect: 'NoSchedule' };
   const noExecute: Taint = { key: 'broken', effect: 'NoExecute' };

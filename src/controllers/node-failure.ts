@@ -21,6 +21,9 @@
 //    pods whose hostname is no longer in their PodSet's assignment (strays after a
 //    replacement) likewise.
 // Pod events that stop pods on an unhealthy-looking node enqueue it after NODE_BATCH_MS.
+// Keys are Node names, and so are unhealthyNodes; assignments and the pods' hostname
+// selectors record the node's `kubernetes.io/hostname` label, which may differ (a cloud's
+// `pool-a-7f3a` labelled `gpu-017`): NodeNames translates, remembering deleted nodes.
 
 import { WorkloadCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
@@ -194,6 +197,45 @@ function podWorkloadKey(p: Pod): string | undefined {
 
 const workloadKey = (w: Workload): string => `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
 
+/** Node name <-> hostname label, for the nodes whose label differs from the name; kept after a node is deleted. */
+export class NodeNames {
+  private readonly hostnameByName = new Map<string, string>();
+  private readonly namesByHostname = new Map<string, Set<string>>();
+
+  /** Records a node's hostname label as seen now. */
+  see(n: Node): void {
+    const name = n.metadata.name;
+    const h = n.metadata.labels?.[HOSTNAME_LABEL];
+    const prev = this.hostnameByName.get(name);
+    if (prev === h) return;
+    if (prev !== undefined) {
+      const s = this.namesByHostname.get(prev);
+      s?.delete(name);
+      if (s?.size === 0) this.namesByHostname.delete(prev);
+    }
+    if (h === undefined || h === name) {
+      this.hostnameByName.delete(name);
+      return;
+    }
+    this.hostnameByName.set(name, h);
+    let s = this.namesByHostname.get(h);
+    if (!s) this.namesByHostname.set(h, (s = new Set()));
+    s.add(name);
+  }
+
+  /** The hostname value assignments record for the Node `name`. */
+  hostname(name: string): string {
+    return this.hostnameByName.get(name) ?? name;
+  }
+
+  /** The Node names (queue keys) behind a value from an assignment or a pod: a name, or a hostname label. */
+  names(value: string, isNode: (name: string) => boolean): string[] {
+    if (isNode(value) || this.hostnameByName.has(value)) return [value];
+    const s = this.namesByHostname.get(value);
+    return s ? [...s].sort() : [value];
+  }
+}
+
 export function nodeFailureController(): Reconciler<TopoqueueConfig> {
   return new NodeFailureController();
 }
@@ -207,6 +249,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
   private pods!: Informer<Pod>;
   private flavors!: Informer<ResourceFlavor>;
   private readonly firstNotReady = new Map<string, number>();
+  private readonly names = new NodeNames();
 
   setup(c: ControllerContext<TopoqueueConfig>, queue: WorkQueue, rec: EventRecorder): void {
     this.ctx = c;
@@ -234,12 +277,18 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       return JSON.stringify([r?.status, r?.lastTransitionTime, n.spec?.taints, n.spec?.unschedulable]);
     };
     this.nodes.addHandler({
-      add: (n) => queue.add(n.metadata.name),
+      add: (n) => {
+        this.names.see(n);
+        queue.add(n.metadata.name);
+      },
       update: (old, n) => {
-        if (health(old) !== health(n)) queue.add(n.metadata.name);
+        this.names.see(n);
+        if (health(old) !== health(n) || old.metadata.labels?.[HOSTNAME_LABEL] !== n.metadata.labels?.[HOSTNAME_LABEL]) queue.add(n.metadata.name);
       },
       delete: (n) => queue.add(n.metadata.name),
     });
+    /** Queue keys (node names) for a value from an assignment or a pod. */
+    const keysOf = (value: string): string[] => this.names.names(value, (name) => this.nodes.get(name) !== undefined);
 
     const enqueueWorkloadNodes = (old: Workload | undefined, w: Workload): void => {
       const hosts = hostsOf(w);
@@ -247,7 +296,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       for (const name of unhealthyNodeNames(w)) queue.add(name);
       if (old) for (const name of unhealthyNodeNames(old)) queue.add(name);
       if (hosts === oldHosts || hosts.size === 0) return;
-      for (const h of hosts.keys()) if (!oldHosts.has(h) && !looksHealthy(this.nodes.get(h))) queue.add(h);
+      for (const h of hosts.keys()) if (!oldHosts.has(h)) for (const n of keysOf(h)) if (!looksHealthy(this.nodes.get(n))) queue.add(n);
       // Pending ungated pods whose host the assignment dropped (a replacement) are strays.
       let dropped = false;
       for (const h of oldHosts.keys()) {
@@ -260,7 +309,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       for (const p of this.pods.byIndex(POD_BY_WORKLOAD, workloadKey(w))) {
         const h = p.spec.nodeSelector?.[HOSTNAME_LABEL];
         const ps = p.metadata.labels?.[KueueLabel.PodSet];
-        if (h !== undefined && ps !== undefined && pendingOn(p, h) && !hosts.get(h)?.has(ps)) queue.add(h);
+        if (h !== undefined && ps !== undefined && pendingOn(p, h) && !hosts.get(h)?.has(ps)) for (const n of keysOf(h)) queue.add(n);
       }
     };
     this.workloads.addHandler({
@@ -277,7 +326,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       if (key === undefined) return;
       const changed = deleted || !old || stopped(old) !== stopped(p) || gated(old) !== gated(p) || old.spec.nodeName !== p.spec.nodeName;
       if (!changed) return;
-      for (const n of new Set([...(old ? podNodes(old) : []), ...podNodes(p)])) {
+      for (const n of new Set([...(old ? podNodes(old) : []), ...podNodes(p)].flatMap(keysOf))) {
         if (!looksHealthy(this.nodes.get(n))) {
           queue.addAfter(n, NODE_BATCH_MS);
           continue;
@@ -285,7 +334,8 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
         // Ungated onto a host its PodSet's assignment does not name: a stray.
         const w = this.workloads.get(key);
         const ps = p.metadata.labels?.[KueueLabel.PodSet];
-        if (!deleted && w && ps !== undefined && pendingOn(p, n) && hostsOf(w).size > 0 && !hostsOf(w).get(n)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
+        const h = this.names.hostname(n);
+        if (!deleted && w && ps !== undefined && pendingOn(p, h) && hostsOf(w).size > 0 && !hostsOf(w).get(h)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
       }
     };
     this.pods.addHandler({
@@ -296,17 +346,27 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
   }
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
-    const state = nodeState(name, this.nodes.get(name), this.ctx.clock.now(), this.ctx.config.nodeFailureDelayMs, this.firstNotReady);
-    const affected = [...this.workloads.byIndex(WORKLOAD_BY_NODE, name)].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
+    const current = this.nodes.get(name);
+    if (current) this.names.see(current);
+    const state = nodeState(name, current, this.ctx.clock.now(), this.ctx.config.nodeFailureDelayMs, this.firstNotReady);
+    const affected = [...new Set(this.valuesOf(name).flatMap((v) => this.workloads.byIndex(WORKLOAD_BY_NODE, v)))].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
     for (const w of affected) await this.handle(w, name, state);
     await this.failStrays(name);
     if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };
   }
 
-  /** Pods of `w` indexed at `node`. */
+  /** Values indexed for a node: its name, and its hostname label when that differs. */
+  private valuesOf(node: string): string[] {
+    const h = this.names.hostname(node);
+    return h === node ? [node] : [node, h];
+  }
+
+  /** Pods of `w` on `node` (bound there, or with its hostname selector). */
   private podsAt(w: Workload, node: string): Pod[] {
     const key = workloadKey(w);
-    return this.pods.byIndex(POD_BY_NODE, node).filter((p) => podWorkloadKey(p) === key);
+    const out = new Set<Pod>();
+    for (const v of this.valuesOf(node)) for (const p of this.pods.byIndex(POD_BY_NODE, v)) if (podWorkloadKey(p) === key) out.add(p);
+    return [...out];
   }
 
   private async failPod(p: Pod, message: string): Promise<void> {
@@ -340,10 +400,10 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       (cur) => {
         evicted = undefined;
         if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
-        const names = unhealthyNodeNames(cur);
-        if (names.includes(node) || !assignedHosts(cur).has(node)) return false;
-        if (names.length > 0) {
-          evicted = multipleNodeFailuresMessage([...names, node]);
+        const listed = unhealthyNodeNames(cur);
+        if (listed.includes(node) || !assignedHosts(cur).has(this.names.hostname(node))) return false;
+        if (listed.length > 0) {
+          evicted = multipleNodeFailuresMessage([...listed, node]);
           setCondition(cur, { type: WorkloadCondition.Evicted, status: 'True', reason: NODE_FAILURES, message: evicted }, now);
           countEviction(cur);
           return;
@@ -380,7 +440,8 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
 
   /** Step 2 and 3 for one Workload. */
   private async handle(w: Workload, node: string, state: NodeState): Promise<void> {
-    const podSets = hostsOf(w).get(node);
+    const hostname = this.names.hostname(node);
+    const podSets = hostsOf(w).get(hostname);
     const listed = unhealthyNodeNames(w).includes(node);
     if (!podSets || isTrue(w, WorkloadCondition.Finished)) {
       if (listed) await this.clearUnhealthy(w, node);
@@ -411,14 +472,15 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
     if (!isTrue(w, WorkloadCondition.Evicted)) await this.markUnhealthy(w, node, why);
     for (const p of this.podsAt(w, node)) {
       if (terminal(p)) continue;
-      if (p.spec.nodeName === node || pendingOn(p, node)) await this.failPod(p, message);
+      if (p.spec.nodeName === node || pendingOn(p, hostname)) await this.failPod(p, message);
     }
   }
 
   /** Pending ungated pods pointed at `node` that their PodSet's assignment no longer names. */
   private async failStrays(node: string): Promise<void> {
-    for (const p of this.pods.byIndex(POD_BY_NODE, node)) {
-      if (!pendingOn(p, node)) continue;
+    const hostname = this.names.hostname(node);
+    for (const p of this.pods.byIndex(POD_BY_NODE, hostname)) {
+      if (!pendingOn(p, hostname)) continue;
       const key = podWorkloadKey(p);
       const ps = p.metadata.labels?.[KueueLabel.PodSet];
       const w = key === undefined ? undefined : this.workloads.get(key);
@@ -426,7 +488,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       const psa = w.status.admission.podSetAssignments.find((a) => a.name === ps);
       const levels = psa?.topologyAssignment?.levels;
       if (!levels || levels[levels.length - 1] !== HOSTNAME_LABEL) continue;
-      if (hostsOf(w).get(node)?.has(ps)) continue;
+      if (hostsOf(w).get(hostname)?.has(ps)) continue;
       await this.failPod(p, `Pod terminated by Kueue NodeController: node ${node} is no longer in the topology assignment of PodSet ${ps}`);
     }
   }

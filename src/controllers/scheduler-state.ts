@@ -18,7 +18,7 @@
 
 import { InputError, type Where } from '../api/errors.ts';
 import { GangAnnotation } from '../api/gang.ts';
-import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { KObject, Node, Pod, ResourceFlavor, StringMap, Topology, Workload } from '../api/objects.ts';
 import type { ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass } from '../api/queues.ts';
 import { podRequests, type ResourceAmounts } from '../api/resources.ts';
@@ -127,6 +127,8 @@ export class SchedulerState {
   private readonly entries = new Map<string, Entry>();
   private readonly pendingSig = new Map<string, string>();
   private readonly nodeInfos = new Map<string, NodeInfo>();
+  /** Node name -> hostname label, for the nodes whose label differs, kept after the node is gone (its unhealthy entry outlives it). */
+  private readonly hostnames = new Map<string, string>();
   private readonly countedPods = new Map<string, { node: string; req: ResourceAmounts }>();
   private readonly invalidClusterQueues = new Map<string, string>();
   private readonly allocatable = new AllocatableCache();
@@ -242,6 +244,7 @@ export class SchedulerState {
     for (const n of sorted(c.nodes.list())) {
       const info = this.nodeInfo(n, out);
       if (info) this.nodeInfos.set(n.metadata.name, info);
+      if (info) this.noteHostname(info);
     }
     this.dirtyNodes.clear();
     const nodeList = [...this.nodeInfos.values()];
@@ -325,10 +328,22 @@ export class SchedulerState {
     }
   }
 
+  private noteHostname(info: NodeInfo): void {
+    const h = info.labels[HOSTNAME_LABEL];
+    if (h !== undefined && h !== info.name) this.hostnames.set(info.name, h);
+    else this.hostnames.delete(info.name);
+  }
+
+  /** The hostname label a Node (by name) has or last had, when it differs from the name. */
+  hostnameOf(name: string): string | undefined {
+    return this.hostnames.get(name);
+  }
+
   private syncNode(name: string, out: SyncResult): boolean {
     const n = this.caches.nodes.get(name);
     const prev = this.nodeInfos.get(name);
     const info = n ? this.nodeInfo(n, out) : undefined;
+    if (info) this.noteHostname(info);
     if (!info && !prev) return false;
     if (info && prev && sameNode(prev, info)) return false;
     // HyperNode membership follows node names and labels: rebuild the tree.

@@ -5,6 +5,7 @@ import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import { tierLevelKey } from '../topology/hypernode-tree.ts';
 import type { KObject, Workload } from '../api/objects.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
+import { DEFAULT_GATES } from '../placement/request.ts';
 import { BLOCK, cq, flavor, localQueue, RACK, TAS_LEVELS, wl } from '../testing/admission.ts';
 import { hyperNode, node, pod } from '../testing/builders.ts';
 import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
@@ -162,6 +163,46 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     await env.run();
     assert.deepEqual(get(env, 'w1').status?.admission, before);
     assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
+  });
+});
+
+describe('scheduler controller: failed node replacement, names and gates', () => {
+  it('a failed Node whose hostname label differs from its name is replaced (found by the label the assignment records)', async () => {
+    const n = (name: string, host: string, rack: string) => node(name).hostname(host).labels({ [BLOCK]: 'b1', [RACK]: rack }).cpu(4).build();
+    const objects = [topology('default', TAS_LEVELS), flavor('tas', { topology: 'default', nodeLabels: { [BLOCK]: 'b1' } }), cq('a').quota('tas', { cpu: '100' }).build(), localQueue('a', 'a'), n('pool-a-7f3a', 'gpu-017', 'r1'), n('pool-a-9k2b', 'gpu-018', 'r1'), n('pool-a-1x4c', 'gpu-019', 'r1')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    const before = hosts(get(env, 'w1'));
+    assert.equal(Object.keys(before).length, 2);
+    const failedHost = Object.keys(before)[0]!;
+    const failed = { 'gpu-017': 'pool-a-7f3a', 'gpu-018': 'pool-a-9k2b', 'gpu-019': 'pool-a-1x4c' }[failedHost]!;
+    env.store.deleteSync('Node', undefined, failed);
+    markUnhealthy(env, 'w1', [failed]);
+    await env.run();
+    const w1 = get(env, 'w1');
+    assert.equal(condition(w1, 'Evicted'), undefined);
+    assert.equal(hosts(w1)[failedHost], undefined);
+    assert.equal(Object.values(hosts(w1)).reduce((a, b) => a + b, 0), 2);
+    assert.equal(w1.status?.unhealthyNodes, undefined);
+  });
+
+  it('SkipReassignmentForPodOwnedWorkloads off: a Workload owned by a single Pod is replaced like any other', async () => {
+    const objects = tasObjects();
+    objects.push(node('x3').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    const env = runtimeEnv({ controllers: [schedulerController()], objects, config: { gates: { ...DEFAULT_GATES, SkipReassignmentForPodOwnedWorkloads: false } } });
+    await env.start();
+    env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).priority(10).build());
+    await env.run();
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }]));
+    const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
+    markUnhealthy(env, 'w1', [failed]);
+    await env.run();
+    assert.equal(hosts(get(env, 'w1'))[failed], undefined);
+    assert.ok(hosts(get(env, 'w1'))['x3']);
   });
 });
 

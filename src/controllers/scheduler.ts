@@ -385,7 +385,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       const w = this.caches.workloads.get(key);
       const node = w?.status?.unhealthyNodes?.[0]?.name;
       if (!w || node === undefined || !s.snap.admitted.has(key)) continue;
-      const rep = replaceFailedNode(s.snap, key, node, this.placement, this.ctx.config.gates.TASAssignmentsEncodingByHostnamePrefix);
+      const rep = replaceFailedNode(s.snap, key, node, this.placement, this.ctx.config.gates, s.hostnameOf(node));
       if (rep.kind === 'skip') continue;
       changed = true;
       const { namespace, name } = splitKey(key);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BLOCK, RACK } from '../testing/builders.ts';
+import { BLOCK, node, RACK } from '../testing/builders.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueSchedulingGate, PodIndexLabel } from '../api/keys.ts';
-import type { Pod, Workload } from '../api/objects.ts';
+import type { Node, Pod, Workload } from '../api/objects.ts';
 import { PausableWatchStore, placement, tasEnv, tasPod, tasWorkload, type TasEnv } from '../testing/tas-runtime.ts';
 import { retryOnConflict } from '../runtime/store.ts';
 import { topologyUngater } from './topology-ungater.ts';
@@ -13,7 +13,7 @@ function where(env: TasEnv, names: readonly string[]): Record<string, string> {
   return Object.fromEntries(names.map((n) => [n, placement(env.store.getSync('Pod', 'default', n))]));
 }
 
-async function ungate(objects: (Workload | Pod)[]): Promise<TasEnv> {
+async function ungate(objects: (Workload | Pod | Node)[]): Promise<TasEnv> {
   const env = await tasEnv(objects, [topologyUngater()]);
   await env.m.run();
   assert.deepEqual(env.m.errors, []);
@@ -123,6 +123,12 @@ describe('TopologyUngater: runtime', () => {
     await retryOnConflict(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = replaced.status), { status: true });
     await env.m.run();
     assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'h3' });
+  });
+
+  it('an unhealthy Node whose hostname label differs from its name holds the pods of its host domain', async () => {
+    const w = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['gpu-017', 1]]).unhealthy('pool-a-7f3a').build();
+    const env = await ungate([node('pool-a-7f3a').hostname('gpu-017').build(), w, tasPod('p-1', 'wl').build(), tasPod('p-2', 'wl').build()]);
+    assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h1', 'p-2': 'gated' });
   });
 
   it('pod events enqueue the Workload after podBatchMs', async () => {

@@ -6,7 +6,7 @@
 //    a stale cache would hand the same domain slot out twice);
 // 2. for each PodSetAssignment with a topologyAssignment: the PodSet's pods from the index
 //    (namespace, `kueue.x-k8s.io/workload` annotation, `kueue.x-k8s.io/podset` label), not
-//    Succeeded/Failed, in name order; plan rank or greedy (ungate-plan.ts);
+//    Succeeded/Failed, in name order; plan rank or greedy (placement/ungate-plan.ts);
 // 3. record the pods to ungate as expected, then one update per pod: remove the gate and
 //    merge the domain's nodeSelector. Pod events mark them observed; a failed or no-op
 //    update is observed at once.
@@ -14,8 +14,8 @@
 
 import { WorkloadCondition, isTrue } from '../admission/conditions.ts';
 import { InputError } from '../api/errors.ts';
-import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { Pod, StringMap, Workload } from '../api/objects.ts';
+import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
+import type { Node, Pod, StringMap, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -27,7 +27,7 @@ import type { ControllerContext, Reconciler, ReconcileResult } from '../runtime/
 import { isConflict, isNotFound, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
-import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from './ungate-plan.ts';
+import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from '../placement/ungate-plan.ts';
 
 export const TOPOLOGY_UNGATER = 'topology-ungater';
 /** Pod index: `<namespace>/<workload>/<podset>`. */
@@ -72,6 +72,7 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
   private recorder!: EventRecorder;
   private workloads!: Informer<Workload>;
   private pods!: Informer<Pod>;
+  private nodes!: Informer<Node>;
   private readonly expectations = new Expectations();
 
   setup(c: ControllerContext<TopoqueueConfig>, queue: WorkQueue, rec: EventRecorder): void {
@@ -79,6 +80,7 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
     this.recorder = rec;
     this.workloads = c.informers.for('Workload');
     this.pods = c.informers.for('Pod');
+    this.nodes = c.informers.for('Node');
     this.pods.addIndex(POD_BY_WORKLOAD_PODSET, (p) => {
       const k = podWorkloadPodSet(p);
       return k === undefined ? [] : [k];
@@ -122,7 +124,13 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
     if (!admittedByTAS(w)) return;
     const { namespace } = splitKey(key);
     const ns = namespace ?? 'default';
-    const unhealthy = new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name));
+    // unhealthyNodes names Nodes; domains name hosts by their hostname label (it may differ).
+    const unhealthy = new Set<string>();
+    for (const { name } of w.status?.unhealthyNodes ?? []) {
+      unhealthy.add(name);
+      const host = this.nodes.get(name)?.metadata.labels?.[HOSTNAME_LABEL];
+      if (host !== undefined) unhealthy.add(host);
+    }
 
     const todo: UngatePlan[] = [];
     for (const [i, psa] of w.status!.admission!.podSetAssignments.entries()) {

@@ -12,6 +12,13 @@
 //
 // The caller removes the workload's own recorded usage from the snapshot first (and the
 // failed node, when it is still there): the kept domains come back as assumed usage here.
+// node-replacement.ts is that caller, for `plan` and the scheduler alike.
+
+/** A failed node: its `metadata.name` (for messages) and the hostname label value assignments record. */
+export interface FailedNode {
+  name: string;
+  hostname: string;
+}
 
 import { compareValues } from '../topology/snapshot.ts';
 import type { Assignment, DomainAssignment } from './assignment.ts';
@@ -22,14 +29,15 @@ export function replaceNode(
   engine: PlacementEngine,
   req: PlacementRequest,
   existing: Assignment,
-  failedNode: string,
+  failedNode: string | FailedNode,
   options: Omit<PlacementOptions, 'assumed' | 'requiredDomain'> = {},
 ): PlacementResult {
   const s = engine.snapshot;
-  const failed = existing.domains.filter((d) => d.values[d.values.length - 1] === failedNode);
+  const { name, hostname } = typeof failedNode === 'string' ? { name: failedNode, hostname: failedNode } : failedNode;
+  const failed = existing.domains.filter((d) => d.values[d.values.length - 1] === hostname);
   if (failed.length === 0) return { ok: true, workers: existing };
   const missing = failed.reduce((n, d) => n + d.count, 0);
-  const kept = existing.domains.filter((d) => d.values[d.values.length - 1] !== failedNode);
+  const kept = existing.domains.filter((d) => d.values[d.values.length - 1] !== hostname);
 
   const keptLeaves: { leaf: number; count: number }[] = [];
   for (const d of kept) {
@@ -75,7 +83,7 @@ export function replaceNode(
   }
 
   const result = engine.place({ ...req, count: missing, leader: undefined, sliceLayers: layersForMissing }, { ...options, assumed, requiredDomain });
-  if (!result.ok) return { ok: false, reason: `cannot find replacement assignment for unhealthy node: ${failedNode}` };
+  if (!result.ok) return { ok: false, reason: `cannot find replacement assignment for unhealthy node: ${name}` };
   return { ok: true, workers: { levels: existing.levels, domains: mergeDomains(kept, result.workers.domains, (d) => fullPath(engine, d)) } };
 }
 

@@ -56,6 +56,8 @@ export interface FeatureGates {
   TASMultiLayerTopology: boolean;
   TASAssignmentsEncodingByHostnamePrefix: boolean;
   TASFailedNodeReplacement: boolean;
+  /** A Workload owned by a single Pod (not a pod group) keeps its assignment when its node fails. */
+  SkipReassignmentForPodOwnedWorkloads: boolean;
 }
 
 /** The peer's defaults at the commit the specs describe (kueue-tas.md, header). */
@@ -66,6 +68,7 @@ export const DEFAULT_GATES: FeatureGates = {
   TASMultiLayerTopology: true,
   TASAssignmentsEncodingByHostnamePrefix: true,
   TASFailedNodeReplacement: true,
+  SkipReassignmentForPodOwnedWorkloads: true,
 };
 
 /** The algorithm a request uses under a profile (KEP-2724 "Selecting the algorithm"). */

@@ -4,6 +4,7 @@
 //   const r = env.settle();
 // Test-only.
 
+import assert from 'node:assert/strict';
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
@@ -18,6 +19,7 @@ import { PlacementEngine } from '../placement/engine.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import { LabelTopologySource, nodeInfoFromNode } from '../topology/source.ts';
 import { TopologySnapshot } from '../topology/snapshot.ts';
+import { node } from './builders.ts';
 
 export const T0 = 1_795_219_200; // 2026-11-21T00:00:00Z
 
@@ -223,4 +225,24 @@ export function admissionEnv(input: AdmissionEnvInput): AdmissionEnv {
       return settle(snap, queues, { now: T0 + 1000, ...opts });
     },
   };
+}
+
+/** A Workload's outcome after settle(): admitted, or the pending reason and message. */
+export function decisionStatus(r: SettleResult, key: string): { admitted: boolean; reason?: string; message?: string; w: Workload } {
+  const w = r.workloads.get(key);
+  assert.ok(w, `no decision for ${key}`);
+  const qr = w.status?.conditions?.find((c) => c.type === 'QuotaReserved');
+  const adm = w.status?.conditions?.find((c) => c.type === 'Admitted');
+  return { admitted: adm?.status === 'True', reason: qr?.status === 'False' ? qr.reason : adm?.status === 'False' ? adm.reason : undefined, message: qr?.message, w };
+}
+
+/** Keys of the admitted Workloads after settle(), sorted. */
+export const admittedKeys = (r: SettleResult) => [...r.workloads.keys()].filter((k) => decisionStatus(r, k).admitted).sort();
+
+/** A TAS flavor `tas` over `racks` racks of `hostsPerRack` nodes (`r<i>-h<j>`) in block b0. */
+export function rackCluster(racks: number, hostsPerRack: number, cpu = '4') {
+  const nodes = [];
+  for (let r = 0; r < racks; r++) for (let h = 0; h < hostsPerRack; h++) nodes.push(node(`r${r}-h${h}`).labels({ [BLOCK]: 'b0', [RACK]: `r${r}` }).cpu(cpu).build());
+  const f = flavor('tas', { topology: 'default' });
+  return { f, tas: tasFlavor(f, TAS_LEVELS, nodes) };
 }

@@ -17,7 +17,7 @@
 
 import { HOSTNAME_LABEL, KueueAnnotation, KueueSchedulingGate } from '../api/keys.ts';
 import type { Pod, PodSetTopologyRequest, StringMap } from '../api/objects.ts';
-import type { DomainAssignment } from '../placement/assignment.ts';
+import type { DomainAssignment } from './assignment.ts';
 
 export interface RankSettings {
   podIndexLabel: string;

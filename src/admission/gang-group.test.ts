@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GangAnnotation } from '../api/gang.ts';
+import { admissionEnv, admittedKeys, cq, decisionStatus as statusOf, localQueue, rackCluster, wl } from '../testing/admission.ts';
+
+// Gang groups in the cycle (gang-group.ts): closure, basic check, waiting time, timeout.
+describe('gang groups', () => {
+  it('a gang short of members waits with the peer basic-check message', () => {
+    const env2 = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '100' }).build()], localQueues: [localQueue('q', 'q', 'ns')] });
+    env2.submit(wl('g', 'ns').queue('q').pods(2, { cpu: '1' }).gang(3).build());
+    const s = statusOf(env2.settle(), 'ns/g');
+    assert.equal(s.reason, 'GangNotReady');
+    assert.equal(s.message, 'gangGroup [ns/g] basic check: memberGangs [ns/g] child pod not collect enough, current gang: ns/g');
+  });
+
+  it('a gang group is admitted together, across namespaces, or not at all', () => {
+    const group = ['ns-a/a', 'ns-b/b'];
+    const mk = (bCpu: string) => {
+      const env = admissionEnv({
+        clusterQueues: [cq('qa').quota('default', { cpu: '10' }).build(), cq('qb').quota('default', { cpu: '10' }).build()],
+        localQueues: [localQueue('qa', 'qa', 'ns-a'), localQueue('qb', 'qb', 'ns-b')],
+      });
+      env.submit(wl('a', 'ns-a').queue('qa').pods(2, { cpu: '2' }).gang(2, { groups: group }).build(), wl('b', 'ns-b').queue('qb').pods(2, { cpu: bCpu }).gang(2, { groups: group }).build());
+      return env.settle();
+    };
+    const ok = mk('2');
+    assert.deepEqual(admittedKeys(ok), ['ns-a/a', 'ns-b/b']);
+    const no = mk('6');
+    assert.deepEqual(admittedKeys(no), []);
+    assert.match(statusOf(no, 'ns-a/a').message!, /ns-b\/b/);
+  });
+
+  it('a group naming a gang that does not exist waits: memberGangs doesn\'t exists', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+    env.submit(wl('a').queue('q').pods(1, { cpu: '1' }).gang(1, { groups: ['default/a', 'default/typo'] }).build());
+    assert.equal(statusOf(env.settle(), 'default/a').message, "gangGroup [default/a default/typo] basic check: memberGangs [default/typo] doesn't exists, current gang: default/a");
+  });
+
+  it('when the waiting time runs out the gang releases everything and is timed out', () => {
+    const { f, tas } = rackCluster(2, 2);
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).build()], flavors: [f], tas: [tas] });
+    const g = wl('g').queue('q').pods(4, { cpu: '4' }).gang(3, { mode: 'NonStrict', waitingTime: '30s' }).build();
+    g.metadata.ownerReferences = ['p0', 'p1', 'p2', 'p3'].map((name) => ({ apiVersion: 'v1', kind: 'Pod', name, uid: name }));
+    env.submit(wl('other').queue('q').pods(2, { cpu: '4' }).priority(10).build(), g);
+    const t = 1_795_220_000;
+    env.settle({ now: t });
+    assert.ok(env.snap.admitted.get('default/g')?.reservedOnly);
+    env.queues.requeueInadmissible(t + 31);
+    const r = env.settle({ now: t + 31 });
+    const d = r.last.get('default/g');
+    assert.equal(d?.kind, 'gangTimeout');
+    assert.deepEqual(d.kind === 'gangTimeout' && d.pods, ['default/p0', 'default/p1', 'default/p2', 'default/p3']);
+    const w = r.workloads.get('default/g')!;
+    assert.equal(w.metadata.annotations?.[GangAnnotation.Timeout], 'true');
+    assert.equal(w.status?.admission, undefined);
+    assert.deepEqual([...env.snap.admitted.keys()], ['default/other'], 'the reservation is released');
+    assert.equal(env.queues.pendingCount, 0, 'not scheduled again');
+  });
+
+  it('a timed-out gang is not scheduled until the user acts', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+    env.submit(wl('g').queue('q').pods(1, { cpu: '1' }).gang(1).annotate({ [GangAnnotation.Timeout]: 'true' }).build());
+    const s = statusOf(env.settle(), 'default/g');
+    assert.equal(s.reason, 'GangTimeout');
+  });
+});
