@@ -22,6 +22,7 @@
 import { GangMode } from '../api/gang.ts';
 import { namespaceSelectorMatches } from '../api/queues.ts';
 import type { Workload } from '../api/objects.ts';
+import { compareStrings } from '../api/values.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
 import { findPreemptionTargets, type PreemptionTarget } from './preemption.ts';
@@ -150,7 +151,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
     .sort((x, y) => {
       const a = x.e.head;
       const b = y.e.head;
-      return x.p - y.p || x.b - y.b || b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+      return x.p - y.p || x.b - y.b || b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid);
     })
     .map((x) => x.e);
 

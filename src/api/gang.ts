@@ -30,6 +30,7 @@ import { z } from 'zod';
 import { objectRef } from './manifest.ts';
 import type { KObject, ObjectMeta, ResourceList } from './objects.ts';
 import type { KindEntry } from './schemas.ts';
+import { isRecord } from './values.ts';
 
 // ---------------------------------------------------------------------------------------
 // Keys, API versions, defaults
@@ -271,8 +272,6 @@ export function parseGoDuration(s: string): number | undefined {
 // ---------------------------------------------------------------------------------------
 
 type Warn = (text: string) => void;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A string-valued map entry; numbers and booleans (raw YAML) read as their text. */
 function entry(m: unknown, key: string): string | undefined {

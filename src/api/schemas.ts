@@ -30,18 +30,17 @@ import { gangKindEntries } from './gang.ts';
 import { queueKindEntries } from './queues.ts';
 import { simulationKindEntries } from './simulation-event.ts';
 import { volcanoKindEntries } from './volcano.ts';
+import { isDnsLabel, isDnsSubdomain } from './names.ts';
 
 // ---------------------------------------------------------------------------------------
 // Building blocks
 // ---------------------------------------------------------------------------------------
 
 
-const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** A lowercase RFC 1123 label: PodSet, replicatedJob and namespace names. */
 const dnsLabel = z.string().superRefine((s, ctx) => {
-  if (s.length > 63 || !DNS_LABEL_RE.test(s)) {
+  if (!isDnsLabel(s)) {
     issue(
       ctx,
       [],
@@ -52,7 +51,7 @@ const dnsLabel = z.string().superRefine((s, ctx) => {
 
 /** A lowercase RFC 1123 subdomain: object names. */
 const dnsSubdomain = z.string().superRefine((s, ctx) => {
-  if (s.length > 253 || !DNS_SUBDOMAIN_RE.test(s)) {
+  if (!isDnsSubdomain(s)) {
     issue(
       ctx,
       [],

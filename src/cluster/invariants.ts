@@ -28,9 +28,11 @@
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import { GangAnnotation } from '../api/gang.ts';
 import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import type { ClusterQueue, Cohort, ResourceGroup } from '../api/queues.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { parseResourceList, podRequests, resourceAmount, type ResourceAmounts } from '../api/resources.ts';
+import { compareStrings } from '../api/values.ts';
 import { fr, QuotaTree, type FR, type QuotaNodeSpec, type ResourceQuota } from '../admission/quota.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
@@ -110,7 +112,6 @@ interface WorkloadPlan {
 }
 
 const SEP = '\u0000';
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const isFinished = (w: Workload) => (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True');
 const holdsQuota = (w: Workload) => w.status?.admission !== undefined && !isFinished(w);
 const ref = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
@@ -375,7 +376,7 @@ export class InvariantChecker {
     const used = this.nodeUsed.get(name);
     if (node && used) {
       const over: string[] = [];
-      for (const [res, n] of [...used.amounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      for (const [res, n] of [...used.amounts].sort(([a], [b]) => compareStrings(a, b))) {
         const cap = node.allocatable[res] ?? 0;
         if (n > cap + 1e-9) over.push(`${res} ${fmt(res, n)} > ${fmt(res, cap)}`);
       }

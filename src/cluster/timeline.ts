@@ -17,8 +17,10 @@
 import { GangLabel } from '../api/gang.ts';
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
 import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { compareStrings } from '../api/values.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Informer } from '../runtime/informer.ts';
@@ -99,7 +101,6 @@ export interface QueuePoint {
   usage: Record<string, number>;
 }
 
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
 const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
 const refOf = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
@@ -487,7 +488,7 @@ export class Timeline {
     for (const cq of touched) {
       this.touchQueue(cq);
       const usage: Record<string, number> = {};
-      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) if (n !== 0) usage[f] = n;
+      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => compareStrings(a, b))) if (n !== 0) usage[f] = n;
       const series = this.queueSeries.get(cq)!;
       const p: QueuePoint = { at: now, admitted: this.cqAdmitted.get(cq)?.size ?? 0, pending: this.cqPending.get(cq)?.size ?? 0, usage };
       const last = series[series.length - 1];

@@ -25,7 +25,9 @@
 import { WorkloadCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { Condition, Node, Pod, PodSetAssignment, ResourceFlavor, Taint, Toleration, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { formatTime, parseTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import { nowSeconds } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -175,10 +177,9 @@ export function effectiveTolerations(w: Workload, psa: PodSetAssignment, flavor:
   return out;
 }
 
-const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const gated = (p: Pod): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === KueueSchedulingGate.Topology);
 /** Ungated, unbound and Pending: waiting for a binder that will never place it on `node`. */
-const pendingOn = (p: Pod, node: string): boolean => !terminal(p) && !p.spec.nodeName && !gated(p) && p.spec.nodeSelector?.[HOSTNAME_LABEL] === node;
+const pendingOn = (p: Pod, node: string): boolean => !isTerminal(p) && !p.spec.nodeName && !gated(p) && p.spec.nodeSelector?.[HOSTNAME_LABEL] === node;
 
 function podNodes(p: Pod): string[] {
   const a = p.spec.nodeName;
@@ -220,7 +221,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
       p.metadata.name,
       (cur) => {
         done = false;
-        if (cur.metadata.uid !== uid || terminal(cur)) return false;
+        if (cur.metadata.uid !== uid || isTerminal(cur)) return false;
         const conditions: Condition[] = (cur.status?.conditions ?? []).filter((c) => c.type !== TERMINATED_BY_KUEUE);
         conditions.push({ type: TERMINATED_BY_KUEUE, status: 'True', reason: UNSCHEDULABLE_ON_ASSIGNED_NODE, message, lastTransitionTime: formatTime(now) });
         cur.status = { ...(cur.status ?? {}), phase: 'Failed', conditions };
@@ -308,7 +309,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         if (listed) await clearUnhealthy(w, node);
         return;
       }
-      const running = podsAt(w, node).some((p) => p.spec.nodeName === node && !terminal(p) && !p.metadata.deletionTimestamp);
+      const running = podsAt(w, node).some((p) => p.spec.nodeName === node && !isTerminal(p) && !p.metadata.deletionTimestamp);
       if (running) return;
       why = `node ${node} has the taint ${formatTaint(taint)}, not tolerated by the Workload`;
       message = TAINT_TERMINATION_MESSAGE;
@@ -316,7 +317,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
     if (why === undefined) return; // NotReady, not for long yet
     if (!isTrue(w, WorkloadCondition.Evicted)) await markUnhealthy(w, node, why);
     for (const p of podsAt(w, node)) {
-      if (terminal(p)) continue;
+      if (isTerminal(p)) continue;
       if (p.spec.nodeName === node || pendingOn(p, node)) await failPod(p, message);
     }
   }
@@ -403,7 +404,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
         },
       });
 
-      const stopped = (p: Pod): boolean => terminal(p) || p.metadata.deletionTimestamp !== undefined;
+      const stopped = (p: Pod): boolean => isTerminal(p) || p.metadata.deletionTimestamp !== undefined;
       const onPod = (old: Pod | undefined, p: Pod, deleted: boolean): void => {
         const key = podWorkloadKey(p);
         if (key === undefined) return;
@@ -429,7 +430,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
 
     async reconcile(name): Promise<ReconcileResult | void> {
       const state = nodeState(name, nodes.get(name), ctx.clock.now(), ctx.config.nodeFailureDelayMs, firstNotReady);
-      const affected = [...workloads.byIndex(WORKLOAD_BY_NODE, name)].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
+      const affected = [...workloads.byIndex(WORKLOAD_BY_NODE, name)].sort((a, b) => compareStrings(objectKey(a), objectKey(b)));
       for (const w of affected) await handle(w, name, state);
       await failStrays(name);
       if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };

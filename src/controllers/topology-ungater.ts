@@ -16,6 +16,7 @@ import { WorkloadCondition, isTrue } from '../admission/conditions.ts';
 import { InputError } from '../api/errors.ts';
 import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
 import type { Pod, StringMap, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -66,8 +67,6 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
   let workloads!: Informer<Workload>;
   let pods!: Informer<Pod>;
   const expectations = new Expectations();
-
-  const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
   return {
     name: TOPOLOGY_UNGATER,
@@ -136,7 +135,7 @@ export function topologyUngater(): Reconciler<TopoqueueConfig> {
           recorder.event(w, 'Warning', UngaterEventReason.InvalidTopologyAssignment, `PodSet ${psa.name}: ${msg}; its pods stay gated`);
           continue;
         }
-        const listed = pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !terminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
+        const listed = pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !isTerminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
         listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
         const plan = planUngates({
           levels: a.levels,

@@ -12,13 +12,12 @@ import { InputError } from '../api/errors.ts';
 import { PodIndexLabel } from '../api/keys.ts';
 import type { KObject, PodSet } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
+import { isDnsLabel } from '../api/names.ts';
 import type { Integration, IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { podsPerJob } from './job.ts';
 import { MAX_PODSETS, isRecord, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
 export const JobSetKind = { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet' } as const;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function jobSetToWorkloads(obj: KObject, ctx: IntegrationContext): ToWorkloadsResult {
   const errors: InputError[] = [];
@@ -48,7 +47,7 @@ export function jobSetToWorkloads(obj: KObject, ctx: IntegrationContext): ToWork
     }
     const rawName = rj.name;
     const name = typeof rawName === 'string' ? rawName.toLowerCase() : '';
-    if (!DNS_LABEL.test(name) || name.length > 63) {
+    if (!isDnsLabel(name)) {
       errors.push(
         new InputError(
           { ...where, field: `${at}.name` },

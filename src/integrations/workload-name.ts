@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueApiVersion, KueueLabel } from '../api/keys.ts';
 import type { KObject, OwnerReference, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
+import { isRecord } from '../api/values.ts';
 
 /** Finalizer Kueue puts on every Workload created by an integration (missing from api/keys.ts). */
 export const RESOURCE_IN_USE_FINALIZER = 'kueue.x-k8s.io/resource-in-use';
@@ -167,9 +168,7 @@ export function readInt(
   return value;
 }
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isRecord };
 
 /** A pod template at `where`: an object with `spec.containers`, else an error and undefined. */
 export function readPodTemplate(value: unknown, where: Where, errors: InputError[]): PodTemplateSpec | undefined {

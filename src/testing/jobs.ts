@@ -3,9 +3,10 @@
 // scheduler (admit, evict) and of the cluster's job controllers (pods, conditions).
 // Test-only.
 
-import { KueueLabel } from '../api/keys.ts';
+import { KueueLabel, NAMESPACE_NAME_LABEL } from '../api/keys.ts';
 import type { Condition, KObject, Pod, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
 import { formatTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, resetCondition, setCondition } from '../admission/conditions.ts';
 import { type TopoqueueConfig, defaultConfig } from '../controllers/config.ts';
 import { jobReconciler } from '../controllers/job-reconciler.ts';
@@ -55,13 +56,13 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
       return created;
     },
     get: (kind, name, namespace = 'ns') => store.getSync(kind, store.namespaced(kind) ? namespace : undefined, name),
-    workloads: (namespace = 'ns') => store.listSync<Workload>('Workload', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+    workloads: (namespace = 'ns') => store.listSync<Workload>('Workload', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     workload: (namespace = 'ns') => {
       const all = env.workloads(namespace);
       if (all.length !== 1) throw new Error(`expected one Workload in ${namespace}, found ${all.map((w) => w.metadata.name).join(', ') || 'none'}`);
       return all[0]!;
     },
-    pods: (namespace = 'ns') => store.listSync<Pod>('Pod', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+    pods: (namespace = 'ns') => store.listSync<Pod>('Pod', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     events: (reason) => manager.events.recent.filter((e) => reason === undefined || e.reason === reason),
   };
   return env;
@@ -72,7 +73,7 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
 // ---------------------------------------------------------------------------------------
 
 export function namespace(name: string, labels: StringMap = {}): KObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } } };
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [NAMESPACE_NAME_LABEL]: name, ...labels } } };
 }
 
 export function resourceFlavor(name: string, nodeLabels: StringMap = {}, tolerations: Toleration[] = []): ResourceFlavor {

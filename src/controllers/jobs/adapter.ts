@@ -23,6 +23,8 @@
 
 import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../../api/keys.ts';
 import type { KObject, ObjectMeta, Pod, PodSet, PodSpec, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../../api/objects.ts';
+import { isTerminal } from '../../api/objects.ts';
+import { isRecord } from '../../api/values.ts';
 import type { Integration } from '../../integrations/integration.ts';
 
 export interface PodSetInfo {
@@ -272,7 +274,7 @@ export function runningPodSets(wl: Workload, infos: readonly PodSetInfo[]): PodS
 // Pods
 // ---------------------------------------------------------------------------------------
 
-export const isTerminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+export { isTerminal };
 
 export const hasGate = (p: Pod, gate: string): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === gate);
 
@@ -290,7 +292,7 @@ export function trueCondition(obj: KObject, types: readonly string[]): { type: s
   return conditions.find((c) => c.status === 'True' && types.includes(c.type));
 }
 
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isRecord };
 
 /** `spec` of a (shared, read-only) job object as a record; {} when absent. */
 export function readSpec(job: KObject): Record<string, unknown> {
