@@ -148,8 +148,13 @@ function looksHealthy(node: Node | undefined): boolean {
   return schedulingTaints(node).length === 0;
 }
 
-/** The first taint not tolerated for good by the tolerations: none matches, or (NoExecute) each match is only for tolerationSeconds. */
-export function untoleratedTaint(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
+/**
+ * The first taint the pods cannot stay under for good: none of the tolerations matches it,
+ * or (NoExecute) each match is only for tolerationSeconds. Unlike topology/node-match.ts's
+ * `untoleratedTaint` (may a pod be placed here?), every effect counts and a time-limited
+ * toleration does not: this answers "must the pods leave this node?".
+ */
+export function taintNotToleratedForGood(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
   for (const taint of taints) {
     const matching = tolerations.filter((t) => tolerates(t, taint));
     if (matching.length === 0) return taint;
@@ -302,7 +307,7 @@ export function nodeFailureController(): Reconciler<TopoqueueConfig> {
       const psas = w.status!.admission!.podSetAssignments.filter((p) => podSets.has(p.name));
       let taint: Taint | undefined;
       for (const psa of psas) {
-        taint = untoleratedTaint(state.taints, effectiveTolerations(w, psa, (f) => flavors.get(f)));
+        taint = taintNotToleratedForGood(state.taints, effectiveTolerations(w, psa, (f) => flavors.get(f)));
         if (taint) break;
       }
       if (!taint) {
