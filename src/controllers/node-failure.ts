@@ -150,9 +150,9 @@ function looksHealthy(node: Node | undefined): boolean {
 
 /**
  * The first taint the pods cannot stay under for good: none of the tolerations matches it,
- * or (NoExecute) each match is only for tolerationSeconds. Unlike topology/node-match.ts's
- * `untoleratedTaint` (may a pod be placed here?), every effect counts and a time-limited
- * toleration does not: this answers "must the pods leave this node?".
+ * or (NoExecute) each match is only for tolerationSeconds. It answers "must the pods leave
+ * this node?"; topology/node-match.ts's `untoleratedTaint` answers "may a pod be placed
+ * here?", for which a time-limited toleration is enough.
  */
 export function taintNotToleratedForGood(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
   for (const taint of taints) {
