@@ -599,7 +599,7 @@ const KINDS: readonly KindEntry[] = [
   ...simulationKindEntries({ kobject }),
 ];
 
-const BY_KEY = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
+const BY_KEY: ReadonlyMap<string, KindEntry> = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
 
 /** Every accepted apiVersion + kind, in registry order. */
 export function knownKinds(): TypeMeta[] {
