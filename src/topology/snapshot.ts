@@ -198,6 +198,11 @@ export class TopologySnapshot {
     return { free: this.freeArr, tas: this.tasArr, R: this.R };
   }
 
+  /** The id of a resource already named (by a node or a request), without interning it. */
+  knownResourceIndex(name: string): number | undefined {
+    return this.resources.get(name);
+  }
+
   /** Interns a resource name, growing the capacity arrays when it is new. */
   resourceIndex(name: string): number {
     const before = this.resources.size;
