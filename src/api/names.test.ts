@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DNS_SUBDOMAIN_PATTERN, DNS_SUBDOMAIN_PROBLEM, isDnsLabel, isDnsSubdomain } from './names.ts';
+import { DNS_SUBDOMAIN_PATTERN, DNS_SUBDOMAIN_PROBLEM, isDnsLabel, isDnsSubdomain, isLabelValue } from './names.ts';
 
 describe('object names (RFC 1123)', () => {
   it('a DNS label is lowercase letters, digits and -, starts and ends with a letter or digit, at most 63 characters', () => {
@@ -10,6 +10,10 @@ describe('object names (RFC 1123)', () => {
   it('a DNS subdomain is labels joined by dots, at most 253 characters', () => {
     for (const ok of ['a', 'example.com', 'x-1.y-2', `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`]) assert.equal(isDnsSubdomain(ok), true, ok);
     for (const bad of ['', '.a', 'a.', 'a..b', 'a.-b', 'Example.com', 'a'.repeat(254)]) assert.equal(isDnsSubdomain(bad), false, bad);
+  });
+  it('a label value is empty or letters, digits, -, _ and ., starting and ending with a letter or digit, at most 63 characters', () => {
+    for (const ok of ['', 'a', 'A_b.c-9', 'x'.repeat(63), '3f2c1d9e-0000-4000-8000-000000000000']) assert.equal(isLabelValue(ok), true, ok);
+    for (const bad of ['-a', 'a_', '.a', 'a/b', 'a b', 'x'.repeat(64)]) assert.equal(isLabelValue(bad), false, bad);
   });
   it('the subdomain pattern checks no length (callers that report the length separately use it)', () => {
     assert.equal(DNS_SUBDOMAIN_PATTERN.test('a'.repeat(300)), true);

@@ -1,6 +1,6 @@
-// Kubernetes' object-name rules (apimachinery's validation.IsDNS1123Label and
-// IsDNS1123Subdomain), defined once: every check of a name, a PodSet name or a label
-// value that must name an object uses these patterns and limits.
+// Kubernetes' name rules (apimachinery's validation.IsDNS1123Label, IsDNS1123Subdomain
+// and IsValidLabelValue), defined once: every check of an object name, a PodSet name, a
+// label value or a label key's prefix uses these patterns and limits.
 
 /** Longest RFC 1123 label: a namespace, a PodSet, a replicatedJob name. */
 export const DNS_LABEL_MAX = 63;
@@ -25,4 +25,14 @@ export function isDnsLabel(s: string): boolean {
 /** A valid RFC 1123 subdomain: the pattern and at most 253 characters. */
 export function isDnsSubdomain(s: string): boolean {
   return s.length <= DNS_SUBDOMAIN_MAX && DNS_SUBDOMAIN_PATTERN.test(s);
+}
+
+/** Longest label value. */
+export const LABEL_VALUE_MAX = 63;
+/** A label value: empty, or letters, digits, '-', '_' and '.', starting and ending with a letter or digit (no length check). */
+export const LABEL_VALUE_PATTERN = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** A valid label value: the pattern and at most 63 characters. */
+export function isLabelValue(s: string): boolean {
+  return s.length <= LABEL_VALUE_MAX && LABEL_VALUE_PATTERN.test(s);
 }
