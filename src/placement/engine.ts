@@ -23,6 +23,7 @@ import { type Algorithm, algorithmFor, type PlacementRequest, type Profile } fro
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 
 const MAX_INT32 = 2147483647;
+const NO_AMOUNTS: readonly number[] = [];
 
 export interface PlacementOptions {
   profile?: Profile;
@@ -359,9 +360,9 @@ export class PlacementEngine {
     const leaderReq: ResourceAmounts | undefined = req.leader ? { pods: 1 + (req.leader.requests.pods ?? 0), ...withoutPods(req.leader.requests) } : undefined;
     const leaderNames = leaderReq ? Object.keys(leaderReq).sort() : [];
     const leaderIdx = leaderNames.map((n) => s.resourceIndex(n));
-    const leaderVal = leaderNames.map((n) => leaderReq![n]!);
+    const leaderVal = leaderReq ? leaderNames.map((n) => leaderReq[n]!) : NO_AMOUNTS;
     // The leader's request for each of the workers' resources (what it leaves them).
-    const leaderValByReq = reqName.map((n) => leaderReq?.[n] ?? 0);
+    const leaderValByReq = leaderReq ? reqName.map((n) => leaderReq[n] ?? 0) : NO_AMOUNTS;
     // Interning may have grown the arrays: read them (and the assumed usage by resource id) only now.
     const { free: freeA, tas: tasA, R: RR } = s.capacityArrays();
     const assumed = options.assumed?.byResourceId(s);
