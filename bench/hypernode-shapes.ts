@@ -22,6 +22,7 @@ import { HyperNodeTopologySource, HyperNodeTree } from '../src/topology/hypernod
 import { TopologySnapshot } from '../src/topology/snapshot.ts';
 import { AllocatableCache, type NodeInfo, nodeInfoFromNode } from '../src/topology/source.ts';
 import { type BoundPod, GPU_TOLERATION, gpuHost, halfBusy, Prng, shuffledIndices, WHOLE_HOST } from './shapes.ts';
+import { compareStrings } from '../src/api/values.ts';
 
 export const HN_RACK = 'example.com/rack';
 export const HN_POOL = 'example.com/pool';
@@ -120,7 +121,7 @@ export function hyperNodeShape(size: HyperNodeSize = HYPERNODE): HyperNodeShape 
     }
     hyperNodes.push(hyperNode(`t3-${block}`).tier(3, 'block').hyperNodes(...spines).build());
   }
-  hyperNodes.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  hyperNodes.sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
   return { name: 'hypernodes', nodes, pods: halfBusy(nodes, rng), hyperNodes, leafOfHost, leafMembers };
 }
 

@@ -1,6 +1,9 @@
 // The layer rule of ARCHITECTURE.md, enforced by reading the import graph: a module may
 // import from its own layer and the layers listed before it, never from a later one.
 // `src/testing/` holds fixture builders that only tests and benchmarks may import.
+// The pure layers keep no state of their own: no I/O, clock or randomness, and no
+// module-level mutable collection (a cache belongs to the snapshot it serves, or to an
+// object the caller owns; a constant lookup table is typed ReadonlyMap / ReadonlySet).
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -98,6 +101,20 @@ function layerListProblems(dirs: readonly string[], planned: ReadonlySet<string>
   return problems;
 }
 
+/** A mutable Map, Set, WeakMap or WeakSet made at module level (column 0), one problem per declaration. */
+function moduleStateProblems(file: string, text: string): string[] {
+  const out: string[] = [];
+  const re = /^(?:export\s+)?(const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::\s*([^=]+?))?\s*=\s*new\s+(Map|Set|WeakMap|WeakSet)\b/gm;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const [, binding, name, type, kind] = m;
+    const constantTable = binding === 'const' && (kind === 'Map' || kind === 'Set') && type?.trim().startsWith(`Readonly${kind}<`);
+    if (constantTable) continue;
+    const line = text.slice(0, m.index).split('\n').length;
+    out.push(`${relative(SRC, file)}:${line}: module-level mutable ${kind} ${name}: a cache belongs to the snapshot it serves (or another owner); a constant table is typed Readonly${kind === 'WeakMap' ? 'Map' : kind === 'WeakSet' ? 'Set' : kind}`);
+  }
+  return out;
+}
+
 describe('architecture', () => {
   const all = files(SRC);
   it('the layer list names exactly the directories under src/, the planned layers having none', () => {
@@ -161,5 +178,20 @@ describe('architecture', () => {
       }
     }
     assert.deepEqual(problems, []);
+  });
+  it('the pure core keeps no module-level mutable Map, Set, WeakMap or WeakSet', () => {
+    const problems = all.filter((f) => PURE.has(layerOf(f)) && !f.endsWith('.test.ts')).flatMap((f) => moduleStateProblems(f, readFileSync(f, 'utf8')));
+    assert.deepEqual(problems, []);
+  });
+  it('the state checker reports module-level collections, not constant tables or locals', () => {
+    const f = join(SRC, 'admission/x.ts');
+    const report = (text: string) => moduleStateProblems(f, text);
+    assert.match(report('const cache = new Map<string, number>();')[0] ?? '', /^admission\/x\.ts:1: module-level mutable Map cache: a cache belongs to the snapshot/);
+    assert.match(report('\nexport const memo = new WeakMap<object, string>();')[0] ?? '', /^admission\/x\.ts:2: module-level mutable WeakMap memo/);
+    assert.equal(report('let seen = new Set();').length, 1);
+    assert.equal(report('const typed: Map<string, number> = new Map();').length, 1);
+    assert.equal(report('let table: ReadonlyMap<string, number> = new Map();').length, 1, 'a let can be reassigned');
+    assert.deepEqual(report('const UNITS: ReadonlyMap<string, number> = new Map([["k", 3]]);\nconst NONE: ReadonlySet<string> = new Set();'), []);
+    assert.deepEqual(report('function f() {\n  const local = new Map();\n  return local;\n}'), []);
   });
 });

@@ -22,6 +22,7 @@
 
 import type { Workload } from '../api/objects.ts';
 import { type CycleConfig, type Entry, fail, type Member, toAdmitted } from './entry.ts';
+import { compareStrings } from '../api/values.ts';
 import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
 import { timedOutPods } from './gang-group.ts';
 import { nominate, type NominationContext, placementOptions } from './nominate.ts';
@@ -135,7 +136,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
     .sort((x, y) => {
       const a = x.e.head;
       const b = y.e.head;
-      return x.p - y.p || x.b - y.b || b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+      return x.p - y.p || x.b - y.b || b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid);
     })
     .map((x) => x.e);
 

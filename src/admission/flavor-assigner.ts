@@ -120,7 +120,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   let borrowing = 0;
   const tasFlavorOf = new Map<string, string>();
 
-  const shape = shapeOf(info);
+  const shape = shapeOf(snap, info);
   for (const group of shape.groups) {
     const members = group.members;
     const counts: number[] = [];
@@ -190,7 +190,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     mode = worse(mode, groupMode);
     if (groupMode === 'NoFit') continue;
     for (const r of resources) {
-      const f = fr(flavors[r]!, r);
+      const f = snap.frKeys.of(flavors[r]!, r);
       assigned.set(f, (assigned.get(f) ?? 0) + request[r]!);
     }
     for (let i = 0; i < members.length; i++) {
@@ -283,7 +283,23 @@ interface EmptyMemo {
 /** Shapes remembered per placement options before the answers are forgotten (bounded memory). */
 const MAX_SHAPES = 4096;
 
-const emptyMemos = new WeakMap<AdmissionSnapshot, EmptyMemo>();
+/**
+ * What flavor assignment remembers between calls, kept by the AdmissionSnapshot it reads
+ * (`snap.assignerMemo`), so it lives and dies with that snapshot; each part is bounded.
+ */
+export interface FlavorAssignerMemo {
+  /** Answers of the placement on an empty cluster (placeOnEmpty), at most MAX_SHAPES per options. */
+  empty: EmptyMemo;
+  /** The groups of each Workload info (forgotten with the info). */
+  shapes: WeakMap<WorkloadInfo, WorkloadShape>;
+  /** formatResourceAmount per resource and amount, at most MAX_FORMATTED per resource. */
+  formatted: Map<string, Map<number, string>>;
+}
+
+function memoOf(snap: AdmissionSnapshot): FlavorAssignerMemo {
+  return (snap.assignerMemo ??= { empty: { rooms: new Map(), answers: new WeakMap() }, shapes: new WeakMap(), formatted: new Map() });
+}
+
 const NO_OPTIONS = {};
 
 /** Whether the TAS snapshots still offer what they did when the answers were kept. */
@@ -340,8 +356,7 @@ function integralArrays(free: Float64Array, tas: Float64Array, n: number): boole
 }
 
 function placeOnEmpty(snap: AdmissionSnapshot, info: WorkloadInfo, shape: WorkloadShape, placement: WorkloadPlacementOptions, tasOptions: WorkloadPlacementOptions): Answer {
-  let memo = emptyMemos.get(snap);
-  if (!memo) emptyMemos.set(snap, (memo = { rooms: new Map(), answers: new WeakMap() }));
+  const memo = memoOf(snap).empty;
   if (!roomUnchanged(memo, snap)) memo.answers = new WeakMap();
   const optionsKey = optionsKeyOf(placement);
   let byShape = memo.answers.get(optionsKey);
@@ -445,12 +460,6 @@ interface GroupShape {
   mismatch: Map<ResourceFlavor, { levels: readonly string[] | undefined; result: string | undefined }>;
 }
 
-/**
- * The groups by Workload info: a function of its PodSets and the Workload's, which are
- * never changed in place (a changed Workload gets a new info, with new PodSet infos).
- */
-const shapes = new WeakMap<WorkloadInfo, WorkloadShape>();
-
 interface WorkloadShape {
   infos: readonly PodSetInfo[];
   /** What the TAS placement reads of the Workload, as a key (set on first use). */
@@ -460,7 +469,12 @@ interface WorkloadShape {
   groups: GroupShape[];
 }
 
-function shapeOf(info: WorkloadInfo): WorkloadShape {
+/**
+ * The groups of a Workload info: a function of its PodSets and the Workload's, which are
+ * never changed in place (a changed Workload gets a new info, with new PodSet infos).
+ */
+function shapeOf(snap: AdmissionSnapshot, info: WorkloadInfo): WorkloadShape {
+  const shapes = memoOf(snap).shapes;
   const hit = shapes.get(info);
   if (hit && hit.infos === info.podSets) return hit;
   const spec = info.workload.spec.podSets;
@@ -492,15 +506,17 @@ function flavorMismatch(group: GroupShape, flavor: ResourceFlavor, levels: reado
   return result;
 }
 
-/** formatResourceAmount, remembered (messages repeat the same few amounts every cycle). */
-const formatted = new Map<string, Map<number, string>>();
+/** Amounts remembered per resource before they are forgotten (bounded memory). */
+const MAX_FORMATTED = 4096;
 
-function formatAmount(r: string, n: number): string {
+/** formatResourceAmount, remembered (messages repeat the same few amounts every cycle). */
+function formatAmount(snap: AdmissionSnapshot, r: string, n: number): string {
+  const formatted = memoOf(snap).formatted;
   let byAmount = formatted.get(r);
   if (!byAmount) formatted.set(r, (byAmount = new Map()));
   let s = byAmount.get(n);
   if (s === undefined) {
-    if (byAmount.size >= 4096) byAmount.clear();
+    if (byAmount.size >= MAX_FORMATTED) byAmount.clear();
     byAmount.set(n, (s = formatResourceAmount(r, n)));
   }
   return s;
@@ -533,7 +549,7 @@ function tryFlavor(
   for (const r of covered) {
     const req = request[r];
     if (req === undefined) continue;
-    const f = fr(name, r);
+    const f = snap.frKeys.of(name, r);
     const before = assigned.get(f) ?? 0;
     const val = before + req;
     const potential = snap.quota.potentialAvailable(cq.name, f);
@@ -541,7 +557,7 @@ function tryFlavor(
       return noFit(
         t,
         PendingReason.ExceedsMaxQuota,
-        `insufficient quota for ${r} in flavor ${name}, previously considered podsets requests (${formatAmount(r, before)}) + current podset request (${formatAmount(r, req)}) > maximum capacity (${formatAmount(r, potential)})`,
+        `insufficient quota for ${r} in flavor ${name}, previously considered podsets requests (${formatAmount(snap, r, before)}) + current podset request (${formatAmount(snap, r, req)}) > maximum capacity (${formatAmount(snap, r, potential)})`,
       );
     }
     const available = snap.quota.available(cq.name, f);
@@ -549,7 +565,7 @@ function tryFlavor(
       t.borrowing = Math.max(t.borrowing, snap.quota.borrowingLevel(cq.name, f, val));
       continue;
     }
-    const message = `insufficient unused quota for ${r} in flavor ${name}, ${formatAmount(r, val - available)} more needed`;
+    const message = `insufficient unused quota for ${r} in flavor ${name}, ${formatAmount(snap, r, val - available)} more needed`;
     if (!preemptionMayHelp(snap, cq, f, val)) return noFit(t, PendingReason.WaitingForQuota, message);
     t.mode = 'Preempt';
     t.preempt.push(f);

@@ -13,6 +13,7 @@ import { parseGoDuration } from '../api/gang.ts';
 import { describeInput } from '../api/schema-parts.ts';
 import { joinField } from '../api/topology-request.ts';
 import { formatTime, parseTime } from '../api/time.ts';
+import { isRecord } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from './conditions.ts';
 
 // ---------------------------------------------------------------------------------------
@@ -80,8 +81,6 @@ export const DEFAULT_WAIT_FOR_PODS_READY: WaitForPodsReadyConfig = Object.freeze
 const BLOCK_FIELDS = ['timeout', 'recoveryTimeout', 'blockAdmission', 'requeuingStrategy'];
 const STRATEGY_FIELDS = ['timestamp', 'backoffLimitCount', 'backoffBaseSeconds', 'backoffMaxSeconds'];
 const INT32_MAX = 2 ** 31 - 1;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Reads the `waitForPodsReady` block of a v1beta2 Kueue Configuration. Absent (undefined

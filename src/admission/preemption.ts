@@ -21,6 +21,7 @@
 
 import type { ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import type { FlavorAssignment } from './flavor-assigner.ts';
 import type { FR } from './quota.ts';
@@ -302,7 +303,7 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
   }
   for (const members of gangUnits(snap)) {
     if (!members.every((w) => eligible(c, w)) || !members.some((w) => helps(c, w))) continue;
-    members.sort((x, y) => cmp(x.key, y.key));
+    members.sort((x, y) => compareStrings(x.key, y.key));
     const others = [...new Set(members.filter((m) => m.clusterQueue !== cq.name).map((m) => m.clusterQueue))].sort();
     const unit: Unit = {
       members,
@@ -361,13 +362,9 @@ function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
   return out;
 }
 
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Other ClusterQueues first, lower priority, most recently reserved, key. */
 function byOrder(a: Unit, b: Unit): number {
-  return Number(a.own) - Number(b.own) || a.priority - b.priority || b.reservedAt - a.reservedAt || cmp(a.key, b.key);
+  return Number(a.own) - Number(b.own) || a.priority - b.priority || b.reservedAt - a.reservedAt || compareStrings(a.key, b.key);
 }
 
 // ---- attempts ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 // BestEffortFIFO parks it so the next head can be tried.
 
 import type { QueueingStrategy } from '../api/queues.ts';
+import { compareStrings } from '../api/values.ts';
 import type { WorkloadInfo } from './workload-info.ts';
 
 /**
@@ -35,7 +36,7 @@ interface Entry {
 /** Whether `a` goes before `b`: the queue order (compareInQueue) on entries, without a call per comparison. */
 function before(a: Entry, b: Entry, sticky: string | undefined): boolean {
   if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky;
-  return (b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0)) < 0;
+  return (b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid)) < 0;
 }
 
 const isCurrent = (e: Entry): boolean => e.slot.entry === e && e.slot.state === 1;
@@ -106,7 +107,7 @@ export function queueOrder(sticky: string | undefined) {
 
 function compareInQueue(a: WorkloadInfo, b: WorkloadInfo, sticky: string | undefined): number {
   if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky ? -1 : 1;
-  return b.priority - a.priority || a.timestamp - b.timestamp || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+  return b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid);
 }
 
 export class ClusterQueueQueue {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { fr, QuotaTree, type QuotaNodeSpec, type ResourceQuota } from './quota.ts';
+import { fr, FrKeys, QuotaTree, type QuotaNodeSpec, type ResourceQuota } from './quota.ts';
 
 const CPU = fr('default', 'cpu');
 const cq = (name: string, q: ResourceQuota, parent?: string): QuotaNodeSpec => ({ name, kind: 'ClusterQueue', parent, quotas: new Map([[CPU, q]]) });
@@ -78,5 +78,21 @@ describe('quota invariant (property)', () => {
       }),
       { numRuns: 300, seed: 5 },
     );
+  });
+});
+
+describe('flavor-resource keys', () => {
+  it('an interned key equals fr() and is the same object for the same pair', () => {
+    const keys = new FrKeys();
+    const a = keys.of('default', 'cpu');
+    assert.equal(a, fr('default', 'cpu'));
+    assert.equal(keys.of('default', 'cpu'), a);
+    assert.equal(keys.size, 1);
+  });
+  it('the intern table is bounded: past its size it starts over, and keys stay correct', () => {
+    const keys = new FrKeys(3);
+    for (const r of ['a', 'b', 'c', 'd', 'e']) assert.equal(keys.of('f', r), `f/${r}`);
+    assert.ok(keys.size <= 3, `size ${keys.size}`);
+    assert.equal(keys.of('g', 'a'), 'g/a');
   });
 });

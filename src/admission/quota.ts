@@ -16,16 +16,43 @@
 
 export type FR = string;
 
-/** Interned keys: the same string object for the same pair, so map lookups reuse its hash. */
-const frKeys = new Map<string, Map<string, FR>>();
-
 /** `flavor/resource`, the key of every quota map. */
 export function fr(flavor: string, resource: string): FR {
-  let byResource = frKeys.get(flavor);
-  if (!byResource) frKeys.set(flavor, (byResource = new Map()));
-  let k = byResource.get(resource);
-  if (k === undefined) byResource.set(resource, (k = `${flavor}/${resource}`));
-  return k;
+  return `${flavor}/${resource}`;
+}
+
+/**
+ * The same keys, interned: the same string object for the same pair, so the hot path's map
+ * lookups reuse its hash instead of building and hashing a new string. Owned by the
+ * AdmissionSnapshot (it lives as long as the quota maps it serves), and bounded: after
+ * `max` pairs the table starts over (requests may name any resource).
+ */
+export class FrKeys {
+  private readonly byFlavor = new Map<string, Map<string, FR>>();
+  private count = 0;
+
+  constructor(private readonly max = 65_536) {}
+
+  of(flavor: string, resource: string): FR {
+    let byResource = this.byFlavor.get(flavor);
+    if (!byResource) this.byFlavor.set(flavor, (byResource = new Map()));
+    let k = byResource.get(resource);
+    if (k === undefined) {
+      if (this.count >= this.max) {
+        this.byFlavor.clear();
+        this.count = 0;
+        this.byFlavor.set(flavor, (byResource = new Map()));
+      }
+      byResource.set(resource, (k = fr(flavor, resource)));
+      this.count++;
+    }
+    return k;
+  }
+
+  /** Pairs interned now. */
+  get size(): number {
+    return this.count;
+  }
 }
 
 export interface ResourceQuota {

@@ -14,7 +14,8 @@ import type { LabelSelector } from '../api/volcano-objects.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { forgetWorkloadUsage, recordAssignmentUsage, usageKey } from '../placement/tas-usage.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
-import { fr, type FR, QuotaTree, type QuotaNodeSpec, type ResourceQuota } from './quota.ts';
+import type { FlavorAssignerMemo } from './flavor-assigner.ts';
+import { fr, type FR, FrKeys, QuotaTree, type QuotaNodeSpec, type ResourceQuota } from './quota.ts';
 
 export interface ResourceGroupInfo {
   covered: string[];
@@ -96,13 +97,13 @@ function amount(resource: string, q: string | undefined, where: Where | undefine
   }
 }
 
-function quotaSpecs(groups: readonly ResourceGroup[] | undefined, where: Where | undefined): Map<FR, ResourceQuota> {
+function quotaSpecs(groups: readonly ResourceGroup[] | undefined, where: Where | undefined, keys: FrKeys): Map<FR, ResourceQuota> {
   const out = new Map<FR, ResourceQuota>();
   (groups ?? []).forEach((g, i) =>
     g.flavors.forEach((f, j) =>
       f.resources.forEach((r, k) => {
         const field = `spec.resourceGroups[${i}].flavors[${j}].resources[${k}]`;
-        out.set(fr(f.name, r.name), {
+        out.set(keys.of(f.name, r.name), {
           nominal: amount(r.name, r.nominalQuota, where, `${field}.nominalQuota`) ?? 0,
           borrowingLimit: amount(r.name, r.borrowingLimit, where, `${field}.borrowingLimit`),
           lendingLimit: amount(r.name, r.lendingLimit, where, `${field}.lendingLimit`),
@@ -139,6 +140,10 @@ export class AdmissionSnapshot {
   private readonly tasRuns = new Map<TasFlavor['snapshot'], { start: number; end: number }>();
   /** Problems found while building (bad quantities): the ClusterQueue is left inactive. */
   readonly errors: InputError[] = [];
+  /** Interned `flavor/resource` keys of the quota maps, for lookups in a loop. */
+  readonly frKeys = new FrKeys();
+  /** What flavor assignment (flavor-assigner.ts) remembers between calls on this snapshot; set there on first use. */
+  assignerMemo: FlavorAssignerMemo | undefined;
 
   constructor(input: SnapshotInput) {
     for (const f of input.flavors) this.flavors.set(f.metadata.name, f);
@@ -152,7 +157,7 @@ export class AdmissionSnapshot {
     for (const { object: c, where } of input.cohorts ?? []) {
       let quotas = new Map<FR, ResourceQuota>();
       try {
-        quotas = quotaSpecs(c.spec.resourceGroups, where);
+        quotas = quotaSpecs(c.spec.resourceGroups, where, this.frKeys);
       } catch (e) {
         this.errors.push(e as InputError);
       }
@@ -162,7 +167,7 @@ export class AdmissionSnapshot {
       const info = this.clusterQueueInfo(cq);
       let quotas = new Map<FR, ResourceQuota>();
       try {
-        quotas = quotaSpecs(cq.spec.resourceGroups, where);
+        quotas = quotaSpecs(cq.spec.resourceGroups, where, this.frKeys);
       } catch (e) {
         this.errors.push(e as InputError);
         info.inactive ??= { reason: 'Misconfigured', message: (e as InputError).detail };

@@ -31,6 +31,7 @@ import { GangApiVersion } from './api-versions.ts';
 import { objectRef } from './manifest.ts';
 import type { KObject, ObjectMeta, ResourceList } from './objects.ts';
 import type { KindEntry } from './schemas.ts';
+import { isRecord } from './values.ts';
 
 // ---------------------------------------------------------------------------------------
 // Keys, API versions, defaults
@@ -266,8 +267,6 @@ export function parseGoDuration(s: string): number | undefined {
 // ---------------------------------------------------------------------------------------
 
 type Warn = (text: string) => void;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A string-valued map entry; numbers and booleans (raw YAML) read as their text. */
 function entry(m: unknown, key: string): string | undefined {

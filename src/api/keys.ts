@@ -3,6 +3,9 @@
 
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 
+/** Set by the API server on every Namespace to its own name, so selectors can match namespaces by name. */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
 export const KueueAnnotation = {
   PodSetRequiredTopology: 'kueue.x-k8s.io/podset-required-topology',
   PodSetPreferredTopology: 'kueue.x-k8s.io/podset-preferred-topology',

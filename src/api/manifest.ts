@@ -13,6 +13,7 @@ import { LineCounter, isMap, isSeq, parseAllDocuments, type Document, type Node 
 import { InputError, type Where } from './errors.ts';
 import type { KObject } from './objects.ts';
 import { joinField } from './topology-request.ts';
+import { isRecord } from './values.ts';
 
 export interface ParsedObject {
   object: KObject;
@@ -28,8 +29,6 @@ export function objectRef(obj: { kind?: unknown; metadata?: { name?: unknown; na
   const ns = obj.metadata?.namespace;
   return typeof ns === 'string' && ns !== '' ? `${kind}/${ns}/${name}` : `${kind}/${name}`;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Parses every object in a YAML (multi-document) or JSON text. Never throws. */
 export function parseManifests(text: string, file: string): { objects: ParsedObject[]; errors: InputError[] } {

@@ -83,6 +83,11 @@ export interface Pod extends KObject {
   status?: { phase?: PodPhase; conditions?: Condition[]; [k: string]: unknown };
 }
 
+/** Succeeded or Failed: the pod has stopped for good and holds no node resources. */
+export function isTerminal(pod: Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
 export type TopologyLevel = Topology['spec']['levels'][number];
 
 export interface Topology extends KObject {

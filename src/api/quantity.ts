@@ -71,13 +71,13 @@ const NANO = 1_000_000_000n;
 const NANO_PER_MILLI = 1_000_000n;
 const MAX_EXPONENT = 1000;
 
-const DECIMAL_SUFFIXES = new Map<string, number>([
+const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['n', -9], ['u', -6], ['m', -3], ['', 0], ['k', 3], ['M', 6], ['G', 9], ['T', 12], ['P', 15], ['E', 18],
 ]);
-const BINARY_SUFFIXES = new Map<string, number>([
+const BINARY_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['Ki', 10], ['Mi', 20], ['Gi', 30], ['Ti', 40], ['Pi', 50], ['Ei', 60],
 ]);
-const DECIMAL_SUFFIX_BY_EXPONENT = new Map<number, string>([...DECIMAL_SUFFIXES].map(([s, e]) => [e, s]));
+const DECIMAL_SUFFIX_BY_EXPONENT: ReadonlyMap<number, string> = new Map([...DECIMAL_SUFFIXES].map(([s, e]) => [e, s]));
 const BINARY_SUFFIX_BY_POWER = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
 /** sign, integer digits, fraction digits, suffix: the grammar Kubernetes' parser accepts. */

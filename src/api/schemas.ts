@@ -31,18 +31,17 @@ import { gangKindEntries } from './gang.ts';
 import { queueKindEntries } from './queues.ts';
 import { simulationKindEntries } from './simulation-event.ts';
 import { volcanoKindEntries } from './volcano.ts';
+import { isDnsLabel, isDnsSubdomain } from './names.ts';
 
 // ---------------------------------------------------------------------------------------
 // Building blocks
 // ---------------------------------------------------------------------------------------
 
 
-const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** A lowercase RFC 1123 label: PodSet, replicatedJob and namespace names. */
 const dnsLabel = z.string().superRefine((s, ctx) => {
-  if (s.length > 63 || !DNS_LABEL_RE.test(s)) {
+  if (!isDnsLabel(s)) {
     issue(
       ctx,
       [],
@@ -53,7 +52,7 @@ const dnsLabel = z.string().superRefine((s, ctx) => {
 
 /** A lowercase RFC 1123 subdomain: object names. */
 const dnsSubdomain = z.string().superRefine((s, ctx) => {
-  if (s.length > 253 || !DNS_SUBDOMAIN_RE.test(s)) {
+  if (!isDnsSubdomain(s)) {
     issue(
       ctx,
       [],
@@ -597,7 +596,7 @@ const KINDS: readonly KindEntry[] = [
   ...simulationKindEntries({ kobject }),
 ];
 
-const BY_KEY = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
+const BY_KEY: ReadonlyMap<string, KindEntry> = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
 
 /** Every accepted apiVersion + kind, in registry order. */
 export function knownKinds(): TypeMeta[] {

@@ -14,6 +14,7 @@ import { InputError, type Where } from './errors.ts';
 import { KueueAnnotation } from './keys.ts';
 import type { topologyRequest as topologyRequestSchema } from './schemas.ts';
 import type { PodSet, PodSetTopologyRequest, SliceLayer, StringMap } from './objects.ts';
+import { DNS_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX, LABEL_VALUE_PATTERN } from './names.ts';
 
 export interface TopologyRequestOptions {
   podIndexLabel?: string;
@@ -30,13 +31,11 @@ export const MAX_SLICE_LAYERS = 3;
 // Label keys, label values, field paths
 // ---------------------------------------------------------------------------------------
 
-const LABEL_KEY_RE =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
-const LABEL_VALUE_RE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** An optional DNS-subdomain prefix and `/`, then a name (a non-empty label value). */
+const LABEL_KEY_RE = new RegExp(`^(${DNS_SUBDOMAIN_PATTERN.source.slice(1, -1)}\\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`);
 const LABEL_KEY_MAX = 316;
 const LABEL_NAME_MAX = 63;
 const LABEL_PREFIX_MAX = 253;
-const LABEL_VALUE_MAX = 63;
 
 /** Why `key` is not a valid label key (qualified name), or undefined when it is. */
 export function labelKeyProblem(key: string): string | undefined {
@@ -63,7 +62,7 @@ export function labelKeyProblem(key: string): string | undefined {
 /** Why `value` is not a valid label value, or undefined when it is. */
 export function labelValueProblem(value: string): string | undefined {
   if (value.length > LABEL_VALUE_MAX) return `a label value must be at most ${LABEL_VALUE_MAX} characters, got ${value.length}`;
-  if (!LABEL_VALUE_RE.test(value)) {
+  if (!LABEL_VALUE_PATTERN.test(value)) {
     return "not a valid label value: letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)";
   }
   return undefined;

@@ -30,6 +30,8 @@ import {
   type NetworkTopologyMode,
   type NetworkTopologySpec,
 } from './volcano-objects.ts';
+import { isRecord } from './values.ts';
+import { DNS_SUBDOMAIN_MAX, DNS_SUBDOMAIN_PATTERN, DNS_SUBDOMAIN_PROBLEM } from './names.ts';
 
 // ---------------------------------------------------------------------------------------
 // Messages
@@ -76,19 +78,9 @@ const HYPERNODE_MEMBER_ONLY_EXACT =
   'only exactMatch is honoured for HyperNode members (Volcano silently ignores regexMatch and labelMatch on them): ' +
   'name the child HyperNode with exactMatch.name, or use type Node to select nodes';
 
-const DNS_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_SUBDOMAIN_MAX = 253;
-/** Kubernetes' IsDNS1123Subdomain text, the rule the HyperNode CRD enforces on exact names. */
-const DNS_SUBDOMAIN_PROBLEM =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end " +
-  "with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-
 // ---------------------------------------------------------------------------------------
 // Shapes shared by the four kinds
 // ---------------------------------------------------------------------------------------
-
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const networkTopologyObject = z.looseObject({
   mode: z.enum(['hard', 'soft']).default('hard'),
@@ -333,7 +325,7 @@ export function validateHyperNode(hn: HyperNodeInput, where: Where): InputError[
       const f = `${field}.selector.exactMatch.name`;
       if (name === '') at(f, VolcanoMessage.ExactNameRequired);
       else if (name.length > DNS_SUBDOMAIN_MAX) at(f, exactNameInvalidMessage(`must be no more than ${DNS_SUBDOMAIN_MAX} characters`));
-      else if (!DNS_SUBDOMAIN_RE.test(name)) at(f, exactNameInvalidMessage(DNS_SUBDOMAIN_PROBLEM));
+      else if (!DNS_SUBDOMAIN_PATTERN.test(name)) at(f, exactNameInvalidMessage(DNS_SUBDOMAIN_PROBLEM));
     }
     if (sel.regexMatch !== undefined) {
       const pattern = sel.regexMatch.pattern ?? '';

@@ -6,6 +6,7 @@ import { KueueAnnotation } from '../api/keys.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { KObject, Node, Pod, ResourceFlavor, Topology, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
 import { podRequests } from '../api/resources.ts';
 import { hasNetworkTopology, isVolcanoApiVersion } from '../placement/network-topology.ts';
@@ -59,10 +60,6 @@ export function sortObjects(objects: readonly ParsedObject[]): ClusterInput {
     }
   }
   return input;
-}
-
-function isTerminal(p: Pod): boolean {
-  return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 }
 
 export interface TasCluster {

@@ -11,6 +11,7 @@
 import { InputError, type Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { Condition, Pod, PodSetAssignment, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { VolcanoAnnotation, VolcanoApiVersion, VolcanoLabel } from '../api/volcano-objects.ts';
 import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
@@ -186,7 +187,7 @@ export function runningPodsOf(w: Workload, pods: readonly Pod[]): RunningPods | 
   const perPodSet = new Map<string, number>();
   for (const p of pods) {
     if ((p.metadata.namespace ?? 'default') !== ns || !p.spec.nodeName) continue;
-    if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
+    if (isTerminal(p)) continue;
     const mine = byJob ? p.metadata.labels?.[VolcanoLabel.JobName] === owner.name : p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === owner.name;
     if (!mine) continue;
     nodes.push(p.spec.nodeName);

@@ -33,6 +33,7 @@
 
 import type { NodeSelectorTerm, Node, Pod, StringMap, Taint, Toleration } from '../api/objects.ts';
 import { podRequests } from '../api/resources.ts';
+import { compareStrings } from '../api/values.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -176,7 +177,7 @@ class NodeTable {
   /** Node numbers ordered by name (recomputed after nodes change). */
   ranks(): Int32Array {
     if (this.rankGen !== this.gen) {
-      const order = this.names.map((_, i) => i).sort((a, b) => (this.names[a]! < this.names[b]! ? -1 : this.names[a]! > this.names[b]! ? 1 : 0));
+      const order = this.names.map((_, i) => i).sort((a, b) => compareStrings(this.names[a]!, this.names[b]!));
       for (let r = 0; r < order.length; r++) this.rank[order[r]!] = r;
       this.rankGen = this.gen;
     }

@@ -5,7 +5,8 @@ import type { TopoqueueConfig } from '../controllers/config.ts';
 import { VirtualClock } from '../runtime/clock.ts';
 import type { Reconciler } from '../runtime/manager.ts';
 import { node } from '../testing/builders.ts';
-import { CLUSTER_KINDS, clusterFirst, EmbeddedCluster, NAMESPACE_NAME_LABEL } from './embedded.ts';
+import { NAMESPACE_NAME_LABEL } from '../api/keys.ts';
+import { CLUSTER_KINDS, clusterFirst, EmbeddedCluster } from './embedded.ts';
 
 const obj = (kind: string, name: string, namespace?: string): KObject => ({ apiVersion: 'v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
 

@@ -10,6 +10,7 @@
 //   API server refuses it; a simulation input rarely lists its namespaces).
 
 import { CoreApiVersion } from '../api/api-versions.ts';
+import { NAMESPACE_NAME_LABEL } from '../api/keys.ts';
 import type { KObject } from '../api/objects.ts';
 import { allControllers } from '../controllers/index.ts';
 import { defaultConfig, type TopoqueueConfig } from '../controllers/config.ts';
@@ -18,8 +19,6 @@ import type { EventSinkOptions } from '../runtime/events.ts';
 import { Manager, type Reconciler } from '../runtime/manager.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
 import { standIns } from './index.ts';
-
-export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 /**
  * Kinds that make up the cluster rather than its work, in the order they are created

@@ -84,6 +84,24 @@ describe('the invariant checker', () => {
     assert.match(checker.violations[0]!.message, /nvidia\.com\/gpu 5 > 4/);
   });
 
+  it('a bound pod whose requests cannot be read is reported, not counted as requesting nothing', () => {
+    const bad = pod('bad').on('r1-n1').build();
+    bad.spec.containers[0]!.resources = { requests: { 'nvidia.com/gpu': 'lots' } };
+    store.createSync(bad);
+    const pending = pod('pending-bad').build();
+    pending.spec.containers[0]!.resources = { requests: { cpu: '1x' } };
+    store.createSync(pending);
+    checker.step();
+    assert.deepEqual(kinds(), [Invariant.UnreadablePodRequests]);
+    assert.equal(checker.violations[0]!.object, 'Pod/default/bad');
+    assert.match(checker.violations[0]!.message, /pod default\/bad runs on node r1-n1, but its requests cannot be read \(.*spec\.containers\[0\]\.resources\.requests.*lots.*\)/);
+    checker.full();
+    assert.equal(checker.violations.length, 1, 'reported once while it stands');
+    store.deleteSync('Pod', 'default', 'bad');
+    checker.step();
+    assert.equal(checker.violations.length, 1);
+  });
+
   it('a node with more bound pods than its pods allocatable is over capacity', () => {
     for (const n of ['a', 'b', 'c', 'd']) store.createSync(pod(n).on('r2-n2').build());
     checker.step();

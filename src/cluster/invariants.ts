@@ -24,19 +24,24 @@
 //                        more running pods in a PodSet than it was admitted with
 //   PodWithoutAdmission  a running pod (not being deleted) of a Workload that holds no quota
 //   GatedPodBound        a pod bound to a node while it still has scheduling gates
+//   UnreadablePodRequests a bound, non-terminal pod whose requests cannot be read (a bad
+//                        quantity): its node's capacity cannot be checked for it
 
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import { GangAnnotation } from '../api/gang.ts';
 import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import type { ClusterQueue, Cohort, ResourceGroup } from '../api/queues.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { parseResourceList, podRequests, resourceAmount, type ResourceAmounts } from '../api/resources.ts';
+import { compareStrings } from '../api/values.ts';
 import { fr, QuotaTree, type FR, type QuotaNodeSpec, type ResourceQuota } from '../admission/quota.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Informer } from '../runtime/informer.ts';
 import { objectKey, type ObjectStore } from '../runtime/store.ts';
+import { PodRequestReader, type PodRequestsRead } from './pod-requests.ts';
 import { listAndWatch } from './watch.ts';
 
 export const Invariant = {
@@ -48,6 +53,7 @@ export const Invariant = {
   AdmittedTwice: 'AdmittedTwice',
   PodWithoutAdmission: 'PodWithoutAdmission',
   GatedPodBound: 'GatedPodBound',
+  UnreadablePodRequests: 'UnreadablePodRequests',
 } as const;
 export type Invariant = (typeof Invariant)[keyof typeof Invariant];
 
@@ -75,7 +81,8 @@ interface PodRec {
   node?: string;
   /** Bound and not Succeeded/Failed. */
   active: boolean;
-  requests: ResourceAmounts;
+  /** Its requests, or why they cannot be read (then it is reported, and counted only as a pod). */
+  requests: PodRequestsRead;
   /** `ns/name` of its Workload (annotation kueue.x-k8s.io/workload). */
   workload?: string;
   podSet?: string;
@@ -110,7 +117,6 @@ interface WorkloadPlan {
 }
 
 const SEP = '\u0000';
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const isFinished = (w: Workload) => (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True');
 const holdsQuota = (w: Workload) => w.status?.admission !== undefined && !isFinished(w);
 const ref = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
@@ -138,7 +144,7 @@ export class InvariantChecker {
   /** Workload key -> PodSet -> pod keys that are active. */
   private readonly activeByPodSet = new Map<string, Map<string, Set<string>>>();
   private readonly plans = new Map<string, WorkloadPlan>();
-  private readonly requestCache = new Map<string, ResourceAmounts>();
+  private readonly requests = new PodRequestReader();
 
   private quota: QuotaTree | undefined;
   private quotaConfigDirty = true;
@@ -239,7 +245,8 @@ export class InvariantChecker {
     const rec: PodRec = {
       node: p.spec.nodeName || undefined,
       active: Boolean(p.spec.nodeName) && !isTerminal(p),
-      requests: old?.requests ?? this.requestsOf(p),
+      // A pod's resources never change: they are read once.
+      requests: old?.requests ?? this.requests.read(p),
       workload: wl !== undefined ? `${ns}/${wl}` : undefined,
       podSet: p.metadata.labels?.[KueueLabel.PodSet],
       gated: (p.spec.schedulingGates ?? []).length > 0,
@@ -255,7 +262,7 @@ export class InvariantChecker {
     if (!r.active || !r.node) return;
     let u = this.nodeUsed.get(r.node);
     if (!u) this.nodeUsed.set(r.node, (u = { amounts: new Map(), pods: 0 }));
-    for (const res in r.requests) u.amounts.set(res, (u.amounts.get(res) ?? 0) + r.requests[res]!);
+    if (r.requests.ok) for (const [res, n] of Object.entries(r.requests.requests)) u.amounts.set(res, (u.amounts.get(res) ?? 0) + n);
     u.pods++;
     this.dirtyNodes.add(r.node);
     if (r.workload !== undefined && r.podSet !== undefined) {
@@ -271,7 +278,7 @@ export class InvariantChecker {
     if (!r.active || !r.node) return;
     const u = this.nodeUsed.get(r.node);
     if (u) {
-      for (const res in r.requests) u.amounts.set(res, (u.amounts.get(res) ?? 0) - r.requests[res]!);
+      if (r.requests.ok) for (const [res, n] of Object.entries(r.requests.requests)) u.amounts.set(res, (u.amounts.get(res) ?? 0) - n);
       u.pods--;
       if (u.pods === 0) this.nodeUsed.delete(r.node);
     }
@@ -283,24 +290,6 @@ export class InvariantChecker {
       if (s && s.size === 0) byPs!.delete(r.podSet);
       if (byPs && byPs.size === 0) this.activeByPodSet.delete(r.workload);
     }
-  }
-
-  private requestsOf(p: Pod): ResourceAmounts {
-    let sig = '';
-    for (const c of p.spec.containers ?? []) sig += JSON.stringify(c.resources ?? {});
-    for (const c of p.spec.initContainers ?? []) sig += `i${c.restartPolicy ?? ''}${JSON.stringify(c.resources ?? {})}`;
-    if (p.spec.overhead) sig += `o${JSON.stringify(p.spec.overhead)}`;
-    let r = this.requestCache.get(sig);
-    if (!r) {
-      try {
-        r = podRequests(p.spec);
-      } catch {
-        r = {};
-      }
-      if (this.requestCache.size > 10_000) this.requestCache.clear();
-      this.requestCache.set(sig, r);
-    }
-    return r;
   }
 
   private onWorkload(old: Workload | undefined, w: Workload | undefined): void {
@@ -375,7 +364,7 @@ export class InvariantChecker {
     const used = this.nodeUsed.get(name);
     if (node && used) {
       const over: string[] = [];
-      for (const [res, n] of [...used.amounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      for (const [res, n] of [...used.amounts].sort(([a], [b]) => compareStrings(a, b))) {
         const cap = node.allocatable[res] ?? 0;
         if (n > cap + 1e-9) over.push(`${res} ${fmt(res, n)} > ${fmt(res, cap)}`);
       }
@@ -485,6 +474,9 @@ export class InvariantChecker {
     const found: Found[] = [];
     const what = `Pod/${key}`;
     if (r?.node && r.gated && r.active) found.push({ key: 'gated', invariant: Invariant.GatedPodBound, object: what, message: `pod ${key} is bound to node ${r.node} while it still has scheduling gates` });
+    if (r?.node && r.active && !r.requests.ok) {
+      found.push({ key: 'requests', invariant: Invariant.UnreadablePodRequests, object: what, message: `pod ${key} runs on node ${r.node}, but its requests cannot be read (${r.requests.problem}): the node's capacity is checked without them` });
+    }
     if (r?.active && r.node && r.workload !== undefined) {
       const w = this.workloads.get(r.workload);
       // A pod being deleted is being stopped: Kueue releases the quota once the job has no active pod, and a terminating pod is not active.

@@ -22,6 +22,7 @@
 
 import type { Condition, KObject, Pod, PodTemplateSpec } from '../api/objects.ts';
 import { PodIndexLabel } from '../api/keys.ts';
+import { compareStrings } from '../api/values.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import { jobFramework } from '../integrations/job.ts';
 import {
@@ -120,7 +121,7 @@ export function completionIndexOf(p: Pod): number | undefined {
 const hasTracking = (p: Pod): boolean => p.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER) === true;
 
 const newestFirst = (a: Pod, b: Pod): number =>
-  (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '') || b.metadata.name.localeCompare(a.metadata.name);
+  compareStrings(b.metadata.creationTimestamp ?? '', a.metadata.creationTimestamp ?? '') || compareStrings(b.metadata.name, a.metadata.name);
 
 /** The pod the controller creates for `job` (and `index` when Indexed). */
 export function jobPod(job: BatchJob, index: number | undefined): Pod {

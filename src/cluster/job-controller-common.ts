@@ -18,6 +18,7 @@ import { apiGroup } from '../integrations/workload-name.ts';
 import { CoreApiVersion } from '../api/api-versions.ts';
 import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMap, TypeMeta } from '../api/objects.ts';
 import type { JobFramework } from '../integrations/framework.ts';
+import { isTerminal } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
@@ -55,7 +56,7 @@ export function ownerReference(owner: KObject): OwnerReference & { blockOwnerDel
   return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
 }
 
-export const isTerminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+export { isTerminal };
 export const isDeleting = (o: KObject): boolean => o.metadata.deletionTimestamp !== undefined;
 /** Neither finished nor being deleted (what job controllers count as `active`). */
 export const isActive = (p: Pod): boolean => !isTerminal(p) && !isDeleting(p);

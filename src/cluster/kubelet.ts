@@ -24,6 +24,7 @@
 import { parseGoDuration } from '../api/gang.ts';
 import { KueueRuntimeKey, TopoqueueAnnotation } from '../api/keys.ts';
 import type { Condition, Node, Pod, Taint, Toleration } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import { LeaderWorkerSetKind } from '../integrations/leaderworkerset.ts';
@@ -43,7 +44,6 @@ export const ORPHAN_QUARANTINE_MS = 40_000;
 /** Informer index: pods by spec.nodeName. */
 export const BY_NODE_NAME = 'cluster/node-name';
 
-const isTerminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const nodeReady = (n: Node): boolean => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 interface Durations {

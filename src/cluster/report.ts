@@ -18,6 +18,7 @@ import { parseQuantity } from '../api/quantity.ts';
 import { resourceAmount } from '../api/resources.ts';
 import { formatTime } from '../api/time.ts';
 import { podSetGroupOffset } from '../placement/ungate-plan.ts';
+import { compareStrings } from '../api/values.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';
@@ -129,7 +130,6 @@ export interface SimulationReport {
 }
 
 const secondsOf = (startMs: number, ms: number | undefined): number | null => (ms === undefined ? null : Math.round(ms - startMs) / 1000);
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const isTrue = (w: Workload, type: string) => (w.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
 const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
 
@@ -141,7 +141,7 @@ export function plainAmount(resource: string, n: number): number {
 
 function plainMap(m: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const k of Object.keys(m).sort(byString)) out[k] = plainAmount(k, m[k]!);
+  for (const k of Object.keys(m).sort(compareStrings)) out[k] = plainAmount(k, m[k]!);
   return out;
 }
 
@@ -229,7 +229,7 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
   }
   const evictions: ReportEviction[] = [];
   for (const r of recs) for (const ev of r.evictions) evictions.push({ at: secondsOf(startMs, ev.at)!, workload: r.last.metadata.name, reason: ev.reason, message: ev.message });
-  evictions.sort((a, b) => a.at - b.at || byString(a.workload, b.workload));
+  evictions.sort((a, b) => a.at - b.at || compareStrings(a.workload, b.workload));
   const pods: ReportPod[] = [];
   for (const r of recs) {
     for (const pk of r.pods) {
@@ -238,7 +238,7 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
       pods.push({ name: p.name, workload: r.last.metadata.name, podSet: p.podSet ?? null, node: p.node, rank: podRank(p, r.last), phase: p.phase });
     }
   }
-  pods.sort((a, b) => byString(a.workload, b.workload) || byString(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || byString(a.name, b.name));
+  pods.sort((a, b) => compareStrings(a.workload, b.workload) || compareStrings(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || compareStrings(a.name, b.name));
   const finished = current.length > 0 && current.every((r) => isTrue(r.last, 'Finished'));
   const results = current.map((r) => cond(r.last, 'Finished')).filter((c) => c?.status === 'True').map((c) => `${c!.reason ?? ''}: ${c!.message ?? ''}`);
   const gone = current.filter((r) => r.deleted && !isTrue(r.last, 'Finished')).map((r) => {
@@ -285,7 +285,7 @@ function queuesReport(run: SimulationRun): ReportQueue[] {
   const names = new Set<string>([...run.timeline.queueSeries.keys()]);
   const cqs = new Map(run.cluster.store.listSync('ClusterQueue').map((c) => [c.metadata.name, c]));
   for (const n of cqs.keys()) names.add(n);
-  for (const name of [...names].sort(byString)) {
+  for (const name of [...names].sort(compareStrings)) {
     const cq = cqs.get(name);
     const nominal: Record<string, number> = {};
     for (const g of cq?.spec.resourceGroups ?? []) {
@@ -300,7 +300,7 @@ function queuesReport(run: SimulationRun): ReportQueue[] {
       }
     }
     const sorted: Record<string, number> = {};
-    for (const k of Object.keys(nominal).sort(byString)) sorted[k] = nominal[k]!;
+    for (const k of Object.keys(nominal).sort(compareStrings)) sorted[k] = nominal[k]!;
     const usage = (run.timeline.queueSeries.get(name) ?? []).map((p) => ({
       at: secondsOf(run.startMs, p.at)!,
       admitted: p.admitted,
@@ -346,7 +346,7 @@ function utilizationReport(run: SimulationRun): SimulationReport['utilization'] 
   }
   accumulate(endMs);
   const mean: Record<string, number> = {};
-  const names = [...resources].sort(byString);
+  const names = [...resources].sort(compareStrings);
   for (const r of names) {
     const c = capIntegral.get(r) ?? 0;
     if (c > 0) mean[r] = Math.round(((usedIntegral.get(r) ?? 0) / c) * 10_000) / 10_000;
@@ -373,7 +373,7 @@ export function buildReport(run: SimulationRun): SimulationReport {
     waits.set(w.clusterQueue, [...(waits.get(w.clusterQueue) ?? []), w.admittedAt - w.submittedAt]);
   }
   const meanTimeToAdmission: Record<string, number> = {};
-  for (const q of [...waits.keys()].sort(byString)) {
+  for (const q of [...waits.keys()].sort(compareStrings)) {
     const xs = waits.get(q)!;
     meanTimeToAdmission[q] = Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 1000) / 1000;
   }
@@ -404,7 +404,7 @@ export function buildReport(run: SimulationRun): SimulationReport {
       makespan,
       meanTimeToAdmission,
       evictions,
-      evictionsByReason: Object.fromEntries(Object.entries(evictionsByReason).sort(([a], [b]) => byString(a, b))),
+      evictionsByReason: Object.fromEntries(Object.entries(evictionsByReason).sort(([a], [b]) => compareStrings(a, b))),
       utilization: utilization.mean,
       violations: run.checker.violations.length + run.checker.dropped,
       refused: run.refused.length,

@@ -18,14 +18,17 @@ import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
 import { GangLabel } from '../api/gang.ts';
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
-import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { parseResourceList, type ResourceAmounts } from '../api/resources.ts';
+import { compareStrings } from '../api/values.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Informer } from '../runtime/informer.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
 import { objectKey } from '../runtime/store.ts';
 import { usageOf } from './invariants.ts';
+import { PodRequestReader } from './pod-requests.ts';
 import { listAndWatch } from './watch.ts';
 
 export interface EntryRecord {
@@ -100,7 +103,7 @@ export interface QueuePoint {
   usage: Record<string, number>;
 }
 
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+const POD_SLOT_ONLY: ResourceAmounts = { pods: 1 };
 const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
 const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
 const refOf = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
@@ -142,7 +145,7 @@ export class Timeline {
   private readonly cap = new Map<string, number>();
   private readonly nodeCap = new Map<string, ResourceAmounts>();
   private readonly podUse = new Map<string, ResourceAmounts>();
-  private readonly requestCache = new Map<string, ResourceAmounts>();
+  private readonly requests = new PodRequestReader({ countPodSlot: true });
   private readonly cqUsage = new Map<string, Map<string, number>>();
   private readonly cqAdmitted = new Map<string, Set<string>>();
   private readonly cqPending = new Map<string, Set<string>>();
@@ -389,24 +392,10 @@ export class Timeline {
     }
   }
 
+  /** What a bound pod uses: its requests and one of the node's `pods`; only the pod slot when its requests cannot be read (the invariant checker reports such a pod). */
   private requestsOf(p: Pod): ResourceAmounts {
-    let sig = '';
-    for (const c of p.spec.containers ?? []) sig += JSON.stringify(c.resources ?? {});
-    for (const c of p.spec.initContainers ?? []) sig += `i${c.restartPolicy ?? ''}${JSON.stringify(c.resources ?? {})}`;
-    if (p.spec.overhead) sig += `o${JSON.stringify(p.spec.overhead)}`;
-    let r = this.requestCache.get(sig);
-    if (!r) {
-      try {
-        r = podRequests(p.spec);
-      } catch {
-        r = {};
-      }
-      // A pod takes one of the node's `pods`.
-      r = { ...r, pods: 1 };
-      if (this.requestCache.size > 10_000) this.requestCache.clear();
-      this.requestCache.set(sig, r);
-    }
-    return r;
+    const read = this.requests.read(p);
+    return read.ok ? read.requests : POD_SLOT_ONLY;
   }
 
   private addUsed(r: ResourceAmounts, sign: number): void {
@@ -488,7 +477,7 @@ export class Timeline {
     for (const cq of touched) {
       this.touchQueue(cq);
       const usage: Record<string, number> = {};
-      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) if (n !== 0) usage[f] = n;
+      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => compareStrings(a, b))) if (n !== 0) usage[f] = n;
       const series = this.queueSeries.get(cq)!;
       const p: QueuePoint = { at: now, admitted: this.cqAdmitted.get(cq)?.size ?? 0, pending: this.cqPending.get(cq)?.size ?? 0, usage };
       const last = series[series.length - 1];

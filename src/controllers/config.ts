@@ -2,7 +2,7 @@
 // honours), with Kueue's defaults.
 
 import type { LabelSelector } from '../api/volcano-objects.ts';
-import { TOPOQUEUE_NAMESPACE } from '../api/keys.ts';
+import { NAMESPACE_NAME_LABEL, TOPOQUEUE_NAMESPACE } from '../api/keys.ts';
 import { DEFAULT_WAIT_FOR_PODS_READY, type WaitForPodsReadyConfig } from '../admission/pods-ready.ts';
 import { DEFAULT_GATES, type FeatureGates } from '../placement/request.ts';
 
@@ -30,7 +30,7 @@ export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): Topoque
   return {
     namespace,
     waitForPodsReady: DEFAULT_WAIT_FOR_PODS_READY,
-    managedJobsNamespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', namespace] }] },
+    managedJobsNamespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: ['kube-system', namespace] }] },
     manageJobsWithoutQueueName: false,
     gates: { ...DEFAULT_GATES },
     requeueBatchMs: 1000,

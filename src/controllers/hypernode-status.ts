@@ -22,6 +22,7 @@ import type { Condition, Node, StringMap } from '../api/objects.ts';
 import { compileUserRegex, type UserRegex } from '../api/regex.ts';
 import { formatTime } from '../api/time.ts';
 import type { HyperNode, LabelSelector } from '../api/volcano-objects.ts';
+import { compareStrings } from '../api/values.ts';
 import { checkDiscoveryConfig, discoverHyperNodes, type DiscoveryConfig } from '../topology/hypernode-discovery.ts';
 import { HyperNodeTree, literalPrefix, matchesLabelSelector, type TreeNode } from '../topology/hypernode-tree.ts';
 import { nowSeconds } from '../runtime/clock.ts';
@@ -122,10 +123,7 @@ export function readyCondition(tree: HyperNodeTree, name: string): Omit<Conditio
 const byCreation = (a: HyperNode, b: HyperNode): number => {
   const ta = a.metadata.creationTimestamp ?? '';
   const tb = b.metadata.creationTimestamp ?? '';
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  const na = a.metadata.name;
-  const nb = b.metadata.name;
-  return na < nb ? -1 : na > nb ? 1 : 0;
+  return compareStrings(ta, tb) || compareStrings(a.metadata.name, b.metadata.name);
 };
 
 function sameLabels(a: StringMap | undefined, b: StringMap | undefined): boolean {

@@ -24,6 +24,7 @@
 import { KueueLabel, KueueAnnotation, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Pod, ResourceFlavor, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { PodsReadyReason, type PodsState, clearReservation, podsReadyCondition, updatePodsReady } from '../admission/pods-ready.ts';
 import { nowSeconds } from '../runtime/clock.ts';
@@ -252,7 +253,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private pick(job: KObject, adapter: SuspendingAdapter, expected: Workload, owned: Workload[]): Workload | undefined {
     if (owned.length <= 1) return owned[0];
     const sorted = [...owned].sort(
-      (a, b) => (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0) || (a.metadata.name < b.metadata.name ? -1 : 1),
+      (a, b) => (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0) || compareStrings(a.metadata.name, b.metadata.name),
     );
     const unit = this.suspendingUnit(job, adapter, expected, undefined, [], false);
     return sorted.find((w) => unit.matches(w)) ?? sorted.find((w) => w.metadata.name === expected.metadata.name) ?? sorted[0];
@@ -447,7 +448,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     let started = false;
     for (const info of infos) {
       const through = pods.filter((p) => podSetOf(p) === info.name && !hasGate(p, KueueSchedulingGate.Admission) && !p.metadata.deletionTimestamp && p.status?.phase !== 'Failed').length;
-      const candidates = gated.filter((p) => podSetOf(p) === info.name).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+      const candidates = gated.filter((p) => podSetOf(p) === info.name).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
       const room = Math.max(0, info.count - through);
       for (const pod of candidates.slice(0, room)) {
         const { object: after } = await retryOnConflict(this.ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
@@ -495,7 +496,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       .for('Job')
       .byIndex(OWNER_INDEX, jobKey(owner))
       .filter((j) => controllerOf(j)?.uid === owner.metadata.uid)
-      .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+      .sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
   }
 
   /** The job's pods and those of its child Jobs, with their controller. */
@@ -506,7 +507,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
         if (controllerOf(pod)?.uid === owner.metadata.uid) out.push({ pod, owner });
       }
     }
-    return out.sort((a, b) => (a.pod.metadata.name < b.pod.metadata.name ? -1 : a.pod.metadata.name > b.pod.metadata.name ? 1 : 0));
+    return out.sort((a, b) => compareStrings(a.pod.metadata.name, b.pod.metadata.name));
   }
 
   // -------------------------------------------------------------------------------------

@@ -25,15 +25,15 @@
 
 import { formatWhere } from '../api/errors.ts';
 import { labelSelectorMatches } from '../api/label-selector.ts';
-import { KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
+import { KueueAnnotation, KueueLabel, KueueSchedulingGate, NAMESPACE_NAME_LABEL } from '../api/keys.ts';
 import type { KObject, Pod } from '../api/objects.ts';
+import { DNS_SUBDOMAIN_MAX, DNS_SUBDOMAIN_PATTERN, DNS_SUBDOMAIN_PROBLEM } from '../api/names.ts';
 import type { InformerFactory } from '../runtime/informer.ts';
 import type { AdmissionResponse, ObjectStore } from '../runtime/store.ts';
 import type { TopoqueueConfig } from './config.ts';
 import type { JobAdapter } from '../integrations/framework.ts';
 import { JOB_ADAPTERS, type Lookup, adapterFor, controllerOf, managedRoot } from '../integrations/registry.ts';
 
-export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 export const DEFAULT_LOCAL_QUEUE = 'default';
 export const JOB_POD_HOOK = 'mjobpod.topoqueue.io';
 
@@ -69,19 +69,13 @@ export function cacheLookup(informers: InformerFactory): Lookup {
   return (kind, namespace, name) => informers.for(kind).get(namespace, name);
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const QUEUE_FIELD = `metadata.labels[${KueueLabel.QueueName}]`;
 
 /** Kueue's ValidateLabelAsCRDName: the label value must be a DNS subdomain (Kubernetes' wording). */
 export function queueNameProblem(value: string): string | undefined {
   const errs: string[] = [];
-  if (value.length > 253) errs.push('must be no more than 253 characters');
-  if (!DNS_SUBDOMAIN.test(value)) {
-    errs.push(
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character " +
-        "(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-    );
-  }
+  if (value.length > DNS_SUBDOMAIN_MAX) errs.push(`must be no more than ${DNS_SUBDOMAIN_MAX} characters`);
+  if (!DNS_SUBDOMAIN_PATTERN.test(value)) errs.push(DNS_SUBDOMAIN_PROBLEM);
   return errs.length > 0 ? `${QUEUE_FIELD}: Invalid value: ${JSON.stringify(value)}: ${errs.join(',')}` : undefined;
 }
 

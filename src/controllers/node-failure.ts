@@ -28,7 +28,9 @@
 import { WorkloadCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { Condition, Node, Pod, PodSetAssignment, ResourceFlavor, Taint, Toleration, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { formatTime, parseTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import { nowSeconds } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -149,8 +151,13 @@ function looksHealthy(node: Node | undefined): boolean {
   return schedulingTaints(node).length === 0;
 }
 
-/** The first taint not tolerated for good by the tolerations: none matches, or (NoExecute) each match is only for tolerationSeconds. */
-export function untoleratedTaint(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
+/**
+ * The first taint the pods cannot stay under for good: none of the tolerations matches it,
+ * or (NoExecute) each match is only for tolerationSeconds. It answers "must the pods leave
+ * this node?"; topology/node-match.ts's `untoleratedTaint` answers "may a pod be placed
+ * here?", for which a time-limited toleration is enough.
+ */
+export function taintNotToleratedForGood(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
   for (const taint of taints) {
     const matching = tolerations.filter((t) => tolerates(t, taint));
     if (matching.length === 0) return taint;
@@ -178,10 +185,9 @@ export function effectiveTolerations(w: Workload, psa: PodSetAssignment, flavor:
   return out;
 }
 
-const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const gated = (p: Pod): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === KueueSchedulingGate.Topology);
 /** Ungated, unbound and Pending: waiting for a binder that will never place it on `node`. */
-const pendingOn = (p: Pod, node: string): boolean => !terminal(p) && !p.spec.nodeName && !gated(p) && p.spec.nodeSelector?.[HOSTNAME_LABEL] === node;
+const pendingOn = (p: Pod, node: string): boolean => !isTerminal(p) && !p.spec.nodeName && !gated(p) && p.spec.nodeSelector?.[HOSTNAME_LABEL] === node;
 
 function podNodes(p: Pod): string[] {
   const a = p.spec.nodeName;
@@ -320,7 +326,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       },
     });
 
-    const stopped = (p: Pod): boolean => terminal(p) || p.metadata.deletionTimestamp !== undefined;
+    const stopped = (p: Pod): boolean => isTerminal(p) || p.metadata.deletionTimestamp !== undefined;
     const onPod = (old: Pod | undefined, p: Pod, deleted: boolean): void => {
       const key = podWorkloadKey(p);
       if (key === undefined) return;
@@ -349,7 +355,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
     const current = this.nodes.get(name);
     if (current) this.names.see(current);
     const state = nodeState(name, current, this.ctx.clock.now(), this.ctx.config.nodeFailureDelayMs, this.firstNotReady);
-    const affected = [...new Set(this.valuesOf(name).flatMap((v) => this.workloads.byIndex(WORKLOAD_BY_NODE, v)))].sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : objectKey(a) > objectKey(b) ? 1 : 0));
+    const affected = [...new Set(this.valuesOf(name).flatMap((v) => this.workloads.byIndex(WORKLOAD_BY_NODE, v)))].sort((a, b) => compareStrings(objectKey(a), objectKey(b)));
     for (const w of affected) await this.handle(w, name, state);
     await this.failStrays(name);
     if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };
@@ -378,7 +384,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       p.metadata.namespace,
       p.metadata.name,
       (cur) => {
-        if (cur.metadata.uid !== uid || terminal(cur)) return false;
+        if (cur.metadata.uid !== uid || isTerminal(cur)) return false;
         const conditions: Condition[] = (cur.status?.conditions ?? []).filter((c) => c.type !== TERMINATED_BY_KUEUE);
         conditions.push({ type: TERMINATED_BY_KUEUE, status: 'True', reason: UNSCHEDULABLE_ON_ASSIGNED_NODE, message, lastTransitionTime: formatTime(now) });
         cur.status = { ...(cur.status ?? {}), phase: 'Failed', conditions };
@@ -456,14 +462,14 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       const psas = w.status!.admission!.podSetAssignments.filter((p) => podSets.has(p.name));
       let taint: Taint | undefined;
       for (const psa of psas) {
-        taint = untoleratedTaint(state.taints, effectiveTolerations(w, psa, (f) => this.flavors.get(f)));
+        taint = taintNotToleratedForGood(state.taints, effectiveTolerations(w, psa, (f) => this.flavors.get(f)));
         if (taint) break;
       }
       if (!taint) {
         if (listed) await this.clearUnhealthy(w, node);
         return;
       }
-      const running = this.podsAt(w, node).some((p) => p.spec.nodeName === node && !terminal(p) && !p.metadata.deletionTimestamp);
+      const running = this.podsAt(w, node).some((p) => p.spec.nodeName === node && !isTerminal(p) && !p.metadata.deletionTimestamp);
       if (running) return;
       why = `node ${node} has the taint ${formatTaint(taint)}, not tolerated by the Workload`;
       message = TAINT_TERMINATION_MESSAGE;
@@ -471,7 +477,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
     if (why === undefined) return; // NotReady, not for long yet
     if (!isTrue(w, WorkloadCondition.Evicted)) await this.markUnhealthy(w, node, why);
     for (const p of this.podsAt(w, node)) {
-      if (terminal(p)) continue;
+      if (isTerminal(p)) continue;
       if (p.spec.nodeName === node || pendingOn(p, hostname)) await this.failPod(p, message);
     }
   }

@@ -47,6 +47,8 @@ import type { InputError } from '../api/errors.ts';
 import { KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
 import { parseTime } from '../api/time.ts';
 import type { KObject, Pod, PodSet, ResourceFlavor, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
+import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { clearReservation, updatePodsReady } from '../admission/pods-ready.ts';
 import { GangWorkloadAnnotation, isGangPodGroup, workloadsFromGangsAndPods } from '../integrations/gang-pods.ts';
@@ -114,7 +116,6 @@ export const FinishedReason = { Succeeded: 'Succeeded', Failed: 'Failed', Failed
 // Pod and Workload predicates
 // ---------------------------------------------------------------------------------------
 
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const isDeleting = (o: KObject) => o.metadata.deletionTimestamp !== undefined;
 /** Kueue's "runnable or succeeded": not Failed, and not deleting before it was ever bound. */
 const isActive = (p: Pod) => p.status?.phase !== 'Failed' && !(isDeleting(p) && !p.spec.nodeName);
@@ -122,7 +123,7 @@ const isActive = (p: Pod) => p.status?.phase !== 'Failed' && !(isDeleting(p) && 
 const isRunning = (p: Pod) => p.status?.phase === 'Running' && !isDeleting(p);
 const isReady = (p: Pod) => p.status?.phase === 'Succeeded' || (p.status?.phase === 'Running' && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
 const stoppedByKueue = (p: Pod) => (p.status?.conditions ?? []).some((c) => c.type === TERMINATION_TARGET && c.status === 'True');
-const byName = (a: KObject, b: KObject) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
+const byName = (a: KObject, b: KObject) => compareStrings(a.metadata.name, b.metadata.name);
 const podRef = (p: KObject) => `${namespaceOf(p)}/${p.metadata.name}`;
 
 /** A deleting pod whose finalizer tracks nothing any more. Succeeded pods keep it: they are counted. */

@@ -38,6 +38,7 @@ import type { InputError } from '../api/errors.ts';
 import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Pod, StringMap } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
+import { DNS_SUBDOMAIN_PROBLEM, isDnsSubdomain } from '../api/names.ts';
 import { BOTH_KEYS_DETAIL, PodGroupAnnotation, podGroupName, roleHash } from '../integrations/pod.ts';
 import type { ControllerContext } from '../runtime/manager.ts';
 import type { AdmissionHook, AdmissionRequest, AdmissionResponse } from '../runtime/store.ts';
@@ -53,10 +54,6 @@ export const MANAGED_LABEL_DETAIL = "managed label value can only be 'true'";
 export const UNRETRIABLE_DETAIL = "unretriable pod group can't be converted to retriable";
 export const PREBUILT_DETAIL = 'prebuilt workload and pod group should be equal';
 export const IMMUTABLE_DETAIL = 'field is immutable';
-const DNS1123_SUBDOMAIN_DETAIL =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character " +
-  "(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export const MANAGED_LABEL_VALUE = 'true';
 
@@ -143,7 +140,7 @@ function validateCommon(pod: Pod): string[] {
   if (group === undefined) {
     if (total !== undefined) return [...out, required(path('labels', KueueLabel.PodGroupName), BOTH_KEYS_DETAIL)];
   } else {
-    if (group.length > 253 || !DNS1123_SUBDOMAIN.test(group)) out.push(invalid(groupNameField(pod), group, DNS1123_SUBDOMAIN_DETAIL));
+    if (!isDnsSubdomain(group)) out.push(invalid(groupNameField(pod), group, DNS_SUBDOMAIN_PROBLEM));
     if (total === undefined && !declaresSets) return [...out, required(path('annotations', PodGroupAnnotation.TotalCount), BOTH_KEYS_DETAIL)];
   }
   if (total !== undefined && (!/^[0-9]+$/.test(total) || !(Number(total) >= 1) || !Number.isSafeInteger(Number(total)))) {

@@ -39,6 +39,7 @@ import { GangApiVersion, GangLabel, PodGroupPhase, type PodGroup } from '../api/
 import type { Pod, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { VolcanoAnnotation, VolcanoApiVersion, type VolcanoPodGroup } from '../api/volcano-objects.ts';
+import { compareStrings } from '../api/values.ts';
 import { namespaceOf } from '../integrations/workload-name.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -92,7 +93,7 @@ function countPods(pods: readonly Pod[]): Counts {
 
 /** occupiedBy: the first pod's owners as sorted `ns/name`, joined by `,`; undefined without owners. */
 export function occupiedBy(pods: readonly Pod[]): string | undefined {
-  const first = [...pods].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))[0];
+  const first = [...pods].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))[0];
   const refs = first?.metadata.ownerReferences ?? [];
   if (refs.length === 0) return undefined;
   return refs.map((r) => `${namespaceOf(first!)}/${r.name}`).sort().join(',');

@@ -19,6 +19,8 @@ import { parse as parseYaml } from 'yaml';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueRuntimeKey } from '../api/keys.ts';
 import type { Pod, PodSet, PodTemplateSpec } from '../api/objects.ts';
+import { isDnsLabel } from '../api/names.ts';
+import { compareStrings } from '../api/values.ts';
 import { podPodSet } from '../integrations/pod.ts';
 import { MAX_PODSETS, isRecord } from '../integrations/workload-name.ts';
 
@@ -30,8 +32,6 @@ export interface PodGroupSet {
   count: number;
   template?: PodTemplateSpec;
 }
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function hasPodGroupSets(pod: Pod): boolean {
   return pod.metadata.annotations?.[KueueRuntimeKey.PodGroupSets] !== undefined;
@@ -53,7 +53,7 @@ export function parsePodGroupSets(raw: string): { sets?: PodGroupSet[]; error?: 
     const at = `entry ${i + 1}`;
     if (!isRecord(e)) return { error: `${at} must be a mapping {name, count, template?}` };
     const name = e.name;
-    if (typeof name !== 'string' || name.length > 63 || !DNS_LABEL.test(name)) {
+    if (typeof name !== 'string' || !isDnsLabel(name)) {
       return { error: `${at}: name ${JSON.stringify(name)} must be a DNS label (lowercase letters, digits and '-', at most 63 characters): it names a PodSet` };
     }
     if (seen.has(name)) return { error: `${at}: name ${JSON.stringify(name)} is declared twice` };
@@ -96,7 +96,7 @@ export function podSetsFromSets(sets: readonly PodGroupSet[], pods: readonly Pod
     if (s.template) {
       shape = { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata: { name: s.name, labels: s.template.metadata?.labels, annotations: s.template.metadata?.annotations }, spec: s.template.spec };
     } else {
-      shape = [...pods].filter((p) => setOfPod(p, sets) === s).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))[0];
+      shape = [...pods].filter((p) => setOfPod(p, sets) === s).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))[0];
     }
     if (!shape) {
       errors.push(new InputError(where, `set ${s.name} has no template and no pod yet`));

@@ -10,7 +10,7 @@
 // the job reconciler gates and starts those pods).
 
 import { labelSelectorMatches } from '../api/label-selector.ts';
-import { KueueLabel } from '../api/keys.ts';
+import { KueueLabel, NAMESPACE_NAME_LABEL } from '../api/keys.ts';
 import type { KObject, Pod, StringMap } from '../api/objects.ts';
 import type { LabelSelector } from '../api/volcano-objects.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
@@ -20,7 +20,6 @@ import { JOB_ADAPTERS } from '../integrations/registry.ts';
 import { apiGroup, namespaceOf } from '../integrations/workload-name.ts';
 import type { Informer } from '../runtime/informer.ts';
 
-export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** LeaderWorkerSet's label on its pods (they are owned by a StatefulSet, not by the LWS). */
 export const LWS_NAME_LABEL = LWSLabel.Name;
 

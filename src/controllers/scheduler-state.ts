@@ -20,10 +20,12 @@ import { InputError, type Where } from '../api/errors.ts';
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { KObject, Node, Pod, ResourceFlavor, StringMap, Topology, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import type { ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass } from '../api/queues.ts';
 import { podRequests, type ResourceAmounts } from '../api/resources.ts';
 import { parseObject } from '../api/schemas.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
+import { compareStrings } from '../api/values.ts';
 import { admittedFromStatus, isFinished, isReservedOnly } from '../admission/admitted.ts';
 import { findCondition, WorkloadCondition } from '../admission/conditions.ts';
 import { PendingReason } from '../admission/flavor-assigner.ts';
@@ -93,8 +95,6 @@ export interface SchedulerStateOptions {
   /** waitForPodsReady.blockAdmission: a PodsReady change of an admitted Workload may unblock the queues. */
   blockAdmission: boolean;
 }
-
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
 /** Whether a Workload waits for a reservation (or, reserved-only, to grow one). */
 export function isPendingCandidate(w: Workload): boolean {
@@ -518,7 +518,7 @@ export class SchedulerState {
 
 function sorted<T extends KObject>(xs: T[]): T[] {
   const k = (o: KObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-  return xs.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
+  return xs.sort((a, b) => compareStrings(k(a), k(b)));
 }
 
 function sameLabels(a: StringMap, b: StringMap): boolean {

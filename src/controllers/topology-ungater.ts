@@ -16,6 +16,7 @@ import { WorkloadCondition, isTrue } from '../admission/conditions.ts';
 import { InputError } from '../api/errors.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
 import type { Node, Pod, StringMap, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -59,8 +60,6 @@ export function admittedByTAS(w: Workload): boolean {
   if (!psas || !psas.some((p) => p.topologyAssignment !== undefined)) return false;
   return isTrue(w, WorkloadCondition.Admitted) && !isTrue(w, WorkloadCondition.Evicted) && !isTrue(w, WorkloadCondition.Finished);
 }
-
-const terminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
 export function topologyUngater(): Reconciler<TopoqueueConfig> {
   return new TopologyUngater();
@@ -146,7 +145,7 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
         this.recorder.event(w, 'Warning', UngaterEventReason.InvalidTopologyAssignment, `PodSet ${psa.name}: ${msg}; its pods stay gated`);
         continue;
       }
-      const listed = this.pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !terminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
+      const listed = this.pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !isTerminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
       listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
       const plan = planUngates({
         levels: a.levels,

@@ -33,6 +33,8 @@ import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } fro
 import type { KObject, ObjectMeta, Pod, PodSet, PodSpec, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
 import { type KindEntry, kindEntry } from '../api/schemas.ts';
 import type { Integration } from './integration.ts';
+import { isTerminal } from '../api/objects.ts';
+import { isRecord } from '../api/values.ts';
 
 export interface PodSetInfo {
   name: string;
@@ -320,7 +322,7 @@ export function runningPodSets(wl: Workload, infos: readonly PodSetInfo[]): PodS
 // Pods
 // ---------------------------------------------------------------------------------------
 
-export const isTerminal = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+export { isTerminal };
 
 export const hasGate = (p: Pod, gate: string): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === gate);
 
@@ -349,7 +351,7 @@ export function finishByCondition(job: KObject, success: string, failure: string
   return { success: ok, message: c.message || (ok ? `${job.kind} finished successfully` : `${job.kind} failed`) };
 }
 
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isRecord };
 
 /** `spec` of a (shared, read-only) job object as a record; {} when absent. */
 export function readSpec(job: KObject): Record<string, unknown> {

@@ -61,7 +61,10 @@ import {
 } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, StringMap, Workload } from '../api/objects.ts';
+import { isTerminal } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
+import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
+import { compareStrings } from '../api/values.ts';
 import type { SourcedObject, SourcedWorkload } from './integration.ts';
 import { PodKind, groupByRole, isPendingPlainPod, podGroupName, podPodSet, podQueue, queueMismatch, singlePodWorkload, workloadsFromPods } from './pod.ts';
 import {
@@ -117,14 +120,10 @@ interface Member {
   index: number;
 }
 
-const byName = (a: Member, b: Member) => (a.pod.metadata.name < b.pod.metadata.name ? -1 : a.pod.metadata.name > b.pod.metadata.name ? 1 : 0);
+const byName = (a: Member, b: Member) => compareStrings(a.pod.metadata.name, b.pod.metadata.name);
 const podRef = (m: Member) => `${namespaceOf(m.pod)}/${m.pod.metadata.name}`;
 const names = (ms: readonly Member[]) => ms.map(podRef).join(', ');
-const isTerminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 const isBound = (pod: Pod) => Boolean(pod.spec?.nodeName) && !isTerminal(pod);
-
-const MAX_OBJECT_NAME = 253;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
  * The key that names the pod's gang, in gang.ts's lookup order, with the PodGroup API
@@ -159,11 +158,11 @@ function gangWorkload(
   const first = pending[0]!;
   const before = errors.length;
 
-  if (gang.name.length > MAX_OBJECT_NAME || !DNS_SUBDOMAIN.test(gang.name)) {
+  if (!isDnsSubdomain(gang.name)) {
     errors.push(
       new InputError(
         { ...first.where, field: gangKey(first.pod).field },
-        `gang name ${JSON.stringify(gang.name)} must be a valid object name (at most ${MAX_OBJECT_NAME} lowercase ` +
+        `gang name ${JSON.stringify(gang.name)} must be a valid object name (at most ${DNS_SUBDOMAIN_MAX} lowercase ` +
           "letters, digits, '-' and '.', starting and ending with a letter or digit): it names the gang's Workload",
       ),
     );

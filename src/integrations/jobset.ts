@@ -15,12 +15,11 @@ import type { KObject, PodSet, PodTemplateSpec } from '../api/objects.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
 import { defineFramework, finishByCondition, readSpec, specOf } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
+import { isDnsLabel } from '../api/names.ts';
 import { podsPerJob } from './job.ts';
 import { MAX_PODSETS, isRecord, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
 
 export const JobSetKind = { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet' } as const;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function jobSetToWorkloads(obj: KObject, ctx: IntegrationContext): ToWorkloadsResult {
   const errors: InputError[] = [];
@@ -50,7 +49,7 @@ export function jobSetToWorkloads(obj: KObject, ctx: IntegrationContext): ToWork
     }
     const rawName = rj.name;
     const name = typeof rawName === 'string' ? rawName.toLowerCase() : '';
-    if (!DNS_LABEL.test(name) || name.length > 63) {
+    if (!isDnsLabel(name)) {
       errors.push(
         new InputError(
           { ...where, field: `${at}.name` },

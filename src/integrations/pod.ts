@@ -33,6 +33,8 @@ import { KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Pod, PodSet, PodSpec, Workload } from '../api/objects.ts';
 import { QuantityError, formatQuantity, parseQuantity } from '../api/quantity.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
+import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
+import { compareStrings } from '../api/values.ts';
 import type { Integration, IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
@@ -63,8 +65,6 @@ export const PodGroupAnnotation = {
 export const MANAGED_POD_FINALIZER = 'kueue.x-k8s.io/managed';
 
 const DEFAULT_PODSET_NAME = 'main';
-const MAX_OBJECT_NAME = 253;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export const BOTH_KEYS_DETAIL =
   `both the '${PodGroupAnnotation.TotalCount}' annotation and the '${KueueLabel.PodGroupName}' label should be set`;
@@ -398,8 +398,8 @@ export function podKeepOrder(a: Pod, b: Pod): number {
   return (
     fin(a) - fin(b) ||
     gated(a) - gated(b) ||
-    (created(a) < created(b) ? -1 : created(a) > created(b) ? 1 : 0) ||
-    (x < y ? -1 : x > y ? 1 : 0)
+    compareStrings(created(a), created(b)) ||
+    compareStrings(x, y)
   );
 }
 
@@ -408,9 +408,7 @@ function keepOrder(a: Member, b: Member): number {
 }
 
 function byName(a: Member, b: Member): number {
-  const x = a.pod.metadata.name;
-  const y = b.pod.metadata.name;
-  return x < y ? -1 : x > y ? 1 : 0;
+  return compareStrings(a.pod.metadata.name, b.pod.metadata.name);
 }
 
 function groupWorkload(group: string, members: Member[], errors: InputError[]): Workload | undefined {
@@ -540,12 +538,12 @@ export function workloadsFromPods(items: readonly SourcedObject[]): {
         total = NaN;
       }
     }
-    if (group.length > MAX_OBJECT_NAME || !DNS_SUBDOMAIN.test(group)) {
+    if (!isDnsSubdomain(group)) {
       const field = pod.metadata.annotations?.[KueueLabel.PodGroupName] !== undefined ? 'metadata.annotations' : 'metadata.labels';
       errors.push(
         new InputError(
           { ...where, field: keyField(field, KueueLabel.PodGroupName) },
-          `pod group name ${JSON.stringify(group)} must be a valid object name: at most ${MAX_OBJECT_NAME} lowercase ` +
+          `pod group name ${JSON.stringify(group)} must be a valid object name: at most ${DNS_SUBDOMAIN_MAX} lowercase ` +
             "letters, digits, '-' and '.', starting and ending with a letter or digit",
         ),
       );

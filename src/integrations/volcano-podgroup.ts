@@ -62,6 +62,8 @@ import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, PodSet, StringMap, Workload } from '../api/objects.ts';
 import { networkTopologyOf, podGroupAnnotationsTopology } from '../api/volcano.ts';
 import { VolcanoAnnotation, VolcanoApiVersion, type LabelSelector, type SubGroupPolicy, type VolcanoPodGroup } from '../api/volcano-objects.ts';
+import { DNS_LABEL_PATTERN } from '../api/names.ts';
+import { compareStrings } from '../api/values.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
 import { GangPodGroupKinds, isGangPodGroup, podGangId, workloadsFromGangsAndPods } from './gang-pods.ts';
 import { defineFramework } from './framework.ts';
@@ -107,9 +109,7 @@ interface Group {
 }
 
 function byName(a: Member, b: Member): number {
-  const x = a.pod.metadata.name;
-  const y = b.pod.metadata.name;
-  return x < y ? -1 : x > y ? 1 : 0;
+  return compareStrings(a.pod.metadata.name, b.pod.metadata.name);
 }
 
 const groupKey = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -166,7 +166,6 @@ function instanceId(p: SubGroupPolicy, values: readonly string[]): string {
 
 const describeInstance = (p: SubGroupPolicy, values: readonly string[]) => `subGroupPolicy ${JSON.stringify(p.name)}, ${instanceId(p, values)}`;
 
-const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Room in a 63-character PodSet name for `-` and the 8-hex role hash. */
 const MAX_POLICY_PREFIX = 54;
 
@@ -175,7 +174,7 @@ const MAX_POLICY_PREFIX = 54;
  * else a lowercased, cut name with 5 hex of the name's hash (names are unique per PodGroup).
  */
 function policyPrefix(name: string): string {
-  if (name.length <= MAX_POLICY_PREFIX && DNS_LABEL_RE.test(name)) return name;
+  if (name.length <= MAX_POLICY_PREFIX && DNS_LABEL_PATTERN.test(name)) return name;
   const base = name
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, '-')

@@ -16,6 +16,8 @@ import { createHash } from 'node:crypto';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueApiVersion, KueueLabel } from '../api/keys.ts';
 import type { KObject, OwnerReference, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
+import { isRecord } from '../api/values.ts';
+import { isLabelValue } from '../api/names.ts';
 
 /** Finalizer Kueue puts on every Workload created by an integration (missing from api/keys.ts). */
 export const RESOURCE_IN_USE_FINALIZER = 'kueue.x-k8s.io/resource-in-use';
@@ -141,12 +143,8 @@ export function provReqAnnotations(annotations: StringMap | undefined): StringMa
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
 /** Kueue sets the job-uid label only when the uid is a valid label value. */
-export function isLabelValue(s: string): boolean {
-  return s.length <= 63 && LABEL_VALUE.test(s);
-}
+export { isLabelValue };
 
 /**
  * Reads an optional integer field (`count`-like). Absent -> `def`; otherwise it must be
@@ -167,9 +165,7 @@ export function readInt(
   return value;
 }
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isRecord };
 
 /** A pod template at `where`: an object with `spec.containers`, else an error and undefined. */
 export function readPodTemplate(value: unknown, where: Where, errors: InputError[]): PodTemplateSpec | undefined {

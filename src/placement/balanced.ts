@@ -22,9 +22,10 @@ import type { TopologySnapshot } from '../topology/snapshot.ts';
 
 export interface BalancedInput {
   snapshot: TopologySnapshot;
-  /** Slice and pod counts per domain (already rolled up). */
-  sc: Int32Array;
-  pc: Int32Array;
+  /** Slices of the request that fit per domain (already rolled up). */
+  sliceCount: Int32Array;
+  /** Pods of the request that fit per domain (already rolled up). */
+  podCount: Int32Array;
   preferredLevel: number;
   sliceLevel: number;
   units: number;
@@ -38,7 +39,7 @@ export interface BalancedChoice {
 }
 
 export function balancedPlacement(input: BalancedInput): BalancedChoice | undefined {
-  const { snapshot: s, sc, pc, preferredLevel: P, sliceLevel, units } = input;
+  const { snapshot: s, sliceCount, podCount, preferredLevel: P, sliceLevel, units } = input;
   if (units <= 0) return undefined;
   const lookAtChildren = P < sliceLevel;
   const ranks = s.ranks();
@@ -51,14 +52,14 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
   let best: { pDomains: number[]; T: number; cap: Map<number, number>; pCount: number } | undefined;
   for (const pDomains of groups) {
     const subs = lookAtChildren ? pDomains.flatMap((d) => s.children(d)) : pDomains;
-    const sorted = subs.filter((d) => sc[d]! > 0).sort((a, b) => sc[b]! - sc[a]! || ranks[a]! - ranks[b]!);
+    const sorted = subs.filter((d) => sliceCount[d]! > 0).sort((a, b) => sliceCount[b]! - sliceCount[a]! || ranks[a]! - ranks[b]!);
     let k = 0;
     let acc = 0;
     let last = 0;
     for (const d of sorted) {
       if (acc >= units) break;
-      acc += sc[d]!;
-      last = sc[d]!;
+      acc += sliceCount[d]!;
+      last = sliceCount[d]!;
       k++;
     }
     if (acc < units) continue;
@@ -68,7 +69,7 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
     const cap = new Map<number, number>();
     let total = 0;
     for (const d of subs) {
-      const c = sc[d]! >= T ? sc[d]! : 0;
+      const c = sliceCount[d]! >= T ? sliceCount[d]! : 0;
       cap.set(d, c);
       total += c;
     }
@@ -85,7 +86,7 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
   if (lookAtChildren) {
     const pCap = (d: number) => s.children(d).reduce((n, c) => n + cap.get(c)!, 0);
     // Entropy of the children's pod counts (pruned children count 0).
-    const entropy = (d: number) => shannon(s.children(d).map((c) => (cap.get(c)! > 0 ? pc[c]! : 0)));
+    const entropy = (d: number) => shannon(s.children(d).map((c) => (cap.get(c)! > 0 ? podCount[c]! : 0)));
     const ordered = best.pDomains
       .filter((d) => pCap(d) > 0)
       .map((d) => ({ d, c: pCap(d), h: entropy(d) }))
@@ -106,7 +107,7 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
   const out = finalDomains.map((d) => ({ domain: d, units: base }));
   let remaining = units - base * finalDomains.length;
   // With-leader order: slices desc, pods asc, level values.
-  const handOrder = out.slice().sort((a, b) => cap.get(b.domain)! - cap.get(a.domain)! || pc[a.domain]! - pc[b.domain]! || ranks[a.domain]! - ranks[b.domain]!);
+  const handOrder = out.slice().sort((a, b) => cap.get(b.domain)! - cap.get(a.domain)! || podCount[a.domain]! - podCount[b.domain]! || ranks[a.domain]! - ranks[b.domain]!);
   for (const o of handOrder) {
     if (remaining === 0) break;
     const extra = Math.min(cap.get(o.domain)! - o.units, remaining);

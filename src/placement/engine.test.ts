@@ -125,6 +125,33 @@ describe('free capacity', () => {
     const third = e.place(request({ count: 1, level: RACK }), { assumed: (assumed.addAssignment(s, second.workers, { cpu: 1000 }), assumed) });
     assert.equal(third.ok, false);
   });
+  it('assumed usage counts by resource: a leader and workers see it, a resource no node has is ignored', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r', [4, 4], 'x'));
+    const assumed = new AssumedUsage();
+    assumed.add(s.leafById(s.leafIdOf(['b', 'r', 'x1']))!, { cpu: 3000, 'example.com/none': 5 }, 1);
+    const resources = s.resourceCount;
+    const e = new PlacementEngine(s);
+    // 5 CPUs are free (x1 1, x2 4): 4 workers and a 1-CPU leader fit, 5 workers and a leader do not.
+    const r = e.place(request({ count: 4, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }), { assumed });
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+    assert.equal(e.place(request({ count: 5, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }), { assumed }).ok, false);
+    // A 2-CPU leader fits only on x2, which leaves room for 2 workers, and x1 for 1.
+    assert.equal(e.place(request({ count: 4, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 2000 } } }), { assumed }).ok, false);
+    assert.ok(e.place(request({ count: 3, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 2000 } } }), { assumed }).ok);
+    assert.equal(s.resourceCount, resources, 'assumed usage interns no resource');
+  });
+  it('a refusal lists the exclusions of its own count pass, whatever the engine placed before', () => {
+    const s = snapshotOf(levels3, [...rackOf('b', 'r1', [2, 2], 'x'), node('t1').labels({ [BLOCK]: 'b', [RACK]: 'r2' }).cpu(2).taint({ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }).build()]);
+    const ask = request({ count: 5, level: RACK, requests: { cpu: 1000, memory: 1 } });
+    const fresh = new PlacementEngine(s).place(ask);
+    const used = new PlacementEngine(s);
+    used.place(request({ count: 1, level: RACK, nodeSelector: { missing: 'label' } }));
+    used.podsPerDomain(request({ count: 1 }), RACK);
+    const again = used.place(ask);
+    assert.equal(fresh.ok, false);
+    assert.deepEqual(again, fresh);
+    assert.match(fresh.ok ? '' : fresh.reason, /Total nodes: 3; excluded: resource "memory": 2, taint "dedicated=gpu:NoSchedule": 1$/);
+  });
   it('incremental node add and remove', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
     s.upsertNode(nodeInfoFromNode(node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).build()));

@@ -23,6 +23,7 @@ import { type Algorithm, algorithmFor, type PlacementRequest, type Profile } fro
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 
 const MAX_INT32 = 2147483647;
+const NO_AMOUNTS: readonly number[] = [];
 
 export interface PlacementOptions {
   profile?: Profile;
@@ -45,6 +46,9 @@ export type PlacementResult =
 /** Usage assumed by earlier PodSets of the same pass, keyed by leaf. */
 export class AssumedUsage {
   private readonly byLeaf = new Map<number, ResourceAmounts>();
+  /** Bumped by every add: the vectors of `byResourceId` are rebuilt after a change. */
+  private version = 0;
+  private vectors: { snapshot: TopologySnapshot; version: number; resources: number; byLeaf: Map<number, Float64Array> } | undefined;
 
   add(leaf: number, perPod: ResourceAmounts, count: number): void {
     let acc = this.byLeaf.get(leaf);
@@ -54,6 +58,7 @@ export class AssumedUsage {
     }
     for (const k in perPod) acc[k] = (acc[k] ?? 0) + perPod[k]! * count;
     acc.pods = (acc.pods ?? 0) + count;
+    this.version++;
   }
 
   /** Adds an emitted assignment of `snapshot` (worker or leader). */
@@ -68,39 +73,86 @@ export class AssumedUsage {
     return this.byLeaf.get(leaf);
   }
 
+  /**
+   * The same usage per leaf as vectors indexed by `snapshot`'s resource ids, for the
+   * counting loop. A resource the snapshot has never named is left out: no node has it, so
+   * no request that names it (interned before this is called) can fit anyway.
+   */
+  byResourceId(snapshot: TopologySnapshot): ReadonlyMap<number, Float64Array> {
+    const resources = snapshot.resourceCount;
+    const v = this.vectors;
+    if (v && v.snapshot === snapshot && v.version === this.version && v.resources === resources) return v.byLeaf;
+    const byLeaf = new Map<number, Float64Array>();
+    for (const [leaf, acc] of this.byLeaf) {
+      const vec = new Float64Array(resources);
+      for (const name in acc) {
+        const r = snapshot.knownResourceIndex(name);
+        if (r !== undefined) vec[r] = acc[name]!;
+      }
+      byLeaf.set(leaf, vec);
+    }
+    this.vectors = { snapshot, version: this.version, resources, byLeaf };
+    return byLeaf;
+  }
+
   get size(): number {
     return this.byLeaf.size;
   }
 }
 
-/** Per-domain counters of one placement attempt. */
-class State {
-  cap = 0;
-  pc = new Int32Array(0);
-  sc = new Int32Array(0);
-  lc = new Int32Array(0);
-  pcl = new Int32Array(0);
-  scl = new Int32Array(0);
-  aff = new Float64Array(0);
+/**
+ * Per-domain counters of one placement attempt, indexed by domain id (Kueue's `domain`
+ * state in tas_flavor_snapshot.go). Filled for the leaves, rolled up the tree, then
+ * overwritten by the descent with what each chosen domain takes.
+ */
+class DomainCounts {
+  /** Length of the arrays (grown, never shrunk). */
+  capacity = 0;
+  /** Pods of the request that fit in the domain (Kueue: state). */
+  podCount = new Int32Array(0);
+  /** Slices (of the outer slice layer) that fit in the domain; 0 below the slice level (Kueue: sliceState). */
+  sliceCount = new Int32Array(0);
+  /** 1 when the leader fits somewhere in the domain, else 0; after the descent, leaders placed (Kueue: leaderState). */
+  leaderCount = new Int32Array(0);
+  /** Worker pods that fit when the leader is placed in the domain too (Kueue: stateWithLeader). */
+  podCountWithLeader = new Int32Array(0);
+  /** Worker slices that fit when the leader is placed in the domain too (Kueue: sliceStateWithLeader). */
+  sliceCountWithLeader = new Int32Array(0);
+  /** Sum of the leaves' preferred node affinity scores (TASRespectNodeAffinityPreferred). */
+  affinityScore = new Float64Array(0);
 
   reset(n: number): void {
-    if (n > this.cap) {
-      this.cap = Math.max(n, this.cap * 2);
-      this.pc = new Int32Array(this.cap);
-      this.sc = new Int32Array(this.cap);
-      this.lc = new Int32Array(this.cap);
-      this.pcl = new Int32Array(this.cap);
-      this.scl = new Int32Array(this.cap);
-      this.aff = new Float64Array(this.cap);
+    if (n > this.capacity) {
+      this.capacity = Math.max(n, this.capacity * 2);
+      this.podCount = new Int32Array(this.capacity);
+      this.sliceCount = new Int32Array(this.capacity);
+      this.leaderCount = new Int32Array(this.capacity);
+      this.podCountWithLeader = new Int32Array(this.capacity);
+      this.sliceCountWithLeader = new Int32Array(this.capacity);
+      this.affinityScore = new Float64Array(this.capacity);
     } else {
-      this.pc.fill(0, 0, n);
-      this.sc.fill(0, 0, n);
-      this.lc.fill(0, 0, n);
-      this.pcl.fill(0, 0, n);
-      this.scl.fill(0, 0, n);
-      this.aff.fill(0, 0, n);
+      this.podCount.fill(0, 0, n);
+      this.sliceCount.fill(0, 0, n);
+      this.leaderCount.fill(0, 0, n);
+      this.podCountWithLeader.fill(0, 0, n);
+      this.sliceCountWithLeader.fill(0, 0, n);
+      this.affinityScore.fill(0, 0, n);
     }
   }
+}
+
+/** Why leaves took no pod in a count pass: turned into text only for a message. */
+interface Exclusions {
+  /** Leaves in the snapshot. */
+  totalLeaves: number;
+  /** Outside `requiredDomain` or refused by `leafEligible`. */
+  topologyDomain: number;
+  /** Per eligibility verdict (index into `reasons` + 1): taint, nodeSelector, affinity. */
+  byVerdict: Int32Array;
+  reasons: readonly string[];
+  /** Per requested resource (same index as `requestNames`): leaves where it was the one that fit no pod. */
+  byRequest: Int32Array;
+  requestNames: readonly string[];
 }
 
 /** A resolved request: level indices, slice sizes and units per level. */
@@ -136,11 +188,8 @@ interface Eligibility {
  */
 export class PlacementEngine {
   readonly snapshot: TopologySnapshot;
-  private readonly st = new State();
+  private readonly counts = new DomainCounts();
   private readonly eligibilityCache = new Map<string, Eligibility>();
-  /** Exclusion counts of the last fillInCounts, turned into text only for a message. */
-  private excl = { topologyDomain: 0, byVerdict: new Int32Array(0), reasons: [] as string[], byRequest: new Int32Array(0), requestNames: [] as string[] };
-  private totalLeaves = 0;
 
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
@@ -150,30 +199,30 @@ export class PlacementEngine {
   place(req: PlacementRequest, options: PlacementOptions = {}): PlacementResult {
     const plan = this.resolve(req, options);
     if (typeof plan === 'string') return { ok: false, reason: plan };
-    this.fillInCounts(plan, options);
+    let excluded = this.fillInCounts(plan, options);
 
     if (options.profile === 'BalancedPlacement' && plan.mode === 'preferred' && plan.ceiling === undefined && plan.leaders === 0 && req.sliceLayers.length <= 1) {
-      const choice = balancedPlacement({ snapshot: this.snapshot, sc: this.st.sc, pc: this.st.pc, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
+      const choice = balancedPlacement({ snapshot: this.snapshot, sliceCount: this.counts.sliceCount, podCount: this.counts.podCount, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
       if (choice) {
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
-          this.st.sc[domain] = units;
-          this.st.pc[domain] = units * plan.sliceSize;
+          this.counts.sliceCount[domain] = units;
+          this.counts.podCount[domain] = units * plan.sliceSize;
           chosen.push(domain);
         }
         const leaves = this.descend(plan, choice.level, chosen, false);
-        if (leaves) return this.emit(plan, leaves);
+        if (leaves) return this.emit(plan, leaves, excluded);
       }
       // Silently fall back to BestFit on fresh counters.
-      this.fillInCounts(plan, options);
+      excluded = this.fillInCounts(plan, options);
     }
 
-    const fit = this.findFitLevel(plan, plan.searchLevel);
+    const fit = this.findFitLevel(plan, plan.searchLevel, excluded);
     if (typeof fit === 'string') return { ok: false, reason: fit };
     this.trim(plan, fit.domains);
     const leaves = this.descend(plan, fit.level, fit.domains, true);
-    if (!leaves) return { ok: false, reason: this.notFitMessage(plan, 0) };
-    return this.emit(plan, leaves);
+    if (!leaves) return { ok: false, reason: this.notFitMessage(plan, excluded, 0) };
+    return this.emit(plan, leaves, excluded);
   }
 
   /**
@@ -185,7 +234,7 @@ export class PlacementEngine {
     const level = this.snapshot.levels.indexOf(levelKey);
     if (typeof plan === 'string' || level < 0) return [];
     this.fillInCounts(plan, options);
-    return this.snapshot.domainsAt(level).map((d) => ({ domain: d, pods: this.st.pc[d]! }));
+    return this.snapshot.domainsAt(level).map((d) => ({ domain: d, pods: this.counts.podCount[d]! }));
   }
 
   // ---- resolution -------------------------------------------------------------------
@@ -288,10 +337,11 @@ export class PlacementEngine {
     return e;
   }
 
-  private fillInCounts(plan: Plan, options: PlacementOptions): void {
+  /** Phase 1 for `plan`: fills the counters and returns why leaves took no pod. */
+  private fillInCounts(plan: Plan, options: PlacementOptions): Exclusions {
     const s = this.snapshot;
-    const st = this.st;
-    st.reset(s.domainCount);
+    const counts = this.counts;
+    counts.reset(s.domainCount);
     const req = plan.req;
 
     // Request vectors over the snapshot's resource indices (pods always included), sorted
@@ -310,16 +360,18 @@ export class PlacementEngine {
     const leaderReq: ResourceAmounts | undefined = req.leader ? { pods: 1 + (req.leader.requests.pods ?? 0), ...withoutPods(req.leader.requests) } : undefined;
     const leaderNames = leaderReq ? Object.keys(leaderReq).sort() : [];
     const leaderIdx = leaderNames.map((n) => s.resourceIndex(n));
-    // Interning may have grown the arrays: read them only now.
+    const leaderVal = leaderReq ? leaderNames.map((n) => leaderReq[n]!) : NO_AMOUNTS;
+    // The leader's request for each of the workers' resources (what it leaves them).
+    const leaderValByReq = leaderReq ? reqName.map((n) => leaderReq[n] ?? 0) : NO_AMOUNTS;
+    // Interning may have grown the arrays: read them (and the assumed usage by resource id) only now.
     const { free: freeA, tas: tasA, R: RR } = s.capacityArrays();
+    const assumed = options.assumed?.byResourceId(s);
 
     const elig = this.eligibility(req, plan.useAffinity);
     const leaves = s.leaves();
-    const assumed = options.assumed;
     const simulateEmpty = options.simulateEmpty === true;
     const within = options.requiredDomain;
     const eligible = options.leafEligible;
-    this.totalLeaves = leaves.length;
     const nr = reqIdx.length;
     const byRequest = new Int32Array(nr);
     const byVerdict = new Int32Array((elig?.reasons.length ?? 0) + 1);
@@ -343,7 +395,7 @@ export class PlacementEngine {
         const r = reqIdx[k]!;
         let rem = freeA[base + r]!;
         if (simulateEmpty) rem += tasA[base + r]!;
-        if (extra) rem -= extra[reqName[k]!] ?? 0;
+        if (extra) rem -= extra[r]!;
         const f = rem <= 0 ? 0 : Math.floor(rem / reqVal[k]!);
         if (f < fit) {
           fit = f;
@@ -351,8 +403,8 @@ export class PlacementEngine {
         }
       }
       if (fit === 0) byRequest[limiting]!++;
-      st.pc[leaf] = fit;
-      if (elig && plan.useAffinity) st.aff[leaf] = elig.score[leaf]!;
+      counts.podCount[leaf] = fit;
+      if (elig && plan.useAffinity) counts.affinityScore[leaf] = elig.score[leaf]!;
       if (leaderReq) {
         // The leader fits when one leader pod fits; workers then fit in what is left.
         let leaderFits = true;
@@ -360,33 +412,33 @@ export class PlacementEngine {
           const r = leaderIdx[k]!;
           let rem = freeA[base + r]!;
           if (simulateEmpty) rem += tasA[base + r]!;
-          if (extra) rem -= extra[leaderNames[k]!] ?? 0;
-          if (rem < leaderReq[leaderNames[k]!]!) leaderFits = false;
+          if (extra) rem -= extra[r]!;
+          if (rem < leaderVal[k]!) leaderFits = false;
         }
-        st.lc[leaf] = leaderFits ? 1 : 0;
+        counts.leaderCount[leaf] = leaderFits ? 1 : 0;
         if (leaderFits) {
           let w = MAX_INT32;
           for (let k = 0; k < nr; k++) {
             const r = reqIdx[k]!;
             let rem = freeA[base + r]!;
             if (simulateEmpty) rem += tasA[base + r]!;
-            if (extra) rem -= extra[reqName[k]!] ?? 0;
-            rem -= leaderReq[reqName[k]!] ?? 0;
+            if (extra) rem -= extra[r]!;
+            rem -= leaderValByReq[k]!;
             const f = rem <= 0 ? 0 : Math.floor(rem / reqVal[k]!);
             if (f < w) w = f;
           }
-          st.pcl[leaf] = w;
+          counts.podCountWithLeader[leaf] = w;
         }
       } else {
-        st.pcl[leaf] = fit;
+        counts.podCountWithLeader[leaf] = fit;
       }
       if (s.levels.length - 1 === plan.sliceLevel) {
-        st.sc[leaf] = Math.floor(fit / plan.sliceSize);
-        st.scl[leaf] = Math.floor(st.pcl[leaf]! / plan.sliceSize);
+        counts.sliceCount[leaf] = Math.floor(fit / plan.sliceSize);
+        counts.sliceCountWithLeader[leaf] = Math.floor(counts.podCountWithLeader[leaf]! / plan.sliceSize);
       }
     }
-    this.excl = { topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
     this.rollUp(plan);
+    return { totalLeaves: leaves.length, topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
   }
 
   private isWithin(leaf: number, ancestor: number): boolean {
@@ -398,48 +450,50 @@ export class PlacementEngine {
   /** Bottom-up roll-up of the counters (§5). */
   private rollUp(plan: Plan): void {
     const s = this.snapshot;
-    const st = this.st;
+    const counts = this.counts;
     const withLeader = plan.leaders > 0;
     for (let l = s.levels.length - 2; l >= 0; l--) {
       const u = plan.unitAt[l + 1]!;
       for (const d of s.domainsAt(l)) {
-        let pc = 0;
-        let sc = 0;
-        let lc = 0;
-        let aff = 0;
+        // Sums over the children; a leader is placed in one child only, so the with-leader
+        // counts are the plain sums minus the smallest penalty among leader-capable children.
+        let pods = 0;
+        let slices = 0;
+        let leaderFits = 0;
+        let affinity = 0;
         let minPenalty = Infinity;
         let minSlicePenalty = Infinity;
         for (const c of s.children(d)) {
-          const cpc = u === 1 ? st.pc[c]! : Math.floor(st.pc[c]! / u) * u;
-          pc += cpc;
-          sc += st.sc[c]!;
-          aff += st.aff[c]!;
+          const childPods = u === 1 ? counts.podCount[c]! : Math.floor(counts.podCount[c]! / u) * u;
+          pods += childPods;
+          slices += counts.sliceCount[c]!;
+          affinity += counts.affinityScore[c]!;
           if (withLeader) {
-            if (st.lc[c]! > 0) {
-              lc = 1;
-              const cpcl = u === 1 ? st.pcl[c]! : Math.floor(st.pcl[c]! / u) * u;
-              const p = cpc - cpcl;
+            if (counts.leaderCount[c]! > 0) {
+              leaderFits = 1;
+              const childPodsWithLeader = u === 1 ? counts.podCountWithLeader[c]! : Math.floor(counts.podCountWithLeader[c]! / u) * u;
+              const p = childPods - childPodsWithLeader;
               if (p < minPenalty) minPenalty = p;
-              const sp = st.sc[c]! - st.scl[c]!;
+              const sp = counts.sliceCount[c]! - counts.sliceCountWithLeader[c]!;
               if (sp < minSlicePenalty) minSlicePenalty = sp;
             }
           }
         }
         // Sums are clamped to int32 as the peer's counters are.
-        const pcl = withLeader ? (lc ? pc - minPenalty : 0) : pc;
-        st.pc[d] = Math.min(pc, MAX_INT32);
-        st.aff[d] = aff;
-        st.lc[d] = lc;
-        st.pcl[d] = Math.min(pcl, MAX_INT32);
+        const podsWithLeader = withLeader ? (leaderFits ? pods - minPenalty : 0) : pods;
+        counts.podCount[d] = Math.min(pods, MAX_INT32);
+        counts.affinityScore[d] = affinity;
+        counts.leaderCount[d] = leaderFits;
+        counts.podCountWithLeader[d] = Math.min(podsWithLeader, MAX_INT32);
         if (l < plan.sliceLevel) {
-          st.sc[d] = Math.min(sc, MAX_INT32);
-          st.scl[d] = Math.min(withLeader ? (lc ? sc - minSlicePenalty : 0) : sc, MAX_INT32);
+          counts.sliceCount[d] = Math.min(slices, MAX_INT32);
+          counts.sliceCountWithLeader[d] = Math.min(withLeader ? (leaderFits ? slices - minSlicePenalty : 0) : slices, MAX_INT32);
         } else if (l === plan.sliceLevel) {
-          st.sc[d] = Math.floor(Math.min(pc, MAX_INT32) / plan.sliceSize);
-          st.scl[d] = Math.floor(Math.min(pcl, MAX_INT32) / plan.sliceSize);
+          counts.sliceCount[d] = Math.floor(Math.min(pods, MAX_INT32) / plan.sliceSize);
+          counts.sliceCountWithLeader[d] = Math.floor(Math.min(podsWithLeader, MAX_INT32) / plan.sliceSize);
         } else {
-          st.sc[d] = 0;
-          st.scl[d] = 0;
+          counts.sliceCount[d] = 0;
+          counts.sliceCountWithLeader[d] = 0;
         }
       }
     }
@@ -448,30 +502,30 @@ export class PlacementEngine {
   // ---- ordering -----------------------------------------------------------------------
 
   /** BestFit: slices desc, pods asc; LFC: slices asc, pods asc; then level values. */
-  private sortPlain(list: number[], plan: Plan, cap: Int32Array = this.st.sc): number[] {
-    const { pc, aff } = this.st;
+  private sortPlain(list: number[], plan: Plan, cap: Int32Array = this.counts.sliceCount): number[] {
+    const { podCount, affinityScore } = this.counts;
     const rank = this.snapshot.ranks();
     const lfc = plan.algo === 'LeastFreeCapacity';
     const useAff = plan.useAffinity;
     return list.sort((a, b) => {
-      if (useAff && aff[a] !== aff[b]) return aff[b]! - aff[a]!;
+      if (useAff && affinityScore[a] !== affinityScore[b]) return affinityScore[b]! - affinityScore[a]!;
       if (cap[a] !== cap[b]) return lfc ? cap[a]! - cap[b]! : cap[b]! - cap[a]!;
-      if (pc[a] !== pc[b]) return pc[a]! - pc[b]!;
+      if (podCount[a] !== podCount[b]) return podCount[a]! - podCount[b]!;
       return rank[a]! - rank[b]!;
     });
   }
 
   /** Leader count desc, then with-leader slices and pods as above. */
-  private sortWithLeader(list: number[], plan: Plan, capL: Int32Array = this.st.scl): number[] {
-    const { lc, pcl, aff } = this.st;
+  private sortWithLeader(list: number[], plan: Plan, capL: Int32Array = this.counts.sliceCountWithLeader): number[] {
+    const { leaderCount, podCountWithLeader, affinityScore } = this.counts;
     const rank = this.snapshot.ranks();
     const lfc = plan.algo === 'LeastFreeCapacity';
     const useAff = plan.useAffinity;
     return list.sort((a, b) => {
-      if (lc[a] !== lc[b]) return lc[b]! - lc[a]!;
-      if (useAff && aff[a] !== aff[b]) return aff[b]! - aff[a]!;
+      if (leaderCount[a] !== leaderCount[b]) return leaderCount[b]! - leaderCount[a]!;
+      if (useAff && affinityScore[a] !== affinityScore[b]) return affinityScore[b]! - affinityScore[a]!;
       if (capL[a] !== capL[b]) return lfc ? capL[a]! - capL[b]! : capL[b]! - capL[a]!;
-      if (pcl[a] !== pcl[b]) return pcl[a]! - pcl[b]!;
+      if (podCountWithLeader[a] !== podCountWithLeader[b]) return podCountWithLeader[a]! - podCountWithLeader[b]!;
       return rank[a]! - rank[b]!;
     });
   }
@@ -482,13 +536,13 @@ export class PlacementEngine {
    * block sharing the top score is searched.
    */
   private bestFit(list: readonly number[], from: number, need: number, cap: Int32Array, leaderOnly: boolean, plan: Plan): number {
-    const { lc, aff } = this.st;
+    const { leaderCount, affinityScore } = this.counts;
     let best = -1;
-    const topAff = aff[list[from]!]!;
+    const topAff = affinityScore[list[from]!]!;
     for (let i = from; i < list.length; i++) {
       const d = list[i]!;
-      if (plan.useAffinity && aff[d] !== topAff) break;
-      if (leaderOnly && lc[d] === 0) continue;
+      if (plan.useAffinity && affinityScore[d] !== topAff) break;
+      if (leaderOnly && leaderCount[d] === 0) continue;
       if (cap[d]! >= need && (best < 0 || cap[d]! < cap[list[best]!]!)) best = i;
     }
     return best < 0 ? from : best;
@@ -496,17 +550,17 @@ export class PlacementEngine {
 
   // ---- phase 2a: the fit level ------------------------------------------------------------
 
-  private findFitLevel(plan: Plan, level: number): { level: number; domains: number[] } | string {
+  private findFitLevel(plan: Plan, level: number, excluded: Exclusions): { level: number; domains: number[] } | string {
     const s = this.snapshot;
-    const st = this.st;
+    const counts = this.counts;
     const domains = s.domainsAt(level);
     if (domains.length === 0) return `no topology domains at level: ${s.levels[level]}`;
     const sorted = this.sortWithLeader(domains.slice(), plan);
     const need = plan.units;
-    const fitsAll = (d: number) => st.scl[d]! >= need && st.lc[d]! >= plan.leaders;
+    const fitsAll = (d: number) => counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= plan.leaders;
     let top = sorted[0]!;
     if (plan.algo === 'BestFit' && fitsAll(top)) {
-      const i = this.bestFit(sorted, 0, need, st.scl, plan.leaders > 0, plan);
+      const i = this.bestFit(sorted, 0, need, counts.sliceCountWithLeader, plan.leaders > 0, plan);
       top = sorted[i]!;
       return { level, domains: [top] };
     }
@@ -514,18 +568,18 @@ export class PlacementEngine {
     const requiredHere = plan.mode === 'required' || (plan.ceiling !== undefined && level <= plan.ceiling);
     if (plan.algo === 'LeastFreeCapacity') {
       for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
-      if (requiredHere) return this.notFitMessage(plan, st.pc[sorted[sorted.length - 1]!]!);
+      if (requiredHere) return this.notFitMessage(plan, excluded, counts.podCount[sorted[sorted.length - 1]!]!);
     }
     if (requiredHere) {
       if (plan.useAffinity) for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
-      return this.notFitMessage(plan, st.sc[top]!);
+      return this.notFitMessage(plan, excluded, counts.sliceCount[top]!);
     }
-    if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1);
+    if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
     // Greedy multi-domain at this level.
     const taken = this.consume(domains.slice(), plan, need, plan.leaders, plan.sliceSize, true);
     if (!taken.ok) {
-      if (taken.leadersPlaced < plan.leaders) return this.notFitMessage(plan, taken.leadersPlaced, plan.leaders, true);
-      return this.notFitMessage(plan, need - taken.remaining);
+      if (taken.leadersPlaced < plan.leaders) return this.notFitMessage(plan, excluded, taken.leadersPlaced, plan.leaders, true);
+      return this.notFitMessage(plan, excluded, need - taken.remaining);
     }
     return { level, domains: taken.domains };
   }
@@ -546,9 +600,9 @@ export class PlacementEngine {
     unitSize: number,
     useSlices: boolean,
   ): { ok: boolean; domains: number[]; remaining: number; leadersPlaced: number } {
-    const st = this.st;
-    const cap = useSlices ? st.sc : st.pc;
-    const capL = useSlices ? st.scl : st.pcl;
+    const counts = this.counts;
+    const cap = useSlices ? counts.sliceCount : counts.podCount;
+    const capL = useSlices ? counts.sliceCountWithLeader : counts.podCountWithLeader;
     const bf = plan.algo === 'BestFit';
     const taken: number[] = [];
     let remaining = need;
@@ -556,8 +610,8 @@ export class PlacementEngine {
     let rest = list;
     // Below the slice level the slice counters are 0, so children order by pods ascending
     // (kueue-tas.md §5, §6.3); the capacity compared is still the pod count.
-    const orderKey = useSlices ? cap : st.sc;
-    const orderKeyL = useSlices ? capL : st.scl;
+    const orderKey = useSlices ? cap : counts.sliceCount;
+    const orderKeyL = useSlices ? capL : counts.sliceCountWithLeader;
     if (leaders > 0) {
       const sorted = this.sortWithLeader(list.slice(), plan, orderKeyL);
       let total = 0;
@@ -567,7 +621,7 @@ export class PlacementEngine {
       let i = -1;
       for (let k = 0; k < sorted.length; k++) {
         const d = sorted[k]!;
-        if (st.lc[d] === 0) break;
+        if (counts.leaderCount[d] === 0) break;
         if (total - (cap[d]! - capL[d]!) >= remaining) {
           i = k;
           break;
@@ -577,9 +631,9 @@ export class PlacementEngine {
       if (bf && capL[sorted[i]!]! >= remaining) i = this.bestFit(sorted, i, remaining, capL, true, plan);
       const d = sorted[i]!;
       const t = Math.min(capL[d]!, remaining);
-      st.pc[d] = t * unitSize;
-      if (useSlices) st.sc[d] = t;
-      st.lc[d] = 1;
+      counts.podCount[d] = t * unitSize;
+      if (useSlices) counts.sliceCount[d] = t;
+      counts.leaderCount[d] = 1;
       remaining -= t;
       leadersPlaced = 1;
       taken.push(d);
@@ -595,9 +649,9 @@ export class PlacementEngine {
         c = cap[d]!;
       }
       const t = Math.min(c, remaining);
-      st.pc[d] = t * unitSize;
-      if (useSlices) st.sc[d] = t;
-      st.lc[d] = 0;
+      counts.podCount[d] = t * unitSize;
+      if (useSlices) counts.sliceCount[d] = t;
+      counts.leaderCount[d] = 0;
       remaining -= t;
       taken.push(d);
     }
@@ -608,9 +662,9 @@ export class PlacementEngine {
   private trim(plan: Plan, chosen: number[]): void {
     if (chosen.length !== 1) return;
     const d = chosen[0]!;
-    this.st.pc[d] = plan.units * plan.sliceSize;
-    this.st.sc[d] = plan.units;
-    this.st.lc[d] = plan.leaders;
+    this.counts.podCount[d] = plan.units * plan.sliceSize;
+    this.counts.sliceCount[d] = plan.units;
+    this.counts.leaderCount[d] = plan.leaders;
   }
 
   /**
@@ -620,21 +674,21 @@ export class PlacementEngine {
    */
   private descend(plan: Plan, fitLevel: number, chosen: number[], pooled: boolean): number[] | undefined {
     const s = this.snapshot;
-    const st = this.st;
+    const counts = this.counts;
     const L = s.levels.length;
     let current = chosen;
     for (let l = fitLevel; l + 1 < L; l++) {
       const next: number[] = [];
       if (l < plan.sliceLevel && !pooled) {
         for (const d of current) {
-          const r = this.consume(s.children(d).slice(), plan, st.sc[d]!, st.lc[d]!, plan.sliceSize, true);
+          const r = this.consume(s.children(d).slice(), plan, counts.sliceCount[d]!, counts.leaderCount[d]!, plan.sliceSize, true);
           if (!r.ok) return undefined;
           next.push(...r.domains);
         }
       } else if (l < plan.sliceLevel) {
         const pooled: number[] = [];
         for (const d of current) for (const c of s.children(d)) pooled.push(c);
-        const leaders = current.reduce((n, d) => n + st.lc[d]!, 0);
+        const leaders = current.reduce((n, d) => n + counts.leaderCount[d]!, 0);
         const r = this.consume(pooled, plan, plan.units, leaders, plan.sliceSize, true);
         if (!r.ok) return undefined;
         next.push(...r.domains);
@@ -644,11 +698,11 @@ export class PlacementEngine {
           const kids = s.children(d).slice();
           if (u > 1) {
             for (const c of kids) {
-              st.sc[c] = Math.floor(st.pc[c]! / u);
-              st.scl[c] = Math.floor(st.pcl[c]! / u);
+              counts.sliceCount[c] = Math.floor(counts.podCount[c]! / u);
+              counts.sliceCountWithLeader[c] = Math.floor(counts.podCountWithLeader[c]! / u);
             }
           }
-          const r = this.consume(kids, plan, Math.floor(st.pc[d]! / u), st.lc[d]!, u, u > 1);
+          const r = this.consume(kids, plan, Math.floor(counts.podCount[d]! / u), counts.leaderCount[d]!, u, u > 1);
           if (!r.ok) return undefined;
           next.push(...r.domains);
         }
@@ -660,23 +714,24 @@ export class PlacementEngine {
 
   // ---- phase 3: emit -------------------------------------------------------------------------
 
-  private emit(plan: Plan, leaves: number[]): PlacementResult {
+  private emit(plan: Plan, leaves: number[], excluded: Exclusions): PlacementResult {
     const s = this.snapshot;
-    const st = this.st;
+    const counts = this.counts;
     const rank = s.ranks();
-    const sorted = leaves.filter((d) => st.pc[d]! > 0).sort((a, b) => rank[a]! - rank[b]!);
+    const sorted = leaves.filter((d) => counts.podCount[d]! > 0).sort((a, b) => rank[a]! - rank[b]!);
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
     const valuesOf = (d: number) => (s.hostnameLowest ? [s.values(d)[s.levels.length - 1]!] : [...s.values(d)]);
-    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: valuesOf(d), count: st.pc[d]! })) };
+    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: valuesOf(d), count: counts.podCount[d]! })) };
     if (plan.leaders === 0) return { ok: true, workers };
-    const leaderLeaf = leaves.find((d) => st.lc[d]! > 0);
-    if (leaderLeaf === undefined) return { ok: false, reason: this.notFitMessage(plan, 0, 1, true) };
+    const leaderLeaf = leaves.find((d) => counts.leaderCount[d]! > 0);
+    if (leaderLeaf === undefined) return { ok: false, reason: this.notFitMessage(plan, excluded, 0, 1, true) };
     return { ok: true, workers, leader: { levels, domains: [{ values: valuesOf(leaderLeaf), count: 1 }] } };
   }
 
   // ---- messages ------------------------------------------------------------------------------
 
-  private notFitMessage(plan: Plan, fit: number, total?: number, leader = false): string {
+  /** The peer's "doesn't allow to fit" message for `fit` of `total` (default: the units), with the exclusions of the count pass. */
+  private notFitMessage(plan: Plan, excluded: Exclusions, fit: number, total?: number, leader = false): string {
     const s = this.snapshot;
     const n = total ?? plan.units;
     let msg: string;
@@ -686,31 +741,21 @@ export class PlacementEngine {
       const unit = plan.sliceSize > 1 && !leader ? 'slice(s)' : 'pod(s)';
       msg = fit === 0 ? `topology "${s.name}" doesn't allow to fit any of ${n} ${unit}` : `topology "${s.name}" allows to fit only ${fit} out of ${n} ${unit}`;
     }
-    const parts = this.exclusionList();
+    const parts = exclusionList(excluded);
     if (parts.length > 0) {
-      msg += `. Total nodes: ${this.totalLeaves}; excluded: ${parts.join(', ')}`;
+      msg += `. Total nodes: ${excluded.totalLeaves}; excluded: ${parts.join(', ')}`;
     }
     return msg;
-  }
-
-  /** `reason: count` entries of the last count pass, sorted alphabetically. */
-  private exclusionList(): string[] {
-    const e = this.excl;
-    const parts: string[] = [];
-    if (e.topologyDomain > 0) parts.push(`topologyDomain: ${e.topologyDomain}`);
-    for (let i = 1; i < e.byVerdict.length; i++) if (e.byVerdict[i]! > 0) parts.push(`${e.reasons[i - 1]}: ${e.byVerdict[i]}`);
-    for (let k = 0; k < e.byRequest.length; k++) if (e.byRequest[k]! > 0) parts.push(`resource "${e.requestNames[k]}": ${e.byRequest[k]}`);
-    return parts.sort();
   }
 
   /** Per layer, how many slices fit in the best domain at the requested level. */
   private multiLayerDetail(plan: Plan): string {
     const s = this.snapshot;
-    const st = this.st;
+    const counts = this.counts;
     const domains = s.domainsAt(plan.searchLevel);
     let best = -1;
     for (const d of domains) {
-      if (best < 0 || st.sc[d]! > st.sc[best]! || (st.sc[d] === st.sc[best] && s.id(d) < s.id(best))) best = d;
+      if (best < 0 || counts.sliceCount[d]! > counts.sliceCount[best]! || (counts.sliceCount[d] === counts.sliceCount[best] && s.id(d) < s.id(best))) best = d;
     }
     let out = '';
     for (const layer of plan.req.sliceLayers) {
@@ -727,11 +772,20 @@ export class PlacementEngine {
 
   private slicesUnder(d: number, level: number, size: number): number {
     const s = this.snapshot;
-    if (s.level(d) === level) return Math.floor(this.st.pc[d]! / size);
+    if (s.level(d) === level) return Math.floor(this.counts.podCount[d]! / size);
     let n = 0;
     for (const c of s.children(d)) n += this.slicesUnder(c, level, size);
     return n;
   }
+}
+
+/** `reason: count` entries of a count pass, sorted alphabetically. */
+function exclusionList(e: Exclusions): string[] {
+  const parts: string[] = [];
+  if (e.topologyDomain > 0) parts.push(`topologyDomain: ${e.topologyDomain}`);
+  for (let i = 1; i < e.byVerdict.length; i++) if (e.byVerdict[i]! > 0) parts.push(`${e.reasons[i - 1]}: ${e.byVerdict[i]}`);
+  for (let k = 0; k < e.byRequest.length; k++) if (e.byRequest[k]! > 0) parts.push(`resource "${e.requestNames[k]}": ${e.byRequest[k]}`);
+  return parts.sort();
 }
 
 function withoutPods(a: ResourceAmounts): ResourceAmounts {

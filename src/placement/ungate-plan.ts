@@ -17,6 +17,7 @@
 
 import { HOSTNAME_LABEL, KueueAnnotation, KueueSchedulingGate } from '../api/keys.ts';
 import type { Pod, PodSetTopologyRequest, StringMap } from '../api/objects.ts';
+import { compareStrings } from '../api/values.ts';
 import type { DomainAssignment } from './assignment.ts';
 
 export interface RankSettings {
@@ -290,7 +291,7 @@ export function comparePodNames(a: string, b: string): number {
     j++;
   }
   if (a.length - i !== b.length - j) return a.length - i - (b.length - j);
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareStrings(a, b);
 }
 
 function isDigit(c: number): boolean {

@@ -5,6 +5,7 @@
 
 import { CoreApiVersion } from '../api/api-versions.ts';
 import type { KObject, Node, Pod, PodPhase } from '../api/objects.ts';
+import { compareStrings } from '../api/values.ts';
 import { defaultConfig, type TopoqueueConfig } from '../controllers/config.ts';
 import { VirtualClock } from '../runtime/clock.ts';
 import { Manager } from '../runtime/manager.ts';
@@ -44,7 +45,7 @@ export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], ob
       await manager.run(ms === undefined ? {} : { untilMs: clock.now() + ms });
     },
     elapsed: () => (clock.now() - start) / 1000,
-    pods: (namespace) => store.listSync('Pod', namespace ? { namespace } : {}).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
+    pods: (namespace) => store.listSync('Pod', namespace ? { namespace } : {}).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     pod: (name, namespace = 'default') => store.getSync('Pod', namespace, name),
     get: <T extends KObject>(kind: string, name: string, namespace?: string) => store.getSync<T>(kind, store.namespaced(kind) ? (namespace ?? 'default') : undefined, name),
     async setPhase(name, phase, namespace = 'default') {

@@ -4,9 +4,10 @@
 // Test-only.
 
 import { CoreApiVersion, JobFrameworkApiVersion, KueueApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
-import { KueueLabel } from '../api/keys.ts';
+import { KueueLabel, NAMESPACE_NAME_LABEL } from '../api/keys.ts';
 import type { Condition, KObject, Pod, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
 import { formatTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, resetCondition, setCondition } from '../admission/conditions.ts';
 import { type TopoqueueConfig, defaultConfig } from '../controllers/config.ts';
 import { jobReconciler } from '../controllers/job-reconciler.ts';
@@ -57,13 +58,13 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
       return created;
     },
     get: <T extends KObject>(kind: string, name: string, namespace = 'ns') => store.getSync<T>(kind, store.namespaced(kind) ? namespace : undefined, name),
-    workloads: (namespace = 'ns') => store.listSync('Workload', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+    workloads: (namespace = 'ns') => store.listSync('Workload', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     workload: (namespace = 'ns') => {
       const all = env.workloads(namespace);
       if (all.length !== 1) throw new Error(`expected one Workload in ${namespace}, found ${all.map((w) => w.metadata.name).join(', ') || 'none'}`);
       return all[0]!;
     },
-    pods: (namespace = 'ns') => store.listSync('Pod', { namespace }).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)),
+    pods: (namespace = 'ns') => store.listSync('Pod', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     events: (reason) => manager.events.recent.filter((e) => reason === undefined || e.reason === reason),
   };
   return env;
@@ -74,7 +75,7 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
 // ---------------------------------------------------------------------------------------
 
 export function namespace(name: string, labels: StringMap = {}): KObject {
-  return { apiVersion: CoreApiVersion.V1, kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } } };
+  return { apiVersion: CoreApiVersion.V1, kind: 'Namespace', metadata: { name, labels: { [NAMESPACE_NAME_LABEL]: name, ...labels } } };
 }
 
 export function resourceFlavor(name: string, nodeLabels: StringMap = {}, tolerations: Toleration[] = []): ResourceFlavor {

@@ -18,6 +18,8 @@ import { createHash } from 'node:crypto';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import { labelKeyProblem } from '../api/topology-request.ts';
 import { VolcanoApiVersion, VolcanoLabel, type HyperNode, type HyperNodeMember } from '../api/volcano-objects.ts';
+import { DNS_SUBDOMAIN_PATTERN } from '../api/names.ts';
+import { compareStrings } from '../api/values.ts';
 import type { TreeNode } from './hypernode-tree.ts';
 
 /** `volcano.sh/network-topology-source` value on HyperNodes this discovery generates. */
@@ -73,7 +75,7 @@ export function checkDiscoveryConfig(config: DiscoveryConfig): DiscoveryConfigEr
   const type = config.type ?? DEFAULT_TOPOLOGY_TYPE;
   if (type === '') errors.push({ field: 'type', message: 'the topology type name must not be empty' });
   else if (type.length > MAX_TOPOLOGY_TYPE_NAME) errors.push({ field: 'type', message: `The length of topologyTypeName exceeds ${MAX_TOPOLOGY_TYPE_NAME}. topologyTypeName is ${type}` });
-  else if (!DNS_SUBDOMAIN.test(`hypernode-${typeNamePart(type)}-tier1-00000`)) {
+  else if (!DNS_SUBDOMAIN_PATTERN.test(`hypernode-${typeNamePart(type)}-tier1-00000`)) {
     errors.push({ field: 'type', message: `"${type}" gives HyperNode names (hypernode-${typeNamePart(type)}-tier1-...) that are not valid object names; use letters, digits, '-' and '.', not two of '.' and '-' in a row` });
   }
   const levels = config.levels;
@@ -117,7 +119,7 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
   // 2. Walk each node upward to its first missing label.
   const domains: Map<string, Domain>[] = keys.map(() => new Map());
   const stopped: { node: TreeNode; higher: boolean }[][] = keys.map(() => []);
-  for (const n of [...nodes].sort((a, b) => byBytes(a.name, b.name))) {
+  for (const n of [...nodes].sort((a, b) => compareStrings(a.name, b.name))) {
     let below: Domain | undefined;
     for (let k = 1; k <= T; k++) {
       const value = n.labels[keys[k]!];
@@ -145,7 +147,7 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
   }
 
   // 3. Names: reuse first, so a new value never takes a name an old one keeps.
-  const sorted = domains.map((m) => [...m.values()].sort((a, b) => byBytes(a.value, b.value)));
+  const sorted = domains.map((m) => [...m.values()].sort((a, b) => compareStrings(a.value, b.value)));
   const taken = new Set(existing.map((h) => h.metadata.name));
   const reusable = new Map<string, string[]>();
   for (const h of existing) {
@@ -155,7 +157,7 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
       const value = labels[keys[k]!];
       if (value === undefined || !h.metadata.name.startsWith(tierPrefix(type, k))) continue;
       const id = `${k}\u0000${value}`;
-      reusable.set(id, [...(reusable.get(id) ?? []), h.metadata.name].sort(byBytes));
+      reusable.set(id, [...(reusable.get(id) ?? []), h.metadata.name].sort(compareStrings));
     }
   }
   const used = new Set<string>();
@@ -179,7 +181,7 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
   for (let k = 1; k < T; k++) {
     for (const d of sorted[k]!) {
       if (d.parents.size < 2) continue;
-      const parents = [...d.parents].sort(([a], [b]) => byBytes(a, b)).map(([value, ns]) => ({ key: keys[k + 1]!, value, hyperNode: domains[k + 1]!.get(value)!.name, nodes: ns }));
+      const parents = [...d.parents].sort(([a], [b]) => compareStrings(a, b)).map(([value, ns]) => ({ key: keys[k + 1]!, value, hyperNode: domains[k + 1]!.get(value)!.name, nodes: ns }));
       problems.push({ reason: 'MultipleParents', key: d.key, value: d.value, hyperNode: d.name, parents, message: multipleParentsMessage(d, parents) });
     }
   }
@@ -195,12 +197,10 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
   const stale = existing
     .filter((h) => h.metadata.labels?.[VolcanoLabel.NetworkTopologySource] === LABEL_SOURCE && h.metadata.name.startsWith(`hypernode-${type}-tier`) && !used.has(h.metadata.name))
     .map((h) => h.metadata.name)
-    .sort(byBytes);
+    .sort(compareStrings);
   for (const name of stale) problems.push({ reason: 'Stale', hyperNode: name, message: `stale: ${name} (would be deleted): label-sourced and no longer produced by these labels` });
   return { hyperNodes, stale, problems };
 }
-
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** `hypernode-<type>-tier<k>-`: the dash keeps tier 1 from claiming tier 10's names. */
 function tierPrefix(type: string, k: number): string {
@@ -219,8 +219,8 @@ function freshName(type: string, d: Domain, isTaken: (name: string) => boolean):
 function toHyperNode(d: Domain): HyperNode {
   const members: HyperNodeMember[] =
     d.tier === 1
-      ? [...d.nodes].sort(byBytes).map((name) => ({ type: 'Node', selector: { exactMatch: { name } } }))
-      : [...d.children].map((c) => c.name).sort(byBytes).map((name) => ({ type: 'HyperNode', selector: { exactMatch: { name } } }));
+      ? [...d.nodes].sort(compareStrings).map((name) => ({ type: 'Node', selector: { exactMatch: { name } } }))
+      : [...d.children].map((c) => c.name).sort(compareStrings).map((name) => ({ type: 'HyperNode', selector: { exactMatch: { name } } }));
   return {
     apiVersion: VolcanoApiVersion.HyperNode,
     kind: 'HyperNode',
@@ -238,8 +238,4 @@ function multipleParentsMessage(d: Domain, parents: ParentClaim[]): string {
 
 function few(names: readonly string[], n: number): string {
   return names.length <= n ? names.join(', ') : `${names.slice(0, n).join(', ')}, ... (${names.length - n} more)`;
-}
-
-function byBytes(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

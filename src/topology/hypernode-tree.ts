@@ -19,6 +19,7 @@ import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { StringMap } from '../api/objects.ts';
 import { compileUserRegex } from '../api/regex.ts';
 import type { HyperNode, LabelSelector } from '../api/volcano-objects.ts';
+import { compareStrings } from '../api/values.ts';
 import { matchesRequirement } from './node-match.ts';
 import type { NodeInfo, TopologySource } from './source.ts';
 
@@ -153,7 +154,7 @@ export class HyperNodeTree {
     for (const h of hyperNodes) resolve(h.metadata.name, new Set());
 
     // 3. Each node's leaf: lowest tier, then name.
-    const order = [...hyperNodes].map((h) => h.metadata.name).sort((a, b) => this.tierOf.get(a)! - this.tierOf.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
+    const order = [...hyperNodes].map((h) => h.metadata.name).sort((a, b) => this.tierOf.get(a)! - this.tierOf.get(b)! || compareStrings(a, b));
     for (const hn of order) for (const n of this.realNodes.get(hn)!) if (!this.leafOf.has(n)) this.leafOf.set(n, hn);
 
     this.tiers = [...new Set(this.tierOf.values())].sort((a, b) => a - b);

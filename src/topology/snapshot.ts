@@ -13,6 +13,7 @@
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { StringMap } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
+import { compareStrings } from '../api/values.ts';
 import { ResourceIndex } from './resource-index.ts';
 import type { NodeInfo, TopologySource } from './source.ts';
 
@@ -195,6 +196,11 @@ export class TopologySnapshot {
   /** Flat arrays for hot loops: `[free, tas]`, both `domain * R + r`. */
   capacityArrays(): { free: Float64Array; tas: Float64Array; R: number } {
     return { free: this.freeArr, tas: this.tasArr, R: this.R };
+  }
+
+  /** The id of a resource already named (by a node or a request), without interning it. */
+  knownResourceIndex(name: string): number | undefined {
+    return this.resources.get(name);
   }
 
   /** Interns a resource name, growing the capacity arrays when it is new. */
@@ -581,7 +587,7 @@ export class TopologySnapshot {
     const byOwnValue = (a: number, b: number) => {
       const x = this.dValues[a]![this.dLevel[a]!]!;
       const y = this.dValues[b]![this.dLevel[b]!]!;
-      return x < y ? -1 : x > y ? 1 : 0;
+      return compareStrings(x, y);
     };
     const alive = (d: number) => this.dNodes[d]! > 0;
     const visit = (domains: readonly number[]) => {
@@ -607,9 +613,8 @@ const NO_CHILDREN: number[] = [];
 export function compareValues(a: readonly string[], b: readonly string[]): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (x !== y) return x < y ? -1 : 1;
+    const c = compareStrings(a[i]!, b[i]!);
+    if (c !== 0) return c;
   }
   return a.length - b.length;
 }
