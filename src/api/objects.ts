@@ -88,6 +88,16 @@ export function isTerminal(pod: Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 
+/** The pod's Ready condition is True. */
+export function isPodReady(pod: Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/** Succeeded, or Running with the Ready condition: what PodsReady and a PodGroup count as ready. */
+export function isRunningReadyOrSucceeded(pod: Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || (pod.status?.phase === 'Running' && isPodReady(pod));
+}
+
 export type TopologyLevel = Topology['spec']['levels'][number];
 
 export interface Topology extends KObject {
