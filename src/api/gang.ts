@@ -335,6 +335,29 @@ function parseMatchPolicy(annotations: unknown, fallback: GangMatchPolicy, warn:
   return fallback;
 }
 
+/**
+ * A gang's spec from its identity and the annotations both ways share (total-number, mode,
+ * groups, match-policy); the wait is read between groups and match-policy, so warnings
+ * keep the order of the fields.
+ */
+function gangSpec(
+  annotations: unknown,
+  g: { name: string; namespace: string; minMember: number; id: string; source: GangSpec['source']; waitingTimeSeconds: () => number; defaultPolicy: GangMatchPolicy },
+  warn: Warn,
+): GangSpec {
+  return {
+    name: g.name,
+    namespace: g.namespace,
+    minMember: g.minMember,
+    totalNumber: parseTotalNumber(entry(annotations, GangAnnotation.TotalNumber), g.minMember, warn),
+    mode: parseMode(entry(annotations, GangAnnotation.Mode), warn),
+    groups: parseGroups(entry(annotations, GangAnnotation.Groups), g.id, warn),
+    waitingTimeSeconds: g.waitingTimeSeconds(),
+    source: g.source,
+    matchPolicy: parseMatchPolicy(annotations, g.defaultPolicy, warn),
+  };
+}
+
 function parseWaitingTime(raw: string | undefined, fallback: number, warn: Warn): number {
   if (raw === undefined || raw === '') return fallback;
   const s = parseGoDuration(raw);
@@ -402,17 +425,7 @@ export function gangFromPodGroup(pg: PodGroup, options: GangOptions = {}): { gan
   warnIgnoredTimeout(annotations, warn);
 
   const defaultPolicy = pluginsGroup ? GangMatchPolicy.WaitingAndRunning : (options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied);
-  const gang: GangSpec = {
-    name,
-    namespace,
-    minMember,
-    totalNumber: parseTotalNumber(entry(annotations, GangAnnotation.TotalNumber), minMember, warn),
-    mode: parseMode(entry(annotations, GangAnnotation.Mode), warn),
-    groups: parseGroups(entry(annotations, GangAnnotation.Groups), gangId(namespace, name), warn),
-    waitingTimeSeconds,
-    source: 'podgroup',
-    matchPolicy: parseMatchPolicy(annotations, defaultPolicy, warn),
-  };
+  const gang = gangSpec(annotations, { name, namespace, minMember, id: gangId(namespace, name), source: 'podgroup', waitingTimeSeconds: () => waitingTimeSeconds, defaultPolicy }, warn);
   return { gang, warnings };
 }
 
@@ -524,17 +537,19 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
     return { kind: 'annotations', id };
   }
   warnIgnoredTimeout(annotations, warn);
-  const gang: GangSpec = {
-    name,
-    namespace,
-    minMember,
-    totalNumber: parseTotalNumber(entry(annotations, GangAnnotation.TotalNumber), minMember, warn),
-    mode: parseMode(entry(annotations, GangAnnotation.Mode), warn),
-    groups: parseGroups(entry(annotations, GangAnnotation.Groups), id, warn),
-    waitingTimeSeconds: parseWaitingTime(entry(annotations, GangAnnotation.WaitingTime), options.defaultTimeoutSeconds ?? DEFAULT_GANG_TIMEOUT_SECONDS, warn),
-    source: 'annotations',
-    matchPolicy: parseMatchPolicy(annotations, options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied, warn),
-  };
+  const gang = gangSpec(
+    annotations,
+    {
+      name,
+      namespace,
+      minMember,
+      id,
+      source: 'annotations',
+      waitingTimeSeconds: () => parseWaitingTime(entry(annotations, GangAnnotation.WaitingTime), options.defaultTimeoutSeconds ?? DEFAULT_GANG_TIMEOUT_SECONDS, warn),
+      defaultPolicy: options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied,
+    },
+    warn,
+  );
   return { kind: 'annotations', id, gang };
 }
 
