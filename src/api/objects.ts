@@ -127,36 +127,23 @@ export type TopologyAssignment = z.output<typeof schema.topologyAssignmentV1beta
 /** v1beta1 assignment: one entry per domain. */
 export type TopologyAssignmentV1beta1 = z.output<typeof schema.topologyAssignmentV1beta1>;
 
-export interface PodSetAssignment {
-  name: string;
-  flavors?: StringMap;
-  resourceUsage?: ResourceList;
-  count?: number;
-  topologyAssignment?: TopologyAssignment;
-}
+/** `T` with the fields of `U` in place of its own (index signatures kept, unlike Omit). */
+type Override<T, U> = { [K in keyof T as K extends keyof U ? never : K]: T[K] } & U;
 
-export interface Admission {
-  /** Required by Kueue; absent in `plan` output when the input has no queues. */
-  clusterQueue?: string;
-  podSetAssignments: PodSetAssignment[];
-}
+type WorkloadOut = z.output<typeof schema.workloadV1beta2>;
+type WorkloadStatusOut = NonNullable<WorkloadOut['status']>;
+type AdmissionOut = NonNullable<WorkloadStatusOut['admission']>;
 
+export type PodSetAssignment = Override<AdmissionOut['podSetAssignments'][number], { topologyAssignment?: TopologyAssignment }>;
+
+/** `clusterQueue` is required by Kueue; absent in `plan` output when the input has no queues. */
+export type Admission = Override<AdmissionOut, { podSetAssignments: PodSetAssignment[] }>;
+
+/** The v1beta2 schema's output (v1beta1 is normalized to it), with typed conditions. */
 export interface Workload extends KObject {
   kind: 'Workload';
-  spec: {
-    podSets: PodSet[];
-    queueName?: string;
-    priority?: number;
-    priorityClassRef?: { group: string; kind: string; name: string };
-    active?: boolean;
-    [k: string]: unknown;
-  };
-  status?: {
-    admission?: Admission;
-    conditions?: Condition[];
-    unhealthyNodes?: { name: string }[];
-    [k: string]: unknown;
-  };
+  spec: WorkloadOut['spec'];
+  status?: Override<WorkloadStatusOut, { admission?: Admission; conditions?: Condition[] }>;
 }
 
 export interface KList extends TypeMeta {

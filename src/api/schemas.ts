@@ -361,25 +361,27 @@ const PRIORITY_CLASS_SOURCE = {
   PodPriorityClass: 'scheduling.k8s.io/priorityclass',
 } as const;
 
-function workloadSchema(version: 'v1beta2' | 'v1beta1') {
-  const priority =
-    version === 'v1beta2'
-      ? {
-          priorityClassRef: z
-            .looseObject({
-              group: z.enum(['kueue.x-k8s.io', 'scheduling.k8s.io']),
-              kind: z.enum(['WorkloadPriorityClass', 'PriorityClass']),
-              name: z.string().min(1),
-            })
-            .optional(),
-        }
-      : {
-          priorityClassName: z.string().optional(),
-          priorityClassSource: z
-            .enum(['', PRIORITY_CLASS_SOURCE.WorkloadPriorityClass, PRIORITY_CLASS_SOURCE.PodPriorityClass])
-            .optional(),
-        };
-  const assignment = version === 'v1beta2' ? topologyAssignmentV1beta2 : topologyAssignmentV1beta1;
+const PRIORITY_FIELDS = {
+  v1beta2: {
+    priorityClassRef: z
+      .looseObject({
+        group: z.enum(['kueue.x-k8s.io', 'scheduling.k8s.io']),
+        kind: z.enum(['WorkloadPriorityClass', 'PriorityClass']),
+        name: z.string().min(1),
+      })
+      .optional(),
+  },
+  v1beta1: {
+    priorityClassName: z.string().optional(),
+    priorityClassSource: z.enum(['', PRIORITY_CLASS_SOURCE.WorkloadPriorityClass, PRIORITY_CLASS_SOURCE.PodPriorityClass]).optional(),
+  },
+};
+const ASSIGNMENT = { v1beta2: topologyAssignmentV1beta2, v1beta1: topologyAssignmentV1beta1 };
+
+/** The Workload of one version; generic in the version so that each instance's output type is exact. */
+function workloadSchema<V extends 'v1beta2' | 'v1beta1'>(version: V) {
+  const priority = PRIORITY_FIELDS[version] as (typeof PRIORITY_FIELDS)[V];
+  const assignment = ASSIGNMENT[version] as (typeof ASSIGNMENT)[V];
   return kobject({
     spec: z
       .looseObject({
@@ -389,7 +391,9 @@ function workloadSchema(version: 'v1beta2' | 'v1beta1') {
         active: z.boolean().optional(),
         ...priority,
       })
-      .superRefine((spec, ctx) => {
+      .superRefine((parsed, ctx) => {
+        // The shape above is generic in the version: read the fields every version has.
+        const spec = parsed as { podSets: PodSetShape[]; priority?: number; priorityClassRef?: unknown };
         checkPodSets(spec.podSets, ctx);
         if (version === 'v1beta2' && 'priorityClassRef' in spec && spec.priorityClassRef !== undefined && spec.priority === undefined) {
           issue(ctx, ['priority'], 'priority is required when priorityClassRef is set');
@@ -418,6 +422,10 @@ function workloadSchema(version: 'v1beta2' | 'v1beta1') {
       .optional(),
   });
 }
+
+/** The Workload of each served version; objects.ts infers the Workload type from the v1beta2 one. */
+export const workloadV1beta2 = workloadSchema('v1beta2');
+export const workloadV1beta1 = workloadSchema('v1beta1');
 
 /**
  * A Workload in the v1beta2 shape. For v1beta1 (kueue-core §0): `spec.priorityClassName`
@@ -580,8 +588,8 @@ const KINDS: readonly KindEntry[] = [
   { apiVersion: KueueApiVersion.V1beta1, kind: 'Topology', schema: topology },
   { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', schema: resourceFlavor },
   { apiVersion: KueueApiVersion.V1beta1, kind: 'ResourceFlavor', schema: resourceFlavor },
-  workloadEntry(KueueApiVersion.V1beta2, workloadSchema('v1beta2')),
-  workloadEntry(KueueApiVersion.V1beta1, workloadSchema('v1beta1')),
+  workloadEntry(KueueApiVersion.V1beta2, workloadV1beta2),
+  workloadEntry(KueueApiVersion.V1beta1, workloadV1beta1),
   { apiVersion: CoreApiVersion.Batch, kind: 'Job', schema: job },
   { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet', schema: jobSet },
   { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
