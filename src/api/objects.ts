@@ -8,16 +8,17 @@
 // `ObjectMeta.generation` (server-owned, passed through).
 
 import type { z } from 'zod';
+import type * as parts from './schema-parts.ts';
 import type * as schema from './schemas.ts';
 
 export type StringMap = Record<string, string>;
 /** Kubernetes resource list as written in manifests: name -> quantity string. */
 export type ResourceList = Record<string, string>;
 
-export type OwnerReference = z.output<typeof schema.ownerReference>;
+export type OwnerReference = z.output<typeof parts.ownerReference>;
 
 /** `generation` is server-owned: the schema passes it through without reading it. */
-export type ObjectMeta = z.output<typeof schema.objectMeta> & { generation?: number };
+export type ObjectMeta = z.output<typeof parts.objectMeta> & { generation?: number };
 
 export interface TypeMeta {
   apiVersion: string;
@@ -35,25 +36,25 @@ export const TaintEffect = {
 } as const;
 export type TaintEffect = (typeof TaintEffect)[keyof typeof TaintEffect];
 
-export type Taint = z.output<typeof schema.taint>;
+export type Taint = z.output<typeof parts.taint>;
 
-export type Toleration = z.output<typeof schema.toleration>;
+export type Toleration = z.output<typeof parts.toleration>;
 
 export type NodeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
 
-export type NodeSelectorRequirement = z.output<typeof schema.nodeSelectorRequirement>;
+export type NodeSelectorRequirement = z.output<typeof parts.nodeSelectorRequirement>;
 
-export type NodeSelectorTerm = z.output<typeof schema.nodeSelectorTerm>;
+export type NodeSelectorTerm = z.output<typeof parts.nodeSelectorTerm>;
 
 export type PreferredSchedulingTerm = NonNullable<NodeAffinity['preferredDuringSchedulingIgnoredDuringExecution']>[number];
 
-export type NodeAffinity = z.output<typeof schema.nodeAffinity>;
+export type NodeAffinity = z.output<typeof parts.nodeAffinity>;
 
-export type Container = z.output<typeof schema.container>;
+export type Container = z.output<typeof parts.container>;
 
-export type PodSpec = z.output<typeof schema.podSpec>;
+export type PodSpec = z.output<typeof parts.podSpec>;
 
-export type PodTemplateSpec = z.output<typeof schema.podTemplate>;
+export type PodTemplateSpec = z.output<typeof parts.podTemplate>;
 
 export interface Condition {
   type: string;
