@@ -30,6 +30,7 @@ import { z } from 'zod';
 import { GangApiVersion } from './api-versions.ts';
 import { objectRef } from './manifest.ts';
 import type { KObject, ObjectMeta, ResourceList } from './objects.ts';
+import { kobject, resourceList } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
 import { isRecord } from './values.ts';
 
@@ -161,35 +162,30 @@ export const gangGroupId = (gang: Pick<GangSpec, 'groups'>): string => [...gang.
 // The registry entries
 // ---------------------------------------------------------------------------------------
 
-/** The blocks of schemas.ts the PodGroup kinds are built from (passed in: schemas.ts imports this file). */
-export interface GangSchemaBlocks {
-  kobject: (shape: Record<string, z.ZodType>) => z.ZodType;
-  resourceList: z.ZodType;
-}
-
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 const int32 = () => z.int().min(INT32_MIN).max(INT32_MAX, { error: `must be at most ${INT32_MAX} (int32)` });
 
+const podGroup = (minMember: z.ZodType) =>
+  kobject({
+    spec: z
+      .looseObject({ minMember: minMember.optional(), minResources: resourceList.optional(), scheduleTimeoutSeconds: int32().optional() })
+      .prefault({}),
+    status: z
+      .looseObject({
+        phase: z.string().optional(),
+        occupiedBy: z.string().optional(),
+        scheduled: z.int().min(0).optional(),
+        running: z.int().min(0).optional(),
+        succeeded: z.int().min(0).optional(),
+        failed: z.int().min(0).optional(),
+        scheduleStartTime: z.string().optional(),
+      })
+      .optional(),
+  });
+
 /** Registry entries (see schemas.ts KINDS) for both PodGroup CRDs. */
-export function gangKindEntries({ kobject, resourceList }: GangSchemaBlocks): KindEntry[] {
-  const podGroup = (minMember: z.ZodType) =>
-    kobject({
-      spec: z
-        .looseObject({ minMember: minMember.optional(), minResources: resourceList.optional(), scheduleTimeoutSeconds: int32().optional() })
-        .prefault({}),
-      status: z
-        .looseObject({
-          phase: z.string().optional(),
-          occupiedBy: z.string().optional(),
-          scheduled: z.int().min(0).optional(),
-          running: z.int().min(0).optional(),
-          succeeded: z.int().min(0).optional(),
-          failed: z.int().min(0).optional(),
-          scheduleStartTime: z.string().optional(),
-        })
-        .optional(),
-    });
+export function gangKindEntries(): KindEntry[] {
   return [
     // Koordinator's copy has no bound on minMember (a negative minimum is always met).
     { apiVersion: GangApiVersion.Koordinator, kind: 'PodGroup', schema: podGroup(int32()) },

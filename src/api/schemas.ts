@@ -25,7 +25,6 @@ import {
   annotationMap,
   condition,
   dnsLabel,
-  dnsSubdomain,
   kobject,
   labelKey,
   labelMap,
@@ -440,13 +439,13 @@ const KINDS: readonly KindEntry[] = [
   { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
   { apiVersion: JobFrameworkApiVersion.MPIJob, kind: 'MPIJob', schema: mpiJob },
   // HyperNode, Job (batch.volcano.sh), PodGroup, HyperJob: shapes and rules in volcano.ts.
-  ...volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }),
+  ...volcanoKindEntries(),
   // ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass: shapes and rules in queues.ts.
-  ...queueKindEntries({ kobject, dnsSubdomain }),
+  ...queueKindEntries(),
   // PodGroup (scheduling.sigs.k8s.io, scheduling.x-k8s.io): shapes in gang.ts.
-  ...gangKindEntries({ kobject, resourceList }),
+  ...gangKindEntries(),
   // SimulationEvent (topoqueue.io/v1alpha1): shape and rules in simulation-event.ts.
-  ...simulationKindEntries({ kobject }),
+  ...simulationKindEntries(),
 ];
 
 const BY_KEY: ReadonlyMap<string, KindEntry> = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));
