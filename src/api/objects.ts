@@ -129,7 +129,7 @@ export type TopologyAssignment = z.output<typeof schema.topologyAssignmentV1beta
 export type TopologyAssignmentV1beta1 = z.output<typeof schema.topologyAssignmentV1beta1>;
 
 /** `T` with the fields of `U` in place of its own (index signatures kept, unlike Omit). */
-type Override<T, U> = { [K in keyof T as K extends keyof U ? never : K]: T[K] } & U;
+export type Override<T, U> = { [K in keyof T as K extends keyof U ? never : K]: T[K] } & U;
 
 type WorkloadOut = z.output<typeof schema.workloadV1beta2>;
 type WorkloadStatusOut = NonNullable<WorkloadOut['status']>;

@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { TopoqueueApiVersion } from './api-versions.ts';
 import { parseGoDuration } from './gang.ts';
-import type { KObject, Taint } from './objects.ts';
+import type { KObject, Override } from './objects.ts';
 import { describeInput, issue, kobject } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
 import { labelKeyProblem } from './topology-request.ts';
@@ -34,15 +34,17 @@ export type SimulationAction = (typeof SimulationAction)[keyof typeof Simulation
 export const SimulationEventResult = { Applied: 'Applied', Failed: 'Failed' } as const;
 export type SimulationEventResult = (typeof SimulationEventResult)[keyof typeof SimulationEventResult];
 
+type SimulationEventOut = z.output<typeof simulationEvent>;
+
+/**
+ * The schema's output, narrowed where the schema reads loosely to word its own messages:
+ * `spec.at` is checked to be a Go duration string; `status.applied` is RFC 3339, when the
+ * event was applied (or found unusable); `status.result` is written by the simulation only.
+ */
 export interface SimulationEvent extends KObject {
   kind: 'SimulationEvent';
-  spec: { at: string; node: string; action: SimulationAction; taint?: Partial<Taint> & { key: string } };
-  status?: {
-    /** When the event was applied (or found unusable), RFC 3339. */
-    applied?: string;
-    result?: SimulationEventResult;
-    message?: string;
-  };
+  spec: Override<SimulationEventOut['spec'], { at: string }>;
+  status?: Override<NonNullable<SimulationEventOut['status']>, { result?: SimulationEventResult }>;
 }
 
 const DURATION_HINT = 'a Go duration such as "90s", "10m" or "1h30m"';
@@ -86,6 +88,7 @@ const spec = z
       issue(ctx, ['taint'], `only the Taint and Untaint actions take a taint; ${s.action} does not`);
     }
   });
+
 export const simulationEvent = kobject({
   spec,
   status: z.looseObject({ applied: z.string().optional(), result: z.string().optional(), message: z.string().optional() }).optional(),
