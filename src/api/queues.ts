@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { InputError, type Where } from './errors.ts';
 import { KueueApiVersion } from './keys.ts';
-import type { KObject, StringMap } from './objects.ts';
+import type { KObject, Override, StringMap } from './objects.ts';
 import { compareQuantity, tryParseQuantity } from './quantity.ts';
 import type { KindEntry } from './schemas.ts';
 import { dnsSubdomain, issue, kobject, labelSelector, quantityProblem } from './schema-parts.ts';
@@ -116,24 +116,31 @@ export interface ClusterQueue extends KObject {
   status?: Record<string, unknown>;
 }
 
+/** `fairSharing.weight` as the schema leaves it: a quantity string (YAML numbers become strings). */
+type FairSharing = { weight?: string };
+
+type LocalQueueOut = z.output<typeof localQueue>;
+type CohortOut = z.output<typeof cohort>;
+
+/**
+ * The schema's output, narrowed where the schema reads loosely to word its own messages
+ * (clusterQueue is refined to be present; stopPolicy and the weight are checked strings).
+ */
 export interface LocalQueue extends KObject {
   kind: 'LocalQueue';
-  spec: { clusterQueue: string; stopPolicy: StopPolicy; fairSharing?: { weight?: string }; [k: string]: unknown };
-  status?: Record<string, unknown>;
+  spec: Override<LocalQueueOut['spec'], { clusterQueue: string; stopPolicy: StopPolicy; fairSharing?: FairSharing }>;
+  status?: LocalQueueOut['status'];
 }
 
+/** The schema's output with the checked strings narrowed (see LocalQueue) and the normalized resource groups. */
 export interface Cohort extends KObject {
   kind: 'Cohort';
-  spec: { parentName?: string; resourceGroups?: ResourceGroup[]; fairSharing?: { weight?: string }; [k: string]: unknown };
-  status?: Record<string, unknown>;
+  spec: Override<CohortOut['spec'], { resourceGroups?: ResourceGroup[]; fairSharing?: FairSharing }>;
+  status?: CohortOut['status'];
 }
 
 /** Cluster-scoped; `value` and `description` sit at the top level, as in PriorityClass. */
-export interface WorkloadPriorityClass extends KObject {
-  kind: 'WorkloadPriorityClass';
-  value: number;
-  description?: string;
-}
+export type WorkloadPriorityClass = Override<z.output<typeof workloadPriorityClass>, { kind: 'WorkloadPriorityClass' }> & KObject;
 
 // ---------------------------------------------------------------------------------------
 // Limits and messages
