@@ -1,11 +1,13 @@
 // Kubernetes-shaped objects as topoqueue reads and writes them. Only the fields the
 // system uses are typed; parsers keep unknown fields so objects round-trip.
 //
-// The parts are the zod schemas' output types (schemas.ts), so the type and the parser
-// cannot drift. Written by hand, because the type says more than the parser checks: the
-// objects' literal `kind` (looked up before parsing), `PodPhase` and `Condition.status`
-// (the parser accepts any string there, as it must for objects written by others), and
-// `ObjectMeta.generation` (server-owned, passed through).
+// The parts and the Workload are the zod schemas' output types (schema-parts.ts for the
+// shared blocks, schemas.ts for the kinds; Workload from the v1beta2 instance), so the
+// type and the parser cannot drift. Narrowed by hand (Override), because the type says
+// more than the parser checks: the objects' literal `kind` (looked up before parsing),
+// `PodPhase` and `Condition.status` (the parser accepts any string there, as it must for
+// objects written by others), `ObjectMeta.generation` (server-owned, passed through) and
+// the v1beta2 assignment's `slices` (optional in the schema only to word its message).
 
 import type { z } from 'zod';
 import type * as parts from './schema-parts.ts';
