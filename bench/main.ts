@@ -1,6 +1,7 @@
 // The benchmark of the topology snapshot and placement engine: `npm run bench`.
 //
 //   npm run bench [-- --json FILE] [-- --only PATTERN]
+//   npm run bench -- --digest [--scale 0.1]   (decision digests of the admission runs, bench/admission-digest.ts)
 //
 // Prints one line per figure (name, value, unit, goal, met) with goals read from
 // bench/goals.json. A missed goal never fails the run: the exit code is 0 unless the
@@ -26,6 +27,7 @@ import { Bench } from 'tinybench';
 import { CLI_START, measureCliStart } from './cli-start.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
+import { printDigests } from './admission-digest.ts';
 import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
 import type { PreemptionTarget } from '../src/admission/preemption.ts';
 import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
@@ -547,7 +549,12 @@ async function runSimulate(report: Report): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' }, digest: { type: 'boolean' }, scale: { type: 'string', default: '0.1' } }, strict: true });
+  if (values.digest) {
+    // The decision digests only (bench/admission-digest.ts): no timing, no gc needed.
+    printDigests(Number(values.scale));
+    return 0;
+  }
   if (typeof globalThis.gc !== 'function') {
     if (process.env.TOPOQUEUE_BENCH_CHILD) throw new Error('global.gc is still missing after re-running with --expose-gc');
     const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, ...process.argv.slice(1)], {

@@ -30,6 +30,7 @@ import { z } from 'zod';
 import { GangApiVersion } from './api-versions.ts';
 import { objectRef } from './manifest.ts';
 import type { KObject, ObjectMeta, ResourceList } from './objects.ts';
+import { kobject, resourceList } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
 import { isRecord } from './values.ts';
 
@@ -161,35 +162,30 @@ export const gangGroupId = (gang: Pick<GangSpec, 'groups'>): string => [...gang.
 // The registry entries
 // ---------------------------------------------------------------------------------------
 
-/** The blocks of schemas.ts the PodGroup kinds are built from (passed in: schemas.ts imports this file). */
-export interface GangSchemaBlocks {
-  kobject: (shape: Record<string, z.ZodType>) => z.ZodType;
-  resourceList: z.ZodType;
-}
-
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 const int32 = () => z.int().min(INT32_MIN).max(INT32_MAX, { error: `must be at most ${INT32_MAX} (int32)` });
 
+const podGroup = (minMember: z.ZodType) =>
+  kobject({
+    spec: z
+      .looseObject({ minMember: minMember.optional(), minResources: resourceList.optional(), scheduleTimeoutSeconds: int32().optional() })
+      .prefault({}),
+    status: z
+      .looseObject({
+        phase: z.string().optional(),
+        occupiedBy: z.string().optional(),
+        scheduled: z.int().min(0).optional(),
+        running: z.int().min(0).optional(),
+        succeeded: z.int().min(0).optional(),
+        failed: z.int().min(0).optional(),
+        scheduleStartTime: z.string().optional(),
+      })
+      .optional(),
+  });
+
 /** Registry entries (see schemas.ts KINDS) for both PodGroup CRDs. */
-export function gangKindEntries({ kobject, resourceList }: GangSchemaBlocks): KindEntry[] {
-  const podGroup = (minMember: z.ZodType) =>
-    kobject({
-      spec: z
-        .looseObject({ minMember: minMember.optional(), minResources: resourceList.optional(), scheduleTimeoutSeconds: int32().optional() })
-        .prefault({}),
-      status: z
-        .looseObject({
-          phase: z.string().optional(),
-          occupiedBy: z.string().optional(),
-          scheduled: z.int().min(0).optional(),
-          running: z.int().min(0).optional(),
-          succeeded: z.int().min(0).optional(),
-          failed: z.int().min(0).optional(),
-          scheduleStartTime: z.string().optional(),
-        })
-        .optional(),
-    });
+export function gangKindEntries(): KindEntry[] {
   return [
     // Koordinator's copy has no bound on minMember (a negative minimum is always met).
     { apiVersion: GangApiVersion.Koordinator, kind: 'PodGroup', schema: podGroup(int32()) },
@@ -335,6 +331,29 @@ function parseMatchPolicy(annotations: unknown, fallback: GangMatchPolicy, warn:
   return fallback;
 }
 
+/**
+ * A gang's spec from its identity and the annotations both ways share (total-number, mode,
+ * groups, match-policy); the wait is read between groups and match-policy, so warnings
+ * keep the order of the fields.
+ */
+function gangSpec(
+  annotations: unknown,
+  g: { name: string; namespace: string; minMember: number; id: string; source: GangSpec['source']; waitingTimeSeconds: () => number; defaultPolicy: GangMatchPolicy },
+  warn: Warn,
+): GangSpec {
+  return {
+    name: g.name,
+    namespace: g.namespace,
+    minMember: g.minMember,
+    totalNumber: parseTotalNumber(entry(annotations, GangAnnotation.TotalNumber), g.minMember, warn),
+    mode: parseMode(entry(annotations, GangAnnotation.Mode), warn),
+    groups: parseGroups(entry(annotations, GangAnnotation.Groups), g.id, warn),
+    waitingTimeSeconds: g.waitingTimeSeconds(),
+    source: g.source,
+    matchPolicy: parseMatchPolicy(annotations, g.defaultPolicy, warn),
+  };
+}
+
 function parseWaitingTime(raw: string | undefined, fallback: number, warn: Warn): number {
   if (raw === undefined || raw === '') return fallback;
   const s = parseGoDuration(raw);
@@ -402,17 +421,7 @@ export function gangFromPodGroup(pg: PodGroup, options: GangOptions = {}): { gan
   warnIgnoredTimeout(annotations, warn);
 
   const defaultPolicy = pluginsGroup ? GangMatchPolicy.WaitingAndRunning : (options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied);
-  const gang: GangSpec = {
-    name,
-    namespace,
-    minMember,
-    totalNumber: parseTotalNumber(entry(annotations, GangAnnotation.TotalNumber), minMember, warn),
-    mode: parseMode(entry(annotations, GangAnnotation.Mode), warn),
-    groups: parseGroups(entry(annotations, GangAnnotation.Groups), gangId(namespace, name), warn),
-    waitingTimeSeconds,
-    source: 'podgroup',
-    matchPolicy: parseMatchPolicy(annotations, defaultPolicy, warn),
-  };
+  const gang = gangSpec(annotations, { name, namespace, minMember, id: gangId(namespace, name), source: 'podgroup', waitingTimeSeconds: () => waitingTimeSeconds, defaultPolicy }, warn);
   return { gang, warnings };
 }
 
@@ -524,17 +533,19 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
     return { kind: 'annotations', id };
   }
   warnIgnoredTimeout(annotations, warn);
-  const gang: GangSpec = {
-    name,
-    namespace,
-    minMember,
-    totalNumber: parseTotalNumber(entry(annotations, GangAnnotation.TotalNumber), minMember, warn),
-    mode: parseMode(entry(annotations, GangAnnotation.Mode), warn),
-    groups: parseGroups(entry(annotations, GangAnnotation.Groups), id, warn),
-    waitingTimeSeconds: parseWaitingTime(entry(annotations, GangAnnotation.WaitingTime), options.defaultTimeoutSeconds ?? DEFAULT_GANG_TIMEOUT_SECONDS, warn),
-    source: 'annotations',
-    matchPolicy: parseMatchPolicy(annotations, options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied, warn),
-  };
+  const gang = gangSpec(
+    annotations,
+    {
+      name,
+      namespace,
+      minMember,
+      id,
+      source: 'annotations',
+      waitingTimeSeconds: () => parseWaitingTime(entry(annotations, GangAnnotation.WaitingTime), options.defaultTimeoutSeconds ?? DEFAULT_GANG_TIMEOUT_SECONDS, warn),
+      defaultPolicy: options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied,
+    },
+    warn,
+  );
   return { kind: 'annotations', id, gang };
 }
 

@@ -1,23 +1,26 @@
 // Kubernetes-shaped objects as topoqueue reads and writes them. Only the fields the
 // system uses are typed; parsers keep unknown fields so objects round-trip.
 //
-// The parts are the zod schemas' output types (schemas.ts), so the type and the parser
-// cannot drift. Written by hand, because the type says more than the parser checks: the
-// objects' literal `kind` (looked up before parsing), `PodPhase` and `Condition.status`
-// (the parser accepts any string there, as it must for objects written by others), and
-// `ObjectMeta.generation` (server-owned, passed through).
+// The parts and the Workload are the zod schemas' output types (schema-parts.ts for the
+// shared blocks, schemas.ts for the kinds; Workload from the v1beta2 instance), so the
+// type and the parser cannot drift. Narrowed by hand (Override), because the type says
+// more than the parser checks: the objects' literal `kind` (looked up before parsing),
+// `PodPhase` and `Condition.status` (the parser accepts any string there, as it must for
+// objects written by others), `ObjectMeta.generation` (server-owned, passed through) and
+// the v1beta2 assignment's `slices` (optional in the schema only to word its message).
 
 import type { z } from 'zod';
+import type * as parts from './schema-parts.ts';
 import type * as schema from './schemas.ts';
 
 export type StringMap = Record<string, string>;
 /** Kubernetes resource list as written in manifests: name -> quantity string. */
 export type ResourceList = Record<string, string>;
 
-export type OwnerReference = z.output<typeof schema.ownerReference>;
+export type OwnerReference = z.output<typeof parts.ownerReference>;
 
 /** `generation` is server-owned: the schema passes it through without reading it. */
-export type ObjectMeta = z.output<typeof schema.objectMeta> & { generation?: number };
+export type ObjectMeta = z.output<typeof parts.objectMeta> & { generation?: number };
 
 export interface TypeMeta {
   apiVersion: string;
@@ -35,25 +38,25 @@ export const TaintEffect = {
 } as const;
 export type TaintEffect = (typeof TaintEffect)[keyof typeof TaintEffect];
 
-export type Taint = z.output<typeof schema.taint>;
+export type Taint = z.output<typeof parts.taint>;
 
-export type Toleration = z.output<typeof schema.toleration>;
+export type Toleration = z.output<typeof parts.toleration>;
 
 export type NodeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
 
-export type NodeSelectorRequirement = z.output<typeof schema.nodeSelectorRequirement>;
+export type NodeSelectorRequirement = z.output<typeof parts.nodeSelectorRequirement>;
 
-export type NodeSelectorTerm = z.output<typeof schema.nodeSelectorTerm>;
+export type NodeSelectorTerm = z.output<typeof parts.nodeSelectorTerm>;
 
 export type PreferredSchedulingTerm = NonNullable<NodeAffinity['preferredDuringSchedulingIgnoredDuringExecution']>[number];
 
-export type NodeAffinity = z.output<typeof schema.nodeAffinity>;
+export type NodeAffinity = z.output<typeof parts.nodeAffinity>;
 
-export type Container = z.output<typeof schema.container>;
+export type Container = z.output<typeof parts.container>;
 
-export type PodSpec = z.output<typeof schema.podSpec>;
+export type PodSpec = z.output<typeof parts.podSpec>;
 
-export type PodTemplateSpec = z.output<typeof schema.podTemplate>;
+export type PodTemplateSpec = z.output<typeof parts.podTemplate>;
 
 export interface Condition {
   type: string;
@@ -88,6 +91,16 @@ export function isTerminal(pod: Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 
+/** The pod's Ready condition is True. */
+export function isPodReady(pod: Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
+/** Succeeded, or Running with the Ready condition: what PodsReady and a PodGroup count as ready. */
+export function isRunningReadyOrSucceeded(pod: Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || (pod.status?.phase === 'Running' && isPodReady(pod));
+}
+
 export type TopologyLevel = Topology['spec']['levels'][number];
 
 export interface Topology extends KObject {
@@ -117,36 +130,23 @@ export type TopologyAssignment = z.output<typeof schema.topologyAssignmentV1beta
 /** v1beta1 assignment: one entry per domain. */
 export type TopologyAssignmentV1beta1 = z.output<typeof schema.topologyAssignmentV1beta1>;
 
-export interface PodSetAssignment {
-  name: string;
-  flavors?: StringMap;
-  resourceUsage?: ResourceList;
-  count?: number;
-  topologyAssignment?: TopologyAssignment;
-}
+/** `T` with the fields of `U` in place of its own (index signatures kept, unlike Omit). */
+export type Override<T, U> = { [K in keyof T as K extends keyof U ? never : K]: T[K] } & U;
 
-export interface Admission {
-  /** Required by Kueue; absent in `plan` output when the input has no queues. */
-  clusterQueue?: string;
-  podSetAssignments: PodSetAssignment[];
-}
+type WorkloadOut = z.output<typeof schema.workloadV1beta2>;
+type WorkloadStatusOut = NonNullable<WorkloadOut['status']>;
+type AdmissionOut = NonNullable<WorkloadStatusOut['admission']>;
 
+export type PodSetAssignment = Override<AdmissionOut['podSetAssignments'][number], { topologyAssignment?: TopologyAssignment }>;
+
+/** `clusterQueue` is required by Kueue; absent in `plan` output when the input has no queues. */
+export type Admission = Override<AdmissionOut, { podSetAssignments: PodSetAssignment[] }>;
+
+/** The v1beta2 schema's output (v1beta1 is normalized to it), with typed conditions. */
 export interface Workload extends KObject {
   kind: 'Workload';
-  spec: {
-    podSets: PodSet[];
-    queueName?: string;
-    priority?: number;
-    priorityClassRef?: { group: string; kind: string; name: string };
-    active?: boolean;
-    [k: string]: unknown;
-  };
-  status?: {
-    admission?: Admission;
-    conditions?: Condition[];
-    unhealthyNodes?: { name: string }[];
-    [k: string]: unknown;
-  };
+  spec: WorkloadOut['spec'];
+  status?: Override<WorkloadStatusOut, { admission?: Admission; conditions?: Condition[] }>;
 }
 
 export interface KList extends TypeMeta {

@@ -17,10 +17,10 @@
 import { z } from 'zod';
 import { InputError, type Where } from './errors.ts';
 import { KueueApiVersion } from './keys.ts';
-import type { KObject, StringMap } from './objects.ts';
+import type { KObject, Override, StringMap } from './objects.ts';
 import { compareQuantity, tryParseQuantity } from './quantity.ts';
 import type { KindEntry } from './schemas.ts';
-import { issue, labelSelector, quantityProblem } from './schema-parts.ts';
+import { dnsSubdomain, issue, kobject, labelSelector, quantityProblem } from './schema-parts.ts';
 import { joinField, labelKeyProblem } from './topology-request.ts';
 import type { LabelSelector } from './volcano-objects.ts';
 import { labelSelectorMatches } from './label-selector.ts';
@@ -116,24 +116,31 @@ export interface ClusterQueue extends KObject {
   status?: Record<string, unknown>;
 }
 
+/** `fairSharing.weight` as the schema leaves it: a quantity string (YAML numbers become strings). */
+type FairSharing = { weight?: string };
+
+type LocalQueueOut = z.output<typeof localQueue>;
+type CohortOut = z.output<typeof cohort>;
+
+/**
+ * The schema's output, narrowed where the schema reads loosely to word its own messages
+ * (clusterQueue is refined to be present; stopPolicy and the weight are checked strings).
+ */
 export interface LocalQueue extends KObject {
   kind: 'LocalQueue';
-  spec: { clusterQueue: string; stopPolicy: StopPolicy; fairSharing?: { weight?: string }; [k: string]: unknown };
-  status?: Record<string, unknown>;
+  spec: Override<LocalQueueOut['spec'], { clusterQueue: string; stopPolicy: StopPolicy; fairSharing?: FairSharing }>;
+  status?: LocalQueueOut['status'];
 }
 
+/** The schema's output with the checked strings narrowed (see LocalQueue) and the normalized resource groups. */
 export interface Cohort extends KObject {
   kind: 'Cohort';
-  spec: { parentName?: string; resourceGroups?: ResourceGroup[]; fairSharing?: { weight?: string }; [k: string]: unknown };
-  status?: Record<string, unknown>;
+  spec: Override<CohortOut['spec'], { resourceGroups?: ResourceGroup[]; fairSharing?: FairSharing }>;
+  status?: CohortOut['status'];
 }
 
 /** Cluster-scoped; `value` and `description` sit at the top level, as in PriorityClass. */
-export interface WorkloadPriorityClass extends KObject {
-  kind: 'WorkloadPriorityClass';
-  value: number;
-  description?: string;
-}
+export type WorkloadPriorityClass = Override<z.output<typeof workloadPriorityClass>, { kind: 'WorkloadPriorityClass' }> & KObject;
 
 // ---------------------------------------------------------------------------------------
 // Limits and messages
@@ -270,113 +277,106 @@ function flavorFungibility(version: 'v1beta2' | 'v1beta1') {
 // The registry entries
 // ---------------------------------------------------------------------------------------
 
-/** The blocks of schemas.ts the queue kinds are built from (passed in: schemas.ts imports this file). */
-export interface QueueSchemaBlocks {
-  /** An object with apiVersion, kind, metadata (validated) and the given fields. */
-  kobject: (shape: Record<string, z.ZodType>) => z.ZodType;
-  /** A lowercase RFC 1123 subdomain: the names of ClusterQueues, Cohorts and flavors. */
-  dnsSubdomain: z.ZodType<string>;
-}
+const flavorQuotas = z.looseObject({
+  name: dnsSubdomain,
+  resources: z
+    .array(resourceQuota)
+    .min(1, { error: 'a flavor lists the quota of every covered resource: at least one' })
+    .max(MAX_COVERED_RESOURCES, { error: `must have at most ${MAX_COVERED_RESOURCES} resources` }),
+});
 
-/** Registry entries (see schemas.ts KINDS) for ClusterQueue, LocalQueue, Cohort and WorkloadPriorityClass. */
-export function queueKindEntries({ kobject, dnsSubdomain }: QueueSchemaBlocks): KindEntry[] {
-  const flavorQuotas = z.looseObject({
-    name: dnsSubdomain,
-    resources: z
-      .array(resourceQuota)
-      .min(1, { error: 'a flavor lists the quota of every covered resource: at least one' })
-      .max(MAX_COVERED_RESOURCES, { error: `must have at most ${MAX_COVERED_RESOURCES} resources` }),
+const resourceGroup = z.looseObject({
+  coveredResources: z
+    .array(resourceName)
+    .min(1, { error: 'a resource group covers at least one resource' })
+    .max(MAX_COVERED_RESOURCES, { error: `must have at most ${MAX_COVERED_RESOURCES} resources` }),
+  flavors: z
+    .array(flavorQuotas)
+    .min(1, { error: 'a resource group has at least one flavor' })
+    .max(MAX_FLAVORS_PER_GROUP, { error: `must have at most ${MAX_FLAVORS_PER_GROUP} flavors per resource group` }),
+});
+
+const resourceGroups = z
+  .array(resourceGroup)
+  .max(MAX_RESOURCE_GROUPS, { error: `must have at most ${MAX_RESOURCE_GROUPS} resource groups` })
+  .superRefine((groups, ctx) => {
+    const n = groups.reduce((sum, g) => sum + g.flavors.length, 0);
+    if (n > MAX_FLAVORS) issue(ctx, [], `must have at most ${MAX_FLAVORS} flavors over all resource groups, got ${n}`);
   });
 
-  const resourceGroup = z.looseObject({
-    coveredResources: z
-      .array(resourceName)
-      .min(1, { error: 'a resource group covers at least one resource' })
-      .max(MAX_COVERED_RESOURCES, { error: `must have at most ${MAX_COVERED_RESOURCES} resources` }),
-    flavors: z
-      .array(flavorQuotas)
-      .min(1, { error: 'a resource group has at least one flavor' })
-      .max(MAX_FLAVORS_PER_GROUP, { error: `must have at most ${MAX_FLAVORS_PER_GROUP} flavors per resource group` }),
-  });
+const admissionChecksStrategy = z.looseObject({
+  admissionChecks: z.array(z.looseObject({ name: z.string().min(1), onFlavors: z.array(dnsSubdomain).optional() })),
+});
 
-  const resourceGroups = z
-    .array(resourceGroup)
-    .max(MAX_RESOURCE_GROUPS, { error: `must have at most ${MAX_RESOURCE_GROUPS} resource groups` })
-    .superRefine((groups, ctx) => {
-      const n = groups.reduce((sum, g) => sum + g.flavors.length, 0);
-      if (n > MAX_FLAVORS) issue(ctx, [], `must have at most ${MAX_FLAVORS} flavors over all resource groups, got ${n}`);
-    });
-
-  const admissionChecksStrategy = z.looseObject({
-    admissionChecks: z.array(z.looseObject({ name: z.string().min(1), onFlavors: z.array(dnsSubdomain).optional() })),
-  });
-
-  function clusterQueue(version: 'v1beta2' | 'v1beta1') {
-    const cohortField = version === 'v1beta2' ? 'cohortName' : 'cohort';
-    const otherCohortField = version === 'v1beta2' ? 'cohort' : 'cohortName';
-    return kobject({
-      spec: z
-        .looseObject({
-          resourceGroups: resourceGroups.optional(),
-          [cohortField]: dnsSubdomain.optional(),
-          queueingStrategy: choice(Object.values(QueueingStrategy)).default(QueueingStrategy.BestEffortFIFO),
-          namespaceSelector: labelSelector.optional(),
-          flavorFungibility: flavorFungibility(version),
-          preemption,
-          admissionChecksStrategy: admissionChecksStrategy.optional(),
-          ...(version === 'v1beta1' ? { admissionChecks: z.array(z.string().min(1)).optional() } : {}),
-          stopPolicy,
-          fairSharing: fairSharing.optional(),
-        })
-        .superRefine((spec, ctx) => {
-          // Fields of the other version would be dropped silently: say where they belong.
-          if (spec[otherCohortField] !== undefined) {
-            issue(
-              ctx,
-              [otherCohortField],
-              version === 'v1beta2'
-                ? `is ${KueueApiVersion.V1beta1}; in ${KueueApiVersion.V1beta2} the cohort is spec.cohortName`
-                : `is ${KueueApiVersion.V1beta2}; in ${KueueApiVersion.V1beta1} the cohort is spec.cohort`,
-            );
-          }
-          if (version === 'v1beta2' && spec.admissionChecks !== undefined) {
-            issue(ctx, ['admissionChecks'], `was removed in ${KueueApiVersion.V1beta2}: write admissionChecksStrategy.admissionChecks: [{name: ...}]`);
-          }
-          if (version === 'v1beta1' && spec.admissionChecks !== undefined && spec.admissionChecksStrategy !== undefined) {
-            issue(ctx, ['admissionChecks'], 'set admissionChecks or admissionChecksStrategy, not both');
-          }
-        })
-        .prefault({}),
-      status: z.looseObject({}).optional(),
-    });
-  }
-
-  const localQueue = kobject({
-    spec: z.looseObject({
-      clusterQueue: z.union([z.undefined(), dnsSubdomain]).superRefine((v, ctx) => {
-        if (v === undefined) issue(ctx, [], 'is required: the name of the ClusterQueue this LocalQueue submits Workloads to');
-      }),
-      stopPolicy,
-      fairSharing: fairSharing.optional(),
-    }),
-    status: z.looseObject({}).optional(),
-  });
-
-  const cohort = kobject({
+function clusterQueue(version: 'v1beta2' | 'v1beta1') {
+  const cohortField = version === 'v1beta2' ? 'cohortName' : 'cohort';
+  const otherCohortField = version === 'v1beta2' ? 'cohort' : 'cohortName';
+  return kobject({
     spec: z
-      .looseObject({ parentName: dnsSubdomain.optional(), resourceGroups: resourceGroups.optional(), fairSharing: fairSharing.optional() })
+      .looseObject({
+        resourceGroups: resourceGroups.optional(),
+        [cohortField]: dnsSubdomain.optional(),
+        queueingStrategy: choice(Object.values(QueueingStrategy)).default(QueueingStrategy.BestEffortFIFO),
+        namespaceSelector: labelSelector.optional(),
+        flavorFungibility: flavorFungibility(version),
+        preemption,
+        admissionChecksStrategy: admissionChecksStrategy.optional(),
+        ...(version === 'v1beta1' ? { admissionChecks: z.array(z.string().min(1)).optional() } : {}),
+        stopPolicy,
+        fairSharing: fairSharing.optional(),
+      })
+      .superRefine((spec, ctx) => {
+        // Fields of the other version would be dropped silently: say where they belong.
+        if (spec[otherCohortField] !== undefined) {
+          issue(
+            ctx,
+            [otherCohortField],
+            version === 'v1beta2'
+              ? `is ${KueueApiVersion.V1beta1}; in ${KueueApiVersion.V1beta2} the cohort is spec.cohortName`
+              : `is ${KueueApiVersion.V1beta2}; in ${KueueApiVersion.V1beta1} the cohort is spec.cohort`,
+          );
+        }
+        if (version === 'v1beta2' && spec.admissionChecks !== undefined) {
+          issue(ctx, ['admissionChecks'], `was removed in ${KueueApiVersion.V1beta2}: write admissionChecksStrategy.admissionChecks: [{name: ...}]`);
+        }
+        if (version === 'v1beta1' && spec.admissionChecks !== undefined && spec.admissionChecksStrategy !== undefined) {
+          issue(ctx, ['admissionChecks'], 'set admissionChecks or admissionChecksStrategy, not both');
+        }
+      })
       .prefault({}),
     status: z.looseObject({}).optional(),
   });
+}
 
-  const workloadPriorityClass = kobject({
-    value: int32('the priority of the Workloads of this class'),
-    description: z.string().optional(),
-  });
+export const localQueue = kobject({
+  spec: z.looseObject({
+    clusterQueue: z.union([z.undefined(), dnsSubdomain]).superRefine((v, ctx) => {
+      if (v === undefined) issue(ctx, [], 'is required: the name of the ClusterQueue this LocalQueue submits Workloads to');
+    }),
+    stopPolicy,
+    fairSharing: fairSharing.optional(),
+  }),
+  status: z.looseObject({}).optional(),
+});
 
-  const V1B2 = KueueApiVersion.V1beta2;
-  const V1B1 = KueueApiVersion.V1beta1;
-  const toV1beta2 = (o: KObject): KObject => (o.apiVersion === V1B2 ? o : { ...o, apiVersion: V1B2 });
+export const cohort = kobject({
+  spec: z
+    .looseObject({ parentName: dnsSubdomain.optional(), resourceGroups: resourceGroups.optional(), fairSharing: fairSharing.optional() })
+    .prefault({}),
+  status: z.looseObject({}).optional(),
+});
+
+export const workloadPriorityClass = kobject({
+  value: int32('the priority of the Workloads of this class'),
+  description: z.string().optional(),
+});
+
+const V1B2 = KueueApiVersion.V1beta2;
+const V1B1 = KueueApiVersion.V1beta1;
+const toV1beta2 = (o: KObject): KObject => (o.apiVersion === V1B2 ? o : { ...o, apiVersion: V1B2 });
+
+/** Registry entries (see schemas.ts KINDS) for ClusterQueue, LocalQueue, Cohort and WorkloadPriorityClass. */
+export function queueKindEntries(): KindEntry[] {
   return [
     {
       apiVersion: V1B2,

@@ -18,185 +18,29 @@ import { CoreApiVersion, JobFrameworkApiVersion } from './api-versions.ts';
 import { InputError, type Where } from './errors.ts';
 import { HOSTNAME_LABEL, KueueApiVersion } from './keys.ts';
 import { objectRef } from './manifest.ts';
-import { type Ctx, describeInput, issue, quantityProblem } from './schema-parts.ts';
-import type { KObject, TypeMeta, Workload } from './objects.ts';
 import {
-  formatFieldPath,
-  joinField,
-  labelKeyProblem,
-  labelValueProblem,
-  validatePodSetTopologyRequests,
-} from './topology-request.ts';
+  type Ctx,
+  describeInput,
+  issue,
+  annotationMap,
+  condition,
+  dnsLabel,
+  kobject,
+  labelKey,
+  labelMap,
+  maxEntries,
+  podSpec,
+  podTemplate,
+  resourceList,
+  taint,
+  toleration,
+} from './schema-parts.ts';
+import type { KObject, TypeMeta, Workload } from './objects.ts';
+import { formatFieldPath, joinField, validatePodSetTopologyRequests } from './topology-request.ts';
 import { gangKindEntries } from './gang.ts';
 import { queueKindEntries } from './queues.ts';
 import { simulationKindEntries } from './simulation-event.ts';
 import { volcanoKindEntries } from './volcano.ts';
-import { isDnsLabel, isDnsSubdomain } from './names.ts';
-
-// ---------------------------------------------------------------------------------------
-// Building blocks
-// ---------------------------------------------------------------------------------------
-
-
-
-/** A lowercase RFC 1123 label: PodSet, replicatedJob and namespace names. */
-const dnsLabel = z.string().superRefine((s, ctx) => {
-  if (!isDnsLabel(s)) {
-    issue(
-      ctx,
-      [],
-      `${JSON.stringify(s)} is not a valid name: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit`,
-    );
-  }
-});
-
-/** A lowercase RFC 1123 subdomain: object names. */
-const dnsSubdomain = z.string().superRefine((s, ctx) => {
-  if (!isDnsSubdomain(s)) {
-    issue(
-      ctx,
-      [],
-      `${JSON.stringify(s)} is not a valid name: at most 253 lowercase letters, digits, '-' or '.', starting and ending with a letter or digit`,
-    );
-  }
-});
-
-const labelKey = z.string().superRefine((s, ctx) => {
-  const problem = labelKeyProblem(s);
-  if (problem) issue(ctx, [], `${JSON.stringify(s)}: ${problem}`);
-});
-
-/** Labels and nodeSelectors: valid keys and values. */
-const labelMap = z.record(z.string(), z.string()).superRefine((m, ctx) => {
-  for (const [k, v] of Object.entries(m)) {
-    const kp = labelKeyProblem(k);
-    if (kp) issue(ctx, [k], `key ${JSON.stringify(k)}: ${kp}`);
-    const vp = labelValueProblem(v);
-    if (vp) issue(ctx, [k], `value ${JSON.stringify(v)}: ${vp}`);
-  }
-});
-
-const annotationMap = z.record(z.string(), z.string()).superRefine((m, ctx) => {
-  for (const k of Object.keys(m)) {
-    const kp = labelKeyProblem(k);
-    if (kp) issue(ctx, [k], `annotation key ${JSON.stringify(k)}: ${kp.replace('label key', 'key')}`);
-  }
-});
-
-function maxEntries<T extends z.ZodType<Record<string, unknown>>>(schema: T, max: number): T {
-  return schema.superRefine((m, ctx) => {
-    const n = Object.keys(m).length;
-    if (n > max) issue(ctx, [], `must have at most ${max} entries, got ${n}`);
-  }) as unknown as T;
-}
-
-/** Why a resource quantity is refused, worded as resources.ts words it, or undefined. */
-
-/**
- * A resource list (`cpu: 4`, `memory: 16Gi`): every quantity parses. YAML numbers are
- * accepted, as Kubernetes does, and come out as strings (objects.ts ResourceList).
- */
-const resourceList = z
-  .record(z.string(), z.unknown())
-  .superRefine((m, ctx) => {
-    for (const [name, raw] of Object.entries(m)) {
-      const problem = quantityProblem(name, raw);
-      if (problem) issue(ctx, [name], problem, raw);
-    }
-  })
-  .transform((m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)])) as Record<string, string>);
-
-const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
-
-export const taint = z.looseObject({
-  key: labelKey,
-  value: z.string().optional(),
-  effect: z.enum(TAINT_EFFECTS),
-});
-
-export const toleration = z.looseObject({
-  key: z.string().optional(),
-  operator: z.enum(['Exists', 'Equal']).optional(),
-  value: z.string().optional(),
-  effect: z.enum(['', ...TAINT_EFFECTS]).optional(),
-  tolerationSeconds: z.int().optional(),
-});
-
-export const nodeSelectorRequirement = z.looseObject({
-  key: z.string().min(1),
-  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
-  values: z.array(z.string()).optional(),
-});
-
-export const nodeSelectorTerm = z.looseObject({
-  matchExpressions: z.array(nodeSelectorRequirement).optional(),
-  matchFields: z.array(nodeSelectorRequirement).optional(),
-});
-
-export const nodeAffinity = z.looseObject({
-  requiredDuringSchedulingIgnoredDuringExecution: z
-    .looseObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) })
-    .optional(),
-  preferredDuringSchedulingIgnoredDuringExecution: z
-    .array(z.looseObject({ weight: z.int().min(1).max(100), preference: nodeSelectorTerm }))
-    .optional(),
-});
-
-export const container = z.looseObject({
-  name: z.string().min(1),
-  image: z.string().optional(),
-  resources: z.looseObject({ requests: resourceList.optional(), limits: resourceList.optional() }).optional(),
-  restartPolicy: z.string().optional(),
-});
-
-export const podSpec = z.looseObject({
-  containers: z.array(container).min(1, { error: 'a pod needs at least one container' }),
-  initContainers: z.array(container).optional(),
-  overhead: resourceList.optional(),
-  nodeSelector: labelMap.optional(),
-  tolerations: z.array(toleration).optional(),
-  affinity: z.looseObject({ nodeAffinity: nodeAffinity.optional() }).optional(),
-  nodeName: z.string().optional(),
-  schedulingGates: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
-  priorityClassName: z.string().optional(),
-  restartPolicy: z.string().optional(),
-});
-
-export const podTemplate = z.looseObject({
-  metadata: z
-    .looseObject({ name: z.string().optional(), labels: labelMap.optional(), annotations: annotationMap.optional() })
-    .optional(),
-  spec: podSpec,
-});
-
-export const ownerReference = z.looseObject({
-  apiVersion: z.string(),
-  kind: z.string(),
-  name: z.string(),
-  uid: z.string(),
-  controller: z.boolean().optional(),
-});
-
-export const objectMeta = z.looseObject({
-  name: dnsSubdomain,
-  namespace: dnsLabel.optional(),
-  uid: z.string().optional(),
-  generateName: z.string().optional(),
-  labels: labelMap.optional(),
-  annotations: annotationMap.optional(),
-  creationTimestamp: z.string().optional(),
-  resourceVersion: z.string().optional(),
-  ownerReferences: z.array(ownerReference).optional(),
-  finalizers: z.array(z.string()).optional(),
-  deletionTimestamp: z.string().optional(),
-});
-
-const condition = z.looseObject({ type: z.string().min(1), status: z.string() });
-
-/** An object of `kind` whose spec and status are given. */
-function kobject<S extends Record<string, z.ZodType>>(shape: S) {
-  return z.looseObject({ apiVersion: z.string(), kind: z.string(), metadata: objectMeta, ...shape });
-}
 
 // ---------------------------------------------------------------------------------------
 // Core kinds
@@ -361,25 +205,27 @@ const PRIORITY_CLASS_SOURCE = {
   PodPriorityClass: 'scheduling.k8s.io/priorityclass',
 } as const;
 
-function workloadSchema(version: 'v1beta2' | 'v1beta1') {
-  const priority =
-    version === 'v1beta2'
-      ? {
-          priorityClassRef: z
-            .looseObject({
-              group: z.enum(['kueue.x-k8s.io', 'scheduling.k8s.io']),
-              kind: z.enum(['WorkloadPriorityClass', 'PriorityClass']),
-              name: z.string().min(1),
-            })
-            .optional(),
-        }
-      : {
-          priorityClassName: z.string().optional(),
-          priorityClassSource: z
-            .enum(['', PRIORITY_CLASS_SOURCE.WorkloadPriorityClass, PRIORITY_CLASS_SOURCE.PodPriorityClass])
-            .optional(),
-        };
-  const assignment = version === 'v1beta2' ? topologyAssignmentV1beta2 : topologyAssignmentV1beta1;
+const PRIORITY_FIELDS = {
+  v1beta2: {
+    priorityClassRef: z
+      .looseObject({
+        group: z.enum(['kueue.x-k8s.io', 'scheduling.k8s.io']),
+        kind: z.enum(['WorkloadPriorityClass', 'PriorityClass']),
+        name: z.string().min(1),
+      })
+      .optional(),
+  },
+  v1beta1: {
+    priorityClassName: z.string().optional(),
+    priorityClassSource: z.enum(['', PRIORITY_CLASS_SOURCE.WorkloadPriorityClass, PRIORITY_CLASS_SOURCE.PodPriorityClass]).optional(),
+  },
+};
+const ASSIGNMENT = { v1beta2: topologyAssignmentV1beta2, v1beta1: topologyAssignmentV1beta1 };
+
+/** The Workload of one version; generic in the version so that each instance's output type is exact. */
+function workloadSchema<V extends 'v1beta2' | 'v1beta1'>(version: V) {
+  const priority = PRIORITY_FIELDS[version] as (typeof PRIORITY_FIELDS)[V];
+  const assignment = ASSIGNMENT[version] as (typeof ASSIGNMENT)[V];
   return kobject({
     spec: z
       .looseObject({
@@ -389,7 +235,9 @@ function workloadSchema(version: 'v1beta2' | 'v1beta1') {
         active: z.boolean().optional(),
         ...priority,
       })
-      .superRefine((spec, ctx) => {
+      .superRefine((parsed, ctx) => {
+        // The shape above is generic in the version: read the fields every version has.
+        const spec = parsed as { podSets: PodSetShape[]; priority?: number; priorityClassRef?: unknown };
         checkPodSets(spec.podSets, ctx);
         if (version === 'v1beta2' && 'priorityClassRef' in spec && spec.priorityClassRef !== undefined && spec.priority === undefined) {
           issue(ctx, ['priority'], 'priority is required when priorityClassRef is set');
@@ -418,6 +266,10 @@ function workloadSchema(version: 'v1beta2' | 'v1beta1') {
       .optional(),
   });
 }
+
+/** The Workload of each served version; objects.ts infers the Workload type from the v1beta2 one. */
+export const workloadV1beta2 = workloadSchema('v1beta2');
+export const workloadV1beta1 = workloadSchema('v1beta1');
 
 /**
  * A Workload in the v1beta2 shape. For v1beta1 (kueue-core §0): `spec.priorityClassName`
@@ -580,20 +432,20 @@ const KINDS: readonly KindEntry[] = [
   { apiVersion: KueueApiVersion.V1beta1, kind: 'Topology', schema: topology },
   { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', schema: resourceFlavor },
   { apiVersion: KueueApiVersion.V1beta1, kind: 'ResourceFlavor', schema: resourceFlavor },
-  workloadEntry(KueueApiVersion.V1beta2, workloadSchema('v1beta2')),
-  workloadEntry(KueueApiVersion.V1beta1, workloadSchema('v1beta1')),
+  workloadEntry(KueueApiVersion.V1beta2, workloadV1beta2),
+  workloadEntry(KueueApiVersion.V1beta1, workloadV1beta1),
   { apiVersion: CoreApiVersion.Batch, kind: 'Job', schema: job },
   { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet', schema: jobSet },
   { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet', schema: leaderWorkerSet },
   { apiVersion: JobFrameworkApiVersion.MPIJob, kind: 'MPIJob', schema: mpiJob },
   // HyperNode, Job (batch.volcano.sh), PodGroup, HyperJob: shapes and rules in volcano.ts.
-  ...volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }),
+  ...volcanoKindEntries(),
   // ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass: shapes and rules in queues.ts.
-  ...queueKindEntries({ kobject, dnsSubdomain }),
+  ...queueKindEntries(),
   // PodGroup (scheduling.sigs.k8s.io, scheduling.x-k8s.io): shapes in gang.ts.
-  ...gangKindEntries({ kobject, resourceList }),
+  ...gangKindEntries(),
   // SimulationEvent (topoqueue.io/v1alpha1): shape and rules in simulation-event.ts.
-  ...simulationKindEntries({ kobject }),
+  ...simulationKindEntries(),
 ];
 
 const BY_KEY: ReadonlyMap<string, KindEntry> = new Map(KINDS.map((e) => [`${e.apiVersion}\u0000${e.kind}`, e]));

@@ -13,8 +13,8 @@
 import { z } from 'zod';
 import { TopoqueueApiVersion } from './api-versions.ts';
 import { parseGoDuration } from './gang.ts';
-import type { KObject, Taint } from './objects.ts';
-import { describeInput, issue } from './schema-parts.ts';
+import type { KObject, Override } from './objects.ts';
+import { describeInput, issue, kobject } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
 import { labelKeyProblem } from './topology-request.ts';
 
@@ -34,15 +34,17 @@ export type SimulationAction = (typeof SimulationAction)[keyof typeof Simulation
 export const SimulationEventResult = { Applied: 'Applied', Failed: 'Failed' } as const;
 export type SimulationEventResult = (typeof SimulationEventResult)[keyof typeof SimulationEventResult];
 
+type SimulationEventOut = z.output<typeof simulationEvent>;
+
+/**
+ * The schema's output, narrowed where the schema reads loosely to word its own messages:
+ * `spec.at` is checked to be a Go duration string; `status.applied` is RFC 3339, when the
+ * event was applied (or found unusable); `status.result` is written by the simulation only.
+ */
 export interface SimulationEvent extends KObject {
   kind: 'SimulationEvent';
-  spec: { at: string; node: string; action: SimulationAction; taint?: Partial<Taint> & { key: string } };
-  status?: {
-    /** When the event was applied (or found unusable), RFC 3339. */
-    applied?: string;
-    result?: SimulationEventResult;
-    message?: string;
-  };
+  spec: Override<SimulationEventOut['spec'], { at: string }>;
+  status?: Override<NonNullable<SimulationEventOut['status']>, { result?: SimulationEventResult }>;
 }
 
 const DURATION_HINT = 'a Go duration such as "90s", "10m" or "1h30m"';
@@ -58,39 +60,41 @@ export function simulationAtProblem(raw: unknown): string | undefined {
 
 const ACTIONS = Object.values(SimulationAction) as [SimulationAction, ...SimulationAction[]];
 
-/** Registry entry (see schemas.ts KINDS). `kobject` is schemas.ts's object-with-metadata builder. */
-export function simulationKindEntries({ kobject }: { kobject: (shape: Record<string, z.ZodType>) => z.ZodType }): KindEntry[] {
-  const taint = z.looseObject({
-    key: z.string().superRefine((k, ctx) => {
-      const p = labelKeyProblem(k);
-      if (p) issue(ctx, [], `${JSON.stringify(k)}: ${p.replace('label key', 'taint key')}`);
+const taint = z.looseObject({
+  key: z.string().superRefine((k, ctx) => {
+    const p = labelKeyProblem(k);
+    if (p) issue(ctx, [], `${JSON.stringify(k)}: ${p.replace('label key', 'taint key')}`);
+  }),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+});
+const spec = z
+  .looseObject({
+    at: z.unknown().superRefine((v, ctx) => {
+      const p = simulationAtProblem(v);
+      if (p) issue(ctx, [], p, v);
     }),
-    value: z.string().optional(),
-    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+    node: z.string().min(1, { error: 'must name a Node' }),
+    action: z.enum(ACTIONS),
+    taint: taint.optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.action === SimulationAction.Taint) {
+      if (s.taint === undefined) issue(ctx, ['taint'], 'the Taint action needs a taint: {key, value (optional), effect}');
+      else if (s.taint.effect === undefined) issue(ctx, ['taint', 'effect'], 'the Taint action needs an effect: one of "NoSchedule", "PreferNoSchedule", "NoExecute"');
+    } else if (s.action === SimulationAction.Untaint) {
+      if (s.taint === undefined) issue(ctx, ['taint'], 'the Untaint action needs the key of the taint to remove: {key, effect (optional)}');
+    } else if (s.taint !== undefined && s.action !== undefined) {
+      issue(ctx, ['taint'], `only the Taint and Untaint actions take a taint; ${s.action} does not`);
+    }
   });
-  const spec = z
-    .looseObject({
-      at: z.unknown().superRefine((v, ctx) => {
-        const p = simulationAtProblem(v);
-        if (p) issue(ctx, [], p, v);
-      }),
-      node: z.string().min(1, { error: 'must name a Node' }),
-      action: z.enum(ACTIONS),
-      taint: taint.optional(),
-    })
-    .superRefine((s, ctx) => {
-      if (s.action === SimulationAction.Taint) {
-        if (s.taint === undefined) issue(ctx, ['taint'], 'the Taint action needs a taint: {key, value (optional), effect}');
-        else if (s.taint.effect === undefined) issue(ctx, ['taint', 'effect'], 'the Taint action needs an effect: one of "NoSchedule", "PreferNoSchedule", "NoExecute"');
-      } else if (s.action === SimulationAction.Untaint) {
-        if (s.taint === undefined) issue(ctx, ['taint'], 'the Untaint action needs the key of the taint to remove: {key, effect (optional)}');
-      } else if (s.taint !== undefined && s.action !== undefined) {
-        issue(ctx, ['taint'], `only the Taint and Untaint actions take a taint; ${s.action} does not`);
-      }
-    });
-  const event = kobject({
-    spec,
-    status: z.looseObject({ applied: z.string().optional(), result: z.string().optional(), message: z.string().optional() }).optional(),
-  });
-  return [{ apiVersion: SimulationApiVersion, kind: 'SimulationEvent', schema: event }];
+
+export const simulationEvent = kobject({
+  spec,
+  status: z.looseObject({ applied: z.string().optional(), result: z.string().optional(), message: z.string().optional() }).optional(),
+});
+
+/** Registry entry (see schemas.ts KINDS). */
+export function simulationKindEntries(): KindEntry[] {
+  return [{ apiVersion: SimulationApiVersion, kind: 'SimulationEvent', schema: simulationEvent }];
 }

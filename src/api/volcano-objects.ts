@@ -6,7 +6,8 @@
 import type { z } from 'zod';
 import { VolcanoApiVersion } from './api-versions.ts';
 import type * as parts from './schema-parts.ts';
-import type { Condition, KObject, PodTemplateSpec, ResourceList } from './objects.ts';
+import type * as volcano from './volcano.ts';
+import type { Condition, KObject, Override, PodTemplateSpec } from './objects.ts';
 
 export { VolcanoApiVersion };
 
@@ -90,17 +91,16 @@ export interface SubGroupPolicy {
   matchLabelKeys?: string[];
 }
 
+type VolcanoPodGroupOut = z.output<typeof volcano.volcanoPodGroup>;
+
+/**
+ * The schema's output, with the sub-groups and network topology as code may build them
+ * (their defaults, mode hard and subGroupSize 1, not yet applied); `status` is Volcano's
+ * (passed through, read by the simulation).
+ */
 export interface VolcanoPodGroup extends KObject {
   kind: 'PodGroup';
-  spec: {
-    minMember?: number;
-    minResources?: ResourceList;
-    queue?: string;
-    priorityClassName?: string;
-    networkTopology?: NetworkTopologySpec;
-    subGroupPolicy?: SubGroupPolicy[];
-    [k: string]: unknown;
-  };
+  spec: Override<VolcanoPodGroupOut['spec'], { networkTopology?: NetworkTopologySpec; subGroupPolicy?: SubGroupPolicy[] }>;
   status?: { phase?: string; running?: number; succeeded?: number; failed?: number; [k: string]: unknown };
 }
 

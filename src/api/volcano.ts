@@ -5,9 +5,9 @@
 //
 // Each kind is checked in two steps, like every entry of schemas.ts's registry:
 //   1. shape (zod): types, enums, bounds, defaults (tier 0, mode hard, replicas 1,
-//      subGroupSize 1...), label selectors and quantities; the schemas are built by
-//      volcanoKindEntries from schemas.ts's own blocks (object metadata, pod templates,
-//      resource lists) so every kind reads those the same way;
+//      subGroupSize 1...), label selectors and quantities; the schemas are built from
+//      the shared blocks of schema-parts.ts (object metadata, pod templates, resource
+//      lists) so every kind reads those the same way;
 //   2. rules (validateHyperNode, validateVolcanoJob, validateVolcanoPodGroup,
 //      validateHyperJob): the peer's admission rules, over a shape-valid object.
 //
@@ -20,9 +20,9 @@ import { z } from 'zod';
 import { InputError, type Where } from './errors.ts';
 import type { KObject, StringMap } from './objects.ts';
 import { compileUserRegex } from './regex.ts';
-import { issue, labelSelector } from './schema-parts.ts';
+import { dnsLabel, kobject, labelKey, labelSelector, podTemplate, resourceList } from './schema-parts.ts';
 import type { KindEntry } from './schemas.ts';
-import { joinField, labelKeyProblem } from './topology-request.ts';
+import { joinField } from './topology-request.ts';
 import {
   VolcanoAnnotation,
   VolcanoApiVersion,
@@ -100,135 +100,121 @@ const networkTopology = z.preprocess((v, ctx) => {
   return v;
 }, networkTopologyObject);
 
-const labelKey = z.string().superRefine((s, ctx) => {
-  const problem = labelKeyProblem(s);
-  if (problem) issue(ctx, [], `${JSON.stringify(s)}: ${problem}`);
-});
-
 // ---------------------------------------------------------------------------------------
 // The registry entries
 // ---------------------------------------------------------------------------------------
 
-/** The blocks of schemas.ts the Volcano kinds are built from (passed in: schemas.ts imports this file). */
-export interface SchemaBlocks {
-  /** An object with apiVersion, kind, metadata (validated) and the given fields. */
-  kobject: (shape: Record<string, z.ZodType>) => z.ZodType;
-  podTemplate: z.ZodType;
-  resourceList: z.ZodType;
-  /** A lowercase RFC 1123 label (task and replicatedJob names). */
-  dnsLabel: z.ZodType<string>;
-}
+const member = z.looseObject({
+  // Required; checked by the rules so a member in the seed's draft form gets one clear message.
+  type: z.enum(['Node', 'HyperNode']).optional(),
+  selector: z
+    .looseObject({
+      exactMatch: z.looseObject({ name: z.string().optional() }).optional(),
+      regexMatch: z.looseObject({ pattern: z.string().optional() }).optional(),
+      labelMatch: labelSelector.optional(),
+    })
+    .optional(),
+});
 
-/** Registry entries (see schemas.ts KINDS) for Volcano's HyperNode, Job, PodGroup and HyperJob. */
-export function volcanoKindEntries({ kobject, podTemplate, resourceList, dnsLabel }: SchemaBlocks): KindEntry[] {
-  const member = z.looseObject({
-    // Required; checked by the rules so a member in the seed's draft form gets one clear message.
-    type: z.enum(['Node', 'HyperNode']).optional(),
-    selector: z
-      .looseObject({
-        exactMatch: z.looseObject({ name: z.string().optional() }).optional(),
-        regexMatch: z.looseObject({ pattern: z.string().optional() }).optional(),
-        labelMatch: labelSelector.optional(),
-      })
-      .optional(),
-  });
+export const hyperNode = kobject({
+  spec: z
+    .looseObject({
+      tier: z.int().min(0).default(0),
+      tierName: z.string().max(253).optional(),
+      members: z.array(member).default([]),
+    })
+    .prefault({}),
+  status: z
+    .looseObject({
+      nodeCount: z.int().min(0).optional(),
+      conditions: z.array(z.looseObject({ type: z.string().min(1), status: z.string() })).optional(),
+    })
+    .optional(),
+});
 
-  const hyperNode = kobject({
-    spec: z
-      .looseObject({
-        tier: z.int().min(0).default(0),
-        tierName: z.string().max(253).optional(),
-        members: z.array(member).default([]),
-      })
-      .prefault({}),
-    status: z
-      .looseObject({
-        nodeCount: z.int().min(0).optional(),
-        conditions: z.array(z.looseObject({ type: z.string().min(1), status: z.string() })).optional(),
-      })
-      .optional(),
-  });
-
-  const task = z.looseObject({
-    name: dnsLabel.optional(),
-    replicas: z.int().min(0).default(1),
-    minAvailable: z.int().min(0).optional(),
-    template: podTemplate,
-    partitionPolicy: z
-      .looseObject({
-        totalPartitions: z.int().optional(),
-        partitionSize: z.int().optional(),
-        minPartitions: z.int().min(0).default(0),
-        networkTopology: networkTopology.optional(),
-      })
-      .optional(),
-  });
-
-  const jobSpec = z.looseObject({
-    minAvailable: z.int().min(0).optional(),
-    schedulerName: z.string().optional(),
-    queue: z.string().optional(),
-    priorityClassName: z.string().optional(),
-    networkTopology: networkTopology.optional(),
-    // Volcano's mutating webhook names unnamed tasks `default<index>`.
-    tasks: z
-      .array(task)
-      .default([])
-      .transform((tasks) => tasks.map((t, i) => (t.name === undefined ? { ...t, name: `default${i}` } : t))),
-  });
-
-  const volcanoJob = kobject({ spec: jobSpec });
-
-  const podGroup = kobject({
-    spec: z
-      .looseObject({
-        minMember: z.int().min(0).optional(),
-        minResources: resourceList.optional(),
-        queue: z.string().optional(),
-        priorityClassName: z.string().optional(),
-        networkTopology: networkTopology.optional(),
-        subGroupPolicy: z
-          .array(
-            z.looseObject({
-              name: z.string().min(1),
-              networkTopology: networkTopology.optional(),
-              subGroupSize: z.int().min(1).default(1),
-              minSubGroups: z.int().min(0).default(0),
-              labelSelector: labelSelector.optional(),
-              matchLabelKeys: z.array(labelKey).optional(),
-            }),
-          )
-          .optional(),
-      })
-      .prefault({}),
-    status: z.looseObject({}).optional(),
-  });
-
-  const hyperJob = kobject({
-    spec: z.looseObject({
-      minAvailable: z.int().min(0).optional(),
+const task = z.looseObject({
+  name: dnsLabel.optional(),
+  replicas: z.int().min(0).default(1),
+  minAvailable: z.int().min(0).optional(),
+  template: podTemplate,
+  partitionPolicy: z
+    .looseObject({
+      totalPartitions: z.int().optional(),
+      partitionSize: z.int().optional(),
+      minPartitions: z.int().min(0).default(0),
       networkTopology: networkTopology.optional(),
-      replicatedJobs: z
+    })
+    .optional(),
+});
+
+const jobSpec = z.looseObject({
+  minAvailable: z.int().min(0).optional(),
+  schedulerName: z.string().optional(),
+  queue: z.string().optional(),
+  priorityClassName: z.string().optional(),
+  networkTopology: networkTopology.optional(),
+  // Volcano's mutating webhook names unnamed tasks `default<index>`.
+  tasks: z
+    .array(task)
+    .default([])
+    .transform((tasks) => tasks.map((t, i) => (t.name === undefined ? { ...t, name: `default${i}` } : t))),
+});
+
+export const volcanoJob = kobject({ spec: jobSpec });
+
+export const volcanoPodGroup = kobject({
+  spec: z
+    .looseObject({
+      minMember: z.int().min(0).optional(),
+      minResources: resourceList.optional(),
+      queue: z.string().optional(),
+      priorityClassName: z.string().optional(),
+      networkTopology: networkTopology.optional(),
+      subGroupPolicy: z
         .array(
           z.looseObject({
-            name: dnsLabel,
-            replicas: z.int().min(0).default(1),
-            templateSpec: jobSpec.optional(),
-            // The design seed's spelling; normalized to templateSpec.
-            template: jobSpec.optional(),
+            name: z.string().min(1),
+            networkTopology: networkTopology.optional(),
+            subGroupSize: z.int().min(1).default(1),
+            minSubGroups: z.int().min(0).default(0),
+            labelSelector: labelSelector.optional(),
+            matchLabelKeys: z.array(labelKey).optional(),
           }),
         )
-        .default([]),
-    }),
-  });
+        .optional(),
+    })
+    .prefault({}),
+  status: z.looseObject({}).optional(),
+});
 
+export const hyperJob = kobject({
+  spec: z.looseObject({
+    minAvailable: z.int().min(0).optional(),
+    networkTopology: networkTopology.optional(),
+    replicatedJobs: z
+      .array(
+        z.looseObject({
+          name: dnsLabel,
+          replicas: z.int().min(0).default(1),
+          templateSpec: jobSpec.optional(),
+          // The design seed's spelling; normalized to templateSpec.
+          template: jobSpec.optional(),
+        }),
+      )
+      .default([]),
+  }),
+});
+
+
+/** Registry entries (see schemas.ts KINDS) for Volcano's HyperNode, Job, PodGroup and HyperJob. */
+export function volcanoKindEntries(): KindEntry[] {
   return [
     { apiVersion: VolcanoApiVersion.HyperNode, kind: 'HyperNode', schema: hyperNode, check: (o, w) => validateHyperNode(o as HyperNodeInput, w) },
     { apiVersion: VolcanoApiVersion.Job, kind: 'Job', schema: volcanoJob, check: (o, w) => validateVolcanoJob(o as VolcanoJobInput, w) },
     {
       apiVersion: VolcanoApiVersion.PodGroup,
       kind: 'PodGroup',
-      schema: podGroup,
+      schema: volcanoPodGroup,
       check: (o, w) => validateVolcanoPodGroup(o as VolcanoPodGroupInput, w),
     },
     {

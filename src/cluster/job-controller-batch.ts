@@ -34,13 +34,12 @@ import {
   deleteQuietly,
   isActive,
   isDeleting,
-  isPodReady,
-  isTerminal,
   podFromTemplate,
   withCondition,
   writeStatus,
   type KindEnv,
 } from './job-controller-common.ts';
+import { isPodReady, isTerminal } from '../api/objects.ts';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 

@@ -23,7 +23,7 @@ import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, ReconcileResult } from '../runtime/manager.ts';
-import { isNotFound, mutable, retryOnConflict } from '../runtime/store.ts';
+import { isNotFound, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 
@@ -56,11 +56,9 @@ export function ownerReference(owner: KObject): OwnerReference & { blockOwnerDel
   return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
 }
 
-export { isTerminal };
 export const isDeleting = (o: KObject): boolean => o.metadata.deletionTimestamp !== undefined;
 /** Neither finished nor being deleted (what job controllers count as `active`). */
 export const isActive = (p: Pod): boolean => !isTerminal(p) && !isDeleting(p);
-export const isPodReady = (p: Pod): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
 export interface PodOptions {
   name?: string;
@@ -254,5 +252,3 @@ export abstract class StandIn<T extends KObject = KObject> implements KindContro
   /** Does what the framework's controller does for one object of the kind. */
   protected abstract sync(obj: T): Promise<void>;
 }
-
-export { mutable };

@@ -21,12 +21,11 @@ import {
   createPod,
   deleteQuietly,
   isDeleting,
-  isPodReady,
-  isTerminal,
   podFromTemplate,
   withCondition,
   writeStatus,
 } from './job-controller-common.ts';
+import { isPodReady, isTerminal } from '../api/objects.ts';
 
 export const LWSAnnotation = {
   Size: 'leaderworkerset.sigs.k8s.io/size',

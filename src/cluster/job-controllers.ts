@@ -26,7 +26,6 @@ import {
   controllerRef,
   controllerUidIndex,
   isDeleting,
-  isTerminal,
   jobKey,
   splitJobKey,
   type KindController,
@@ -36,6 +35,7 @@ import { JobSetController } from './job-controller-jobset.ts';
 import { LeaderWorkerSetController } from './job-controller-lws.ts';
 import { MPIJobController } from './job-controller-mpijob.ts';
 import { HyperJobController, VolcanoJobController } from './job-controller-volcano.ts';
+import { isTerminal } from '../api/objects.ts';
 
 /** Pod events reach a job's controller batched over this long (Kubernetes' syncJobBatchPeriod). */
 export const JOB_SYNC_BATCH_MS = 1000;

@@ -24,7 +24,7 @@
 import { parseGoDuration } from '../api/gang.ts';
 import { KueueRuntimeKey, TopoqueueAnnotation } from '../api/keys.ts';
 import type { Condition, Node, Pod, Taint, Toleration } from '../api/objects.ts';
-import { isTerminal } from '../api/objects.ts';
+import { isPodReady, isTerminal } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import { LeaderWorkerSetKind } from '../integrations/leaderworkerset.ts';
@@ -188,7 +188,7 @@ export class Kubelet {
 
     // 5. Running.
     const start = this.startedAt.get(pod.metadata.uid!) ?? (parseTime(pod.status?.startTime as string | undefined) ?? now / 1000) * 1000;
-    const podReady = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+    const podReady = isPodReady(pod);
     if (!ready) {
       if (podReady) {
         const msg = `Node ${nodeName} is not ready`;

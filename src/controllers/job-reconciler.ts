@@ -46,7 +46,6 @@ import {
   hasGate,
   isActivePod,
   isReadyOrSucceeded,
-  isTerminal,
   podSetInfoOfTemplate,
   podSetInfos,
   restorePodSetInfo,
@@ -58,6 +57,7 @@ import {
 } from '../integrations/framework.ts';
 import type { ToWorkloadsResult } from '../integrations/integration.ts';
 import { JOB_KINDS, type Lookup, adapterFor, controllerOf, jobKey, managedRoot } from '../integrations/registry.ts';
+import { isTerminal } from '../api/objects.ts';
 
 /** Index of Workloads, Jobs and Pods by their controller: `Kind/namespace/name`. */
 const OWNER_INDEX = 'job-reconciler/controller';

@@ -174,6 +174,20 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
   const driver = (n: number) => plainPod('job-driver').queue('user-queue').group('pod-group', n).image('driver').cpu('1m');
   const worker = (i: number, n: number) => plainPod(`job-worker-${i}`).queue('user-queue').group('pod-group', n).image('worker').cpu('1m').request('vendor.com/gpu', 1);
 
+  /** A group of 2 workers, admitted, both pods Running. */
+  async function runningGroupOfTwo(): Promise<PodHarness> {
+    const h = await harness();
+    await h.create(worker(0, 2).build());
+    await h.create(worker(1, 2).build());
+    await h.run();
+    await h.admit(NS, 'pod-group');
+    await h.run();
+    await h.runPod('job-worker-0');
+    await h.runPod('job-worker-1');
+    await h.run();
+    return h;
+  }
+
   it('a group of 3 waits for all 3 pods, is composed into one Workload named after the group, and all pods start together', async () => {
     const h = await harness();
     await h.create(driver(3).build());
@@ -237,15 +251,7 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
   });
 
   it('a failed pod is replaced within the group quota: the newcomer joins the admitted Workload and is ungated with the same info', async () => {
-    const h = await harness();
-    await h.create(worker(0, 2).build());
-    await h.create(worker(1, 2).build());
-    await h.run();
-    await h.admit(NS, 'pod-group');
-    await h.run();
-    await h.runPod('job-worker-0');
-    await h.runPod('job-worker-1');
-    await h.run();
+    const h = await runningGroupOfTwo();
     await h.setPhase('job-worker-1', 'Failed');
     await h.run();
     let wl = h.workload('pod-group')!;
@@ -291,15 +297,7 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
   });
 
   it('deleting the Workload stops the started pods, releases the Workload, and the pods lose their finalizers once it is gone', async () => {
-    const h = await harness();
-    await h.create(worker(0, 2).build());
-    await h.create(worker(1, 2).build());
-    await h.run();
-    await h.admit(NS, 'pod-group');
-    await h.run();
-    await h.runPod('job-worker-0');
-    await h.runPod('job-worker-1');
-    await h.run();
+    const h = await runningGroupOfTwo();
     await h.store.delete('Workload', NS, 'pod-group');
     await h.run();
     assert.equal(h.pod('job-worker-0'), undefined, 'stopped (TerminationTarget, deleted) and, the Workload gone, finalized');

@@ -47,7 +47,7 @@ import type { InputError } from '../api/errors.ts';
 import { KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
 import { parseTime } from '../api/time.ts';
 import type { KObject, Pod, PodSet, ResourceFlavor, Workload } from '../api/objects.ts';
-import { isTerminal } from '../api/objects.ts';
+import { isRunningReadyOrSucceeded, isTerminal } from '../api/objects.ts';
 import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
 import { clearReservation, updatePodsReady } from '../admission/pods-ready.ts';
@@ -121,7 +121,6 @@ const isDeleting = (o: KObject) => o.metadata.deletionTimestamp !== undefined;
 const isActive = (p: Pod) => p.status?.phase !== 'Failed' && !(isDeleting(p) && !p.spec.nodeName);
 /** Counts for quota release (FastQuotaReleaseInPodIntegration: deleting pods do not). */
 const isRunning = (p: Pod) => p.status?.phase === 'Running' && !isDeleting(p);
-const isReady = (p: Pod) => p.status?.phase === 'Succeeded' || (p.status?.phase === 'Running' && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
 const stoppedByKueue = (p: Pod) => (p.status?.conditions ?? []).some((c) => c.type === TERMINATION_TARGET && c.status === 'True');
 const byName = (a: KObject, b: KObject) => compareStrings(a.metadata.name, b.metadata.name);
 const podRef = (p: KObject) => `${namespaceOf(p)}/${p.metadata.name}`;
@@ -626,7 +625,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   private async maintainPodsReady(wl: Workload, members: readonly Pod[], expected: number): Promise<void> {
     if (!this.ctx.config.waitForPodsReady) return;
-    const ready = members.filter((p) => !hasAdmissionGate(p) && isReady(p)).length;
+    const ready = members.filter((p) => !hasAdmissionGate(p) && isRunningReadyOrSucceeded(p)).length;
     const state = { admitted: isTrue(wl, WorkloadCondition.Admitted), allReady: ready >= expected && expected > 0 };
     await this.writeStatus(wl, (w) => updatePodsReady(w, state, this.now));
   }

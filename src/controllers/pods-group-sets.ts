@@ -20,9 +20,9 @@ import { InputError, type Where } from '../api/errors.ts';
 import { KueueRuntimeKey } from '../api/keys.ts';
 import type { Pod, PodSet, PodTemplateSpec } from '../api/objects.ts';
 import { isDnsLabel } from '../api/names.ts';
-import { compareStrings } from '../api/values.ts';
+import { compareStrings, isRecord } from '../api/values.ts';
 import { podPodSet } from '../integrations/pod.ts';
-import { MAX_PODSETS, isRecord } from '../integrations/workload-name.ts';
+import { MAX_PODSETS } from '../integrations/workload-name.ts';
 
 /** Label naming the set (role) of a pod in a group declared with pod-group-sets. */
 export const POD_GROUP_ROLE_LABEL = 'kueue.x-k8s.io/pod-group-role';

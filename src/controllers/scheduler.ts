@@ -35,7 +35,7 @@ import { nowSeconds } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
-import { objectKey, retryOnConflict, splitKey } from '../runtime/store.ts';
+import { objectKey, type RetryResult, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
 import { replaceFailedNode } from './scheduler-replace.ts';
@@ -214,24 +214,22 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     }
   }
 
+  /** A status write of the Workload `key` (`ns/name`), retried on conflict; `change` returns false to skip it. */
+  private writeWorkloadStatus(key: string, change: (w: Workload) => boolean | void): Promise<RetryResult<Workload>> {
+    const { namespace, name } = splitKey(key);
+    return retryOnConflict<Workload>(this.ctx.store, 'Workload', namespace, name, change, { status: true });
+  }
+
   /** Writes the reservation; false (and rolled back) when the Workload is gone or no longer pending. */
   private async admit(d: Extract<Decision, { kind: 'admit' }>, now: number): Promise<boolean> {
     const before = d.workload;
-    const { namespace, name } = splitKey(d.key);
     const encodingByHostnamePrefix = this.ctx.config.gates.TASAssignmentsEncodingByHostnamePrefix;
     let wasReserved = false;
-    const r = await retryOnConflict(
-      this.ctx.store,
-      'Workload',
-      namespace,
-      name,
-      (w) => {
-        if (w.metadata.uid !== before.metadata.uid || w.metadata.generation !== before.metadata.generation || !isPendingCandidate(w)) return false;
-        wasReserved = isReservedOnly(w);
-        writeAdmission(w, d.admitted, { now, encodingByHostnamePrefix });
-      },
-      { status: true },
-    );
+    const r = await this.writeWorkloadStatus(d.key, (w) => {
+      if (w.metadata.uid !== before.metadata.uid || w.metadata.generation !== before.metadata.generation || !isPendingCandidate(w)) return false;
+      wasReserved = isReservedOnly(w);
+      writeAdmission(w, d.admitted, { now, encodingByHostnamePrefix });
+    });
     if (r.outcome !== 'written') {
       // Gone, or no longer pending in the store: the cache is behind, and its event is on the way.
       this.retryLater(d.key);
@@ -283,35 +281,19 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     };
     const cached = this.caches.workloads.get(key);
     if (!cached || same(cached)) return;
-    const { namespace, name } = splitKey(key);
-    const r = await retryOnConflict(
-      this.ctx.store,
-      'Workload',
-      namespace,
-      name,
-      (w) => {
-        if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w)) return false;
-        writePending(w, p.reason, p.message, { now });
-      },
-      { status: true },
-    );
+    const r = await this.writeWorkloadStatus(key, (w) => {
+      if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w)) return false;
+      writePending(w, p.reason, p.message, { now });
+    });
     if (r.outcome === 'written') this.recorder.event(r.object, 'Warning', p.reason, p.message);
   }
 
   /** Evicted + Preempted on the victim; its reservation stays until its job has stopped. */
   private async preempt(d: Extract<Decision, { kind: 'preempt' }>, now: number): Promise<boolean> {
-    const { namespace, name } = splitKey(d.key);
-    const r = await retryOnConflict(
-      this.ctx.store,
-      'Workload',
-      namespace,
-      name,
-      (w) => {
-        if (w.status?.admission === undefined || isTrue(w, WorkloadCondition.Evicted) || isFinished(w)) return false;
-        writePreemptionEviction(w, d.target, { now });
-      },
-      { status: true },
-    );
+    const r = await this.writeWorkloadStatus(d.key, (w) => {
+      if (w.status?.admission === undefined || isTrue(w, WorkloadCondition.Evicted) || isFinished(w)) return false;
+      writePreemptionEviction(w, d.target, { now });
+    });
     if (r.outcome !== 'written') return false;
     const m = this.ctx.metrics;
     this.recorder.event(r.object, 'Normal', 'Preempted', d.target.message);
@@ -322,18 +304,10 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
 
   /** The seed's timeout: released, the Workload and each of its pods annotated timeout=true. */
   private async gangTimeout(d: Extract<Decision, { kind: 'gangTimeout' }>, now: number): Promise<void> {
-    const { namespace, name } = splitKey(d.key);
-    const { object: w } = await retryOnConflict(
-      this.ctx.store,
-      'Workload',
-      namespace,
-      name,
-      (w) => {
-        if (w.metadata.uid !== d.workload.metadata.uid) return false;
-        writeGangTimeout(w, d.message, { now });
-      },
-      { status: true },
-    );
+    const { object: w } = await this.writeWorkloadStatus(d.key, (w) => {
+      if (w.metadata.uid !== d.workload.metadata.uid) return false;
+      writeGangTimeout(w, d.message, { now });
+    });
     if (!w) return;
     await this.annotate(d.key, { [GangAnnotation.Timeout]: 'true' });
     for (const p of d.pods) {
@@ -388,22 +362,14 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       const rep = replaceFailedNode(s.snap, key, node, this.placement, this.ctx.config.gates, s.hostnameOf(node));
       if (rep.kind === 'skip') continue;
       changed = true;
-      const { namespace, name } = splitKey(key);
-      const seen = JSON.stringify(w.status!.admission);
+        const seen = JSON.stringify(w.status!.admission);
       try {
         if (rep.kind === 'replaced') {
-          const r = await retryOnConflict(
-            this.ctx.store,
-            'Workload',
-            namespace,
-            name,
-            (x) => {
-              if (JSON.stringify(x.status?.admission) !== seen || isTrue(x, WorkloadCondition.Evicted)) return false;
-              x.status = { ...x.status!, admission: { ...x.status!.admission!, podSetAssignments: rep.podSetAssignments } };
-              delete x.status.unhealthyNodes;
-            },
-            { status: true },
-          );
+          const r = await this.writeWorkloadStatus(key, (x) => {
+            if (JSON.stringify(x.status?.admission) !== seen || isTrue(x, WorkloadCondition.Evicted)) return false;
+            x.status = { ...x.status!, admission: { ...x.status!.admission!, podSetAssignments: rep.podSetAssignments } };
+            delete x.status.unhealthyNodes;
+          });
           if (r.outcome !== 'written') {
             this.retryLater(key);
             continue;
@@ -411,17 +377,10 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
           s.replaced(rep.admitted, r.object);
           this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node ${node} have a new place in the topology assignment`);
         } else {
-          const r = await retryOnConflict(
-            this.ctx.store,
-            'Workload',
-            namespace,
-            name,
-            (x) => {
-              if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted)) return false;
-              writeEvicted(x, rep.reason, rep.message, { now });
-            },
-            { status: true },
-          );
+          const r = await this.writeWorkloadStatus(key, (x) => {
+            if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted)) return false;
+            writeEvicted(x, rep.reason, rep.message, { now });
+          });
           if (r.outcome === 'written') {
             this.recorder.event(r.object, 'Warning', `EvictedDueTo${rep.reason}`, rep.message);
             this.ctx.metrics.evictedWorkloads.inc({ cluster_queue: w.status!.admission!.clusterQueue ?? '', reason: rep.reason, underlying_cause: '' });

@@ -33,7 +33,7 @@ import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } fro
 import type { KObject, ObjectMeta, Pod, PodSet, PodSpec, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
 import { type KindEntry, kindEntry } from '../api/schemas.ts';
 import type { Integration } from './integration.ts';
-import { isTerminal } from '../api/objects.ts';
+import { isRunningReadyOrSucceeded, isTerminal } from '../api/objects.ts';
 import { isRecord } from '../api/values.ts';
 
 export interface PodSetInfo {
@@ -322,17 +322,13 @@ export function runningPodSets(wl: Workload, infos: readonly PodSetInfo[]): PodS
 // Pods
 // ---------------------------------------------------------------------------------------
 
-export { isTerminal };
-
 export const hasGate = (p: Pod, gate: string): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === gate);
 
 /** A pod that holds (or may soon hold) resources: not finished, not being deleted, not waiting for admission. */
 export const isActivePod = (p: Pod): boolean => !isTerminal(p) && !p.metadata.deletionTimestamp && !hasGate(p, KueueSchedulingGate.Admission);
 
 /** Running with the Ready condition, or Succeeded: what PodsReady counts. */
-export const isReadyOrSucceeded = (p: Pod): boolean =>
-  !p.metadata.deletionTimestamp &&
-  (p.status?.phase === 'Succeeded' || (p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')));
+export const isReadyOrSucceeded = (p: Pod): boolean => !p.metadata.deletionTimestamp && isRunningReadyOrSucceeded(p);
 
 /** The first True condition of `types` in a status' conditions. */
 export function trueCondition(obj: KObject, types: readonly string[]): { type: string; message?: string } | undefined {
@@ -350,8 +346,6 @@ export function finishByCondition(job: KObject, success: string, failure: string
   const ok = c.type === success;
   return { success: ok, message: c.message || (ok ? `${job.kind} finished successfully` : `${job.kind} failed`) };
 }
-
-export { isRecord };
 
 /** `spec` of a (shared, read-only) job object as a record; {} when absent. */
 export function readSpec(job: KObject): Record<string, unknown> {

@@ -64,7 +64,7 @@ import type { KObject, Pod, StringMap, Workload } from '../api/objects.ts';
 import { isTerminal } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
-import { compareStrings } from '../api/values.ts';
+import { compareStrings, isRecord } from '../api/values.ts';
 import type { SourcedObject, SourcedWorkload } from './integration.ts';
 import { PodKind, groupByRole, isPendingPlainPod, podGroupName, podPodSet, podQueue, queueMismatch, singlePodWorkload, workloadsFromPods } from './pod.ts';
 import {
@@ -73,7 +73,6 @@ import {
   RESOURCE_IN_USE_FINALIZER,
   defaultPriority,
   setPriorityClassRef,
-  isRecord,
   keyField,
   namespaceOf,
   ownerReference,

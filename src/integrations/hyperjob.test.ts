@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { KObject, Workload } from '../api/objects.ts';
 import { VolcanoAnnotation, VolcanoLabel } from '../api/volcano-objects.ts';
 import { hyperJobToWorkloads } from './hyperjob.ts';
+import { RawSpecBuilder } from '../testing/builders.ts';
 import { GANG_MIN_AVAILABLE_ANNOTATION, PARTITION_SIZE_ANNOTATION, VOLCANO_QUEUE_ANNOTATION } from './volcano-job.ts';
 
 const MODE = VolcanoAnnotation.NetworkTopologyMode;
@@ -37,30 +38,13 @@ class ChildJobBuilder {
 
 const childJob = () => new ChildJobBuilder();
 
-class HyperJobBuilder {
-  private readonly obj = {
-    apiVersion: 'training.volcano.sh/v1alpha1',
-    kind: 'HyperJob',
-    metadata: { name: 'hj' } as KObject['metadata'],
-    spec: { replicatedJobs: [] as Record<string, unknown>[] } as Record<string, unknown> & { replicatedJobs: Record<string, unknown>[] },
-  };
+class HyperJobBuilder extends RawSpecBuilder<Record<string, unknown> & { replicatedJobs: Record<string, unknown>[] }> {
   constructor(name: string) {
-    this.obj.metadata.name = name;
+    super('training.volcano.sh/v1alpha1', 'HyperJob', name, { replicatedJobs: [] });
   }
   replicated(name: string, child: ChildJobBuilder, replicas?: number, key: 'templateSpec' | 'template' = 'templateSpec'): this {
     this.obj.spec.replicatedJobs.push({ name, ...(replicas !== undefined ? { replicas } : {}), [key]: structuredClone(child.spec) });
     return this;
-  }
-  topology(nt: unknown): this {
-    this.obj.spec.networkTopology = nt;
-    return this;
-  }
-  minAvailable(n: number): this {
-    this.obj.spec.minAvailable = n;
-    return this;
-  }
-  build(): KObject {
-    return structuredClone(this.obj) as KObject;
   }
 }
 

@@ -28,7 +28,7 @@ import { InputError } from '../api/errors.ts';
 import type { KObject, Pod, PodSet } from '../api/objects.ts';
 import { networkTopologyOf } from '../api/volcano.ts';
 import { VolcanoApiVersion, VolcanoLabel, type HyperJob, type VolcanoJobSpec, type VolcanoTask } from '../api/volcano-objects.ts';
-import { defineFramework, isRecord, readSpec, trueCondition } from './framework.ts';
+import { defineFramework, readSpec, trueCondition } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import {
   parseVolcano,
@@ -41,6 +41,7 @@ import {
   volcanoWorkloadAnnotations,
 } from './volcano-job.ts';
 import { MAX_PODSETS, ownerIdentity, whereIn, workloadNameForOwner } from './workload-name.ts';
+import { isRecord } from '../api/values.ts';
 
 export const HyperJobKind = { apiVersion: VolcanoApiVersion.HyperJob, kind: 'HyperJob' } as const;
 

@@ -13,7 +13,8 @@ import type { KObject, PodSet, PodTemplateSpec, Workload } from '../api/objects.
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
 import { defineFramework, finishByCondition, readSpec, specOf } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
-import { isRecord, keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+import { keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+import { isRecord } from '../api/values.ts';
 
 /** Kueue's partial-admission annotation on a Job (missing from api/keys.ts). */
 export const JOB_MIN_PARALLELISM_ANNOTATION = 'kueue.x-k8s.io/job-min-parallelism';

@@ -17,7 +17,8 @@ import { defineFramework, finishByCondition, readSpec, specOf } from './framewor
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { isDnsLabel } from '../api/names.ts';
 import { podsPerJob } from './job.ts';
-import { MAX_PODSETS, isRecord, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+import { MAX_PODSETS, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+import { isRecord } from '../api/values.ts';
 
 export const JobSetKind = { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet' } as const;
 

@@ -23,7 +23,6 @@ import { defineFramework, readSpec, specOf, templateMeta } from './framework.ts'
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
-  isRecord,
   ownedWorkload,
   ownerIdentity,
   podSetTemplate,
@@ -32,6 +31,7 @@ import {
   whereIn,
   workloadNameForOwner,
 } from './workload-name.ts';
+import { isRecord } from '../api/values.ts';
 
 export const LeaderWorkerSetKind = { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet' } as const;
 

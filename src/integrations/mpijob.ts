@@ -18,7 +18,8 @@ import type { KObject, PodSet, PodTemplateSpec, StringMap } from '../api/objects
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
 import { defineFramework, finishByCondition, specOf, templateMeta } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
-import { isRecord, keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+import { keyField, ownedWorkload, podSetTemplate, readInt, readPodTemplate, whereIn } from './workload-name.ts';
+import { isRecord } from '../api/values.ts';
 
 export const MPIJobKind = { apiVersion: JobFrameworkApiVersion.MPIJob, kind: 'MPIJob' } as const;
 

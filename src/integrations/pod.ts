@@ -34,7 +34,7 @@ import type { KObject, Pod, PodSet, PodSpec, Workload } from '../api/objects.ts'
 import { QuantityError, formatQuantity, parseQuantity } from '../api/quantity.ts';
 import { topologyRequestFromAnnotations } from '../api/topology-request.ts';
 import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
-import { compareStrings } from '../api/values.ts';
+import { compareStrings, isRecord } from '../api/values.ts';
 import type { Integration, IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
@@ -42,7 +42,6 @@ import {
   RESOURCE_IN_USE_FINALIZER,
   defaultPriority,
   setPriorityClassRef,
-  isRecord,
   keyField,
   namespaceOf,
   ownedWorkload,

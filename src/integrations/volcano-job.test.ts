@@ -11,6 +11,7 @@ import {
   volcanoJobToWorkloads,
 } from './volcano-job.ts';
 import { workloadNameForOwner } from './workload-name.ts';
+import { RawSpecBuilder } from '../testing/builders.ts';
 
 const MODE = VolcanoAnnotation.NetworkTopologyMode;
 const TIER = VolcanoAnnotation.NetworkTopologyHighestTier;
@@ -29,10 +30,9 @@ interface TaskOpts {
   gpu?: number;
 }
 
-class VcJobBuilder {
-  private readonly obj: { apiVersion: string; kind: string; metadata: KObject['metadata']; spec: Record<string, unknown> & { tasks: unknown[] } };
+class VcJobBuilder extends RawSpecBuilder<Record<string, unknown> & { tasks: unknown[] }> {
   constructor(name: string) {
-    this.obj = { apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job', metadata: { name }, spec: { schedulerName: 'volcano', tasks: [] } };
+    super('batch.volcano.sh/v1alpha1', 'Job', name, { schedulerName: 'volcano', tasks: [] });
   }
   task(name: string | undefined, replicas?: number, o: TaskOpts = {}): this {
     const metadata: Record<string, unknown> = {};
@@ -47,25 +47,6 @@ class VcJobBuilder {
       template: { metadata, spec: { containers: [{ name: name ?? 'c', image: 'pause', ...(resources ? { resources } : {}) }] } },
     });
     return this;
-  }
-  topology(nt: unknown): this {
-    this.obj.spec.networkTopology = nt;
-    return this;
-  }
-  minAvailable(n: number): this {
-    this.obj.spec.minAvailable = n;
-    return this;
-  }
-  spec(s: Record<string, unknown>): this {
-    Object.assign(this.obj.spec, s);
-    return this;
-  }
-  meta(m: Partial<KObject['metadata']>): this {
-    Object.assign(this.obj.metadata, m);
-    return this;
-  }
-  build(): KObject {
-    return structuredClone(this.obj) as KObject;
   }
 }
 

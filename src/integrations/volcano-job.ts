@@ -43,9 +43,10 @@ import {
   type VolcanoJobSpec,
   type VolcanoTask,
 } from '../api/volcano-objects.ts';
-import { type Finish, defineFramework, isRecord, readSpec } from './framework.ts';
+import { type Finish, defineFramework, readSpec } from './framework.ts';
 import type { IntegrationContext, ToWorkloadsResult } from './integration.ts';
 import { MAX_PODSETS, ownedWorkload, ownerIdentity, podSetTemplate, whereIn, workloadNameForOwner } from './workload-name.ts';
+import { isRecord } from '../api/values.ts';
 
 export const VolcanoJobKind = { apiVersion: VolcanoApiVersion.Job, kind: 'Job' } as const;
 

@@ -9,6 +9,7 @@ import { roleHash } from './pod.ts';
 import { GANG_MIN_AVAILABLE_ANNOTATION, PARTITION_SIZE_ANNOTATION, VOLCANO_QUEUE_ANNOTATION } from './volcano-job.ts';
 import { podGroupFramework, workloadsFromPodGroupsAndPods } from './volcano-podgroup.ts';
 import { workloadNameForOwner } from './workload-name.ts';
+import { RawSpecBuilder } from '../testing/builders.ts';
 
 const MODE = VolcanoAnnotation.NetworkTopologyMode;
 const TIER = VolcanoAnnotation.NetworkTopologyHighestTier;
@@ -19,29 +20,13 @@ const GROUP = VolcanoAnnotation.PodGroupName;
 // Fixtures: podGroup('pg').minMember(2).topology({...}).build(); vpod('p0').group('pg').cpu('2').build()
 // ---------------------------------------------------------------------------------------
 
-class PodGroupBuilder {
-  private readonly obj: { apiVersion: string; kind: string; metadata: KObject['metadata']; spec: Record<string, unknown> };
+class PodGroupBuilder extends RawSpecBuilder {
   constructor(name: string) {
-    this.obj = { apiVersion: 'scheduling.volcano.sh/v1beta1', kind: 'PodGroup', metadata: { name }, spec: {} };
+    super('scheduling.volcano.sh/v1beta1', 'PodGroup', name, {});
   }
   minMember(n: number): this {
     this.obj.spec.minMember = n;
     return this;
-  }
-  topology(nt: unknown): this {
-    this.obj.spec.networkTopology = nt;
-    return this;
-  }
-  spec(s: Record<string, unknown>): this {
-    Object.assign(this.obj.spec, s);
-    return this;
-  }
-  meta(m: Partial<KObject['metadata']>): this {
-    Object.assign(this.obj.metadata, m);
-    return this;
-  }
-  build(): KObject {
-    return structuredClone(this.obj) as KObject;
   }
 }
 

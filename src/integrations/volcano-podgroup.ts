@@ -63,7 +63,7 @@ import type { KObject, Pod, PodSet, StringMap, Workload } from '../api/objects.t
 import { networkTopologyOf, podGroupAnnotationsTopology } from '../api/volcano.ts';
 import { VolcanoAnnotation, VolcanoApiVersion, type LabelSelector, type SubGroupPolicy, type VolcanoPodGroup } from '../api/volcano-objects.ts';
 import { DNS_LABEL_PATTERN } from '../api/names.ts';
-import { compareStrings } from '../api/values.ts';
+import { compareStrings, isRecord } from '../api/values.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
 import { GangPodGroupKinds, isGangPodGroup, podGangId, workloadsFromGangsAndPods } from './gang-pods.ts';
 import { defineFramework } from './framework.ts';
@@ -80,7 +80,7 @@ import {
   volcanoPodSetTemplate,
   volcanoWorkloadAnnotations,
 } from './volcano-job.ts';
-import { MAX_PODSETS, isRecord, keyField, namespaceOf, sha256Hex, whereIn } from './workload-name.ts';
+import { MAX_PODSETS, keyField, namespaceOf, sha256Hex, whereIn } from './workload-name.ts';
 
 export const PodGroupKind = { apiVersion: VolcanoApiVersion.PodGroup, kind: 'PodGroup' } as const;
 

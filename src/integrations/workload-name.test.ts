@@ -6,7 +6,6 @@ import {
   MAX_WORKLOAD_NAME_PREFIX,
   RESOURCE_IN_USE_FINALIZER,
   apiGroup,
-  isLabelValue,
   manifestUid,
   ownedWorkload,
   ownerUid,
@@ -14,6 +13,7 @@ import {
   sha1Hex,
   workloadNameForOwner,
 } from './workload-name.ts';
+import { isLabelValue } from '../api/names.ts';
 
 const job = (metadata: Partial<KObject['metadata']> = {}): KObject => ({
   apiVersion: 'batch/v1',

@@ -143,9 +143,6 @@ export function provReqAnnotations(annotations: StringMap | undefined): StringMa
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** Kueue sets the job-uid label only when the uid is a valid label value. */
-export { isLabelValue };
-
 /**
  * Reads an optional integer field (`count`-like). Absent -> `def`; otherwise it must be
  * an int32 >= `min` (numbers only: Kubernetes int32 fields are not quoted).
@@ -164,8 +161,6 @@ export function readInt(
   }
   return value;
 }
-
-export { isRecord };
 
 /** A pod template at `where`: an object with `spec.containers`, else an error and undefined. */
 export function readPodTemplate(value: unknown, where: Where, errors: InputError[]): PodTemplateSpec | undefined {

@@ -58,13 +58,7 @@ export function recordAssignmentUsage(flavors: readonly TasFlavor[], owner: TasF
  * first node.
  */
 function shareWithOtherFlavors(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment, perPod: ResourceAmounts): void {
-  const s = owner.snapshot;
-  for (const d of a.domains) {
-    const leaf = s.leafById(s.leafIdOf(d.values));
-    if (leaf === undefined) continue;
-    const n = s.leafFirstNode(leaf);
-    if (n < 0) continue;
-    const nodeName = s.node(n).name;
+  for (const { d, nodeName } of domainNodes(owner.snapshot, a)) {
     const amounts: ResourceAmounts = {};
     for (const r in perPod) amounts[r] = perPod[r]! * d.count;
     for (const other of flavors) if (other !== owner) other.snapshot.addPod(`${key}@${nodeName}`, nodeName, amounts, d.count);
@@ -74,12 +68,18 @@ function shareWithOtherFlavors(flavors: readonly TasFlavor[], owner: TasFlavor, 
 /** Takes back what shareWithOtherFlavors and the owner's usage recorded. */
 export function forgetWorkloadUsage(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment): void {
   owner.snapshot.removeWorkloadUsage(key);
-  const s = owner.snapshot;
+  for (const { nodeName } of domainNodes(owner.snapshot, a)) {
+    for (const other of flavors) if (other !== owner) other.snapshot.removePod(`${key}@${nodeName}`);
+  }
+}
+
+/** Each domain of the assignment with the node that stands for it elsewhere: its leaf's first node (domains off the tree or on an empty leaf are skipped). */
+function* domainNodes(s: TasFlavor['snapshot'], a: Assignment): Generator<{ d: Assignment['domains'][number]; nodeName: string }> {
   for (const d of a.domains) {
     const leaf = s.leafById(s.leafIdOf(d.values));
     if (leaf === undefined) continue;
     const n = s.leafFirstNode(leaf);
     if (n < 0) continue;
-    for (const other of flavors) if (other !== owner) other.snapshot.removePod(`${key}@${s.node(n).name}`);
+    yield { d, nodeName: s.node(n).name };
   }
 }

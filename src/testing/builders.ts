@@ -4,7 +4,7 @@
 
 import { CoreApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
-import type { Node, Pod, StringMap, Taint } from '../api/objects.ts';
+import type { KObject, Node, Pod, StringMap, Taint } from '../api/objects.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
 import { HyperNodeTopologySource, HyperNodeTree } from '../topology/hypernode-tree.ts';
 import { LabelTopologySource, nodeInfoFromNode } from '../topology/source.ts';
@@ -170,4 +170,36 @@ export function seedSpineLeaf(): HyperNodeBuilder[] {
     hyperNode('s5').tier(2).hyperNodes('s2', 's3'),
     hyperNode('s6').tier(3).hyperNodes('s4', 's5'),
   ];
+}
+
+/**
+ * A raw (unparsed) object with a free-form spec, as the Volcano Job, PodGroup and HyperJob
+ * suites feed their readers: `.topology()`, `.minAvailable()`, `.spec()`, `.meta()`, and
+ * `build()` returns a deep copy. Subclasses add the kind's own fields.
+ */
+export class RawSpecBuilder<S extends Record<string, unknown> = Record<string, unknown>> {
+  protected readonly obj: { apiVersion: string; kind: string; metadata: KObject['metadata']; spec: S };
+  constructor(apiVersion: string, kind: string, name: string, spec: S) {
+    this.obj = { apiVersion, kind, metadata: { name }, spec };
+  }
+  /** `spec.networkTopology`. */
+  topology(nt: unknown): this {
+    (this.obj.spec as Record<string, unknown>).networkTopology = nt;
+    return this;
+  }
+  minAvailable(n: number): this {
+    (this.obj.spec as Record<string, unknown>).minAvailable = n;
+    return this;
+  }
+  spec(s: Record<string, unknown>): this {
+    Object.assign(this.obj.spec, s);
+    return this;
+  }
+  meta(m: Partial<KObject['metadata']>): this {
+    Object.assign(this.obj.metadata, m);
+    return this;
+  }
+  build(): KObject {
+    return structuredClone(this.obj) as KObject;
+  }
 }

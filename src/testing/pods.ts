@@ -122,35 +122,33 @@ export class PodHarness {
     return (m?.values ?? []).reduce((n, v) => n + v.value, 0);
   }
 
+  /** A status write of Workload ns/name, retried on conflict. */
+  private writeWorkloadStatus(ns: string, name: string, change: (w: Workload) => boolean | void): Promise<unknown> {
+    return retryOnConflict<Workload>(this.store, 'Workload', ns, name, change, { status: true });
+  }
+
   /** The scheduler's part: status.admission, QuotaReserved and Admitted. */
   async admit(ns: string, name: string, opts: AdmitOptions = {}): Promise<void> {
     const cq = opts.clusterQueue ?? 'cq';
-    await retryOnConflict(
-      this.store,
-      'Workload',
-      ns,
-      name,
-      (w) => {
-        const podSetAssignments: PodSetAssignment[] = w.spec.podSets.map((ps) => {
-          const count = opts.counts?.[ps.name] ?? ps.count;
-          const resources = Object.keys(ps.template.spec.containers[0]?.resources?.requests ?? { cpu: '0' });
-          const a: PodSetAssignment = { name: ps.name, flavors: Object.fromEntries(resources.map((r) => [r, opts.flavor ?? 'default'])), count };
-          if (opts.topology) a.topologyAssignment = { levels: ['kubernetes.io/hostname'], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'n1' }], podCounts: { universal: count } }] };
-          return a;
-        });
-        const at = nowTimestamp(this.clock);
-        w.status = {
-          ...w.status,
-          admission: { clusterQueue: cq, podSetAssignments },
-          conditions: [
-            ...(w.status?.conditions ?? []).filter((c) => c.type !== 'QuotaReserved' && c.type !== 'Admitted' && c.type !== 'Evicted'),
-            { type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: `Quota reserved in ClusterQueue ${cq}`, lastTransitionTime: at },
-            { type: 'Admitted', status: 'True', reason: 'Admitted', message: 'The workload is admitted', lastTransitionTime: at },
-          ],
-        };
-      },
-      { status: true },
-    );
+    await this.writeWorkloadStatus(ns, name, (w) => {
+      const podSetAssignments: PodSetAssignment[] = w.spec.podSets.map((ps) => {
+        const count = opts.counts?.[ps.name] ?? ps.count;
+        const resources = Object.keys(ps.template.spec.containers[0]?.resources?.requests ?? { cpu: '0' });
+        const a: PodSetAssignment = { name: ps.name, flavors: Object.fromEntries(resources.map((r) => [r, opts.flavor ?? 'default'])), count };
+        if (opts.topology) a.topologyAssignment = { levels: ['kubernetes.io/hostname'], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'n1' }], podCounts: { universal: count } }] };
+        return a;
+      });
+      const at = nowTimestamp(this.clock);
+      w.status = {
+        ...w.status,
+        admission: { clusterQueue: cq, podSetAssignments },
+        conditions: [
+          ...(w.status?.conditions ?? []).filter((c) => c.type !== 'QuotaReserved' && c.type !== 'Admitted' && c.type !== 'Evicted'),
+          { type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: `Quota reserved in ClusterQueue ${cq}`, lastTransitionTime: at },
+          { type: 'Admitted', status: 'True', reason: 'Admitted', message: 'The workload is admitted', lastTransitionTime: at },
+        ],
+      };
+    });
   }
 
   /** The scheduler's preemption: Evicted=True (Preempted) and Preempted=True; the reservation stays. */
@@ -163,17 +161,10 @@ export class PodHarness {
 
   async setConditions(ns: string, name: string, conditions: Condition[]): Promise<void> {
     const at = nowTimestamp(this.clock);
-    await retryOnConflict(
-      this.store,
-      'Workload',
-      ns,
-      name,
-      (w) => {
-        const types = new Set(conditions.map((c) => c.type));
-        w.status = { ...w.status, conditions: [...(w.status?.conditions ?? []).filter((c) => !types.has(c.type)), ...conditions.map((c) => ({ ...c, lastTransitionTime: at }))] };
-      },
-      { status: true },
-    );
+    await this.writeWorkloadStatus(ns, name, (w) => {
+      const types = new Set(conditions.map((c) => c.type));
+      w.status = { ...w.status, conditions: [...(w.status?.conditions ?? []).filter((c) => !types.has(c.type)), ...conditions.map((c) => ({ ...c, lastTransitionTime: at }))] };
+    });
   }
 
   /** The binder's and kubelet's part: bound to `node`, Running and Ready. */
