@@ -71,7 +71,9 @@ export function invalid(r: Resource, name: string, causes: StatusCause[]): ApiEr
 }
 
 /** A cause from a validation message `Required value: ...` / `Invalid value: ...`. */
-export function causeOf(field: string | undefined, message: string): StatusCause {
+export function causeOf(field: string | undefined, text: string): StatusCause {
+  // The schemas say "is required"; kube-apiserver says "Required value".
+  const message = text === 'is required' ? 'Required value' : text.replace(/^is required: /, 'Required value: ');
   const reason = /^Required value/.test(message)
     ? 'FieldValueRequired'
     : /^Unsupported value/.test(message)

@@ -179,7 +179,7 @@ export class ApiServer {
 
   /** The resource a path names, or undefined for the non-resource paths. Throws 404 for unknown resources. */
   private target(pathname: string): Target | undefined {
-    const segs = pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+    const segs = pathname.split('/').filter((s) => s !== '').map(decodeSegment);
     let group: string;
     let version: string;
     let rest: string[];
@@ -803,6 +803,14 @@ export class ApiServer {
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
+
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw badRequest(`the request path has a malformed percent-encoding: ${JSON.stringify(s)}`);
+  }
+}
 
 function wantsTable(accept: string | undefined): boolean {
   return accept !== undefined && /as=Table/.test(accept);
