@@ -15,6 +15,7 @@ import type { KObject } from '../api/objects.ts';
 import { EmbeddedCluster } from '../cluster/embedded.ts';
 import { ApiServer } from '../kube/server.ts';
 import { ScaledClock } from '../runtime/clock.ts';
+import { DurableStoreError, openDurableStore, type DurableStore } from '../runtime/durable-store.ts';
 import { loadManifests } from './load.ts';
 import { exampleDataCentre } from './serve-example.ts';
 
@@ -83,15 +84,27 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
   } else {
     objects = [];
   }
-  if (args.dataDir !== undefined) {
-    throw new InputError({ field: '--data-dir' }, 'the durable store is not available in this build yet; run without --data-dir (objects are kept in memory)');
-  }
 
   const clock = new ScaledClock(args.timeScale);
-  const cluster = new EmbeddedCluster({ clock });
+  let store: DurableStore | undefined;
+  if (args.dataDir !== undefined) {
+    try {
+      store = await openDurableStore(args.dataDir, { clock });
+    } catch (e) {
+      if (e instanceof DurableStoreError) throw new InputError({ field: '--data-dir' }, e.message);
+      throw e;
+    }
+    if (store.opened.objects > 0) io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
+  }
+  const cluster = new EmbeddedCluster({ clock, ...(store ? { store } : {}) });
   await cluster.start();
-  for (const ns of SYSTEM_NAMESPACES) cluster.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  for (const r of cluster.load(objects)) if (r.error) io.err(`note: not loaded: ${r.error}\n`);
+  // Objects already in the data directory stay as they are: -f adds only what is missing.
+  const missing = (o: KObject) => !cluster.store.getSync(o.kind, cluster.store.namespaced(o.kind) ? (o.metadata.namespace ?? 'default') : undefined, o.metadata.name);
+  for (const ns of SYSTEM_NAMESPACES) {
+    const obj = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } };
+    if (missing(obj)) cluster.create(obj);
+  }
+  for (const r of cluster.load(objects.filter(missing))) if (r.error) io.err(`note: not loaded: ${r.error}\n`);
   cluster.manager.startWorkers();
 
   const server = new ApiServer({ store: cluster.store, clock, metrics: () => cluster.manager.metrics.text() });
@@ -100,6 +113,7 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     port = await server.listen(args.port, args.address);
   } catch (e) {
     cluster.stop();
+    await store?.close();
     throw new InputError({ field: '--port' }, `cannot listen on ${args.address}:${args.port}: ${(e as Error).message}`);
   }
   const host = args.address.includes(':') ? `[${args.address}]` : args.address;
@@ -114,6 +128,7 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     (stopping ??= (async () => {
       await server.close();
       cluster.stop();
+      await store?.close();
     })());
   return { port, kubeconfig, cluster, server, stop };
 }
