@@ -14,11 +14,11 @@ function itemPath(r: Resource): string {
   return r.namespaced ? `${base}/namespaces/{namespace}/${r.plural}/{name}` : `${base}/${r.plural}/{name}`;
 }
 
-function operation(r: Resource, verb: string) {
+function operation(r: Resource, verb: string, kind = r.kind) {
   return {
-    operationId: `${verb}${r.kind}`,
+    operationId: `${verb}${kind}`,
     'x-kubernetes-action': verb === 'patch' ? 'patch' : 'put',
-    'x-kubernetes-group-version-kind': { group: r.group, version: r.version, kind: r.kind },
+    'x-kubernetes-group-version-kind': { group: r.group, version: r.version, kind },
     parameters: [
       { name: 'dryRun', in: 'query', schema: { type: 'string' } },
       { name: 'fieldManager', in: 'query', schema: { type: 'string' } },
@@ -32,6 +32,8 @@ function document(group: string, version: string, resources: readonly Resource[]
   const paths: Record<string, object> = {};
   for (const r of resources) {
     paths[itemPath(r)] = { patch: operation(r, 'patch'), put: operation(r, 'replace') };
+    // kubectl validates a `<Kind>List` document (e.g. a NodeList file) as its own kind before applying the items.
+    paths[itemPath(r).replace(/\/\{name\}$/, '')] = { patch: operation(r, 'patch', `${r.kind}List`) };
   }
   return { openapi: '3.0.0', info: { title: 'topoqueue', version: `${group || 'core'}/${version}` }, paths };
 }

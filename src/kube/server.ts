@@ -529,7 +529,12 @@ export class ApiServer {
       return this.json(reply, 201, dryRunObject(stored, this.clock), undefined, reply.warnings);
     }
     await this.ensureNamespace(reply, r.namespaced ? t.namespace : undefined);
-    const created = await this.store.create(stored);
+    let created: KObject;
+    try {
+      created = await this.store.create(stored);
+    } catch (e) {
+      throw toApiError(e, r, stored.metadata.name ?? '');
+    }
     return this.json(reply, 201, created);
   }
 
