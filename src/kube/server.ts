@@ -142,10 +142,15 @@ export class ApiServer {
   }
 
   /** Stops accepting requests, ends every watch, waits for in-flight writes, stops following the store. */
+  /** Ends every open watch (clients re-watch from their last resourceVersion). */
+  closeWatches(): void {
+    for (const s of [...this.streams]) s.end();
+    this.streams.clear();
+  }
+
   async close(): Promise<void> {
     const server = this.server;
-    for (const s of this.streams) s.end();
-    this.streams.clear();
+    this.closeWatches();
     if (server) {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
