@@ -141,6 +141,10 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
     assert.match(described, /Warning\s+WaitingForQuota/);
     assert.match(await ok('delete', 'job', 'hog'), /job.batch "hog" deleted/);
     assert.match(await ok('wait', '--for=condition=Admitted', waiter, '--timeout=30s'), /condition met/);
+    // A spec edit bumps the generation; the conditions are stamped with it, so wait still succeeds.
+    await ok('patch', waiter, '--type=merge', '-p', '{"spec":{"maximumExecutionTimeSeconds":86400}}');
+    assert.match(await ok('get', waiter, '-o', 'jsonpath={.metadata.generation}'), /^2$/);
+    assert.match(await ok('wait', '--for=condition=Admitted', waiter, '--timeout=20s'), /condition met/);
   });
 
   it('patches with each type: strategic (built-in), merge, json, status subresource, and apply --server-side', async () => {
