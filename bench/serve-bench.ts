@@ -12,7 +12,7 @@
 //      events from the log (events/s); 2,000 sequential GETs of single Pods (p99 ms).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,8 @@ const BIN = fileURLToPath(new URL('../bin/topoqueue.js', import.meta.url));
 interface Served {
   url: string;
   proc: ChildProcess;
+  /** CPU seconds (user + system) the server has used so far; NaN where /proc is missing. */
+  cpuS: () => number;
   stop: () => Promise<void>;
 }
 
@@ -35,7 +37,9 @@ async function serveChild(objects: KObject[]): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'tq-bench-serve-'));
   const file = join(dir, 'cluster.yaml');
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
-  const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // TOPOQUEUE_BENCH_PROF=DIR: a CPU profile of the server, written when it stops.
+  const prof = process.env.TOPOQUEUE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOPOQUEUE_BENCH_PROF}`] : [];
+  const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise<void>((r) => proc.on('exit', () => r()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -49,11 +53,21 @@ async function serveChild(objects: KObject[]): Promise<Served> {
   return {
     url: `http://127.0.0.1:${port}`,
     proc,
+    cpuS: () => serverCpuS(proc.pid),
     stop: async () => {
       proc.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+function serverCpuS(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 32 });
@@ -101,6 +115,7 @@ const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: 
 
 export interface ServeBaselineResult {
   wallMs: number;
+  serverCpuS: number;
   workloads: number;
   finished: number;
   failedCreates: number;
@@ -184,6 +199,7 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     clearTimeout(limit);
     clearInterval(progress);
     const wallMs = performance.now() - t0;
+    const serverCpuS = served.cpuS();
     w.stop();
     const sums = new Map<string, { n: number; s: number }>();
     for (const [name, c] of created) {
@@ -195,7 +211,7 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
       sums.set(c.cls, e);
     }
     const meanAdmissionS = Object.fromEntries(CLASS_NAMES.filter((c) => sums.has(c)).map((c) => [c, sums.get(c)!.s / sums.get(c)!.n]));
-    return { wallMs, workloads: workloadCount(shape), finished: finished.size, failedCreates, meanAdmissionS };
+    return { wallMs, serverCpuS, workloads: workloadCount(shape), finished: finished.size, failedCreates, meanAdmissionS };
   } finally {
     await served.stop();
   }
