@@ -48,6 +48,16 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
     writeFileSync(p, text);
     return p;
   };
+  /** The node a Job's running pod is on (another than `not`), once there is one. */
+  const runningNode = (jobName: string, not?: string) =>
+    eventually(
+      async () => {
+        const n = (await ok('get', 'pods', '-l', `batch.kubernetes.io/job-name=${jobName}`, '-o', 'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}')).trim().split(' ')[0]!;
+        return n !== '' && n !== not ? n : undefined;
+      },
+      `a running pod of Job ${jobName}${not ? ` on another node than ${not}` : ''}`,
+      20_000,
+    );
   /** The Workload of a batch/v1 Job (its name carries a hash). */
   const workloadOf = async (jobName: string) =>
     eventually(async () => {
@@ -93,17 +103,11 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
 
   it('cordons a node (Ready,SchedulingDisabled) and taints one NoExecute: the pods there are evicted and replaced elsewhere', async () => {
     await ok('apply', '-f', file('tainted.yaml', job('tainted', { pods: 1 })));
-    const node = await eventually(async () => {
-      const n = (await ok('get', 'pods', '-l', 'batch.kubernetes.io/job-name=tainted', '-o', 'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}')).trim();
-      return n === '' ? undefined : n;
-    }, 'the pod running');
+    const node = await runningNode('tainted');
     assert.match(await ok('cordon', node), /cordoned/);
     assert.match(await ok('get', 'node', node), /Ready,SchedulingDisabled/);
     assert.match(await ok('taint', 'node', node, 'maintenance=now:NoExecute'), /tainted/);
-    const moved = await eventually(async () => {
-      const n = (await ok('get', 'pods', '-l', 'batch.kubernetes.io/job-name=tainted', '-o', 'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}')).trim();
-      return n !== '' && n !== node ? n : undefined;
-    }, 'a replacement pod running on another node', 20_000);
+    const moved = await runningNode('tainted', node);
     assert.notEqual(moved, node);
     assert.match(await ok('taint', 'node', node, 'maintenance=now:NoExecute-'), /untainted/);
     assert.match(await ok('uncordon', node), /uncordoned/);
@@ -111,18 +115,12 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
 
   it('drains a node through pods/eviction: the Job pods there are evicted and replaced', async () => {
     await ok('apply', '-f', file('drained.yaml', job('drained', { pods: 1 })));
-    const node = await eventually(async () => {
-      const n = (await ok('get', 'pods', '-l', 'batch.kubernetes.io/job-name=drained', '-o', 'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}')).trim();
-      return n === '' ? undefined : n;
-    }, 'the pod running');
+    const node = await runningNode('drained');
     const r = await s.kubectl(['drain', node, '--ignore-daemonsets', '--force', '--timeout=30s'], { timeoutMs: 40_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /evicted/);
     assert.match(r.stdout, new RegExp(`node/${node} drained`));
-    await eventually(async () => {
-      const n = (await ok('get', 'pods', '-l', 'batch.kubernetes.io/job-name=drained', '-o', 'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}')).trim();
-      return n !== '' && n !== node ? n : undefined;
-    }, 'the replacement running elsewhere', 20_000);
+    await runningNode('drained', node);
     await ok('uncordon', node);
   });
 

@@ -3,7 +3,9 @@
 // k8s.io/apimachinery's labels.Parse and fields.ParseSelector do. A selector that does
 // not parse is a 400 naming the part that did not.
 
+import { labelSelectorMatches } from '../api/label-selector.ts';
 import type { KObject } from '../api/objects.ts';
+import type { LabelSelector } from '../api/volcano-objects.ts';
 import { badRequest } from './errors.ts';
 
 export type LabelOp = '=' | '!=' | 'in' | 'notin' | 'exists' | '!exists' | 'gt' | 'lt';
@@ -121,33 +123,31 @@ export function parseLabelSelector(text: string): LabelRequirement[] {
   return reqs;
 }
 
+const EXPRESSION = { '=': 'In', in: 'In', '!=': 'NotIn', notin: 'NotIn', exists: 'Exists', '!exists': 'DoesNotExist' } as const;
+
+/** The requirements as a metav1.LabelSelector (all but the numeric `>`/`<`), made once per parsed selector. */
+const compiled = new WeakMap<readonly LabelRequirement[], { selector: LabelSelector; numeric: LabelRequirement[] }>();
+
+function compile(reqs: readonly LabelRequirement[]): { selector: LabelSelector; numeric: LabelRequirement[] } {
+  let c = compiled.get(reqs);
+  if (!c) {
+    const numeric = reqs.filter((r) => r.op === 'gt' || r.op === 'lt');
+    const matchExpressions = reqs.filter((r) => r.op !== 'gt' && r.op !== 'lt').map((r) => ({ key: r.key, operator: EXPRESSION[r.op as keyof typeof EXPRESSION], values: r.values }));
+    c = { selector: { matchExpressions }, numeric };
+    compiled.set(reqs, c);
+  }
+  return c;
+}
+
 export function labelsMatch(reqs: readonly LabelRequirement[], labels: Record<string, string> | undefined): boolean {
-  for (const r of reqs) {
-    const has = labels !== undefined && Object.hasOwn(labels, r.key);
-    const v = has ? labels[r.key]! : undefined;
-    switch (r.op) {
-      case '=':
-      case 'in':
-        if (!has || !r.values.includes(v!)) return false;
-        break;
-      case '!=':
-      case 'notin':
-        if (has && r.values.includes(v!)) return false;
-        break;
-      case 'exists':
-        if (!has) return false;
-        break;
-      case '!exists':
-        if (has) return false;
-        break;
-      case 'gt':
-      case 'lt': {
-        const n = Number(v);
-        if (!has || !/^-?\d+$/.test(v!)) return false;
-        if (r.op === 'gt' ? !(n > Number(r.values[0])) : !(n < Number(r.values[0]))) return false;
-        break;
-      }
-    }
+  if (reqs.length === 0) return true;
+  const { selector, numeric } = compile(reqs);
+  if (!labelSelectorMatches(selector, labels)) return false;
+  for (const r of numeric) {
+    const v = labels?.[r.key];
+    if (v === undefined || !/^-?\d+$/.test(v)) return false;
+    const n = Number(v);
+    if (r.op === 'gt' ? !(n > Number(r.values[0])) : !(n < Number(r.values[0]))) return false;
   }
   return true;
 }

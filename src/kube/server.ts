@@ -463,6 +463,18 @@ export class ApiServer {
     if (!isRecord(obj.metadata)) throw invalid(r, '', [causeOf('metadata', `Invalid value: ${describe(obj.metadata)}: metadata must be an object`)]);
   }
 
+  /** A body's object checked against the URL: kind and version, namespace, and (for an item URL) name. */
+  private incoming(t: Target, obj: Any): Any {
+    this.checkTypeMeta(t.r, obj);
+    this.placeIn(t.r, t, obj);
+    if (t.name !== undefined) {
+      const md = obj.metadata as Any;
+      if (md.name !== undefined && md.name !== t.name) throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
+      md.name = t.name;
+    }
+    return obj;
+  }
+
   /** The namespace from the URL, checked against the body's. */
   private placeIn(r: Resource, t: Target, obj: Any): void {
     const md = obj.metadata as Any;
@@ -519,9 +531,7 @@ export class ApiServer {
 
   private async create(reply: Reply, t: Target, q: URLSearchParams, body: Buffer, contentType: string | undefined): Promise<void> {
     const r = t.r;
-    const obj = this.decodeObject(body, contentType);
-    this.checkTypeMeta(r, obj);
-    this.placeIn(r, t, obj);
+    const obj = this.incoming(t, this.decodeObject(body, contentType));
     const md = obj.metadata as Any;
     if ((md.name === undefined || md.name === '') && typeof md.generateName === 'string' && md.generateName !== '') md.name = `${md.generateName}xxxxx`;
     for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generation']) delete md[k];
@@ -545,12 +555,8 @@ export class ApiServer {
 
   private async replace(reply: Reply, t: Target, q: URLSearchParams, body: Buffer, contentType: string | undefined): Promise<void> {
     const r = t.r;
-    const obj = this.decodeObject(body, contentType);
-    this.checkTypeMeta(r, obj);
-    this.placeIn(r, t, obj);
+    const obj = this.incoming(t, this.decodeObject(body, contentType));
     const md = obj.metadata as Any;
-    if (md.name !== undefined && md.name !== t.name) throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
-    md.name = t.name;
     const live = await this.mustLive(r, t.namespace, t.name!);
     const precondition = typeof md.resourceVersion === 'string' && md.resourceVersion !== '' ? md.resourceVersion : undefined;
     if (precondition !== undefined && precondition !== live.metadata.resourceVersion) throw conflict(r, t.name!);
@@ -649,11 +655,8 @@ export class ApiServer {
     }
     const applied = parseYamlBody(body);
     if (!isRecord(applied)) throw badRequest(`an apply patch must be an object, got ${describe(applied)}`);
-    this.checkTypeMeta(r, applied);
-    this.placeIn(r, t, applied);
+    this.incoming(t, applied);
     const md = applied.metadata as Any;
-    if (md.name !== undefined && md.name !== t.name) throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
-    md.name = t.name;
     const key = appliedAnnotation(manager);
     if (isRecord(md.annotations)) delete md.annotations[key];
     reply.warnings.push('topoqueue approximates server-side apply: field ownership conflicts are not detected');
