@@ -5,7 +5,7 @@
 //
 //   node --import tsx bench/durable-choice.ts [--objects 100000] [--sequential 300] [--concurrent 5000]
 //
-// Figures per database: acknowledged writes/s one at a time (await each), acknowledged
+// Figures per database (lmdb in several configurations; the last is the durable store's): acknowledged writes/s one at a time (await each), acknowledged
 // writes/s with many in flight (batched by the database or by us: one synced batch per
 // turn), the reopen of `--objects` records (open + read and parse every value) and the size
 // of the files. The result and the choice are in docs/design.md, "The durable store".
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ClassicLevel } from 'classic-level';
 import { open as openLmdb, type RootDatabase } from 'lmdb';
+import { openDatabase } from '../src/runtime/durable-store.ts';
 import { podRecord } from './restart-bench.ts';
 
 const { values: args } = parseArgs({ options: { objects: { type: 'string', default: '100000' }, sequential: { type: 'string', default: '300' }, concurrent: { type: 'string', default: '5000' } } });
@@ -107,6 +108,26 @@ function lmdb(opts: { overlappingSync: boolean; compression?: boolean }) {
   };
 }
 
+/** lmdb as the durable store opens it: MessagePack with shared structures, values are objects. */
+function lmdbMsgpack() {
+  return {
+    async open(dir: string): Promise<Db> {
+      const db = openDatabase(dir);
+      return {
+        async put(k, v) {
+          await db.put(k, JSON.parse(v));
+        },
+        async readAll() {
+          let n = 0;
+          for (const { value } of db.getRange({ start: 'o:', end: 'o;' })) if ((value as { kind?: string }).kind) n++;
+          return n;
+        },
+        close: () => db.close(),
+      };
+    },
+  };
+}
+
 /** classic-level with our group commit: every put of a turn goes into one synced batch. */
 function classicLevel() {
   return {
@@ -157,6 +178,7 @@ const results = [];
 results.push(await measure('lmdb (overlappingSync, await db.flushed)', lmdb({ overlappingSync: true })));
 results.push(await measure('lmdb (overlappingSync: false, synced commit)', lmdb({ overlappingSync: false })));
 results.push(await measure('lmdb (overlappingSync: false, lz4 compression)', lmdb({ overlappingSync: false, compression: true })));
+results.push(await measure('lmdb (overlappingSync: false, msgpack records)', lmdbMsgpack()));
 results.push(await measure('classic-level (batch {sync: true} per turn)', classicLevel()));
 console.log(`record ${podRecord(1).length} bytes; ${SEQUENTIAL} sequential, ${CONCURRENT} concurrent (${IN_FLIGHT} in flight), reopen of ${OBJECTS}`);
 for (const r of results) {
