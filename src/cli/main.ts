@@ -10,6 +10,7 @@ import { checkDiscoveryConfig, DEFAULT_TOPOLOGY_TYPE, discoverHyperNodes } from 
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { loadManifests } from './load.ts';
 import { parseFeatureGates, plan } from './plan.ts';
+import { parsePort, parseTimeScale, serveCommand } from './serve.ts';
 import { simulateCommand } from './simulate.ts';
 import { renderTopology } from './topology-show.ts';
 
@@ -77,6 +78,22 @@ export function buildProgram(io: Io): Command {
       for (const n of result.notes) io.err(`note: ${n}\n`);
       const list = { apiVersion: 'v1', kind: 'List', items: result.workloads };
       io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : stringify(list, { lineWidth: 0 }));
+    });
+
+  program
+    .command('serve')
+    .description('run the embedded cluster on the real clock behind a Kubernetes API that kubectl and client-node talk to')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '6443')
+    .option('--address <ip>', 'address to listen on', '127.0.0.1')
+    .option('--kubeconfig <path>', 'where to write the kubeconfig (context topoqueue)', 'topoqueue.kubeconfig')
+    .option('--data-dir <dir>', 'keep objects in a crash-safe store in this directory')
+    .option('-f, --filename <path>', 'manifests to load at start (a data centre: Nodes, Topology, flavors, queues); repeatable; none: the built-in example', collect, [])
+    .option('--time-scale <n>', 'run durations and timers pass N times faster (60: an hour in a minute)', '1')
+    .action(async (opts: { port: string; address: string; kubeconfig: string; dataDir?: string; filename: string[]; timeScale: string }) => {
+      await serveCommand(
+        { port: parsePort(opts.port), address: opts.address, kubeconfig: opts.kubeconfig, dataDir: opts.dataDir, filename: opts.filename, timeScale: parseTimeScale(opts.timeScale) },
+        io,
+      );
     });
 
   program
