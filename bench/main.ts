@@ -579,7 +579,7 @@ async function runRestart(report: Report): Promise<void> {
     report.add(
       name,
       mid.wallMs,
-      `median of ${runs.length} (${runs.map((r) => fmt(r.wallMs)).join(', ')} ms), spawn to ready; that run: CPU ${fmt(mid.cpuMs)} ms, store read back ${fmt(mid.openMs)} ms, cluster start ${fmt(mid.startMs)} ms; ${mid.objects.toLocaleString('en-US')} objects (${RESTART_NODES.toLocaleString('en-US')} Nodes, the rest ~2.8 KiB Pods), ${fmt(bytes / 1e6)} MB on disk`,
+      `median of ${runs.length} (${runs.map((r) => fmt(r.wallMs)).join(', ')} ms), spawn of serve --data-dir to listening; that run: CPU ${fmt(mid.cpuMs)} ms, store read back ${fmt(mid.openMs)} ms; ${mid.objects.toLocaleString('en-US')} objects (${RESTART_NODES.toLocaleString('en-US')} Nodes, the rest ~2.8 KiB Pods), ${fmt(bytes / 1e6)} MB on disk`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
