@@ -45,7 +45,8 @@ type Db = RootDatabase<unknown, string | symbol>;
 
 /** One LMDB environment as the store uses it: every write synced at commit. */
 export function openDatabase(dir: string): Db {
-  return open<unknown, string | symbol>({ path: dir, encoding: 'msgpack', sharedStructuresKey: STRUCTURES, overlappingSync: false });
+  // freezeData: objects come back frozen (the memory store's seal then has nothing to do).
+  return open<unknown, string | symbol>({ path: dir, encoding: 'msgpack', sharedStructuresKey: STRUCTURES, overlappingSync: false, encoder: { freezeData: true } });
 }
 
 export class DurableStoreError extends Error {
@@ -114,25 +115,24 @@ function load(dir: string, db: Db): { objects: KObject[]; counters: StoreCounter
   const counters = readCounters(db, COUNTERS, bad);
   const ceiling = readCounters(db, CEILING, bad);
   const objects: KObject[] = [];
-  let range: Iterable<{ key: string | symbol; value: unknown }>;
   try {
-    range = [...db.getRange({ start: OBJECT_PREFIX, end: 'o;' })];
-  } catch {
+    for (const { key, value } of db.getRange({ start: OBJECT_PREFIX, end: 'o;' })) {
+      const k = String(key);
+      const obj = value as KObject;
+      const md = obj?.metadata as KObject['metadata'] | undefined;
+      if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || typeof md !== 'object' || md === null) throw bad(k, 'not an object with metadata');
+      const expected = recordKey(obj.kind, md.namespace ? `${md.namespace}/${md.name}` : String(md.name));
+      if (expected !== k) throw bad(k, `it holds ${obj.kind} ${md.namespace ? `${md.namespace}/` : ''}${md.name}`);
+      const rv = Number(md.resourceVersion);
+      if (!Number.isSafeInteger(rv) || rv <= 0) throw bad(k, `metadata.resourceVersion ${JSON.stringify(md.resourceVersion)} is not a positive integer`);
+      if (rv > counters.resourceVersion) counters.resourceVersion = rv;
+      objects.push(obj);
+    }
+  } catch (e) {
+    if (e instanceof DurableStoreError) throw e;
     // A record that does not decode: find it, one by one, to name it.
     for (const k of db.getKeys({ start: OBJECT_PREFIX, end: 'o;' })) decoded(db, k as string, bad);
-    throw new DurableStoreError(`${dir}: reading the records failed, yet each one decodes alone`);
-  }
-  for (const { key, value } of range) {
-    const k = String(key);
-    const obj = value as KObject;
-    const md = obj?.metadata as KObject['metadata'] | undefined;
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || typeof md !== 'object' || md === null) throw bad(k, 'not an object with metadata');
-    const expected = recordKey(obj.kind, md.namespace ? `${md.namespace}/${md.name}` : String(md.name));
-    if (expected !== k) throw bad(k, `it holds ${obj.kind} ${md.namespace ? `${md.namespace}/` : ''}${md.name}`);
-    const rv = Number(md.resourceVersion);
-    if (!Number.isSafeInteger(rv) || rv <= 0) throw bad(k, `metadata.resourceVersion ${JSON.stringify(md.resourceVersion)} is not a positive integer`);
-    counters.resourceVersion = Math.max(counters.resourceVersion, rv);
-    objects.push(obj);
+    throw new DurableStoreError(`${dir}: reading the records failed (${(e as Error).message}), yet each one decodes alone`);
   }
   // Everything handed out before (even writes a crash lost) is at or below the ceiling.
   counters.resourceVersion = Math.max(counters.resourceVersion, ceiling.resourceVersion);
