@@ -137,6 +137,25 @@ function watch(url: string, path: string, onEvent: (e: { type: string; object: K
   };
 }
 
+function metricsText(url: string): Promise<string> {
+  return new Promise((resolve) => {
+    request(`${url}/metrics`, { agent }, (res) => {
+      let t = '';
+      res.on('data', (c: Buffer) => (t += c.toString()));
+      res.on('end', () => resolve(t));
+    })
+      .on('error', () => resolve(''))
+      .end();
+  });
+}
+
+/** Scheduling cycles so far (kueue_admission_attempts_total over both results). */
+function cycles(metrics: string): number {
+  let n = 0;
+  for (const m of metrics.matchAll(/^kueue_admission_attempts_total\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
+}
+
 const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
 
 export interface ServeBaselineResult {
@@ -201,7 +220,10 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     const t0 = performance.now();
     let failedCreates = 0;
     let next = 0;
-    const progress = setInterval(() => log(`serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`), Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
+    const progress = setInterval(() => {
+      const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+      void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
+    }, Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
     // Create each Workload at its arrival time (a timer per due batch), replies awaited in parallel.
     const creates: Promise<void>[] = [];
     await new Promise<void>((resolve) => {
