@@ -90,3 +90,17 @@ describe('topoqueue serve (the command)', () => {
     assert.match(file.err, /\/nonexistent\/x.yaml: no such file or directory/);
   });
 });
+
+describe('serve on a data directory', () => {
+  it('a restart resumes the cluster clock from the latest time the stored objects record', async () => {
+    const { MemoryStore } = await import('../runtime/memory-store.ts');
+    const { VirtualClock } = await import('../runtime/clock.ts');
+    const { latestRecordedTime } = await import('./serve.ts');
+    const clock = new VirtualClock(Date.parse('2030-01-01T00:00:00Z'));
+    const store = new MemoryStore({ clock });
+    await store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+    clock.advanceBy(3_600_000);
+    await store.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } });
+    assert.equal(latestRecordedTime(store), Date.parse('2030-01-01T01:00:00Z'));
+  });
+});

@@ -13,8 +13,10 @@ import { stringify } from 'yaml';
 import { InputError } from '../api/errors.ts';
 import type { KObject } from '../api/objects.ts';
 import { EmbeddedCluster } from '../cluster/embedded.ts';
+import { RESOURCES } from '../kube/resources.ts';
 import { ApiServer } from '../kube/server.ts';
 import { ScaledClock } from '../runtime/clock.ts';
+import type { MemoryStore } from '../runtime/memory-store.ts';
 import { DurableStoreError, openDurableStore, type DurableStore } from '../runtime/durable-store.ts';
 import { loadManifests } from './load.ts';
 import { exampleDataCentre } from './serve-example.ts';
@@ -71,6 +73,27 @@ export function parsePort(v: string): number {
   return n;
 }
 
+/**
+ * The latest time the stored objects record (creation, deletion, condition transitions), in
+ * ms: where the cluster clock resumes after a restart, so that times never go backwards.
+ */
+export function latestRecordedTime(store: MemoryStore): number {
+  let latest = 0;
+  const see = (t: unknown) => {
+    const ms = typeof t === 'string' ? Date.parse(t) : NaN;
+    if (ms > latest) latest = ms;
+  };
+  for (const kind of new Set(RESOURCES.map((r) => r.kind))) {
+    for (const o of store.listSync(kind)) {
+      see(o.metadata.creationTimestamp);
+      see(o.metadata.deletionTimestamp);
+      const conditions = (o as { status?: { conditions?: unknown } }).status?.conditions;
+      if (Array.isArray(conditions)) for (const c of conditions) see((c as { lastTransitionTime?: unknown }).lastTransitionTime);
+    }
+  }
+  return latest;
+}
+
 /** Starts everything and resolves once the API is listening. Bad input throws InputError (exit 2). */
 export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningServe> {
   let objects: KObject[];
@@ -97,6 +120,7 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
       if (e instanceof DurableStoreError) throw new InputError({ field: '--data-dir' }, e.message);
       throw e;
     }
+    clock.resumeFrom(latestRecordedTime(store));
     if (store.opened.objects > 0) io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
   }
   // Real time: a burst of API writes makes one scheduling cycle, not one per write.

@@ -38,7 +38,7 @@ export class RealClock implements Clock {
  * finishes in a minute at 60. N = 1 is the wall clock.
  */
 export class ScaledClock implements Clock {
-  private readonly start: number;
+  private start: number;
   constructor(
     readonly scale: number,
     private readonly wall: () => number = Date.now,
@@ -47,7 +47,16 @@ export class ScaledClock implements Clock {
     this.start = wall();
   }
   now(): number {
-    return Math.floor(this.start + (this.wall() - this.start) * this.scale);
+    return Math.floor(this.start + this.offset + (this.wall() - this.start) * this.scale);
+  }
+  private offset = 0;
+  /**
+   * Never earlier than `ms` from now on: a restart on a data directory resumes from the
+   * latest time its objects record, which at a scale above 1 runs ahead of the wall clock.
+   */
+  resumeFrom(ms: number): void {
+    const behind = ms - this.now();
+    if (behind > 0) this.offset += behind;
   }
   setTimer(delayMs: number, fn: () => void): Timer {
     const t = setTimeout(fn, Math.max(0, delayMs) / this.scale);
