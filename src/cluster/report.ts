@@ -20,6 +20,10 @@ import { resourceAmount } from '../api/resources.ts';
 import { formatTime } from '../api/time.ts';
 import { podSetGroupOffset } from '../controllers/ungate-plan.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
+import { topologyViews } from '../placement/topology-views.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
+import type { Node, ResourceFlavor, Topology } from '../api/objects.ts';
+import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';
 import type { EntryRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
@@ -90,6 +94,13 @@ export interface ReportQueue {
   usage: { at: number; admitted: number; pending: number; usage: Record<string, number> }[];
 }
 
+/** The cluster's nodes at the end of the run and where each sits, per TAS flavor (for pictures). */
+export interface ReportTopology {
+  /** Every node at the end, by name: its allocatable (plain units), Ready and schedulable. */
+  nodes: { name: string; capacity: Record<string, number>; ready: boolean; unschedulable: boolean }[];
+  views: { name: string; flavor: string | null; source: string; levels: string[]; paths: Record<string, string[]> }[];
+}
+
 export interface SimulationReport {
   apiVersion: typeof REPORT_API_VERSION;
   kind: 'SimulationReport';
@@ -123,6 +134,7 @@ export interface SimulationReport {
     mean: Record<string, number>;
     series: { at: number; used: Record<string, number>; capacity: Record<string, number> }[];
   };
+  topology: ReportTopology;
   violations: Violation[];
   violationsDropped: number;
   refused: { at: number; object: string; file: string | null; message: string }[];
@@ -355,6 +367,29 @@ function utilizationReport(run: SimulationRun): SimulationReport['utilization'] 
   return { resources: names, mean, series };
 }
 
+function topologyReport(run: SimulationRun): ReportTopology {
+  const store = run.cluster.store;
+  const infos: NodeInfo[] = [];
+  for (const n of store.listSync<Node>('Node')) {
+    try {
+      infos.push(nodeInfoFromNode(n));
+    } catch {
+      // A node with a bad allocatable: left out of the picture (the run reported it).
+    }
+  }
+  infos.sort((a, b) => byString(a.name, b.name));
+  const views = topologyViews({
+    flavors: store.listSync<ResourceFlavor>('ResourceFlavor'),
+    topologies: store.listSync<Topology>('Topology'),
+    hyperNodes: store.listSync<HyperNode>('HyperNode'),
+    nodes: infos,
+  });
+  return {
+    nodes: infos.map((n) => ({ name: n.name, capacity: plainMap(n.allocatable), ready: n.ready, unschedulable: n.unschedulable })),
+    views: views.map((v) => ({ name: v.name, flavor: v.flavor, source: v.source, levels: v.levels, paths: Object.fromEntries(v.paths) })),
+  };
+}
+
 /** No queue name, no Workload, nothing refused: left to the cluster as it is. */
 function unmanaged(e: EntryRecord): boolean {
   return e.queue === undefined && e.workloads.length === 0 && e.errors.length === 0 && e.submittedAt !== undefined;
@@ -416,6 +451,7 @@ export function buildReport(run: SimulationRun): SimulationReport {
     unmanaged: others,
     queues: queuesReport(run),
     utilization,
+    topology: topologyReport(run),
     violations: [...run.checker.violations],
     violationsDropped: run.checker.dropped,
     refused: run.refused.map((r) => ({ at: r.atMs / 1000, object: r.object, file: r.where.file ?? null, message: r.message })),
