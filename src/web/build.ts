@@ -5,6 +5,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type * as Esbuild from 'esbuild';
 
 export interface WebBundle {
   js: string;
@@ -20,7 +21,7 @@ function entryPoint(): string | undefined {
 export async function buildWebBundle(): Promise<WebBundle> {
   const entry = entryPoint();
   if (!entry) throw new Error('the dashboard sources (src/web/client/main.ts) are not there to bundle');
-  let esbuild: typeof import('esbuild');
+  let esbuild: typeof Esbuild;
   try {
     esbuild = await import('esbuild');
   } catch {

@@ -148,14 +148,14 @@ export function TopologyMap(props: TopologyMapProps) {
 
   const shown = zoom !== null ? panels.filter((p) => p.key === zoom) : panels;
   const rackMode = aggregated && zoom === null;
-  const cs = props.marks ? 24 : rackMode ? 18 : 14;
+  const cs = props.marks ? 24 : rackMode ? 18 : nodes.size <= 512 ? 22 : 14;
   const gap = 2;
   const step = cs + gap;
 
   // Positions of every cell, for drawing and for the keyboard cursor.
   const items: Item[] = [];
   const drawn = shown.map((p, pi) => {
-    let y = 18;
+    let y = 2;
     const cells: { item: Item; node?: MapNode; row?: Row }[] = [];
     const labels: { y: number; text: string }[] = [];
     if (rackMode) {
