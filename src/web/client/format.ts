@@ -28,7 +28,7 @@ export function duration(s: number | null): string {
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const sec = Math.round(s % 60);
-  return `${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${sec}s`;
+  return `${h > 0 ? `${h}h` : ''}${m > 0 ? `${m}m` : ''}${sec > 0 || (h === 0 && m === 0) ? `${sec}s` : ''}`;
 }
 
 /** Age of a time (ms) relative to now (ms). */

@@ -49,7 +49,7 @@ function UtilizationSection(props: { r: SimulationReport }) {
   return html`<section aria-labelledby="util-h">
     <h2 id="util-h">Utilization over time</h2>
     ${data.xs.length > 0 ? html`<${Chart} id="util-chart" title="requests of bound pods / allocatable of Ready nodes" xs=${data.xs} series=${data.series} yLabel="used" yFormat=${(v: number) => pct(v)} />` : html`<p>No samples.</p>`}
-    <table><caption>Mean over the run</caption><thead><tr><th scope="col">resource</th><th scope="col">mean utilization</th></tr></thead>
+    <table class="figures"><caption>Mean over the run</caption><thead><tr><th scope="col">resource</th><th scope="col">mean utilization</th></tr></thead>
       <tbody>${resources.map((r) => html`<tr><th scope="row">${r}</th><td>${u.mean[r] !== undefined ? pct(u.mean[r]!) : '–'}</td></tr>`)}</tbody></table>
   </section>`;
 }
@@ -75,7 +75,7 @@ function QueueSection(props: { r: SimulationReport }) {
     <h2 id="queue-h">Queue usage over time</h2>
     <label for="qkey">flavor/resource <select id="qkey" value=${key} onChange=${(e: Event) => setKey((e.target as HTMLSelectElement).value)}>${keys.map((k) => html`<option value=${k}>${k}</option>`)}</select></label>
     ${data.xs.length > 0 ? html`<${Chart} id="queue-chart" title=${`quota used per ClusterQueue: ${key}`} xs=${data.xs} series=${data.series} yLabel=${key} yFormat=${(v: number) => String(round(v))} />` : html`<p>No queue samples.</p>`}
-    <table><thead><tr><th scope="col">ClusterQueue</th><th scope="col">cohort</th><th scope="col">nominal</th><th scope="col">peak usage</th></tr></thead>
+    <table class="figures"><thead><tr><th scope="col">ClusterQueue</th><th scope="col">cohort</th><th scope="col">nominal</th><th scope="col">peak usage</th></tr></thead>
       <tbody>${queues.map((q) => html`<tr><th scope="row">${q.name}</th><td>${q.cohort ?? '–'}</td><td>${q.nominal[key] ?? 0}</td><td>${round(peak(q.name))}</td></tr>`)}</tbody></table>
   </section>`;
 }
