@@ -129,6 +129,10 @@ describe('dashboard in Chromium against serve', async () => {
     assert.match(shown, /topology "default" allows to fit only 4 out of 5 pod\(s\)/);
     assert.ok(message.length > 0);
     assert.match((await page.locator('.blocker h3').textContent())!, /topology/);
+    // Block 2 is idle: one of its racks holds 4 of the 5 pods, the block all of them.
+    assert.equal(await page.locator('#best-level').textContent(), 'The lowest level where one domain holds all 5 pods of main now: block.');
+    assert.equal(await page.locator('table.fit tr:has(th:text-is("rack")) td').textContent(), '4 of 5');
+    await shot('dashboard-pending.png');
     await page.goto(`${s.url}/#/workloads`);
     await page.locator(`tr[data-workload="default/${w.metadata.name}"] td.reason`).waitFor();
     await shot('dashboard-workloads.png');

@@ -20,7 +20,11 @@ import { podRequests, resourceAmount, type ResourceAmounts } from '../api/resour
 import { parseTime } from '../api/time.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
 import { plainAmount, podRank, workloadStatus } from '../cluster/report.ts';
+import { fitByLevel } from '../placement/fit-levels.ts';
+import { buildTasFlavors } from '../placement/tas-flavors.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
+import type { TasFlavor } from '../placement/workload-placement.ts';
+import { HyperNodeTree } from '../topology/hypernode-tree.ts';
 import { topologyViews } from '../placement/topology-views.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Informer } from '../runtime/informer.ts';
@@ -104,6 +108,10 @@ export class DashboardModel {
   private resourcesCache: string[] = [];
   private viewsCache: ViewJson[] = [];
   private seqNo = 0;
+  /** TAS flavors with every bound pod's usage, for what would fit (built when first asked after a change). */
+  private fitFlavors: TasFlavor[] | undefined;
+  /** Pending Workloads the topology keeps out: redone when capacity changes. */
+  private readonly topologyBlocked = new Set<string>();
   private readonly listeners = new Set<() => void>();
 
   constructor(opts: DashboardModelOptions) {
@@ -138,7 +146,10 @@ export class DashboardModel {
       delete: (n) => this.markNode(n.metadata.name, true),
     });
     const podMark = (p: Pod) => {
-      if (p.spec?.nodeName) this.dirtyNodes.add(p.spec.nodeName);
+      if (p.spec?.nodeName) {
+        this.dirtyNodes.add(p.spec.nodeName);
+        this.capacityChanged();
+      }
       const w = p.metadata.annotations?.[KueueAnnotation.Workload];
       if (w !== undefined) this.dirtyWorkloads.add(`${p.metadata.namespace ?? 'default'}/${w}`);
       changed();
@@ -166,6 +177,7 @@ export class DashboardModel {
     for (const i of [this.clusterQueues, this.localQueues, this.cohorts] as unknown as Informer[]) i.addHandler({ add: queueMark, update: queueMark, delete: queueMark });
     const viewMark = () => {
       this.viewsDirty = true;
+      this.capacityChanged();
       changed();
     };
     for (const i of [this.flavors, this.topologies, this.hyperNodes] as unknown as Informer[]) i.addHandler({ add: viewMark, update: viewMark, delete: viewMark });
@@ -242,6 +254,7 @@ export class DashboardModel {
         else {
           d.removedWorkloads.push(key);
           this.history.delete(key);
+          this.topologyBlocked.delete(key);
         }
       }
       this.dirtyWorkloads.clear();
@@ -259,12 +272,51 @@ export class DashboardModel {
     return [this.nodes, this.pods, this.workloads, this.clusterQueues, this.localQueues, this.cohorts, this.flavors, this.topologies, this.hyperNodes, this.events] as unknown as Informer[];
   }
 
+  private capacityChanged(): void {
+    this.fitFlavors = undefined;
+    for (const k of this.topologyBlocked) this.dirtyWorkloads.add(k);
+  }
+
+  private tasFlavors(): TasFlavor[] {
+    if (this.fitFlavors) return this.fitFlavors;
+    const infos: NodeInfo[] = [];
+    for (const n of this.nodes.values()) {
+      const info = this.nodeInfo(n);
+      if (info) infos.push(info);
+    }
+    const hns = this.hyperNodes.list();
+    const tree = hns.length > 0 ? new HyperNodeTree(hns, infos) : undefined;
+    const { flavors } = buildTasFlavors({ flavors: this.flavors.list(), topologies: new Map(this.topologies.list().map((t) => [t.metadata.name, t])), tree, nodes: infos });
+    for (const p of this.pods.values()) {
+      if (!p.spec?.nodeName || isTerminal(p)) continue;
+      const { pods: _pods, ...requests } = this.podRequests(p);
+      for (const f of flavors) f.snapshot.addPod(objectKey(p), p.spec.nodeName, requests);
+    }
+    return (this.fitFlavors = flavors);
+  }
+
+  /** What blocks a pending Workload; for topology, what one domain of each level holds now. */
+  private blocker(key: string, w: Workload, message: string | null): BlockerJson | null {
+    this.topologyBlocked.delete(key);
+    if (message === null) return null;
+    const b = blockerOf(message);
+    if (b.kind !== 'topology') return b;
+    this.topologyBlocked.add(key);
+    try {
+      const fit = fitByLevel(w, this.tasFlavors());
+      return fit ? { ...b, fit } : b;
+    } catch {
+      return b;
+    }
+  }
+
   private notify(): void {
     for (const fn of this.listeners) fn();
   }
 
   private markNode(name: string, structural: boolean): void {
     this.dirtyNodes.add(name);
+    this.capacityChanged();
     if (structural) this.viewsDirty = true;
     this.notify();
   }
@@ -430,7 +482,7 @@ export class DashboardModel {
       podsRunning: pods.filter((p) => p.status?.phase === 'Running').length,
       created: timeMs(w.metadata.creationTimestamp),
       pendingReason,
-      blocker: pendingReason ? blockerOf(pendingReason) : null,
+      blocker: this.blocker(key, w, pendingReason),
       gang: ann[GangAnnotation.Name] ?? null,
       gangGroup,
       conditions,

@@ -61,10 +61,12 @@ export interface EventJson {
   object: string;
 }
 
-/** What keeps a pending Workload out: quota, topology (with the message naming the best fit), or something else. */
+/** What keeps a pending Workload out: quota, topology, or something else. */
 export interface BlockerJson {
   kind: 'quota' | 'topology' | 'other';
   text: string;
+  /** For topology: per level (lowest first) how many pods one domain holds now, and the lowest level that holds them all. */
+  fit?: { podSet: string; flavor: string; count: number; levels: { level: string; fit: number }[]; best: string | null };
 }
 
 export interface WorkloadJson {

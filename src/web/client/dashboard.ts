@@ -5,7 +5,7 @@
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { ClusterQueueJson, DashboardDelta, DashboardState, NodeJson, PodJson, ViewJson, WorkloadJson } from '../types.ts';
-import { age, amount, clockTime, STATUS_ORDER } from './format.ts';
+import { age, amount, clockTime, levelName, STATUS_ORDER } from './format.ts';
 import { html } from './html.ts';
 import { type ColourBy, Legend, NodeDetails, TopologyMap } from './topology.ts';
 import { rankMarks, ThemeToggle } from './common.ts';
@@ -268,6 +268,17 @@ function PodsTable(props: { pods: PodJson[] }) {
     <tbody>${props.pods.map((p) => html`<tr><td>${p.rank ?? '–'}</td><td>${p.name}</td><td>${p.podSet ?? '–'}</td><td>${p.node ?? '–'}</td><td>${p.phase}</td></tr>`)}</tbody></table>`;
 }
 
+/** Per level, how many pods one domain holds now, and the lowest level that holds them all. */
+function FitTable(props: { fit: NonNullable<NonNullable<WorkloadJson['blocker']>['fit']> }) {
+  const f = props.fit;
+  return html`<p id="best-level">${f.best !== null
+      ? `The lowest level where one domain holds all ${f.count} pods of ${f.podSet} now: ${levelName(f.best)}.`
+      : `No single domain holds all ${f.count} pods of ${f.podSet} now.`}</p>
+    <table class="fit"><caption>pods of ${f.podSet} that one domain holds now (flavor ${f.flavor})</caption>
+      <thead><tr><th scope="col">level</th><th scope="col">in the best domain</th></tr></thead>
+      <tbody>${f.levels.map((l) => html`<tr><th scope="row">${levelName(l.level)}</th><td>${l.fit} of ${f.count}${l.fit >= f.count ? ' ✓' : ''}</td></tr>`)}</tbody></table>`;
+}
+
 function WorkloadPage(props: { live: Live; wkey: string }) {
   const { live } = props;
   const w = live.workloads.get(props.wkey);
@@ -293,8 +304,10 @@ function WorkloadPage(props: { live: Live; wkey: string }) {
     </dl>
     ${w.blocker
       ? html`<div class="blocker" role="note" aria-label="why it is pending">
-          <h3>What stands in the way: ${w.blocker.kind === 'quota' ? 'quota' : w.blocker.kind === 'topology' ? 'topology (the best fit is in the message)' : 'see the reason'}</h3>
+          <h3>What stands in the way: ${w.blocker.kind === 'quota' ? 'quota' : w.blocker.kind === 'topology' ? 'the topology' : 'see the reason'}</h3>
           <p class="reason" id="pending-reason">${w.blocker.text}</p>
+          ${w.blocker.fit ? html`<${FitTable} fit=${w.blocker.fit} />` : null}
+          ${w.blocker.kind === 'quota' && w.clusterQueue ? html`${live.queues.clusterQueues.filter((c) => c.name === w.clusterQueue).map((cq) => html`<${QueueCard} cq=${cq} />`)}` : null}
         </div>`
       : null}
     <h3>Placement</h3>
