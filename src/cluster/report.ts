@@ -22,7 +22,7 @@ import { podSetGroupOffset } from '../controllers/ungate-plan.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
 import { topologyViews } from '../placement/topology-views.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
-import type { Node, ResourceFlavor, Topology } from '../api/objects.ts';
+import type { Node, PodSet, PodSetAssignment, ResourceFlavor, Topology } from '../api/objects.ts';
 import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';
@@ -193,26 +193,26 @@ export function podRank(p: PodRecord, w: Workload): number | null {
   return rank >= 0 ? rank : null;
 }
 
-function placementOf(rec: WorkloadRecord): ReportPlacement[] {
-  const out: ReportPlacement[] = [];
-  const name = rec.last.metadata.name;
-  for (const psa of rec.admission?.podSetAssignments ?? []) {
-    const ps = rec.last.spec.podSets.find((p) => p.name === psa.name);
-    const flavor = Object.values(psa.flavors ?? {})[0] ?? null;
-    let levels: string[] = [];
-    let domains: { values: string[]; count: number }[] = [];
-    if (psa.topologyAssignment) {
-      try {
-        const a = decodeAssignment(psa.topologyAssignment, {});
-        levels = a.levels;
-        domains = a.domains.map((d) => ({ values: d.values, count: d.count }));
-      } catch {
-        // Undecodable: reported without domains.
-      }
+/** One PodSetAssignment as the report (and the dashboard) shows it: flavor, count, the decoded topology assignment. */
+export function assignmentPlacement(psa: PodSetAssignment, podSets: readonly PodSet[]): Omit<ReportPlacement, 'workload'> {
+  const ps = podSets.find((p) => p.name === psa.name);
+  let levels: string[] = [];
+  let domains: { values: string[]; count: number }[] = [];
+  if (psa.topologyAssignment) {
+    try {
+      const a = decodeAssignment(psa.topologyAssignment, {});
+      levels = a.levels;
+      domains = a.domains.map((d) => ({ values: d.values, count: d.count }));
+    } catch {
+      // Undecodable: reported without domains.
     }
-    out.push({ workload: name, podSet: psa.name, flavor, count: psa.count ?? ps?.count ?? 0, levels, domains });
   }
-  return out;
+  return { podSet: psa.name, flavor: Object.values(psa.flavors ?? {})[0] ?? null, count: psa.count ?? ps?.count ?? 0, levels, domains };
+}
+
+function placementOf(rec: WorkloadRecord): ReportPlacement[] {
+  const name = rec.last.metadata.name;
+  return (rec.admission?.podSetAssignments ?? []).map((psa) => ({ workload: name, ...assignmentPlacement(psa, rec.last.spec.podSets) }));
 }
 
 function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {

@@ -19,10 +19,9 @@ import type { ClusterQueue, Cohort, LocalQueue } from '../api/queues.ts';
 import { podRequests, resourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
-import { plainAmount, podRank, workloadStatus } from '../cluster/report.ts';
+import { assignmentPlacement, plainAmount, podRank, workloadStatus } from '../cluster/report.ts';
 import { fitByLevel } from '../placement/fit-levels.ts';
 import { buildTasFlavors } from '../placement/tas-flavors.ts';
-import { decodeAssignment } from '../placement/tas-usage.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import { HyperNodeTree } from '../topology/hypernode-tree.ts';
 import { topologyViews } from '../placement/topology-views.ts';
@@ -437,21 +436,7 @@ export class DashboardModel {
         return { name: p.metadata.name, podSet: p.metadata.labels?.[KueueLabel.PodSet] ?? null, node: p.spec?.nodeName ?? null, rank, phase: p.status?.phase ?? 'Pending' };
       })
       .sort((a, b) => byString(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || byString(a.name, b.name));
-    const placement = (w.status?.admission?.podSetAssignments ?? []).map((psa) => {
-      let levels: string[] = [];
-      let domains: { values: string[]; count: number }[] = [];
-      if (psa.topologyAssignment) {
-        try {
-          const a = decodeAssignment(psa.topologyAssignment, {});
-          levels = a.levels;
-          domains = a.domains.map((d) => ({ values: d.values, count: d.count }));
-        } catch {
-          // Undecodable: shown without domains.
-        }
-      }
-      const ps = w.spec.podSets.find((p) => p.name === psa.name);
-      return { podSet: psa.name, flavor: Object.values(psa.flavors ?? {})[0] ?? null, count: psa.count ?? ps?.count ?? 0, levels, domains };
-    });
+    const placement = (w.status?.admission?.podSetAssignments ?? []).map((psa) => assignmentPlacement(psa, w.spec.podSets));
     const refs = [`Workload/${ns}/${w.metadata.name}`, ...(owner ? [`${owner.kind}/${ns}/${owner.name}`] : [])];
     const events: EventJson[] = [];
     for (const ref of refs) {
