@@ -13,17 +13,19 @@
 // encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
 // victims (bench/admission-preemption.ts); 6. the admission cycle: Kueue's baseline and tas
 // scheduler tests (15,000 Workloads each) replayed in virtual time, and one cycle over
-// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts). The heap figure needs
+// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts); 7. a restart on a
+// durable store of 100,000 objects (bench/restart-bench.ts). The heap figure needs
 // `global.gc`; without `--expose-gc` the script runs itself again with it.
 
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { CLI_START, measureCliStart } from './cli-start.ts';
+import { fillDataDir, RESTART_NODES, RESTART_OBJECTS, RESTART_RUNS, restartOnce } from './restart-bench.ts';
 import { runApiThroughput, runServeBaseline } from './serve-bench.ts';
 import { measurePaint } from './dashboard-paint.ts';
 import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
@@ -107,6 +109,7 @@ export const FIGURES = [
   { name: 'web.paint.topology.1k', unit: 'ms' },
   { name: 'web.paint.topology.10k', unit: 'ms' },
   { name: 'web.update.visible', unit: 'ms' },
+  { name: 'serve.restart.100k', unit: 'ms' },
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -599,6 +602,27 @@ async function runWeb(report: Report): Promise<void> {
   }
 }
 
+async function runRestart(report: Report): Promise<void> {
+  const name = 'serve.restart.100k';
+  if (!report.wants(name)) return;
+  const dir = mkdtempSync(join(os.tmpdir(), 'topoqueue-bench-restart-'));
+  try {
+    console.error(`serve.restart: writing ${RESTART_OBJECTS.toLocaleString('en-US')} objects to ${dir} ...`);
+    await fillDataDir(dir);
+    const bytes = readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+    const runs = [];
+    for (let i = 0; i < RESTART_RUNS; i++) runs.push(await restartOnce(dir));
+    const mid = [...runs].sort((a, b) => a.wallMs - b.wallMs)[Math.floor(runs.length / 2)]!;
+    report.add(
+      name,
+      mid.wallMs,
+      `median of ${runs.length} (${runs.map((r) => fmt(r.wallMs)).join(', ')} ms), spawn of serve --data-dir to listening; that run: CPU ${fmt(mid.cpuMs)} ms, store read back ${fmt(mid.openMs)} ms; ${mid.objects.toLocaleString('en-US')} objects (${RESTART_NODES.toLocaleString('en-US')} Nodes, the rest ~2.8 KiB Pods), ${fmt(bytes / 1e6)} MB on disk`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' } }, strict: true });
   if (typeof globalThis.gc !== 'function') {
@@ -625,6 +649,7 @@ async function main(): Promise<number> {
     await runSimulate(report);
     await runServe(report);
     await runWeb(report);
+    await runRestart(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);

@@ -45,6 +45,9 @@ export interface RunningServe {
   stop(): Promise<void>;
 }
 
+/** serve's config.minCycleIntervalMs (cluster time). */
+export const SERVE_CYCLE_INTERVAL_MS = 20;
+
 /** Namespaces every cluster has. */
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -99,7 +102,8 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     }
     if (store.opened.objects > 0) io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
   }
-  const cluster = new EmbeddedCluster({ clock, ...(store ? { store } : {}) });
+  // Real time: a burst of API writes makes one scheduling cycle, not one per write.
+  const cluster = new EmbeddedCluster({ clock, config: { minCycleIntervalMs: SERVE_CYCLE_INTERVAL_MS }, ...(store ? { store } : {}) });
   await cluster.start();
   // Objects already in the data directory stay as they are: -f adds only what is missing.
   const missing = (o: KObject) => !cluster.store.getSync(o.kind, cluster.store.namespaced(o.kind) ? (o.metadata.namespace ?? 'default') : undefined, o.metadata.name);

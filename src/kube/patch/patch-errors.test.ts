@@ -29,7 +29,7 @@ test('a malformed strategic merge patch is a 400 with Go text; a list of lists i
     isPatchError(400, /^map: map\[image:z\] does not contain declared merge key: name$/),
   );
   assert.throws(() => strategicMergePatch('v1', 'Pod', { metadata: { finalizers: ['a'] } }, { metadata: { finalizers: [['b']] } }), isPatchError(422, /lists of lists/));
-  assert.throws(() => strategicMergePatch('v1', 'Pod', {}, { metadata: { '$setElementOrder/finalizers': 'x' } }), isPatchError(400, /expected a slice, but received a string/));
+  assert.throws(() => strategicMergePatch('v1', 'Pod', { metadata: {} }, { metadata: { '$setElementOrder/finalizers': 'x' } }), isPatchError(400, /expected a slice, but received a string/));
 });
 
 test('the whole JSON root can be replaced or tested', () => {

@@ -90,7 +90,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, shape: Shape | undefi
       continue;
     }
     if (!Object.hasOwn(original, key)) {
-      if (!deleteList) setKey(original, key, fromPatch(value, child));
+      if (!deleteList && !hasDirective(value)) setKey(original, key, fromPatch(value));
       continue;
     }
     const current = original[key];
@@ -99,22 +99,37 @@ function mergeMap(original: JsonObject, patch: JsonObject, shape: Shape | undefi
       if (Array.isArray(current)) setKey(original, key, current.filter((v) => !value.includes(v)));
     } else if (isObject(current) && isObject(value)) setKey(original, key, mergeMap(current, value, child));
     else if (Array.isArray(current) && Array.isArray(value)) setKey(original, key, mergeListField(current, value, child).merged);
-    else setKey(original, key, fromPatch(value, child));
+    else if (hasDirective(value)) delete original[key];
+    else setKey(original, key, fromPatch(value));
   }
   return original;
 }
 
-/** A value from the patch where the live object has none: merged into an empty value, so directives apply and vanish. */
-function fromPatch(value: unknown, shape: Shape | undefined): unknown {
-  if (isObject(value)) return mergeMap({}, value, shape);
-  if (Array.isArray(value)) return mergeListField([], value, shape).merged;
-  return value;
+/**
+ * A value from the patch where the live object has none (or one of another type). Go drops
+ * its nulls and every map that carries `$patch` (a list element or a map value), and keeps the
+ * rest as it is; kube-apiserver's typed decoding then drops the other `$...` keys.
+ */
+function fromPatch(value: unknown): unknown {
+  if (Array.isArray(value)) return value.filter((v) => !hasDirective(v)).map(fromPatch);
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k.startsWith('$') || v === null || hasDirective(v)) continue;
+    setKey(out, k, fromPatch(v));
+  }
+  return out;
+}
+
+function hasDirective(value: unknown): boolean {
+  return isObject(value) && Object.hasOwn(value, DIRECTIVE);
 }
 
 /**
- * What `$patch: replace` leaves: Go takes the rest of the patch as it is, nested directives
- * included (a nested `{"$patch":"delete","name":"A"}` stays as the element `{"name":"A"}`), and
- * kube-apiserver's typed decoding then drops the `$...` keys and the nulls; so does this.
+ * A value Go copies from the patch untouched (a `$patch: replace` map or list, an element new
+ * to a keyed list, an atomic list): nested directives are not applied (a nested
+ * `{"$patch":"delete","name":"A"}` stays as the element `{"name":"A"}`), and kube-apiserver's
+ * typed decoding then drops the `$...` keys and the nulls; so does this.
  */
 function verbatim(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(verbatim);
@@ -161,7 +176,7 @@ interface MergedList {
 }
 
 function mergeListField(current: unknown[], patch: unknown[], shape: Shape | undefined): MergedList {
-  if (shape?.mergeKey === undefined && !shape?.primitiveMerge) return { merged: patch, backing: current }; // atomic
+  if (shape?.mergeKey === undefined && !shape?.primitiveMerge) return { merged: patch.map(verbatim), backing: current }; // atomic
   return mergeSlice(current, patch, shape);
 }
 
@@ -222,7 +237,7 @@ function mergeSlice(original: unknown[], patch: unknown[], shape: Shape): Merged
     const at = findByKey(merged, merged.length, key, element[key]);
     if (at >= 0) merged[at] = mergeMap(merged[at] as JsonObject, element, shape);
     else {
-      merged.push(fromPatch(element, shape));
+      merged.push(verbatim(element));
       if (merged.length <= backing.length) backing[merged.length - 1] = merged[merged.length - 1];
     }
   }
@@ -290,21 +305,35 @@ function normalizeElementOrder(inPatch: unknown[], serverOnly: unknown[], patchO
   return out;
 }
 
+/**
+ * Go's normalizeSliceOrder: sorts `items` by their place in `order`, with `$patch: delete`
+ * elements moved last. Go's comparator calls a pair "less" whenever either item is missing
+ * from `order`, so where some are missing the result is what Go's insertion sort (the whole of
+ * sort.SliceStable up to 20 items) makes of it; that is reproduced. Beyond 20 items, with some
+ * missing, Go's block merge is not reproduced and missing items go last.
+ */
 function sortByOrder(items: unknown[], order: unknown[], key: string | undefined): unknown[] {
+  let rest = items;
+  let deletions: unknown[] = [];
   if (key !== undefined) {
     for (const item of [...items, ...order]) {
       if (!isObject(item)) throw badArgType('map', item);
       if (!Object.hasOwn(item, key)) throw noMergeKey(item, key);
     }
+    rest = items.filter((item) => (item as JsonObject)[DIRECTIVE] !== 'delete');
+    deletions = items.filter((item) => (item as JsonObject)[DIRECTIVE] === 'delete');
   }
-  const rank = (item: unknown): number => {
-    const i = indexIn(order, item, key);
-    return i < 0 ? Number.POSITIVE_INFINITY : i;
-  };
-  return items
-    .map((item, at) => ({ item, at, rank: rank(item) }))
-    .sort((a, b) => (a.rank === b.rank ? a.at - b.at : a.rank - b.rank))
-    .map((x) => x.item);
+  const ranked = rest.map((item, at) => ({ item, at, rank: indexIn(order, item, key) }));
+  if (ranked.length <= 20) {
+    const less = (a: (typeof ranked)[number], b: (typeof ranked)[number]): boolean => (a.rank >= 0 && b.rank >= 0 ? a.rank < b.rank : true);
+    for (let i = 1; i < ranked.length; i++) {
+      for (let j = i; j > 0 && less(ranked[j]!, ranked[j - 1]!); j--) [ranked[j], ranked[j - 1]] = [ranked[j - 1]!, ranked[j]!];
+    }
+  } else {
+    const rank = (r: (typeof ranked)[number]): number => (r.rank < 0 ? Number.POSITIVE_INFINITY : r.rank);
+    ranked.sort((a, b) => (rank(a) === rank(b) ? a.at - b.at : rank(a) - rank(b)));
+  }
+  return [...ranked.map((r) => r.item), ...deletions];
 }
 
 // ---- $setElementOrder ------------------------------------------------------------------
@@ -328,7 +357,7 @@ function applySetElementOrder(original: JsonObject, patch: JsonObject, shape: Sh
     let merged: unknown[];
     let liveOrder = live;
     if (hasLive && !hasPatch) merged = live;
-    else if (!hasLive && hasPatch) merged = fromPatch(patched, child) as unknown[];
+    else if (!hasLive && hasPatch) merged = fromPatch(patched) as unknown[];
     else if (hasLive && hasPatch) ({ merged, backing: liveOrder } = mergeListField(live, patched, child));
     else continue;
     const kind = live.length + patched.length > 0 ? elementKind(live, patched) : 'scalar';

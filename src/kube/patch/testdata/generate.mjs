@@ -204,6 +204,11 @@ const strategic = [
   ['deployment-template-containers', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 1, template: { spec: { containers: [container('a'), container('b')] } } } }, { spec: { replicas: 2, template: { spec: { containers: [{ name: 'b', image: 'b:2' }] } } } }],
   ['events-k8s-io-event', { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, reason: 'R', note: 'n', series: { count: 1 } }, { series: { count: 2 }, note: null }],
   ['priority-class', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000, globalDefault: false }, { value: 2000, description: 'd' }],
+  ['element-new-to-a-keyed-list-is-taken-as-it-is', threeContainers(), { spec: { containers: [{ name: 'b', env: [{ $patch: 'delete', name: 'B' }, { name: 'C', value: null }] }] } }],
+  ['empty-set-element-order-with-new-items', threeContainers(), { spec: { '$setElementOrder/containers': [], containers: [{ name: 'e', image: 'e:1' }, { name: 'b', image: 'b:1' }] } }],
+  ['empty-set-element-order-primitive-list', pod(), { metadata: { '$setElementOrder/finalizers': [], finalizers: ['f2', 'f5'] } }],
+  ['new-field-drops-maps-with-patch-directives', (() => { const p = pod(); delete p.metadata.labels; delete p.spec.volumes; return p; })(), { metadata: { labels: { $patch: 'replace', z: '9' } }, spec: { volumes: [{ $patch: 'replace' }, { name: 'x', emptyDir: {} }, { $patch: 'delete', name: 'y' }], initContainers: [{ name: 'i', resources: { $patch: 'delete' }, env: [{ name: 'A', value: null }] }] } }],
+  ['set-element-order-new-list-drops-delete-elements', (() => { const p = pod(); delete p.spec.volumes; return p; })(), { spec: { '$setElementOrder/volumes': [{ name: 'b' }, { name: 'a' }], volumes: [{ $patch: 'delete', name: 'z' }, { name: 'b', emptyDir: {} }, { name: 'a', emptyDir: {} }] } }],
   ['empty-patch-is-identity', pod(), {}],
 ];
 
