@@ -50,7 +50,7 @@ export async function measurePaint(browser: Browser, nodes: number, runs = 3, ch
   const clock = new RealClock();
   const store = new MemoryStore({ clock });
   for (const o of paintCluster(nodes)) store.createSync(o);
-  const dash = await createDashboard({ store, clock });
+  const dash = createDashboard({ store, clock });
   const server = createServer((req, res) => {
     if (!dash.handle(req, res)) res.writeHead(404).end();
   });

@@ -114,7 +114,7 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
   for (const r of cluster.load(objects.filter(missing))) if (r.error) io.err(`note: not loaded: ${r.error}\n`);
   cluster.manager.startWorkers();
 
-  const dashboard = await createDashboard({ store: cluster.store, clock, title: 'serve' });
+  const dashboard = createDashboard({ store: cluster.store, clock, title: 'serve' });
   const server = new ApiServer({ store: cluster.store, clock, metrics: () => cluster.manager.metrics.text(), fallback: (req, res) => dashboard.handle(req, res) });
   let port: number;
   try {

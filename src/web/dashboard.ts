@@ -9,7 +9,8 @@
 //                         is older than N, then one `delta` per flush; a comment every 15 s
 //
 // Store changes are marked by the model's watches and flushed at most every 50 ms, so a
-// change reaches an open page well within a second.
+// change reaches an open page well within a second. The model starts (lists every kind and
+// watches) on the first request, so a server nobody looks at pays nothing for it.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../runtime/clock.ts';
@@ -31,6 +32,8 @@ export interface Dashboard {
   /** Serves a dashboard path and returns true, or returns false for a path that is not its own. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
   readonly model: DashboardModel;
+  /** Starts the model (lists every kind once, then watches); the first request does it too. */
+  ready(): Promise<void>;
   close(): void;
 }
 
@@ -41,11 +44,12 @@ export function isDashboardPath(pathname: string): boolean {
   return pathname === '/' || pathname === '/index.html' || pathname.startsWith('/ui/') || pathname === '/favicon.ico';
 }
 
-/** Starts the model (lists every kind once) and returns the handler. */
-export async function createDashboard(opts: DashboardOptions): Promise<Dashboard> {
+/** The handler; the model starts on the first request (or `ready()`). */
+export function createDashboard(opts: DashboardOptions): Dashboard {
   const clock = opts.clock ?? new RealClock();
   const model = new DashboardModel({ store: opts.store, clock });
-  await model.start();
+  let started: Promise<void> | undefined;
+  const ready = () => (started ??= model.start());
   const title = opts.title ? `topoqueue ${opts.title}` : 'topoqueue';
   const clients = new Set<ServerResponse>();
   const flushMs = opts.flushMs ?? 50;
@@ -95,6 +99,18 @@ export async function createDashboard(opts: DashboardOptions): Promise<Dashboard
       send(res, 405, 'text/plain; charset=utf-8', `dashboard: ${req.method} not allowed on ${url.pathname}\n`);
       return true;
     }
+    ready().then(
+      () => route(req, res, url),
+      (e) => fail(res, e),
+    );
+    return true;
+  };
+
+  const route = (req: IncomingMessage, res: ServerResponse, url: URL): void => {
+    if (closed) {
+      send(res, 503, 'text/plain; charset=utf-8', 'dashboard: stopping\n');
+      return;
+    }
     switch (url.pathname) {
       case '/':
       case '/index.html':
@@ -107,31 +123,31 @@ export async function createDashboard(opts: DashboardOptions): Promise<Dashboard
           },
           (e) => fail(res, e),
         );
-        return true;
+        return;
       case '/ui/app.js':
         webBundle().then(
           (b) => send(res, 200, 'text/javascript; charset=utf-8', b.js, 'no-cache'),
           (e) => fail(res, e),
         );
-        return true;
+        return;
       case '/ui/state':
         send(res, 200, 'application/json', JSON.stringify(model.state()));
-        return true;
+        return;
       case '/ui/events':
         events(req, res, Number(url.searchParams.get('since') ?? -1));
-        return true;
+        return;
       case '/favicon.ico':
         res.writeHead(204).end();
-        return true;
+        return;
       default:
         send(res, 404, 'text/plain; charset=utf-8', `dashboard: no page ${url.pathname}\n`);
-        return true;
     }
   };
 
   return {
     handle,
     model,
+    ready,
     close() {
       closed = true;
       if (timer !== undefined) clearTimeout(timer);
