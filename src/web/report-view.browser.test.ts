@@ -72,16 +72,23 @@ describe('report viewer in Chromium', async () => {
   });
 
   it("choosing a workload in the Gantt chart draws its pods' ranks on the topology", { skip: !browser && NO_BROWSER }, async () => {
-    const w = report.workloads.find((x) => x.kind === 'JobSet' && x.pods.length > 0)!;
+    const w = report.workloads.find((x) => x.kind === 'JobSet' && x.pods.length > 0 && x.evictions.length === 0)!;
     const key = `${w.namespace}/${w.name}`;
     await page.locator(`.g-row[data-workload="${key}"]`).focus();
     await page.keyboard.press('Enter');
     assert.equal(await page.locator('#pw').inputValue(), key);
-    const live = w.pods.filter((p) => p.phase !== 'Deleted');
-    const nodes = new Set((live.length > 0 ? live : w.pods).map((p) => p.node));
-    assert.equal(await page.locator('section[aria-labelledby="place-h"] text.mark').count(), nodes.size);
+    assert.equal(w.evictions.length, 0);
+    assert.equal(await page.locator('section[aria-labelledby="place-h"] text.mark').count(), new Set(w.pods.map((p) => p.node)).size);
     const cells = await page.locator('section[aria-labelledby="place-h"] g.cell[data-node]').count();
     assert.equal(cells, report.topology.nodes.length, 'every node of the report is drawn');
+    // Evicted and placed again: only the hosts of the last placement are marked.
+    const again = report.workloads.find((x) => x.evictions.length > 0 && x.placement.length > 0 && x.placement.every((p) => p.levels.at(-1) === 'kubernetes.io/hostname'))!;
+    await page.selectOption('#pw', `${again.namespace}/${again.name}`);
+    // (A node deleted later in the run is not in the report's topology, so not drawn.)
+    const present = new Set(report.topology.nodes.map((n) => n.name));
+    const hosts = new Set(again.placement.flatMap((p) => p.domains.map((d) => d.values.at(-1)!)).filter((h) => present.has(h)));
+    assert.ok(new Set(again.pods.map((p) => p.node)).size > hosts.size, 'the report lists pods of both placements');
+    assert.equal(await page.locator('section[aria-labelledby="place-h"] text.mark').count(), hosts.size);
     await page.evaluate(() => window.scrollTo(0, 0));
     if (updateScreenshots) await page.screenshot({ path: new URL('report-viewer.png', SHOTS).pathname, fullPage: true });
   });

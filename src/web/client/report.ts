@@ -165,6 +165,26 @@ function WaitSection(props: { r: SimulationReport }) {
   </section>`;
 }
 
+/**
+ * The pods of a workload's last placement: after an eviction the report still lists the
+ * pods of the earlier ones, so keep those whose node lies in a domain of the last
+ * assignment (compared at its levels, read from the view's paths).
+ */
+function lastPlacementPods(w: ReportWorkload, view: { levels: string[]; paths: Record<string, string[]> }): ReportWorkload['pods'] {
+  if (w.evictions.length === 0) return w.pods;
+  const inDomain = (node: string | null) => {
+    const path = node === null ? undefined : view.paths[node];
+    if (!path) return false;
+    return w.placement.some((p) => {
+      const at = p.levels.map((l) => view.levels.indexOf(l));
+      if (p.domains.length === 0 || at.some((i) => i < 0)) return true;
+      return p.domains.some((d) => at.every((i, k) => path[i] === d.values[k]));
+    });
+  };
+  const kept = w.pods.filter((p) => inDomain(p.node));
+  return kept.length > 0 ? kept : w.pods.filter((p) => p.phase !== 'Deleted');
+}
+
 function PlacementSection(props: { r: SimulationReport; selected: string; onSelect: (key: string) => void }) {
   const { r } = props;
   const topo = r.topology;
@@ -173,9 +193,7 @@ function PlacementSection(props: { r: SimulationReport; selected: string; onSele
   const w: ReportWorkload | undefined = r.workloads.find((x) => `${x.namespace}/${x.name}` === props.selected);
   const flavor = w?.placement.find((p) => p.flavor)?.flavor;
   const view = topo?.views.find((v) => v.flavor === flavor) ?? topo?.views[0];
-  // After an eviction the pods of the earlier placement were deleted: show the live ones.
-  const live = (w?.pods ?? []).filter((p) => p.phase !== 'Deleted');
-  const marks = rankMarks(live.length > 0 ? live : (w?.pods ?? []));
+  const marks = rankMarks(w && view ? lastPlacementPods(w, view) : []);
   const resources = [...new Set((topo?.nodes ?? []).flatMap((n) => Object.keys(n.capacity)))].sort();
   const res = resources.find((x) => x.endsWith('/gpu')) ?? 'cpu';
   const placed = r.workloads.filter((x) => x.pods.length > 0);
