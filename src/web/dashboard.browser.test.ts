@@ -8,41 +8,22 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { Node, Pod, Workload } from '../api/objects.ts';
+import type { KObject, Node, Pod, Workload } from '../api/objects.ts';
 import { podRequests } from '../api/resources.ts';
 import { mutable } from '../runtime/store.ts';
 import { launchBrowser, NO_BROWSER, updateScreenshots } from '../testing/browser.ts';
+import { batchJob, podTemplate } from '../testing/jobs.ts';
 import { eventually, KUBECTL_MISSING, startTestServer, type TestServer } from '../testing/kube.ts';
 
 const SHOTS = new URL('../../docs/images/', import.meta.url);
 const GPU = 'nvidia.com/gpu';
 
-const job = (name: string, opts: { pods: number; gpus: number; level: string; mode: 'required' | 'preferred'; run?: string }) => `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: ${name}
-  namespace: default
-  labels:
-    kueue.x-k8s.io/queue-name: user-queue
-spec:
-  parallelism: ${opts.pods}
-  completions: ${opts.pods}
-  completionMode: Indexed
-  template:
-    metadata:
-      annotations:
-        topoqueue.io/run-duration: ${opts.run ?? '10h'}
-        kueue.x-k8s.io/podset-${opts.mode}-topology: ${opts.level}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: trainer:latest
-        resources:
-          requests:
-            cpu: "4"
-            ${GPU}: "${opts.gpus}"
-`;
+/** A Job of `pods` pods of `gpus` GPUs each in the example's LocalQueue, with a topology request at `level`. */
+function job(name: string, opts: { pods: number; gpus: number; level: string; mode: 'required' | 'preferred' }): KObject {
+  const template = podTemplate({ cpu: '4', annotations: { 'topoqueue.io/run-duration': '10h', [`kueue.x-k8s.io/podset-${opts.mode}-topology`]: opts.level } });
+  template.spec.containers[0]!.resources!.requests![GPU] = String(opts.gpus);
+  return batchJob(name, { namespace: 'default', queue: 'user-queue', parallelism: opts.pods, completions: opts.pods, indexed: true, template });
+}
 
 describe('dashboard in Chromium against serve', async () => {
   const browser: Browser | undefined = KUBECTL_MISSING ? undefined : await launchBrowser();
@@ -51,9 +32,9 @@ describe('dashboard in Chromium against serve', async () => {
   let page: Page;
   const errors: string[] = [];
 
-  const apply = async (name: string, text: string) => {
-    const f = join(s.dir, `${name}.yaml`);
-    writeFileSync(f, text);
+  const apply = async (name: string, obj: KObject) => {
+    const f = join(s.dir, `${name}.json`);
+    writeFileSync(f, JSON.stringify(obj));
     const r = await s.kubectl(['apply', '-f', f]);
     assert.equal(r.code, 0, r.stderr);
   };
