@@ -571,7 +571,7 @@ async function runServe(report: Report): Promise<void> {
     report.add(
       'serve.peer-baseline.15k',
       r.wallMs / 1000,
-      `wall, first create to last finish (server CPU ${fmt(r.serverCpuS)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
+      `wall, first create to last finish (server CPU ${fmt(r.serverCpuS)} s, ${r.rewatches} re-watches); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
     );
   }
   if (report.wantsAny('serve.api.')) {
