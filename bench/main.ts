@@ -28,6 +28,8 @@ import { Bench } from 'tinybench';
 import { CLI_START, measureCliStart } from './cli-start.ts';
 import { fillDataDir, RESTART_NODES, RESTART_OBJECTS, RESTART_RUNS, restartOnce } from './restart-bench.ts';
 import { runApiThroughput, runServeBaseline } from './serve-bench.ts';
+import { measurePaint } from './dashboard-paint.ts';
+import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
 import { printDigests } from './admission-digest.ts';
@@ -106,6 +108,9 @@ export const FIGURES = [
   { name: 'serve.api.create-pods.10k', unit: '/s', higher: true },
   { name: 'serve.api.watch-events.10k', unit: '/s', higher: true },
   { name: 'serve.api.get.p99', unit: 'ms' },
+  { name: 'web.paint.topology.1k', unit: 'ms' },
+  { name: 'web.paint.topology.10k', unit: 'ms' },
+  { name: 'web.update.visible', unit: 'ms' },
   { name: 'serve.restart.100k', unit: 'ms' },
 ] as const;
 
@@ -580,6 +585,25 @@ async function runServe(report: Report): Promise<void> {
   }
 }
 
+async function runWeb(report: Report): Promise<void> {
+  if (!report.wantsAny('web.')) return;
+  const browser = await launchBrowser();
+  if (!browser) {
+    console.error(`web: ${NO_BROWSER}`);
+    return;
+  }
+  try {
+    console.error('web: the dashboard in Chromium, 1,000 and 10,000 nodes ...');
+    const small = await measurePaint(browser, 1000);
+    report.add('web.paint.topology.1k', small.firstPaintMs, `navigation start to the first frame with the map, median of 3 loads; page ${Math.round(small.pageBytes / 1024)} KiB (state embedded)`);
+    const large = await measurePaint(browser, 10_000);
+    report.add('web.paint.topology.10k', large.firstPaintMs, `as web.paint.topology.1k, aggregated to racks; page ${Math.round(large.pageBytes / 1024)} KiB`);
+    report.add('web.update.visible', Math.max(small.updateMs, large.updateMs), `a node cordoned in the store until the page shows it: ${fmt(small.updateMs)} ms at 1,000 nodes, ${fmt(large.updateMs)} ms at 10,000`);
+  } finally {
+    await browser.close();
+  }
+}
+
 async function runRestart(report: Report): Promise<void> {
   const name = 'serve.restart.100k';
   if (!report.wants(name)) return;
@@ -631,6 +655,7 @@ async function main(): Promise<number> {
     runAdmissionCycle(report);
     await runSimulate(report);
     await runServe(report);
+    await runWeb(report);
     await runRestart(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {

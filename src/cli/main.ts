@@ -117,11 +117,24 @@ export function buildProgram(io: Io): Command {
     .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
     .option('--until <duration|idle>', 'stop at this virtual time from the start (Go duration, e.g. 24h), or when nothing is left to do', 'idle')
     .option('--report <file>', 'write the JSON report (docs/simulate.md) to this file')
-    .action(async (opts: { filename: string[]; until: string; report?: string }) => {
+    .option('--html <file>', 'also write the report viewer (one self-contained HTML file, docs/dashboard.md) to this file')
+    .action(async (opts: { filename: string[]; until: string; report?: string; html?: string }) => {
       requireFiles(opts.filename);
       const { simulateCommand } = await import('./simulate.ts');
       const r = await simulateCommand(opts, io);
       if (r.code !== 0) throw new UsageExit(r.code);
+    });
+
+  const report = program.command('report').description('look at simulation reports');
+  report
+    .command('view')
+    .description('write a simulation report as one self-contained HTML file (charts, Gantt chart, placements; opens offline)')
+    .argument('<report.json>', 'a report written by `simulate --report`')
+    .option('-o, --output <file>', 'the HTML file to write (default: the report\'s name with .html)')
+    .action(async (file: string, opts: { output?: string }) => {
+      const { writeReportHtml } = await import('./report-view.ts');
+      const out = await writeReportHtml(file, opts.output);
+      io.err(`topoqueue: wrote ${out}\n`);
     });
 
   const topology = program.command('topology').description('inspect topologies');

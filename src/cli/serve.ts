@@ -5,6 +5,7 @@
 //    centre when there is no -f;
 // 2. start the cluster (webhooks, informers, workers) on a clock sped up --time-scale times;
 // 3. create the objects, then serve the API on --address:--port and write a kubeconfig;
+//    the dashboard (web/dashboard.ts) answers the paths the API does not, `/` first;
 // 4. on SIGTERM/SIGINT: stop accepting requests, let in-flight writes finish, stop.
 
 import { writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { ApiServer } from '../kube/server.ts';
 import { ScaledClock } from '../runtime/clock.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
 import { DurableStoreError, openDurableStore, type DurableStore } from '../runtime/durable-store.ts';
+import { createDashboard, type Dashboard } from '../web/dashboard.ts';
 import { loadManifests } from './load.ts';
 import { exampleDataCentre } from './serve-example.ts';
 
@@ -40,6 +42,7 @@ export interface RunningServe {
   kubeconfig: string;
   cluster: EmbeddedCluster;
   server: ApiServer;
+  dashboard: Dashboard;
   /** Graceful stop: no new requests, in-flight writes finish, controllers stop. */
   stop(): Promise<void>;
 }
@@ -135,11 +138,13 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
   for (const r of cluster.load(objects.filter(missing))) if (r.error) io.err(`note: not loaded: ${r.error}\n`);
   cluster.manager.startWorkers();
 
-  const server = new ApiServer({ store: cluster.store, clock, metrics: () => cluster.manager.metrics.text() });
+  const dashboard = createDashboard({ store: cluster.store, clock, title: 'serve' });
+  const server = new ApiServer({ store: cluster.store, clock, metrics: () => cluster.manager.metrics.text(), fallback: (req, res) => dashboard.handle(req, res) });
   let port: number;
   try {
     port = await server.listen(args.port, args.address);
   } catch (e) {
+    dashboard.close();
     cluster.stop();
     await store?.close();
     throw new InputError({ field: '--port' }, `cannot listen on ${args.address}:${args.port}: ${(e as Error).message}`);
@@ -149,16 +154,19 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
   const kubeconfig = resolve(args.kubeconfig ?? 'topoqueue.kubeconfig');
   writeFileSync(kubeconfig, kubeconfigText(url));
   io.err(`topoqueue: serving the Kubernetes API on ${url} (port ${port}, time scale ${args.timeScale}); kubeconfig ${kubeconfig}\n`);
+  io.err(`topoqueue: dashboard on ${url}/\n`);
   io.out(`kubectl --kubeconfig ${kubeconfig} get workloads -A\n`);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      // The dashboard's event streams first: the server waits for open connections to end.
+      dashboard.close();
       await server.close();
       cluster.stop();
       await store?.close();
     })());
-  return { port, kubeconfig, cluster, server, stop };
+  return { port, kubeconfig, cluster, server, dashboard, stop };
 }
 
 /** `topoqueue serve`: runs until SIGTERM or SIGINT. */

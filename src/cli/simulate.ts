@@ -4,7 +4,8 @@
 //    plus what only a simulation reads: `topoqueue.io/submit-at` and SimulationEvents;
 // 2. run (cluster/simulation.ts), with a progress line on stderr: one updating line on a
 //    terminal, a plain line per virtual hour otherwise;
-// 3. write the JSON report (`--report`), print the human summary on stdout.
+// 3. write the JSON report (`--report`) and its viewer (`--html`), print the human summary
+//    on stdout.
 // Exit 0 when the run completed with no invariant violation, 1 when there were
 // violations (a bug: the report lists them), 2 on bad input.
 
@@ -32,6 +33,8 @@ export interface SimulateArgs {
   /** `idle` or a Go duration. */
   until?: string;
   report?: string;
+  /** Also write the report viewer (one self-contained HTML file) here. */
+  html?: string;
 }
 
 /** `--until`: milliseconds, or undefined for `idle`. */
@@ -102,6 +105,15 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
       writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);
     } catch (e) {
       throw new InputError({ field: '--report' }, `cannot write ${args.report}: ${(e as Error).message}`);
+    }
+  }
+  if (args.html !== undefined) {
+    const { reportHtml } = await import('../web/report-view.ts');
+    const page = await reportHtml(report, { title: `topoqueue report ${args.filename.join(', ')}` });
+    try {
+      writeFileSync(args.html, page);
+    } catch (e) {
+      throw new InputError({ field: '--html' }, `cannot write ${args.html}: ${(e as Error).message}`);
     }
   }
   io.out(summarize(report));

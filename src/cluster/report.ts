@@ -20,6 +20,10 @@ import { formatTime } from '../api/time.ts';
 import { podSetGroupOffset } from '../placement/ungate-plan.ts';
 import { compareStrings } from '../api/values.ts';
 import { decodeAssignment } from '../placement/tas-usage.ts';
+import { topologyViews } from '../placement/topology-views.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
+import type { Node, PodSet, PodSetAssignment, ResourceFlavor, Topology } from '../api/objects.ts';
+import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';
 import type { EntryRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
@@ -90,6 +94,13 @@ export interface ReportQueue {
   usage: { at: number; admitted: number; pending: number; usage: Record<string, number> }[];
 }
 
+/** The cluster's nodes at the end of the run and where each sits, per TAS flavor (for pictures). */
+export interface ReportTopology {
+  /** Every node at the end, by name: its allocatable (plain units), Ready and schedulable. */
+  nodes: { name: string; capacity: Record<string, number>; ready: boolean; unschedulable: boolean }[];
+  views: { name: string; flavor: string | null; source: string; levels: string[]; paths: Record<string, string[]> }[];
+}
+
 export interface SimulationReport {
   apiVersion: typeof REPORT_API_VERSION;
   kind: 'SimulationReport';
@@ -123,6 +134,7 @@ export interface SimulationReport {
     mean: Record<string, number>;
     series: { at: number; used: Record<string, number>; capacity: Record<string, number> }[];
   };
+  topology: ReportTopology;
   violations: Violation[];
   violationsDropped: number;
   refused: { at: number; object: string; file: string | null; message: string }[];
@@ -180,26 +192,26 @@ export function podRank(p: PodRecord, w: Workload): number | null {
   return rank >= 0 ? rank : null;
 }
 
-function placementOf(rec: WorkloadRecord): ReportPlacement[] {
-  const out: ReportPlacement[] = [];
-  const name = rec.last.metadata.name;
-  for (const psa of rec.admission?.podSetAssignments ?? []) {
-    const ps = rec.last.spec.podSets.find((p) => p.name === psa.name);
-    const flavor = Object.values(psa.flavors ?? {})[0] ?? null;
-    let levels: string[] = [];
-    let domains: { values: string[]; count: number }[] = [];
-    if (psa.topologyAssignment) {
-      try {
-        const a = decodeAssignment(psa.topologyAssignment, {});
-        levels = a.levels;
-        domains = a.domains.map((d) => ({ values: d.values, count: d.count }));
-      } catch {
-        // Undecodable: reported without domains.
-      }
+/** One PodSetAssignment as the report (and the dashboard) shows it: flavor, count, the decoded topology assignment. */
+export function assignmentPlacement(psa: PodSetAssignment, podSets: readonly PodSet[]): Omit<ReportPlacement, 'workload'> {
+  const ps = podSets.find((p) => p.name === psa.name);
+  let levels: string[] = [];
+  let domains: { values: string[]; count: number }[] = [];
+  if (psa.topologyAssignment) {
+    try {
+      const a = decodeAssignment(psa.topologyAssignment, {});
+      levels = a.levels;
+      domains = a.domains.map((d) => ({ values: d.values, count: d.count }));
+    } catch {
+      // Undecodable: reported without domains.
     }
-    out.push({ workload: name, podSet: psa.name, flavor, count: psa.count ?? ps?.count ?? 0, levels, domains });
   }
-  return out;
+  return { podSet: psa.name, flavor: Object.values(psa.flavors ?? {})[0] ?? null, count: psa.count ?? ps?.count ?? 0, levels, domains };
+}
+
+function placementOf(rec: WorkloadRecord): ReportPlacement[] {
+  const name = rec.last.metadata.name;
+  return (rec.admission?.podSetAssignments ?? []).map((psa) => ({ workload: name, ...assignmentPlacement(psa, rec.last.spec.podSets) }));
 }
 
 function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
@@ -354,6 +366,29 @@ function utilizationReport(run: SimulationRun): SimulationReport['utilization'] 
   return { resources: names, mean, series };
 }
 
+function topologyReport(run: SimulationRun): ReportTopology {
+  const store = run.cluster.store;
+  const infos: NodeInfo[] = [];
+  for (const n of store.listSync<Node>('Node')) {
+    try {
+      infos.push(nodeInfoFromNode(n));
+    } catch {
+      // A node with a bad allocatable: left out of the picture (the run reported it).
+    }
+  }
+  infos.sort((a, b) => byString(a.name, b.name));
+  const views = topologyViews({
+    flavors: store.listSync<ResourceFlavor>('ResourceFlavor'),
+    topologies: store.listSync<Topology>('Topology'),
+    hyperNodes: store.listSync<HyperNode>('HyperNode'),
+    nodes: infos,
+  });
+  return {
+    nodes: infos.map((n) => ({ name: n.name, capacity: plainMap(n.allocatable), ready: n.ready, unschedulable: n.unschedulable })),
+    views: views.map((v) => ({ name: v.name, flavor: v.flavor, source: v.source, levels: v.levels, paths: Object.fromEntries(v.paths) })),
+  };
+}
+
 /** No queue name, no Workload, nothing refused: left to the cluster as it is. */
 function unmanaged(e: EntryRecord): boolean {
   return e.queue === undefined && e.workloads.length === 0 && e.errors.length === 0 && e.submittedAt !== undefined;
@@ -415,6 +450,7 @@ export function buildReport(run: SimulationRun): SimulationReport {
     unmanaged: others,
     queues: queuesReport(run),
     utilization,
+    topology: topologyReport(run),
     violations: [...run.checker.violations],
     violationsDropped: run.checker.dropped,
     refused: run.refused.map((r) => ({ at: r.atMs / 1000, object: r.object, file: r.where.file ?? null, message: r.message })),

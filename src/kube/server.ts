@@ -85,6 +85,8 @@ export interface ApiServerOptions {
   bookmarkMs?: number;
   /** Warnings added to every write's response (e.g. that the cluster is simulated). */
   writeWarnings?: readonly string[];
+  /** Asked for a GET of a path the API does not serve (e.g. the dashboard's `/`); true when it answered. */
+  fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -286,6 +288,7 @@ export class ApiServer {
       const doc = openApiDocument(segs.slice(2).join('/'));
       if (doc !== undefined) return this.text(reply, 200, doc, 'application/json');
     }
+    if (this.opts.fallback?.(req, reply.res)) return;
     throw noSuchPath();
   }
 
