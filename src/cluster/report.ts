@@ -376,7 +376,7 @@ function topologyReport(run: SimulationRun): ReportTopology {
       // A node with a bad allocatable: left out of the picture (the run reported it).
     }
   }
-  infos.sort((a, b) => byString(a.name, b.name));
+  infos.sort((a, b) => compareStrings(a.name, b.name));
   const views = topologyViews({
     flavors: store.listSync<ResourceFlavor>('ResourceFlavor'),
     topologies: store.listSync<Topology>('Topology'),
