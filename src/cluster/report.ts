@@ -151,7 +151,8 @@ export function plainAmount(resource: string, n: number): number {
   return Math.round(v * 1e6) / 1e6;
 }
 
-function plainMap(m: Record<string, number>): Record<string, number> {
+/** Resource amounts in plain units (cores, bytes, counts), keys in order. */
+export function plainMap(m: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k of Object.keys(m).sort(compareStrings)) out[k] = plainAmount(k, m[k]!);
   return out;

@@ -13,13 +13,14 @@
 
 import { GangAnnotation } from '../api/gang.ts';
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
-import type { Condition, KObject, Node, Pod, ResourceFlavor, Topology, Workload } from '../api/objects.ts';
+import { isTerminal, type Condition, type KObject, type Node, type Pod, type ResourceFlavor, type Topology, type Workload } from '../api/objects.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import type { ClusterQueue, Cohort, LocalQueue } from '../api/queues.ts';
 import { podRequests, resourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
+import { compareStrings } from '../api/values.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
-import { assignmentPlacement, plainAmount, podRank, workloadStatus } from '../cluster/report.ts';
+import { assignmentPlacement, plainAmount, plainMap, podRank, workloadStatus } from '../cluster/report.ts';
 import { fitByLevel } from '../placement/fit-levels.ts';
 import { buildTasFlavors } from '../placement/tas-flavors.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
@@ -48,18 +49,11 @@ type AnyEvent = KObject & {
   eventTime?: string;
 };
 
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const isTerminal = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const timeMs = (s: string | undefined): number | null => {
   const t = parseTime(s);
   return t === undefined ? null : t * 1000;
 };
 
-function plainMap(m: ResourceAmounts): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of Object.keys(m).sort(byString)) out[k] = plainAmount(k, m[k]!);
-  return out;
-}
 
 /** The quota amount of a quantity string in plain units, or 0 when it cannot be read. */
 function quotaAmount(resource: string, q: string | number | undefined): number {
@@ -218,8 +212,8 @@ export class DashboardModel {
       resources: this.resourcesCache,
       defaultResource: defaultResource(this.resourcesCache),
       views: this.viewsCache,
-      nodes: [...this.nodes.values()].map((n) => this.nodeJson(n.metadata.name)!).sort((a, b) => byString(a.name, b.name)),
-      workloads: [...this.workloads.values()].map((w) => this.workloadJson(objectKey(w))!).sort((a, b) => byString(a.key, b.key)),
+      nodes: [...this.nodes.values()].map((n) => this.nodeJson(n.metadata.name)!).sort((a, b) => compareStrings(a.name, b.name)),
+      workloads: [...this.workloads.values()].map((w) => this.workloadJson(objectKey(w))!).sort((a, b) => compareStrings(a.key, b.key)),
       queues: this.queuesJson(),
     };
   }
@@ -368,7 +362,7 @@ export class DashboardModel {
       infos.push(info);
       for (const r in info.allocatable) resources.add(r);
     }
-    this.resourcesCache = [...resources].sort(byString);
+    this.resourcesCache = [...resources].sort(compareStrings);
     this.viewsCache = topologyViews({ flavors: this.flavors.list(), topologies: this.topologies.list(), hyperNodes: this.hyperNodes.list(), nodes: infos }).map((v) => ({
       name: v.name,
       flavor: v.flavor,
@@ -406,7 +400,7 @@ export class DashboardModel {
       const w = p.metadata.annotations?.[KueueAnnotation.Workload];
       if (w !== undefined) workloads.add(`${p.metadata.namespace ?? 'default'}/${w}`);
     }
-    pods.sort(byString);
+    pods.sort(compareStrings);
     return {
       name,
       capacity: plainMap(info?.allocatable ?? {}),
@@ -415,7 +409,7 @@ export class DashboardModel {
       unschedulable: info?.unschedulable ?? false,
       taints: (n.spec?.taints ?? []).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`),
       pods,
-      workloads: [...workloads].sort(byString),
+      workloads: [...workloads].sort(compareStrings),
     };
   }
 
@@ -435,7 +429,7 @@ export class DashboardModel {
         const rank = podRank({ key: objectKey(p), name: p.metadata.name, workload: key, podSet: p.metadata.labels?.[KueueLabel.PodSet], phase: p.status?.phase ?? 'Pending', labels: p.metadata.labels ?? {}, offset: p.metadata.annotations?.[KueueAnnotation.PodIndexOffset] }, w);
         return { name: p.metadata.name, podSet: p.metadata.labels?.[KueueLabel.PodSet] ?? null, node: p.spec?.nodeName ?? null, rank, phase: p.status?.phase ?? 'Pending' };
       })
-      .sort((a, b) => byString(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || byString(a.name, b.name));
+      .sort((a, b) => compareStrings(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || compareStrings(a.name, b.name));
     const placement = (w.status?.admission?.podSetAssignments ?? []).map((psa) => assignmentPlacement(psa, w.spec.podSets));
     const refs = [`Workload/${ns}/${w.metadata.name}`, ...(owner ? [`${owner.kind}/${ns}/${owner.name}`] : [])];
     const events: EventJson[] = [];
@@ -519,8 +513,8 @@ export class DashboardModel {
         }
       }
     }
-    const localQueues = [...this.localQueues.values()].sort((a, b) => byString(objectKey(a), objectKey(b)));
-    for (const cq of [...this.clusterQueues.values()].sort((a, b) => byString(a.metadata.name, b.metadata.name))) {
+    const localQueues = [...this.localQueues.values()].sort((a, b) => compareStrings(objectKey(a), objectKey(b)));
+    for (const cq of [...this.clusterQueues.values()].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))) {
       const name = cq.metadata.name;
       const u = usage.get(name) ?? new Map<string, number>();
       const resources = [];
@@ -555,7 +549,7 @@ export class DashboardModel {
     }
     const cohortNames = new Set<string>([...this.cohorts.values()].map((c) => c.metadata.name));
     for (const c of cqs) if (c.cohort) cohortNames.add(c.cohort);
-    const cohorts = [...cohortNames].sort(byString).map((name) => ({
+    const cohorts = [...cohortNames].sort(compareStrings).map((name) => ({
       name,
       parent: this.cohorts.get(undefined, name)?.spec.parentName ?? null,
       clusterQueues: cqs.filter((c) => c.cohort === name).map((c) => c.name),
