@@ -38,7 +38,7 @@ import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
 import { objectKey, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
-import { replaceFailedNode } from './scheduler-replace.ts';
+import { replaceFailedNodes } from './scheduler-replace.ts';
 import { type ConfigProblem, isPendingCandidate, POD_WORKLOAD_INDEX, podWorkloadKeys, type SchedulerCaches, SchedulerState, type Unqueued } from './scheduler-state.ts';
 
 export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Requeue: 'requeue' } as const;
@@ -383,9 +383,9 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     let changed = false;
     for (const key of keys) {
       const w = this.caches.workloads.get(key);
-      const node = w?.status?.unhealthyNodes?.[0]?.name;
-      if (!w || node === undefined || !s.snap.admitted.has(key)) continue;
-      const rep = replaceFailedNode(s.snap, key, node, this.placement, this.ctx.config.gates, s.hostnameOf(node));
+      const nodes = (w?.status?.unhealthyNodes ?? []).map((n) => n.name);
+      if (!w || nodes.length === 0 || !s.snap.admitted.has(key)) continue;
+      const rep = replaceFailedNodes(s.snap, key, nodes, this.placement, this.ctx.config.gates, (n) => s.hostnameOf(n));
       if (rep.kind === 'skip') continue;
       changed = true;
       const { namespace, name } = splitKey(key);
@@ -400,7 +400,10 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
             (x) => {
               if (JSON.stringify(x.status?.admission) !== seen || isTrue(x, WorkloadCondition.Evicted)) return false;
               x.status = { ...x.status!, admission: { ...x.status!.admission!, podSetAssignments: rep.podSetAssignments } };
-              delete x.status.unhealthyNodes;
+              // Nodes listed since this pass read the Workload stay for the next one.
+              const rest = (x.status.unhealthyNodes ?? []).filter((n) => !nodes.includes(n.name));
+              if (rest.length > 0) x.status.unhealthyNodes = rest;
+              else delete x.status.unhealthyNodes;
             },
             { status: true },
           );
@@ -409,7 +412,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
             continue;
           }
           s.replaced(rep.admitted, r.object);
-          this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node ${node} have a new place in the topology assignment`);
+          this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node(s) ${nodes.join(', ')} have a new place in the topology assignment`);
         } else {
           const r = await retryOnConflict(
             this.ctx.store,
