@@ -30,6 +30,16 @@ describe('gang groups', () => {
     assert.match(statusOf(no, 'ns-a/a').message!, /ns-b\/b/);
   });
 
+  it('in a gang group, each member\'s pending message names that member as the current gang', () => {
+    const group = ['default/a', 'default/b'];
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+    env.submit(wl('a').queue('q').pods(2, { cpu: '1' }).gang(2, { groups: group }).build(), wl('b').queue('q').pods(1, { cpu: '1' }).gang(2, { groups: group }).build());
+    const r = env.settle();
+    const prefix = 'gangGroup [default/a default/b] basic check: memberGangs [default/a default/b] child pod not collect enough, current gang: ';
+    assert.equal(statusOf(r, 'default/a').message, `${prefix}default/a`);
+    assert.equal(statusOf(r, 'default/b').message, `${prefix}default/b`);
+  });
+
   it('a group naming a gang that does not exist waits: memberGangs doesn\'t exists', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
     env.submit(wl('a').queue('q').pods(1, { cpu: '1' }).gang(1, { groups: ['default/a', 'default/typo'] }).build());
