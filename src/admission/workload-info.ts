@@ -3,7 +3,7 @@
 // the seed's annotations (docs/api.md "Gangs"). Reading never throws: a Workload whose
 // requests cannot be read carries `invalid` and is reported pending as Misconfigured.
 
-import { GangAnnotation, GangMode, gangId, parseGoDuration, DEFAULT_GANG_TIMEOUT_SECONDS } from '../api/gang.ts';
+import { GangAnnotation, GangLabel, GangMode, GangWorkloadKey, gangId, parseGoDuration, parseSubPriority, DEFAULT_GANG_TIMEOUT_SECONDS } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { PodSet, Workload } from '../api/objects.ts';
 import { podRequests, type ResourceAmounts } from '../api/resources.ts';
@@ -49,7 +49,12 @@ export interface WorkloadInfo {
   /** LocalQueue name (spec.queueName, else the queue-name label). */
   queueName?: string;
   priority: number;
-  /** Queue order: creation time, or the eviction time when requeued after a PodsReady timeout. */
+  /** Koordinator's sub-priority (label koordinator.sh/priority): breaks ties of `priority`, higher first. */
+  subPriority: number;
+  /**
+   * Queue order: creation time (a gang's: its PodGroup's or earliest pod's, from
+   * topoqueue.io/queue-timestamp), or the eviction time when requeued after a PodsReady timeout.
+   */
   timestamp: number;
   podSets: PodSetInfo[];
   gang?: GangInfo;
@@ -103,7 +108,7 @@ export function workloadPriority(w: Workload, classes: ReadonlyMap<string, numbe
 
 export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> = new Map(), evictionTimestamp = true): WorkloadInfo {
   const namespace = w.metadata.namespace ?? 'default';
-  const created = parseTime(w.metadata.creationTimestamp) ?? 0;
+  const created = parseTime(w.metadata.annotations?.[GangWorkloadKey.QueueTimestamp]) ?? parseTime(w.metadata.creationTimestamp) ?? 0;
   let timestamp = created;
   const evicted = findCondition(w, 'Evicted');
   if (evictionTimestamp && evicted?.status === 'True' && (evicted.reason === 'PodsReadyTimeout' || evicted.reason === 'AdmissionCheck')) {
@@ -125,6 +130,7 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
     namespace,
     queueName: w.spec.queueName ?? w.metadata.labels?.[KueueLabel.QueueName],
     priority: workloadPriority(w, classes),
+    subPriority: parseSubPriority(w.metadata.labels?.[GangLabel.SubPriority]),
     timestamp,
     podSets,
     gang: gangOf(w, namespace),

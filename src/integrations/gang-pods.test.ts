@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GangAnnotation, GangApiVersion, GangLabel } from '../api/gang.ts';
+import { GangAnnotation, GangApiVersion, GangLabel, GangWorkloadKey } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod } from '../api/objects.ts';
 import { GangWorkloadAnnotation, workloadsFromGangsAndPods } from './gang-pods.ts';
@@ -373,4 +373,40 @@ test('gang Workloads take the priority class from the pods\' kueue.x-k8s.io/prio
   const r = workloadsFromGangsAndPods(docs(pod('a').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard'), pod('b').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard')));
   assert.deepEqual(r.errors, []);
   assert.equal(r.workloads[0]!.workload.spec.priorityClassRef?.name, 'standard');
+});
+
+test('a gang Workload\'s queue order is its PodGroup\'s creation time, else its earliest pod\'s', () => {
+  const pg = podGroup('pg', { minMember: 1 });
+  pg.metadata.creationTimestamp = '2026-01-01T10:00:00Z';
+  const p1 = pod('a-0').podGroup('pg').build();
+  p1.metadata.creationTimestamp = '2026-01-01T09:00:00Z';
+  const fromGroup = workloadsFromGangsAndPods(docs(pg, p1));
+  assert.equal(fromGroup.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], '2026-01-01T10:00:00Z');
+  const late = pod('b-1').gang('b', 2).build();
+  late.metadata.creationTimestamp = '2026-01-02T08:00:00Z';
+  const early = pod('b-2').gang('b').build();
+  early.metadata.creationTimestamp = '2026-01-02T07:00:00Z';
+  const fromPods = workloadsFromGangsAndPods(docs(late, early));
+  assert.equal(fromPods.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], '2026-01-02T07:00:00Z');
+  assert.equal(workloadsFromGangsAndPods(docs(pod('c-0').gang('c', 1))).workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], undefined);
+});
+
+test('a gang Workload carries its first pod\'s Koordinator sub-priority label', () => {
+  const r = workloadsFromGangsAndPods(docs(pod('a-0').gang('a', 1).label(GangLabel.SubPriority, '0x10')));
+  assert.equal(r.workloads[0]!.workload.metadata.labels?.[GangLabel.SubPriority], '0x10');
+});
+
+test('a pod\'s own spec.priority orders its Workload when no Kueue priority class is set (plain pod, pod group, gang)', () => {
+  const withPriority = (b: PodBuilder, p: number) => {
+    const x = b.build();
+    x.spec.priorityClassName = 'high';
+    (x.spec as { priority?: number }).priority = p;
+    return x;
+  };
+  const gang = workloadsFromGangsAndPods(docs(withPriority(pod('g-0').gang('g', 1), 900)));
+  assert.equal(gang.workloads[0]!.workload.spec.priority, 900);
+  const plain = workloadsFromPods(docs(withPriority(pod('p').queue('q'), 700)));
+  assert.equal(plain.workloads[0]!.workload.spec.priority, 700);
+  const labelled = withPriority(pod('l').queue('q').label(KueueLabel.PriorityClass, 'wpc'), 700);
+  assert.equal(workloadsFromPods(docs(labelled)).workloads[0]!.workload.spec.priority, undefined, 'a WorkloadPriorityClass wins');
 });

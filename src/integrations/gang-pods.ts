@@ -45,6 +45,12 @@
 //   gang.scheduling.koordinator.sh/timeout       "true" when a member pod carries it
 //   kueue.x-k8s.io/is-group-workload             "true"
 //   topoqueue.io/gang-source                     podgroup | annotations
+//   topoqueue.io/queue-timestamp                 queue order: the PodGroup's creationTimestamp,
+//                                                else its earliest pod's (when known)
+//   topoqueue.io/gang-min-resources              scheduler-plugins spec.minResources (JSON)
+// and the label koordinator.sh/priority (sub-priority) of its first pending pod. Pods held
+// by another scheduling gate (not Kueue's) are not members yet: they neither count toward
+// the minimum nor are placed (a note names them).
 
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
@@ -53,6 +59,7 @@ import {
   GangApiVersion,
   GangLabel,
   GangMatchPolicy,
+  GangWorkloadKey,
   gangFromPod,
   gangGroupId,
   gangsFromPods,
@@ -64,6 +71,7 @@ import type { KObject, Pod, StringMap, Workload } from '../api/objects.ts';
 import { isTerminal } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
+import { parseTime } from '../api/time.ts';
 import { compareStrings } from '../api/values.ts';
 import type { SourcedObject, SourcedWorkload } from './integration.ts';
 import { PodKind, groupByRole, isPendingPlainPod, podGroupName, podPodSet, podQueue, queueMismatch, singlePodWorkload, workloadsFromPods } from './pod.ts';
@@ -71,7 +79,7 @@ import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   MAX_PODSETS,
   RESOURCE_IN_USE_FINALIZER,
-  defaultPriority,
+  podPriority,
   setPriorityClassRef,
   isRecord,
   keyField,
@@ -125,6 +133,16 @@ const podRef = (m: Member) => `${namespaceOf(m.pod)}/${m.pod.metadata.name}`;
 const names = (ms: readonly Member[]) => ms.map(podRef).join(', ');
 const isBound = (pod: Pod) => Boolean(pod.spec?.nodeName) && !isTerminal(pod);
 
+/** The earliest creationTimestamp among the pods (RFC 3339 in UTC orders as text), if any has one. */
+function earliestCreation(ms: readonly Member[]): string | undefined {
+  let out: string | undefined;
+  for (const m of ms) {
+    const t = m.pod.metadata.creationTimestamp;
+    if (typeof t === 'string' && parseTime(t) !== undefined && (out === undefined || parseTime(t)! < parseTime(out)!)) out = t;
+  }
+  return out;
+}
+
 /**
  * The key that names the pod's gang, in gang.ts's lookup order, with the PodGroup API
  * version a CRD-way label points at. For error fields and explanations only: gang.ts decides.
@@ -150,6 +168,7 @@ function gangWorkload(
   gang: GangSpec,
   pending: Member[],
   bound: number,
+  createdAt: string | undefined,
   timedOut: boolean,
   errors: InputError[],
   notes: string[],
@@ -220,6 +239,8 @@ function gangWorkload(
     [GangWorkloadAnnotation.Source]: gang.source,
   };
   if (timedOut) annotations[GangAnnotation.Timeout] = 'true';
+  if (createdAt !== undefined) annotations[GangWorkloadKey.QueueTimestamp] = createdAt;
+  if (gang.minResources) annotations[GangWorkloadKey.MinResources] = JSON.stringify(gang.minResources);
   const wl: Workload = {
     apiVersion: KueueApiVersion.V1beta2,
     kind: 'Workload',
@@ -232,8 +253,10 @@ function gangWorkload(
     },
     spec: { podSets },
   };
+  const sub = first.pod.metadata.labels?.[GangLabel.SubPriority];
+  if (sub !== undefined) wl.metadata.labels = { [GangLabel.SubPriority]: sub };
   if (podQueue(first)) wl.spec.queueName = podQueue(first);
-  const priority = defaultPriority(first.pod, podSets);
+  const priority = podPriority(first.pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   setPriorityClassRef(wl, first.pod);
   return { workload: wl, kept };
@@ -388,7 +411,7 @@ export function workloadsFromGangsAndPods(items: readonly SourcedObject[], optio
       );
     }
     const bound = all.filter((m) => isBound(m.pod)).length;
-    const built = gangWorkload(gang, pending, bound, timedOut.length > 0, out.errors, out.notes);
+    const built = gangWorkload(gang, pending, bound, gang.createdAt ?? earliestCreation(all), timedOut.length > 0, out.errors, out.notes);
     if (built === undefined) continue;
     const at = built.kept.reduce((a, b) => (b.index < a.index ? b : a));
     gangWorkloads.push({ workload: built.workload, source: at.source, first: at.index });

@@ -40,7 +40,7 @@ import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   MAX_PODSETS,
   RESOURCE_IN_USE_FINALIZER,
-  defaultPriority,
+  podPriority,
   setPriorityClassRef,
   isRecord,
   keyField,
@@ -481,7 +481,7 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
     spec: { podSets },
   };
   if (podQueue(first)) wl.spec.queueName = podQueue(first);
-  const priority = defaultPriority(pod, podSets);
+  const priority = podPriority(pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   setPriorityClassRef(wl, pod);
   return wl;
