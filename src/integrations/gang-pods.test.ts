@@ -410,3 +410,18 @@ test('a pod\'s own spec.priority orders its Workload when no Kueue priority clas
   const labelled = withPriority(pod('l').queue('q').label(KueueLabel.PriorityClass, 'wpc'), 700);
   assert.equal(workloadsFromPods(docs(labelled)).workloads[0]!.workload.spec.priority, undefined, 'a WorkloadPriorityClass wins');
 });
+
+test('pods held by another scheduling gate are not gang members yet: not counted toward the minimum, not placed', () => {
+  const gated = (b: PodBuilder, gate: string) => {
+    const x = b.build();
+    x.spec.schedulingGates = [{ name: gate }];
+    return x;
+  };
+  const r = workloadsFromGangsAndPods(docs(pod('t-0').gang('t', 3), gated(pod('t-1').gang('t'), 'example.com/quota'), gated(pod('t-2').gang('t'), 'kueue.x-k8s.io/admission')));
+  assert.deepEqual(r.errors, []);
+  const wl = r.workloads[0]!.workload;
+  assert.equal(wl.spec.podSets.reduce((n, ps) => n + ps.count, 0), 2, 'the pod under Kueue\'s own gate is a member, the other is not');
+  assert.deepEqual(wl.metadata.ownerReferences?.map((o) => o.name), ['t-0', 't-2']);
+  assert.equal(wl.metadata.annotations?.[GangAnnotation.MinAvailable], '3');
+  assert.match(r.notes.join('\n'), /gang ns\/t: ns\/t-1 is held by another scheduling gate \(example\.com\/quota\): not members yet/);
+});

@@ -66,7 +66,7 @@ import {
   type GangOptions,
   type GangSpec,
 } from '../api/gang.ts';
-import { KueueLabel } from '../api/keys.ts';
+import { KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Pod, StringMap, Workload } from '../api/objects.ts';
 import { isTerminal } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
@@ -132,6 +132,13 @@ const byName = (a: Member, b: Member) => compareStrings(a.pod.metadata.name, b.p
 const podRef = (m: Member) => `${namespaceOf(m.pod)}/${m.pod.metadata.name}`;
 const names = (ms: readonly Member[]) => ms.map(podRef).join(', ');
 const isBound = (pod: Pod) => Boolean(pod.spec?.nodeName) && !isTerminal(pod);
+
+const OUR_GATES: ReadonlySet<string> = new Set(Object.values(KueueSchedulingGate));
+
+/** The first scheduling gate on the pod that is not Kueue's (admission, topology). */
+function foreignGate(pod: Pod): string | undefined {
+  return (pod.spec.schedulingGates ?? []).find((g) => !OUR_GATES.has(g.name))?.name;
+}
 
 /** The earliest creationTimestamp among the pods (RFC 3339 in UTC orders as text), if any has one. */
 function earliestCreation(ms: readonly Member[]): string | undefined {
@@ -372,7 +379,16 @@ export function workloadsFromGangsAndPods(items: readonly SourcedObject[], optio
   const gangWorkloads: Placed[] = [];
   for (const [id, pods] of resolved.members) {
     const all = pods.map((p) => memberOf.get(p)!);
-    const pending = all.filter((m) => isPendingPlainPod(m.pod)).sort(byName);
+    const waiting = all.filter((m) => isPendingPlainPod(m.pod)).sort(byName);
+    // Held by another scheduling gate: not a member until that gate is removed.
+    const held = waiting.filter((m) => foreignGate(m.pod) !== undefined);
+    const pending = waiting.filter((m) => foreignGate(m.pod) === undefined);
+    if (held.length > 0) {
+      out.notes.push(
+        `gang ${id}: ${names(held)} ${held.length === 1 ? 'is' : 'are'} held by another scheduling gate (${foreignGate(held[0]!.pod)}): ` +
+          'not members yet, neither counted toward the minimum nor placed until the gate is removed',
+      );
+    }
     if (pending.length === 0) continue;
     const first = pending[0]!;
     const gang = resolved.gangs.get(id);
