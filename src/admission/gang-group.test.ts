@@ -40,6 +40,13 @@ describe('gang groups', () => {
     assert.equal(statusOf(r, 'default/b').message, `${prefix}default/b`);
   });
 
+  it('min-available 0 is a gang without a minimum (as the peer reads it): the pods that fit are admitted, none is dropped by a total of 0', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '3' }).build()] });
+    env.submit(wl('g').queue('q').pods(4, { cpu: '1' }).gang(0, { total: 0 }).build());
+    env.settle();
+    assert.deepEqual(env.snap.admitted.get('default/g')?.podSets.map((p) => p.count), [3]);
+  });
+
   it('a group naming a gang that does not exist waits: memberGangs doesn\'t exists', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
     env.submit(wl('a').queue('q').pods(1, { cpu: '1' }).gang(1, { groups: ['default/a', 'default/typo'] }).build());

@@ -17,9 +17,9 @@ export const GANG_WAITING_SINCE_ANNOTATION = 'topoqueue.io/gang-waiting-since';
 export interface GangInfo {
   /** `ns/name`. */
   id: string;
-  /** Members needed at once, over all PodSets. */
+  /** Members needed at once, over all PodSets (0: no minimum, whatever fits is admitted). */
   min: number;
-  /** At most this many members are admitted. */
+  /** At most this many members are admitted (no cap when the annotation is absent or 0). */
   total: number;
   mode: GangMode;
   /** Every gang id of its group, sorted, itself included. */
@@ -74,7 +74,9 @@ function gangOf(w: Workload, namespace: string): GangInfo | undefined {
   const name = a[GangAnnotation.Name] || w.metadata.name;
   const id = gangId(namespace, name);
   const rawTotal = a[GangAnnotation.TotalNumber];
-  const total = rawTotal !== undefined && /^[0-9]+$/.test(rawTotal) && Number(rawTotal) >= min ? Number(rawTotal) : Number.MAX_SAFE_INTEGER;
+  // A total of 0 (min-available 0 with total-number defaulting to it) sets no cap, as for
+  // the gang's pods (gang-pods.ts): min-available 0 is a gang without a minimum.
+  const total = rawTotal !== undefined && /^[0-9]+$/.test(rawTotal) && Number(rawTotal) > 0 && Number(rawTotal) >= min ? Number(rawTotal) : Number.MAX_SAFE_INTEGER;
   let group = [id];
   try {
     const g: unknown = JSON.parse(a[GangAnnotation.Groups] ?? '[]');
