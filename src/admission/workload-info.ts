@@ -6,7 +6,7 @@
 import { GangAnnotation, GangLabel, GangMode, GangWorkloadKey, gangId, parseGoDuration, parseSubPriority, DEFAULT_GANG_TIMEOUT_SECONDS } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { PodSet, Workload } from '../api/objects.ts';
-import { podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
 import { findCondition } from './conditions.ts';
 import { workloadKey } from './snapshot.ts';
@@ -31,6 +31,8 @@ export interface GangInfo {
   timedOut: boolean;
   /** When its waiting time started, if it has. */
   waitingSince?: number;
+  /** scheduler-plugins `spec.minResources` of its PodGroup (topoqueue.io/gang-min-resources). */
+  minResources?: ResourceAmounts;
 }
 
 export interface PodSetInfo {
@@ -64,6 +66,19 @@ export interface WorkloadInfo {
   requeueAt?: number;
   /** A stable tiebreak (uid, else key). */
   uid: string;
+}
+
+/** The gang's minResources annotation as amounts; throws an Error naming the annotation when it cannot be read. */
+function minResourcesOf(w: Workload): ResourceAmounts | undefined {
+  const raw = w.metadata.annotations?.[GangWorkloadKey.MinResources];
+  if (raw === undefined) return undefined;
+  let list: unknown;
+  try {
+    list = JSON.parse(raw);
+  } catch {
+    throw new Error(`annotation ${GangWorkloadKey.MinResources} is not a JSON resource list: ${raw}`);
+  }
+  return parseResourceList(list as Parameters<typeof parseResourceList>[0], `metadata.annotations[${GangWorkloadKey.MinResources}]`);
 }
 
 function gangOf(w: Workload, namespace: string): GangInfo | undefined {
@@ -118,6 +133,15 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
   }
   const podSets: PodSetInfo[] = [];
   let invalid: string | undefined;
+  const gang = gangOf(w, namespace);
+  if (gang) {
+    try {
+      const min = minResourcesOf(w);
+      if (min) gang.minResources = min;
+    } catch (e) {
+      invalid = (e as Error).message;
+    }
+  }
   for (const [i, ps] of w.spec.podSets.entries()) {
     try {
       podSets.push({ name: ps.name, count: ps.count, minCount: ps.minCount, perPod: podRequests(ps.template.spec, `spec.podSets[${i}].template.spec`), podSet: ps });
@@ -135,7 +159,7 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
     subPriority: parseSubPriority(w.metadata.labels?.[GangLabel.SubPriority]),
     timestamp,
     podSets,
-    gang: gangOf(w, namespace),
+    gang,
     ...(invalid !== undefined ? { invalid } : {}),
     ...(requeueAt !== undefined ? { requeueAt } : {}),
     uid: w.metadata.uid ?? workloadKey(w),

@@ -425,3 +425,12 @@ test('pods held by another scheduling gate are not gang members yet: not counted
   assert.equal(wl.metadata.annotations?.[GangAnnotation.MinAvailable], '3');
   assert.match(r.notes.join('\n'), /gang ns\/t: ns\/t-1 is held by another scheduling gate \(example\.com\/quota\): not members yet/);
 });
+
+test('scheduler-plugins PodGroup minResources travel on the gang Workload; Koordinator\'s (ignored by the peer) do not', () => {
+  const plugins = podGroup('pg', { minMember: 1, minResources: { cpu: '4' } }, undefined, GangApiVersion.SchedulerPlugins);
+  const r = workloadsFromGangsAndPods(docs(plugins, pod('a').label(GangLabel.SchedulerPluginsPodGroup, 'pg')));
+  assert.equal(r.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.MinResources], '{"cpu":"4"}');
+  const koord = podGroup('kg', { minMember: 1, minResources: { cpu: '4' } });
+  const k = workloadsFromGangsAndPods(docs(koord, pod('b').podGroup('kg')));
+  assert.equal(k.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.MinResources], undefined);
+});
