@@ -42,13 +42,14 @@ export function replaceFailedNodes(
   placement: WorkloadPlacementOptions,
   gates: ReplacementGates,
   hostname?: (node: string) => string | undefined,
+  notReady?: (hostname: string) => boolean,
 ): Replacement {
   const current = snap.admitted.get(key);
   if (!current) return { kind: 'skip' };
   const usage = reservationUsage(snap, current);
   let r;
   try {
-    r = replaceProcedure({ workload: current.workload, nodes, hostname, flavors: snap.tasList, usage, placement, gates });
+    r = replaceProcedure({ workload: current.workload, nodes, hostname, notReady, flavors: snap.tasList, usage, placement, gates });
   } finally {
     if (snap.admitted.get(key) !== current && !(r?.kind === 'replaced')) snap.addAdmitted(current);
   }

@@ -165,6 +165,30 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     assert.equal(w1.status?.unhealthyNodes, undefined);
   });
 
+  it('a kept node that is NotReady but not listed yet is waited for, not called stale; once listed, both are repaired together', async () => {
+    const objects = tasObjects();
+    for (const n of ['x3', 'x4', 'x5']) objects.push(node(n).labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).priority(10).build());
+    await env.run();
+    env.seed(wl('w1').queue('a').pods(3, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    const before = Object.keys(hosts(get(env, 'w1'))).sort();
+    const failed = before.slice(0, 2);
+    for (const f of failed) env.patch('Node', undefined, f, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    markUnhealthy(env, 'w1', [failed[0]!]);
+    await env.run();
+    assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined, 'no stale-domain eviction while the second node is only NotReady');
+    assert.deepEqual(Object.keys(hosts(get(env, 'w1'))).sort(), before, 'nothing moved yet');
+    markUnhealthy(env, 'w1', failed);
+    await env.run();
+    const after = hosts(get(env, 'w1'));
+    assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
+    for (const f of failed) assert.equal(after[f], undefined);
+    assert.equal(Object.values(after).reduce((x, y) => x + y, 0), 3);
+  });
+
   it('evicts with NodeFailures when there is no replacement', async () => {
     const env = await setup(false);
     const failed = Object.keys(hosts(get(env, 'w1')))[0]!;

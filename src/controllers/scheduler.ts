@@ -19,7 +19,7 @@
 // Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
 
 import { GangAnnotation } from '../api/gang.ts';
-import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { KObject, Node, Pod, StringMap, Workload } from '../api/objects.ts';
 import { formatTime, parseTime } from '../api/time.ts';
 import { isFinished, isReservedOnly } from '../admission/admitted.ts';
@@ -385,7 +385,9 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       const w = this.caches.workloads.get(key);
       const nodes = (w?.status?.unhealthyNodes ?? []).map((n) => n.name);
       if (!w || nodes.length === 0 || !s.snap.admitted.has(key)) continue;
-      const rep = replaceFailedNodes(s.snap, key, nodes, this.placement, this.ctx.config.gates, (n) => s.hostnameOf(n));
+      // A kept node still in the cluster but NotReady is usually failing too: wait for it.
+      const notReady = (host: string) => this.caches.nodes.get(host) !== undefined || [...this.caches.nodes.values()].some((n) => n.metadata.labels?.[HOSTNAME_LABEL] === host);
+      const rep = replaceFailedNodes(s.snap, key, nodes, this.placement, this.ctx.config.gates, (n) => s.hostnameOf(n), notReady);
       if (rep.kind === 'skip') continue;
       changed = true;
       const { namespace, name } = splitKey(key);

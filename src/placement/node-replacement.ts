@@ -57,6 +57,13 @@ export interface NodeReplacementInput {
    * otherwise read from them. The node name when neither knows.
    */
   hostname?: (node: string) => string | undefined;
+  /**
+   * Whether a hostname the assignment keeps names a node that is still in the cluster but
+   * out of the snapshots (NotReady, not failed yet). Such a node is usually the next to be
+   * listed unhealthy: the repair waits for it (skip 'not-ready') instead of calling the
+   * domain stale, so that nodes failing together are repaired together.
+   */
+  notReady?: (hostname: string) => boolean;
   flavors: readonly TasFlavor[];
   usage: ReplacementUsage;
   placement: WorkloadPlacementOptions;
@@ -65,7 +72,7 @@ export interface NodeReplacementInput {
 
 export type NodeReplacement =
   /** Nothing to do: the Workload keeps its assignment. */
-  | { kind: 'skip'; why: 'not-assigned' | 'pod-owned' }
+  | { kind: 'skip'; why: 'not-assigned' | 'pod-owned' | 'not-ready' }
   /** Every PodSet that used the node moved off it; `podSetAssignments` replaces the admission's. */
   | { kind: 'replaced'; podSetAssignments: PodSetAssignment[]; assignments: ReadonlyMap<string, Assignment> }
   /** No replacement: `reason` says why, `condition` is what to write (the Workload is evicted). */
@@ -117,6 +124,13 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
     return { kind: 'failed', reason, condition: { type: 'Evicted', status: 'True', reason: NODE_FAILURES, message: noReplacementMessage(listed.length > 0 ? listed : nodes) } };
   };
   if (!gates.TASFailedNodeReplacement) return failed(`node ${nodes.join(', ')} failed and TASFailedNodeReplacement is off`);
+  if (input.notReady) {
+    for (const a of affected) {
+      const snapshot = a.flavor?.snapshot;
+      const waiting = snapshot && a.assignment.domains.some((d) => !onFailedNode(d) && snapshot.leafById(snapshot.leafIdOf(d.values)) === undefined && input.notReady!(d.values[d.values.length - 1]!));
+      if (waiting) return { kind: 'skip', why: 'not-ready' };
+    }
+  }
 
   // What is recorded per affected PodSet. Usage is forgotten while the node is still in
   // the snapshots (usage shared with other flavors is found through the node's leaf).
