@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { GangLabel, GangWorkloadKey } from '../api/gang.ts';
 import { RACK, admissionEnv, admittedKeys, cq, cohort, decisionStatus as statusOf, localQueue, rackCluster, wl } from '../testing/admission.ts';
 
 describe('queue order', () => {
@@ -9,6 +10,26 @@ describe('queue order', () => {
     const r = env.settle();
     assert.deepEqual(admittedKeys(r), ['default/new-high', 'default/newer-low']);
     assert.match(statusOf(r, 'default/old-low').message!, /insufficient unused quota for cpu in flavor default, 2 more needed/);
+  });
+
+  it('Koordinator\'s sub-priority label breaks ties between equal priorities (higher first), before creation time', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+    const sub = (b: ReturnType<typeof wl>, v: string) => {
+      const w = b.build();
+      w.metadata.labels = { ...w.metadata.labels, [GangLabel.SubPriority]: v };
+      return w;
+    };
+    env.submit(wl('old').queue('q').pods(1, { cpu: '6' }).created(0).build(), sub(wl('new-sub').queue('q').pods(1, { cpu: '6' }).created(5), '0x10'), sub(wl('higher').queue('q').pods(1, { cpu: '4' }).priority(1).created(9), '-5'));
+    const r = env.settle();
+    assert.deepEqual(admittedKeys(r), ['default/higher', 'default/new-sub']);
+  });
+
+  it('a gang Workload queues by its recorded queue timestamp (PodGroup or earliest pod), not its own creation', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+    const early = wl('gang').queue('q').pods(1, { cpu: '6' }).gang(1).created(9).build();
+    early.metadata.annotations = { ...early.metadata.annotations, [GangWorkloadKey.QueueTimestamp]: '1970-01-01T00:00:01Z' };
+    env.submit(wl('plain').queue('q').pods(1, { cpu: '6' }).created(5).build(), early);
+    assert.deepEqual(admittedKeys(env.settle()), ['default/gang']);
   });
 
   it('StrictFIFO: a head that does not fit blocks the workloads behind it', () => {

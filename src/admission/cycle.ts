@@ -223,7 +223,7 @@ function processEntry(st: CycleState, e: Entry): void {
       workload: m.info.workload,
       clusterQueue: m.cq?.name,
       reason: e.reason,
-      message: e.message,
+      message: e.messageFor && m.info.gang ? e.messageFor(m.info.gang.id) : e.message,
       ...(e.gangWaitingSince !== undefined ? { gangWaitingSince: e.gangWaitingSince } : {}),
     });
     const strict = m.cq?.strategy === 'StrictFIFO';

@@ -43,6 +43,11 @@ export interface Entry {
   /** Never retried until the Workload changes (namespace mismatch, timeout, misconfigured). */
   parkedForGood?: boolean;
   gangWaitingSince?: number;
+  /**
+   * A gang group's message as each member reads it (the peer names the pod's own gang as
+   * `current gang`); `message` is the head's.
+   */
+  messageFor?: (gangId: string) => string;
 }
 
 export function fail(e: Entry, reason: PendingReason, message: string, immediate: boolean): void {

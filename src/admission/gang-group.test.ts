@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GangAnnotation } from '../api/gang.ts';
+import { GangAnnotation, GangWorkloadKey } from '../api/gang.ts';
 import { admissionEnv, admittedKeys, cq, decisionStatus as statusOf, localQueue, rackCluster, wl } from '../testing/admission.ts';
 
 // Gang groups in the cycle (gang-group.ts): closure, basic check, waiting time, timeout.
@@ -28,6 +28,37 @@ describe('gang groups', () => {
     const no = mk('6');
     assert.deepEqual(admittedKeys(no), []);
     assert.match(statusOf(no, 'ns-a/a').message!, /ns-b\/b/);
+  });
+
+  it('in a gang group, each member\'s pending message names that member as the current gang', () => {
+    const group = ['default/a', 'default/b'];
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+    env.submit(wl('a').queue('q').pods(2, { cpu: '1' }).gang(2, { groups: group }).build(), wl('b').queue('q').pods(1, { cpu: '1' }).gang(2, { groups: group }).build());
+    const r = env.settle();
+    const prefix = 'gangGroup [default/a default/b] basic check: memberGangs [default/a default/b] child pod not collect enough, current gang: ';
+    assert.equal(statusOf(r, 'default/a').message, `${prefix}default/a`);
+    assert.equal(statusOf(r, 'default/b').message, `${prefix}default/b`);
+  });
+
+  it('min-available 0 is a gang without a minimum (as the peer reads it): the pods that fit are admitted, none is dropped by a total of 0', () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '3' }).build()] });
+    env.submit(wl('g').queue('q').pods(4, { cpu: '1' }).gang(0, { total: 0 }).build());
+    env.settle();
+    assert.deepEqual(env.snap.admitted.get('default/g')?.podSets.map((p) => p.count), [3]);
+  });
+
+  it('a gang whose PodGroup minResources exceed what its ClusterQueue can ever give is not admitted, with the resource gap', () => {
+    const mk = (min: string) => {
+      const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
+      env.submit(wl('g').queue('q').pods(2, { cpu: '1' }).gang(2).annotate({ [GangWorkloadKey.MinResources]: JSON.stringify({ cpu: min, memory: '1Gi' }) }).build());
+      return env.settle();
+    };
+    const no = mk('12500m');
+    assert.deepEqual(admittedKeys(no), []);
+    const s = statusOf(no, 'default/g');
+    assert.equal(s.reason, 'ExceedsMaxQuota');
+    assert.equal(s.message, 'gang default/g: its PodGroup\'s spec.minResources exceeds what ClusterQueue q can ever give (its quota with everything it may borrow); resource gap: cpu=2500m');
+    assert.deepEqual(admittedKeys(mk('10')), ['default/g'], 'within the quota (memory is not the ClusterQueue\'s: left to placement)');
   });
 
   it('a group naming a gang that does not exist waits: memberGangs doesn\'t exists', () => {

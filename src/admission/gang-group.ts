@@ -86,7 +86,8 @@ export function closeGangGroup(ctx: GangGroupContext, entry: Entry, gang: GangIn
     if (missing.length > 0) parts.push(`memberGangs ${gangIdList(missing)} doesn't exists`);
     if (short.length > 0) parts.push(`memberGangs ${gangIdList(gang.group)} child pod not collect enough`);
     entry.reason = PendingReason.GangNotReady;
-    entry.message = `gangGroup ${gangIdList(gang.group)} basic check: ${parts.join(', ')}, current gang: ${gang.id}`;
+    entry.messageFor = (current) => `gangGroup ${gangIdList(gang.group)} basic check: ${parts.join(', ')}, current gang: ${current}`;
+    entry.message = entry.messageFor(gang.id);
     return true;
   }
   // Timed out while waiting: release and stop.

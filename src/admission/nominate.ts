@@ -13,6 +13,7 @@
 
 import { GangMode } from '../api/gang.ts';
 import { namespaceSelectorMatches } from '../api/queues.ts';
+import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import type { CycleConfig, Entry, Member } from './entry.ts';
 import { toAdmitted } from './entry.ts';
@@ -103,7 +104,34 @@ function check(snap: AdmissionSnapshot, info: WorkloadInfo, cq: ClusterQueueInfo
   if (!namespaceSelectorMatches(cq.namespaceSelector, snap.namespaces.get(info.namespace))) {
     return { reason: PendingReason.Inadmissible, message: `Workload namespace doesn't match ClusterQueue selector` };
   }
+  if (info.gang?.minResources) {
+    const gap = minResourcesGap(snap, cq, info.gang.minResources);
+    if (gap) {
+      return {
+        reason: PendingReason.ExceedsMaxQuota,
+        message: `gang ${info.gang.id}: its PodGroup's spec.minResources exceeds what ClusterQueue ${cq.name} can ever give (its quota with everything it may borrow); resource gap: ${gap}`,
+      };
+    }
+  }
   return undefined;
+}
+
+/**
+ * scheduler-plugins' minResources check against what the ClusterQueue can ever give: per
+ * resource it covers, the sum over its flavors of the quota with everything it may borrow
+ * (no usage anywhere). Resources it does not cover (and `pods`) are the cluster's concern,
+ * checked when the pods are placed. The gap as `name=amount, ...`, or undefined.
+ */
+function minResourcesGap(snap: AdmissionSnapshot, cq: ClusterQueueInfo, need: ResourceAmounts): string | undefined {
+  const gaps: string[] = [];
+  for (const r of Object.keys(need).sort()) {
+    const g = cq.groupOf.get(r);
+    if (g === undefined) continue;
+    let can = 0;
+    for (const f of cq.resourceGroups[g]!.flavors) can += snap.quota.potentialAvailable(cq.name, snap.frKeys.of(f, r));
+    if (need[r]! > can) gaps.push(`${r}=${formatResourceAmount(r, need[r]! - can)}`);
+  }
+  return gaps.length > 0 ? gaps.join(', ') : undefined;
 }
 
 interface MemberResult {

@@ -1,6 +1,7 @@
 // Pending Workloads per ClusterQueue (kueue-core.md §1b step 1, "Requeue and the
 // inadmissible list"): a heap ordered sticky preemptor first (BestEffortFIFO), higher
-// priority, earlier queue timestamp, uid; and an inadmissible set that waits for capacity
+// priority, higher sub-priority (Koordinator's koordinator.sh/priority), earlier queue
+// timestamp, uid; and an inadmissible set that waits for capacity
 // to be freed. StrictFIFO puts a failed head straight back (it blocks newer ones);
 // BestEffortFIFO parks it so the next head can be tried.
 
@@ -29,6 +30,7 @@ interface Entry {
   /** The info's order fields, read once (infos are not changed while queued). */
   key: string;
   priority: number;
+  subPriority: number;
   timestamp: number;
   uid: string;
 }
@@ -36,7 +38,7 @@ interface Entry {
 /** Whether `a` goes before `b`: the queue order (compareInQueue) on entries, without a call per comparison. */
 function before(a: Entry, b: Entry, sticky: string | undefined): boolean {
   if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky;
-  return (b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid)) < 0;
+  return (b.priority - a.priority || b.subPriority - a.subPriority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid)) < 0;
 }
 
 const isCurrent = (e: Entry): boolean => e.slot.entry === e && e.slot.state === 1;
@@ -100,14 +102,14 @@ class Heap {
   }
 }
 
-/** The heap order: sticky first, then priority, timestamp, uid. */
+/** The heap order: sticky first, then priority, sub-priority, timestamp, uid. */
 export function queueOrder(sticky: string | undefined) {
   return (a: WorkloadInfo, b: WorkloadInfo): number => compareInQueue(a, b, sticky);
 }
 
 function compareInQueue(a: WorkloadInfo, b: WorkloadInfo, sticky: string | undefined): number {
   if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky ? -1 : 1;
-  return b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid);
+  return b.priority - a.priority || b.subPriority - a.subPriority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid);
 }
 
 export class ClusterQueueQueue {
@@ -205,7 +207,7 @@ export class ClusterQueueQueue {
     }
     slot.info = info;
     slot.state = 1;
-    const e: Entry = { slot, key: info.key, priority: info.priority, timestamp: info.timestamp, uid: info.uid };
+    const e: Entry = { slot, key: info.key, priority: info.priority, subPriority: info.subPriority, timestamp: info.timestamp, uid: info.uid };
     slot.entry = e;
     this.heap.push(e, this.sticky);
   }

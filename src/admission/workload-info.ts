@@ -3,10 +3,10 @@
 // the seed's annotations (docs/api.md "Gangs"). Reading never throws: a Workload whose
 // requests cannot be read carries `invalid` and is reported pending as Misconfigured.
 
-import { GangAnnotation, GangMode, gangId, parseGoDuration, DEFAULT_GANG_TIMEOUT_SECONDS } from '../api/gang.ts';
+import { GangAnnotation, GangLabel, GangMode, GangWorkloadKey, gangId, parseGoDuration, parseSubPriority, DEFAULT_GANG_TIMEOUT_SECONDS } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { PodSet, Workload } from '../api/objects.ts';
-import { podRequests, type ResourceAmounts } from '../api/resources.ts';
+import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
 import { findCondition } from './conditions.ts';
 import { workloadKey } from './snapshot.ts';
@@ -17,9 +17,9 @@ export const GANG_WAITING_SINCE_ANNOTATION = 'topoqueue.io/gang-waiting-since';
 export interface GangInfo {
   /** `ns/name`. */
   id: string;
-  /** Members needed at once, over all PodSets. */
+  /** Members needed at once, over all PodSets (0: no minimum, whatever fits is admitted). */
   min: number;
-  /** At most this many members are admitted. */
+  /** At most this many members are admitted (no cap when the annotation is absent or 0). */
   total: number;
   mode: GangMode;
   /** Every gang id of its group, sorted, itself included. */
@@ -31,6 +31,8 @@ export interface GangInfo {
   timedOut: boolean;
   /** When its waiting time started, if it has. */
   waitingSince?: number;
+  /** scheduler-plugins `spec.minResources` of its PodGroup (topoqueue.io/gang-min-resources). */
+  minResources?: ResourceAmounts;
 }
 
 export interface PodSetInfo {
@@ -49,7 +51,12 @@ export interface WorkloadInfo {
   /** LocalQueue name (spec.queueName, else the queue-name label). */
   queueName?: string;
   priority: number;
-  /** Queue order: creation time, or the eviction time when requeued after a PodsReady timeout. */
+  /** Koordinator's sub-priority (label koordinator.sh/priority): breaks ties of `priority`, higher first. */
+  subPriority: number;
+  /**
+   * Queue order: creation time (a gang's: its PodGroup's or earliest pod's, from
+   * topoqueue.io/queue-timestamp), or the eviction time when requeued after a PodsReady timeout.
+   */
   timestamp: number;
   podSets: PodSetInfo[];
   gang?: GangInfo;
@@ -61,6 +68,19 @@ export interface WorkloadInfo {
   uid: string;
 }
 
+/** The gang's minResources annotation as amounts; throws an Error naming the annotation when it cannot be read. */
+function minResourcesOf(w: Workload): ResourceAmounts | undefined {
+  const raw = w.metadata.annotations?.[GangWorkloadKey.MinResources];
+  if (raw === undefined) return undefined;
+  let list: unknown;
+  try {
+    list = JSON.parse(raw);
+  } catch {
+    throw new Error(`annotation ${GangWorkloadKey.MinResources} is not a JSON resource list: ${raw}`);
+  }
+  return parseResourceList(list as Parameters<typeof parseResourceList>[0], `metadata.annotations[${GangWorkloadKey.MinResources}]`);
+}
+
 function gangOf(w: Workload, namespace: string): GangInfo | undefined {
   const a = w.metadata.annotations ?? {};
   const rawMin = a[GangAnnotation.MinAvailable];
@@ -69,7 +89,9 @@ function gangOf(w: Workload, namespace: string): GangInfo | undefined {
   const name = a[GangAnnotation.Name] || w.metadata.name;
   const id = gangId(namespace, name);
   const rawTotal = a[GangAnnotation.TotalNumber];
-  const total = rawTotal !== undefined && /^[0-9]+$/.test(rawTotal) && Number(rawTotal) >= min ? Number(rawTotal) : Number.MAX_SAFE_INTEGER;
+  // A total of 0 (min-available 0 with total-number defaulting to it) sets no cap, as for
+  // the gang's pods (gang-pods.ts): min-available 0 is a gang without a minimum.
+  const total = rawTotal !== undefined && /^[0-9]+$/.test(rawTotal) && Number(rawTotal) > 0 && Number(rawTotal) >= min ? Number(rawTotal) : Number.MAX_SAFE_INTEGER;
   let group = [id];
   try {
     const g: unknown = JSON.parse(a[GangAnnotation.Groups] ?? '[]');
@@ -103,7 +125,7 @@ export function workloadPriority(w: Workload, classes: ReadonlyMap<string, numbe
 
 export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> = new Map(), evictionTimestamp = true): WorkloadInfo {
   const namespace = w.metadata.namespace ?? 'default';
-  const created = parseTime(w.metadata.creationTimestamp) ?? 0;
+  const created = parseTime(w.metadata.annotations?.[GangWorkloadKey.QueueTimestamp]) ?? parseTime(w.metadata.creationTimestamp) ?? 0;
   let timestamp = created;
   const evicted = findCondition(w, 'Evicted');
   if (evictionTimestamp && evicted?.status === 'True' && (evicted.reason === 'PodsReadyTimeout' || evicted.reason === 'AdmissionCheck')) {
@@ -111,6 +133,15 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
   }
   const podSets: PodSetInfo[] = [];
   let invalid: string | undefined;
+  const gang = gangOf(w, namespace);
+  if (gang) {
+    try {
+      const min = minResourcesOf(w);
+      if (min) gang.minResources = min;
+    } catch (e) {
+      invalid = (e as Error).message;
+    }
+  }
   for (const [i, ps] of w.spec.podSets.entries()) {
     try {
       podSets.push({ name: ps.name, count: ps.count, minCount: ps.minCount, perPod: podRequests(ps.template.spec, `spec.podSets[${i}].template.spec`), podSet: ps });
@@ -125,9 +156,10 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
     namespace,
     queueName: w.spec.queueName ?? w.metadata.labels?.[KueueLabel.QueueName],
     priority: workloadPriority(w, classes),
+    subPriority: parseSubPriority(w.metadata.labels?.[GangLabel.SubPriority]),
     timestamp,
     podSets,
-    gang: gangOf(w, namespace),
+    gang,
     ...(invalid !== undefined ? { invalid } : {}),
     ...(requeueAt !== undefined ? { requeueAt } : {}),
     uid: w.metadata.uid ?? workloadKey(w),

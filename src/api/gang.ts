@@ -68,7 +68,31 @@ export const GangLabel = {
   Name: 'pod-group.scheduling.sigs.k8s.io/name',
   /** Deprecated; takes precedence over the min-available annotation when set. */
   MinAvailable: 'pod-group.scheduling.sigs.k8s.io/min-available',
+  /** Koordinator's sub-priority: breaks ties between equal priorities in its queue order (higher first). */
+  SubPriority: 'koordinator.sh/priority',
 } as const;
+
+/** Our annotations on gang Workloads that the admission cycle reads. */
+export const GangWorkloadKey = {
+  /** RFC 3339: the gang's queue order, its PodGroup's creationTimestamp or its earliest pod's. */
+  QueueTimestamp: 'topoqueue.io/queue-timestamp',
+  /** JSON ResourceList: scheduler-plugins `spec.minResources` of the gang's PodGroup. */
+  MinResources: 'topoqueue.io/gang-min-resources',
+} as const;
+
+/**
+ * A sub-priority label value as Koordinator reads it (Go's ParseInt with base 0: decimal,
+ * `0x`, `0o` or a leading `0` for octal, `0b`, with `_` between digits after a prefix);
+ * 0 when absent or not an integer.
+ */
+export function parseSubPriority(raw: string | undefined): number {
+  if (raw === undefined) return 0;
+  const m = /^([+-]?)(?:0[xX]((?:_?[0-9a-fA-F])+)|0[bB]((?:_?[01])+)|0[oO]?((?:_?[0-7])+)|([1-9][0-9]*|0))$/.exec(raw);
+  if (!m) return 0;
+  const [, sign, hex, bin, oct, dec] = m;
+  const value = hex !== undefined ? parseInt(hex.replaceAll('_', ''), 16) : bin !== undefined ? parseInt(bin.replaceAll('_', ''), 2) : oct !== undefined ? parseInt(oct.replaceAll('_', ''), 8) : Number(dec);
+  return Number.isSafeInteger(value) ? (sign === '-' ? -value : value) : 0;
+}
 
 export const GangMode = { Strict: 'Strict', NonStrict: 'NonStrict' } as const;
 export type GangMode = (typeof GangMode)[keyof typeof GangMode];
@@ -140,6 +164,10 @@ export interface GangSpec {
   source: 'annotations' | 'podgroup';
   /** When a gang counts as satisfied at Permit (spec §5). */
   matchPolicy: GangMatchPolicy;
+  /** The PodGroup's creationTimestamp (its queue order); annotation gangs have none. */
+  createdAt?: string;
+  /** scheduler-plugins `spec.minResources` (Koordinator ignores the field). */
+  minResources?: ResourceList;
 }
 
 /** The peer's plugin arguments that give defaults. */
@@ -422,6 +450,8 @@ export function gangFromPodGroup(pg: PodGroup, options: GangOptions = {}): { gan
 
   const defaultPolicy = pluginsGroup ? GangMatchPolicy.WaitingAndRunning : (options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied);
   const gang = gangSpec(annotations, { name, namespace, minMember, id: gangId(namespace, name), source: 'podgroup', waitingTimeSeconds: () => waitingTimeSeconds, defaultPolicy }, warn);
+  if (typeof m.creationTimestamp === 'string') gang.createdAt = m.creationTimestamp;
+  if (pluginsGroup && isRecord(spec.minResources) && Object.keys(spec.minResources).length > 0) gang.minResources = spec.minResources as ResourceList;
   return { gang, warnings };
 }
 

@@ -272,17 +272,9 @@ describe('HyperNode', () => {
     accepted(hyperNode('s').nodes('^(?P<rack>r[0-9]+)-[[:digit:]]+\\z').get());
   });
 
-  test('HyperNode members: only exactMatch is honoured', () => {
-    refused(
-      hyperNode('spine').tier(2).member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } }).get(),
-      'spec.members[0].selector.regexMatch',
-      /^only exactMatch is honoured for HyperNode members \(Volcano silently ignores regexMatch and labelMatch on them\)/,
-    );
-    refused(
-      hyperNode('spine').tier(2).member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { tier: 'leaf' } } } }).get(),
-      'spec.members[0].selector.labelMatch',
-      /^only exactMatch is honoured for HyperNode members/,
-    );
+  test('HyperNode members with regexMatch or labelMatch are accepted, as Volcano does (the tree ignores them with a note)', () => {
+    accepted(hyperNode('spine').tier(2).member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } }).get());
+    accepted(hyperNode('spine').tier(2).member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { tier: 'leaf' } } } }).get());
   });
 
   test('labelMatch: a valid label selector', () => {

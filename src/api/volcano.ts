@@ -74,9 +74,6 @@ export const jobMessage = {
   jobMinAvailable: "job 'minAvailable' should not be greater than total replicas in tasks",
 } as const;
 
-const HYPERNODE_MEMBER_ONLY_EXACT =
-  'only exactMatch is honoured for HyperNode members (Volcano silently ignores regexMatch and labelMatch on them): ' +
-  'name the child HyperNode with exactMatch.name, or use type Node to select nodes';
 
 // ---------------------------------------------------------------------------------------
 // Shapes shared by the four kinds
@@ -282,8 +279,8 @@ function reporter(where: Where): { errors: InputError[]; at: Report } {
 const bothTiers = (nt: NetworkTopologySpec | undefined) => nt?.highestTierAllowed !== undefined && nt.highestTierName !== undefined;
 
 /**
- * HyperNode admission (spec §7.1), plus: a HyperNode-type member may only use exactMatch
- * (the peer silently ignores the other selectors there; we refuse).
+ * HyperNode admission (spec §7.1). A HyperNode-type member with regexMatch or labelMatch is
+ * accepted, as the peer does; the tree ignores it with a warning (hypernode-tree.ts).
  */
 export function validateHyperNode(hn: HyperNodeInput, where: Where): InputError[] {
   const { errors, at } = reporter(where);
@@ -303,8 +300,6 @@ export function validateHyperNode(hn: HyperNodeInput, where: Where): InputError[
       at(`${field}.selector`, `${VolcanoMessage.NoSelector}${draft}`);
     } else if (given.length > 1) {
       at(`${field}.selector`, VolcanoMessage.SeveralSelectors);
-    } else if (m.type === 'HyperNode' && given[0] !== 'exactMatch') {
-      at(`${field}.selector.${given[0]}`, HYPERNODE_MEMBER_ONLY_EXACT);
     }
     if (sel.exactMatch !== undefined) {
       const name = sel.exactMatch.name ?? '';

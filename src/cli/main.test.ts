@@ -43,6 +43,22 @@ describe('topoqueue plan on examples/tas-basic', () => {
     const [repaired] = (JSON.parse(r.out) as { items: Workload[] }).items;
     assert.deepEqual(hosts(repaired!), { 'b1-r1-n2': 1, 'b1-r2-n1': 1, 'b1-r2-n3': 1, 'b1-r2-n4': 1 });
   });
+  it('--replace-node given twice repairs both failed nodes together, keeping the healthy pods and the required block', async () => {
+    const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
+    const first = (JSON.parse(planned.out) as { items: Workload[] }).items[0]!;
+    first.spec.podSets[0]!.topologyRequest = { required: 'cloud.provider.com/topology-block' };
+    const admitted = tmpFile('admitted.json', JSON.stringify(first));
+    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', admitted, '--replace-node', 'b1-r2-n2', '--replace-node', 'b1-r2-n3', '-o', 'json']);
+    assert.equal(r.code, 0, r.err);
+    const [repaired] = (JSON.parse(r.out) as { items: Workload[] }).items;
+    const after = hosts(repaired!);
+    assert.equal(after['b1-r2-n1'], 1);
+    assert.equal(after['b1-r2-n4'], 1);
+    assert.equal(after['b1-r2-n2'], undefined);
+    assert.equal(after['b1-r2-n3'], undefined);
+    assert.equal(Object.values(after).reduce((a, b) => a + b, 0), 4);
+    assert.ok(Object.keys(after).every((h) => h.startsWith('b1-')), JSON.stringify(after));
+  });
   it('--replace-node with no room left in the required domain reports the eviction', async () => {
     const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
     const first = (JSON.parse(planned.out) as { items: Workload[] }).items[0]!;

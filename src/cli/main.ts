@@ -79,15 +79,15 @@ export function buildProgram(io: Io): Command {
     .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
     .addOption(new Option('--profile <name>', 'placement profile (short form for the profile feature gates)').choices(Object.values(Profile)))
     .option('--feature-gates <gates>', 'NAME=true|false,... (TASProfileMixed, TASBalancedPlacement, TASRespectNodeAffinityPreferred, ...)')
-    .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning')
+    .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning (repeatable: failed nodes repaired together)', collect, [])
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; output: 'yaml' | 'json' }) => {
+    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode: string[]; output: 'yaml' | 'json' }) => {
       requireFiles(opts.filename);
       const [{ loadManifests }, { parseFeatureGates, plan }] = await Promise.all([import('./load.ts'), import('./plan.ts')]);
       const gates = opts.featureGates ? parseFeatureGates(opts.featureGates) : {};
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
-      const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode });
+      const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode.length > 0 ? opts.replaceNode : undefined });
       if (result.errors.length > 0) reportErrors(io, result.errors);
       for (const n of result.notes) io.err(`note: ${n}\n`);
       const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };

@@ -28,7 +28,8 @@ export interface PlanOptions {
   gates?: Partial<FeatureGates>;
   /** Short form for the profile gates; wins over them. */
   profile?: Profile;
-  replaceNode?: string;
+  /** Failed Nodes (by metadata.name) to repair together instead of planning. */
+  replaceNode?: string | readonly string[];
 }
 
 export interface PlanResult {
@@ -114,11 +115,12 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   if (cluster.flavors.length === 0) notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
 
   if (options.replaceNode !== undefined) {
-    const node = options.replaceNode;
-    if (!input.nodes.some((n) => n.node.metadata.name === node)) {
-      return { workloads: [], errors: [...errors, unknownNodeError(node, input.nodes.map((n) => n.node.metadata.name))], notes };
+    const failed = typeof options.replaceNode === 'string' ? [options.replaceNode] : options.replaceNode;
+    const unknown = failed.filter((node) => !input.nodes.some((n) => n.node.metadata.name === node));
+    if (unknown.length > 0) {
+      return { workloads: [], errors: [...errors, ...unknown.map((node) => unknownNodeError(node, input.nodes.map((n) => n.node.metadata.name)))], notes };
     }
-    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, node, placementOptions, gates, notes);
+    const repaired = replaceInAdmitted(input.workloads, cluster.flavors, failed, placementOptions, gates, notes);
     return { workloads: repaired, errors, notes };
   }
 
@@ -202,14 +204,14 @@ export function runningPodsOf(w: Workload, pods: readonly Pod[]): RunningPods | 
 }
 
 /**
- * `--replace-node`: every admitted Workload whose assignment uses the node, through the
+ * `--replace-node` (one or more): every admitted Workload whose assignment uses the nodes, through the
  * same procedure as the scheduler's second pass (placement/node-replacement.ts): repaired,
  * kept as it is (owned by a single Pod), or with the eviction condition.
  */
 function replaceInAdmitted(
   workloads: { workload: Workload; where: Where }[],
   flavors: Parameters<typeof placeWorkload>[1],
-  nodeName: string,
+  nodes: readonly string[],
   options: WorkloadPlacementOptions,
   gates: FeatureGates,
   notes: string[],
@@ -218,7 +220,7 @@ function replaceInAdmitted(
   for (const { workload, where } of workloads) {
     if (!isAdmitted(workload) || isFinished(workload)) continue;
     const w = structuredClone(workload);
-    const r = replaceFailedNode({ workload: w, where, node: nodeName, flavors, usage: snapshotUsage(flavors, w), placement: options, gates });
+    const r = replaceFailedNode({ workload: w, where, nodes, flavors, usage: snapshotUsage(flavors, w), placement: options, gates });
     if (r.kind === 'skip' && r.why === 'not-assigned') continue;
     const name = `Workload ${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
     if (r.kind === 'skip') notes.push(`${name} keeps its assignment: it is owned by a single Pod (SkipReassignmentForPodOwnedWorkloads)`);

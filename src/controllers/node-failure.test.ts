@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KObject, ResourceFlavor, Taint, Workload } from '../api/objects.ts';
+import { DEFAULT_GATES } from '../placement/request.ts';
 import { node } from '../testing/builders.ts';
 import { placement, tasEnv, tasPod, tasWorkload, type TasEnv } from '../testing/tas-runtime.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
@@ -99,8 +100,9 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     assert.deepEqual(unhealthy(f), ['h1']);
   });
 
-  it('a second failed node evicts the Workload with the peers\' message', async () => {
-    const e = await env(twoNodes());
+  it('with TASFailedNodeReplacement off, a second failed node evicts the Workload with the peers\' message', async () => {
+    const e = await tasEnv(twoNodes(), [nodeFailureController()], { config: { gates: { ...DEFAULT_GATES, TASFailedNodeReplacement: false } } });
+    await e.m.run();
     await e.store.delete('Node', undefined, 'h2');
     await e.m.run();
     await e.store.delete('Node', undefined, 'h1');
@@ -114,6 +116,18 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     assert.match(await e.m.metrics.text(), /kueue_evicted_workloads_total\{cluster_queue="cq",reason="NodeFailures",underlying_cause=""\} 1/);
     assert.equal(e.m.events.about('Workload/default/wl').filter((x) => x.reason === 'EvictedDueToNodeFailures').length, 1);
     assert.equal(pod(e, 'p-1').status?.phase, 'Failed');
+  });
+
+  it('a second failed node is listed beside the first, for the scheduler to repair both together (no eviction)', async () => {
+    const e = await env(twoNodes());
+    await e.store.delete('Node', undefined, 'h2');
+    await e.m.run();
+    await e.store.delete('Node', undefined, 'h1');
+    await e.m.run();
+    assert.equal(evicted(e), undefined);
+    assert.deepEqual(unhealthy(e), ['h2', 'h1']);
+    assert.equal(pod(e, 'p-1').status?.phase, 'Failed');
+    assert.equal(pod(e, 'p-2').status?.phase, 'Failed');
   });
 
   it('a node that is healthy again is removed from unhealthyNodes', async () => {

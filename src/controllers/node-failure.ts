@@ -1,6 +1,7 @@
 // Node failures for TAS Workloads (kueue-core §1f "Node failure handling", kueue-tas §13):
 // a failed node assigned to an admitted Workload goes into its status.unhealthyNodes, where
-// the scheduler's second pass finds a replacement; a second failed node evicts the Workload.
+// the scheduler's second pass finds a replacement for all of them together (with
+// TASFailedNodeReplacement off, Kueue's rule: a second failed node evicts the Workload).
 //
 // Per node key:
 // 1. the node's state: deleted or without a Ready condition -> failed at once; NotReady for
@@ -13,7 +14,8 @@
 //    tolerate a taint (template + flavor + admission-check tolerations; a NoExecute taint
 //    tolerated only for tolerationSeconds counts as untolerated) and none of the Workload's
 //    pods bound there is still running (TASReplaceNodeOnNodeTaints); failed -> add to
-//    unhealthyNodes, or, with a different node already there, Evicted=True NodeFailures;
+//    unhealthyNodes (beside the nodes already there), or, with the replacement gate off and
+//    a different node already there, Evicted=True NodeFailures;
 //    healthy again (or no longer assigned) -> removed from unhealthyNodes;
 // 3. pods of the Workload on a failed node that are not terminal (bound there, or ungated
 //    and pending with the node's hostname selector) are marked Failed with the
@@ -394,7 +396,7 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
     if (r.outcome === 'written') this.recorder.event(r.object, 'Warning', POD_TERMINATED_BY_KUEUE, message);
   }
 
-  /** Adds `node` to unhealthyNodes, or evicts when another node is there already. */
+  /** Adds `node` to unhealthyNodes; without TASFailedNodeReplacement, evicts when another node is there already. */
   private async markUnhealthy(w: Workload, node: string, why: string): Promise<void> {
     const now = nowSeconds(this.ctx.clock);
     let evicted: string | undefined;
@@ -408,13 +410,13 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
         if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
         const listed = unhealthyNodeNames(cur);
         if (listed.includes(node) || !assignedHosts(cur).has(this.names.hostname(node))) return false;
-        if (listed.length > 0) {
+        if (listed.length > 0 && !this.ctx.config.gates.TASFailedNodeReplacement) {
           evicted = multipleNodeFailuresMessage([...listed, node]);
           setCondition(cur, { type: WorkloadCondition.Evicted, status: 'True', reason: NODE_FAILURES, message: evicted }, now);
           countEviction(cur);
           return;
         }
-        cur.status = { ...cur.status, unhealthyNodes: [{ name: node }] };
+        cur.status = { ...cur.status, unhealthyNodes: [...(cur.status.unhealthyNodes ?? []), { name: node }] };
       },
       { status: true },
     );

@@ -1,6 +1,6 @@
 // The scheduler's second pass for a failed node (kueue-tas.md §13, TASFailedNodeReplacement
-// with FailFast): an admitted Workload with one node in status.unhealthyNodes gets a new
-// topology assignment that moves only that node's pods, or is evicted when there is none.
+// with FailFast): an admitted Workload with nodes in status.unhealthyNodes gets a new
+// topology assignment that moves only those nodes' pods, or is evicted when there is none.
 // The procedure is placement/node-replacement.ts (the one `plan --replace-node` runs);
 // this module only lends it the admission snapshot as its usage book and translates the
 // answer into the reservation to record.
@@ -32,16 +32,24 @@ function reservationUsage(snap: AdmissionSnapshot, current: AdmittedWorkload): R
 }
 
 /**
- * The second pass for Workload `key` and its failed Node `node` (by name); `hostname` is
- * the node's hostname label when the snapshots no longer hold the node.
+ * The second pass for Workload `key` and its failed Nodes `nodes` (by name); `hostname`
+ * gives a node's hostname label when the snapshots no longer hold the node.
  */
-export function replaceFailedNode(snap: AdmissionSnapshot, key: string, node: string, placement: WorkloadPlacementOptions, gates: ReplacementGates, hostname?: string): Replacement {
+export function replaceFailedNodes(
+  snap: AdmissionSnapshot,
+  key: string,
+  nodes: readonly string[],
+  placement: WorkloadPlacementOptions,
+  gates: ReplacementGates,
+  hostname?: (node: string) => string | undefined,
+  notReady?: (hostname: string) => boolean,
+): Replacement {
   const current = snap.admitted.get(key);
   if (!current) return { kind: 'skip' };
   const usage = reservationUsage(snap, current);
   let r;
   try {
-    r = replaceProcedure({ workload: current.workload, node, hostname, flavors: snap.tasList, usage, placement, gates });
+    r = replaceProcedure({ workload: current.workload, nodes, hostname, notReady, flavors: snap.tasList, usage, placement, gates });
   } finally {
     if (snap.admitted.get(key) !== current && !(r?.kind === 'replaced')) snap.addAdmitted(current);
   }

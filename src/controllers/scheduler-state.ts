@@ -404,7 +404,7 @@ export class SchedulerState {
         changed = true;
       }
       const unhealthy = w.status.unhealthyNodes ?? [];
-      if (unhealthy.length === 1 && findCondition(w, WorkloadCondition.Evicted)?.status !== 'True') this.secondPass.add(key);
+      if (unhealthy.length > 0 && findCondition(w, WorkloadCondition.Evicted)?.status !== 'True') this.secondPass.add(key);
       else this.secondPass.delete(key);
     } else {
       this.secondPass.delete(key);

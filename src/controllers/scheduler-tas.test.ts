@@ -141,6 +141,52 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     assert.equal(w1.status?.admission?.podSetAssignments[0]?.count, 2);
   });
 
+  /** r1 with five nodes (r2 filled first); w1 with 3 pods in r1; its hosts, sorted. */
+  const threePodsOnFiveNodes = async () => {
+    const objects = tasObjects();
+    for (const n of ['x3', 'x4', 'x5']) objects.push(node(n).labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).priority(10).build());
+    await env.run();
+    env.seed(wl('w1').queue('a').pods(3, { cpu: '4' }, { topology: rackRequired }).build());
+    await env.run();
+    return { env, before: Object.keys(hosts(get(env, 'w1'))).sort() };
+  };
+  const notReady = (env: RuntimeEnv, name: string) => env.patch('Node', undefined, name, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+
+  it('two failed nodes listed together are repaired together: both move inside the required rack, nothing is evicted', async () => {
+    const { env, before } = await threePodsOnFiveNodes();
+    assert.equal(before.length, 3);
+    const failed = before.slice(0, 2);
+    for (const f of failed) notReady(env, f);
+    markUnhealthy(env, 'w1', failed);
+    await env.run();
+    const w1 = get(env, 'w1');
+    assert.equal(condition(w1, 'Evicted'), undefined);
+    const after = hosts(w1);
+    assert.equal(after[before[2]!], 1, 'the healthy node keeps its pod');
+    for (const f of failed) assert.equal(after[f], undefined);
+    assert.deepEqual(Object.keys(after).sort(), ['x1', 'x2', 'x3', 'x4', 'x5'].filter((h) => !failed.includes(h)).sort());
+    assert.equal(w1.status?.unhealthyNodes, undefined);
+  });
+
+  it('a kept node that is NotReady but not listed yet is waited for, not called stale; once listed, both are repaired together', async () => {
+    const { env, before } = await threePodsOnFiveNodes();
+    const failed = before.slice(0, 2);
+    for (const f of failed) notReady(env, f);
+    markUnhealthy(env, 'w1', [failed[0]!]);
+    await env.run();
+    assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined, 'no stale-domain eviction while the second node is only NotReady');
+    assert.deepEqual(Object.keys(hosts(get(env, 'w1'))).sort(), before, 'nothing moved yet');
+    markUnhealthy(env, 'w1', failed);
+    await env.run();
+    const after = hosts(get(env, 'w1'));
+    assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
+    for (const f of failed) assert.equal(after[f], undefined);
+    assert.equal(Object.values(after).reduce((x, y) => x + y, 0), 3);
+  });
+
   it('evicts with NodeFailures when there is no replacement', async () => {
     const env = await setup(false);
     const failed = Object.keys(hosts(get(env, 'w1')))[0]!;

@@ -19,7 +19,7 @@
 // Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
 
 import { GangAnnotation } from '../api/gang.ts';
-import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
+import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { KObject, Node, Pod, StringMap, Workload } from '../api/objects.ts';
 import { formatTime, parseTime } from '../api/time.ts';
 import { isFinished, isReservedOnly } from '../admission/admitted.ts';
@@ -38,7 +38,7 @@ import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
 import { objectKey, type RetryResult, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
-import { replaceFailedNode } from './scheduler-replace.ts';
+import { replaceFailedNodes } from './scheduler-replace.ts';
 import { type ConfigProblem, isPendingCandidate, POD_WORKLOAD_INDEX, podWorkloadKeys, type SchedulerCaches, SchedulerState, type Unqueued } from './scheduler-state.ts';
 
 export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Requeue: 'requeue' } as const;
@@ -364,9 +364,11 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     let changed = false;
     for (const key of keys) {
       const w = this.caches.workloads.get(key);
-      const node = w?.status?.unhealthyNodes?.[0]?.name;
-      if (!w || node === undefined || !s.snap.admitted.has(key)) continue;
-      const rep = replaceFailedNode(s.snap, key, node, this.placement, this.ctx.config.gates, s.hostnameOf(node));
+      const nodes = (w?.status?.unhealthyNodes ?? []).map((n) => n.name);
+      if (!w || nodes.length === 0 || !s.snap.admitted.has(key)) continue;
+      // A kept node still in the cluster but NotReady is usually failing too: wait for it.
+      const notReady = (host: string) => this.caches.nodes.get(host) !== undefined || [...this.caches.nodes.values()].some((n) => n.metadata.labels?.[HOSTNAME_LABEL] === host);
+      const rep = replaceFailedNodes(s.snap, key, nodes, this.placement, this.ctx.config.gates, (n) => s.hostnameOf(n), notReady);
       if (rep.kind === 'skip') continue;
       changed = true;
         const seen = JSON.stringify(w.status!.admission);
@@ -375,14 +377,17 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
           const r = await this.writeWorkloadStatus(key, (x) => {
             if (JSON.stringify(x.status?.admission) !== seen || isTrue(x, WorkloadCondition.Evicted)) return false;
             x.status = { ...x.status!, admission: { ...x.status!.admission!, podSetAssignments: rep.podSetAssignments } };
-            delete x.status.unhealthyNodes;
+            // Nodes listed since this pass read the Workload stay for the next one.
+            const rest = (x.status.unhealthyNodes ?? []).filter((n) => !nodes.includes(n.name));
+            if (rest.length > 0) x.status.unhealthyNodes = rest;
+            else delete x.status.unhealthyNodes;
           });
           if (r.outcome !== 'written') {
             this.retryLater(key);
             continue;
           }
           s.replaced(rep.admitted, r.object);
-          this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node ${node} have a new place in the topology assignment`);
+          this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node(s) ${nodes.join(', ')} have a new place in the topology assignment`);
         } else {
           const r = await this.writeWorkloadStatus(key, (x) => {
             if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted)) return false;

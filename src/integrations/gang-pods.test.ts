@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GangAnnotation, GangApiVersion, GangLabel } from '../api/gang.ts';
+import { GangAnnotation, GangApiVersion, GangLabel, GangWorkloadKey } from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod } from '../api/objects.ts';
 import { GangWorkloadAnnotation, workloadsFromGangsAndPods } from './gang-pods.ts';
@@ -373,4 +373,64 @@ test('gang Workloads take the priority class from the pods\' kueue.x-k8s.io/prio
   const r = workloadsFromGangsAndPods(docs(pod('a').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard'), pod('b').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard')));
   assert.deepEqual(r.errors, []);
   assert.equal(r.workloads[0]!.workload.spec.priorityClassRef?.name, 'standard');
+});
+
+test('a gang Workload\'s queue order is its PodGroup\'s creation time, else its earliest pod\'s', () => {
+  const pg = podGroup('pg', { minMember: 1 });
+  pg.metadata.creationTimestamp = '2026-01-01T10:00:00Z';
+  const p1 = pod('a-0').podGroup('pg').build();
+  p1.metadata.creationTimestamp = '2026-01-01T09:00:00Z';
+  const fromGroup = workloadsFromGangsAndPods(docs(pg, p1));
+  assert.equal(fromGroup.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], '2026-01-01T10:00:00Z');
+  const late = pod('b-1').gang('b', 2).build();
+  late.metadata.creationTimestamp = '2026-01-02T08:00:00Z';
+  const early = pod('b-2').gang('b').build();
+  early.metadata.creationTimestamp = '2026-01-02T07:00:00Z';
+  const fromPods = workloadsFromGangsAndPods(docs(late, early));
+  assert.equal(fromPods.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], '2026-01-02T07:00:00Z');
+  assert.equal(workloadsFromGangsAndPods(docs(pod('c-0').gang('c', 1))).workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], undefined);
+});
+
+test('a gang Workload carries its first pod\'s Koordinator sub-priority label', () => {
+  const r = workloadsFromGangsAndPods(docs(pod('a-0').gang('a', 1).label(GangLabel.SubPriority, '0x10')));
+  assert.equal(r.workloads[0]!.workload.metadata.labels?.[GangLabel.SubPriority], '0x10');
+});
+
+test('a pod\'s own spec.priority orders its Workload when no Kueue priority class is set (plain pod, pod group, gang)', () => {
+  const withPriority = (b: PodBuilder, p: number) => {
+    const x = b.build();
+    x.spec.priorityClassName = 'high';
+    (x.spec as { priority?: number }).priority = p;
+    return x;
+  };
+  const gang = workloadsFromGangsAndPods(docs(withPriority(pod('g-0').gang('g', 1), 900)));
+  assert.equal(gang.workloads[0]!.workload.spec.priority, 900);
+  const plain = workloadsFromPods(docs(withPriority(pod('p').queue('q'), 700)));
+  assert.equal(plain.workloads[0]!.workload.spec.priority, 700);
+  const labelled = withPriority(pod('l').queue('q').label(KueueLabel.PriorityClass, 'wpc'), 700);
+  assert.equal(workloadsFromPods(docs(labelled)).workloads[0]!.workload.spec.priority, undefined, 'a WorkloadPriorityClass wins');
+});
+
+test('pods held by another scheduling gate are not gang members yet: not counted toward the minimum, not placed', () => {
+  const gated = (b: PodBuilder, gate: string) => {
+    const x = b.build();
+    x.spec.schedulingGates = [{ name: gate }];
+    return x;
+  };
+  const r = workloadsFromGangsAndPods(docs(pod('t-0').gang('t', 3), gated(pod('t-1').gang('t'), 'example.com/quota'), gated(pod('t-2').gang('t'), 'kueue.x-k8s.io/admission')));
+  assert.deepEqual(r.errors, []);
+  const wl = r.workloads[0]!.workload;
+  assert.equal(wl.spec.podSets.reduce((n, ps) => n + ps.count, 0), 2, 'the pod under Kueue\'s own gate is a member, the other is not');
+  assert.deepEqual(wl.metadata.ownerReferences?.map((o) => o.name), ['t-0', 't-2']);
+  assert.equal(wl.metadata.annotations?.[GangAnnotation.MinAvailable], '3');
+  assert.match(r.notes.join('\n'), /gang ns\/t: ns\/t-1 is held by another scheduling gate \(example\.com\/quota\): not members yet/);
+});
+
+test('scheduler-plugins PodGroup minResources travel on the gang Workload; Koordinator\'s (ignored by the peer) do not', () => {
+  const plugins = podGroup('pg', { minMember: 1, minResources: { cpu: '4' } }, undefined, GangApiVersion.SchedulerPlugins);
+  const r = workloadsFromGangsAndPods(docs(plugins, pod('a').label(GangLabel.SchedulerPluginsPodGroup, 'pg')));
+  assert.equal(r.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.MinResources], '{"cpu":"4"}');
+  const koord = podGroup('kg', { minMember: 1, minResources: { cpu: '4' } });
+  const k = workloadsFromGangsAndPods(docs(koord, pod('b').podGroup('kg')));
+  assert.equal(k.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.MinResources], undefined);
 });

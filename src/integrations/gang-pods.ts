@@ -45,6 +45,12 @@
 //   gang.scheduling.koordinator.sh/timeout       "true" when a member pod carries it
 //   kueue.x-k8s.io/is-group-workload             "true"
 //   topoqueue.io/gang-source                     podgroup | annotations
+//   topoqueue.io/queue-timestamp                 queue order: the PodGroup's creationTimestamp,
+//                                                else its earliest pod's (when known)
+//   topoqueue.io/gang-min-resources              scheduler-plugins spec.minResources (JSON)
+// and the label koordinator.sh/priority (sub-priority) of its first pending pod. Pods held
+// by another scheduling gate (not Kueue's) are not members yet: they neither count toward
+// the minimum nor are placed (a note names them).
 
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
@@ -53,17 +59,19 @@ import {
   GangApiVersion,
   GangLabel,
   GangMatchPolicy,
+  GangWorkloadKey,
   gangFromPod,
   gangGroupId,
   gangsFromPods,
   type GangOptions,
   type GangSpec,
 } from '../api/gang.ts';
-import { KueueLabel } from '../api/keys.ts';
+import { KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
 import type { KObject, Pod, StringMap, Workload } from '../api/objects.ts';
 import { isTerminal } from '../api/objects.ts';
 import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
+import { parseTime } from '../api/time.ts';
 import { compareStrings, isRecord } from '../api/values.ts';
 import type { SourcedObject, SourcedWorkload } from './integration.ts';
 import { PodKind, groupByRole, isPendingPlainPod, podGroupName, podPodSet, podQueue, queueMismatch, singlePodWorkload, workloadsFromPods } from './pod.ts';
@@ -71,7 +79,7 @@ import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   MAX_PODSETS,
   RESOURCE_IN_USE_FINALIZER,
-  defaultPriority,
+  podPriority,
   setPriorityClassRef,
   keyField,
   namespaceOf,
@@ -124,6 +132,23 @@ const podRef = (m: Member) => `${namespaceOf(m.pod)}/${m.pod.metadata.name}`;
 const names = (ms: readonly Member[]) => ms.map(podRef).join(', ');
 const isBound = (pod: Pod) => Boolean(pod.spec?.nodeName) && !isTerminal(pod);
 
+const OUR_GATES: ReadonlySet<string> = new Set(Object.values(KueueSchedulingGate));
+
+/** The first scheduling gate on the pod that is not Kueue's (admission, topology). */
+function foreignGate(pod: Pod): string | undefined {
+  return (pod.spec.schedulingGates ?? []).find((g) => !OUR_GATES.has(g.name))?.name;
+}
+
+/** The earliest creationTimestamp among the pods (RFC 3339 in UTC orders as text), if any has one. */
+function earliestCreation(ms: readonly Member[]): string | undefined {
+  let out: string | undefined;
+  for (const m of ms) {
+    const t = m.pod.metadata.creationTimestamp;
+    if (typeof t === 'string' && parseTime(t) !== undefined && (out === undefined || parseTime(t)! < parseTime(out)!)) out = t;
+  }
+  return out;
+}
+
 /**
  * The key that names the pod's gang, in gang.ts's lookup order, with the PodGroup API
  * version a CRD-way label points at. For error fields and explanations only: gang.ts decides.
@@ -149,6 +174,7 @@ function gangWorkload(
   gang: GangSpec,
   pending: Member[],
   bound: number,
+  createdAt: string | undefined,
   timedOut: boolean,
   errors: InputError[],
   notes: string[],
@@ -219,6 +245,8 @@ function gangWorkload(
     [GangWorkloadAnnotation.Source]: gang.source,
   };
   if (timedOut) annotations[GangAnnotation.Timeout] = 'true';
+  if (createdAt !== undefined) annotations[GangWorkloadKey.QueueTimestamp] = createdAt;
+  if (gang.minResources) annotations[GangWorkloadKey.MinResources] = JSON.stringify(gang.minResources);
   const wl: Workload = {
     apiVersion: KueueApiVersion.V1beta2,
     kind: 'Workload',
@@ -231,8 +259,10 @@ function gangWorkload(
     },
     spec: { podSets },
   };
+  const sub = first.pod.metadata.labels?.[GangLabel.SubPriority];
+  if (sub !== undefined) wl.metadata.labels = { [GangLabel.SubPriority]: sub };
   if (podQueue(first)) wl.spec.queueName = podQueue(first);
-  const priority = defaultPriority(first.pod, podSets);
+  const priority = podPriority(first.pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   setPriorityClassRef(wl, first.pod);
   return { workload: wl, kept };
@@ -348,7 +378,16 @@ export function workloadsFromGangsAndPods(items: readonly SourcedObject[], optio
   const gangWorkloads: Placed[] = [];
   for (const [id, pods] of resolved.members) {
     const all = pods.map((p) => memberOf.get(p)!);
-    const pending = all.filter((m) => isPendingPlainPod(m.pod)).sort(byName);
+    const waiting = all.filter((m) => isPendingPlainPod(m.pod)).sort(byName);
+    // Held by another scheduling gate: not a member until that gate is removed.
+    const held = waiting.filter((m) => foreignGate(m.pod) !== undefined);
+    const pending = waiting.filter((m) => foreignGate(m.pod) === undefined);
+    if (held.length > 0) {
+      out.notes.push(
+        `gang ${id}: ${names(held)} ${held.length === 1 ? 'is' : 'are'} held by another scheduling gate (${foreignGate(held[0]!.pod)}): ` +
+          'not members yet, neither counted toward the minimum nor placed until the gate is removed',
+      );
+    }
     if (pending.length === 0) continue;
     const first = pending[0]!;
     const gang = resolved.gangs.get(id);
@@ -387,7 +426,7 @@ export function workloadsFromGangsAndPods(items: readonly SourcedObject[], optio
       );
     }
     const bound = all.filter((m) => isBound(m.pod)).length;
-    const built = gangWorkload(gang, pending, bound, timedOut.length > 0, out.errors, out.notes);
+    const built = gangWorkload(gang, pending, bound, gang.createdAt ?? earliestCreation(all), timedOut.length > 0, out.errors, out.notes);
     if (built === undefined) continue;
     const at = built.kept.reduce((a, b) => (b.index < a.index ? b : a));
     gangWorkloads.push({ workload: built.workload, source: at.source, first: at.index });

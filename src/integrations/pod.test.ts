@@ -343,3 +343,16 @@ test('Pod groups: the pods\' kueue.x-k8s.io/priority-class label names the Workl
   assert.deepEqual(r.errors, []);
   assert.deepEqual(r.workloads[0]!.workload.spec.priorityClassRef, { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: 'high' });
 });
+
+test('Pod groups: a pod-group-pod-index that is not an unsigned integer below the total count makes the group invalid', () => {
+  for (const bad of ['3', '-1', 'x', '01', '1.0']) {
+    const r = workloadsFromPods(docs(pod('a').group('g', 3).label('kueue.x-k8s.io/pod-group-pod-index', '0'), pod('b').group('g', 3).label('kueue.x-k8s.io/pod-group-pod-index', bad), pod('c').group('g', 3)));
+    assert.equal(r.workloads.length, 0, bad);
+    assert.equal(r.errors.length, 1, bad);
+    assert.equal(r.errors[0]!.where.field, 'metadata.labels["kueue.x-k8s.io/pod-group-pod-index"]');
+    assert.equal(r.errors[0]!.detail, `Invalid value: ${JSON.stringify(bad)}: the pod index of group 'g' must be an unsigned integer below its kueue.x-k8s.io/pod-group-total-count (3)`);
+  }
+  const ok = workloadsFromPods(docs(pod('a').group('g', 2).label('kueue.x-k8s.io/pod-group-pod-index', '1'), pod('b').group('g', 2).label('kueue.x-k8s.io/pod-group-pod-index', '0')));
+  assert.deepEqual(ok.errors, []);
+  assert.equal(ok.workloads.length, 1);
+});

@@ -11,7 +11,8 @@
 // annotation `kueue.x-k8s.io/pod-group-total-count`), per namespace and group name:
 //   1. validate every member: both keys set, total count a whole number >= 1, group name
 //      a valid object name (the webhook's rules and messages);
-//   2. members must agree on the total count and the queue name (Kueue's messages);
+//   2. members must agree on the total count and the queue name (Kueue's messages); a
+//      `kueue.x-k8s.io/pod-group-pod-index` must be an unsigned integer below the total;
 //   3. fast admission (`kueue.x-k8s.io/pod-group-fast-admission: "true"` on the first pod):
 //      one PodSet named by the first pod's role hash, count = total count;
 //   4. otherwise fewer pods than the total count -> no Workload, Kueue's
@@ -40,7 +41,7 @@ import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   MAX_PODSETS,
   RESOURCE_IN_USE_FINALIZER,
-  defaultPriority,
+  podPriority,
   setPriorityClassRef,
   keyField,
   namespaceOf,
@@ -320,6 +321,7 @@ export function podGroupName(pod: KObject): string | undefined {
 }
 
 const TOTAL_COUNT_FIELD = keyField('metadata.annotations', PodGroupAnnotation.TotalCount);
+const POD_INDEX_FIELD = keyField('metadata.labels', KueueLabel.PodGroupPodIndex);
 
 /** A member pod and where it was read. */
 export interface PodAt {
@@ -430,6 +432,17 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
     const mismatch = queueMismatch(first, m);
     if (mismatch) errors.push(mismatch);
   }
+  // A pod index (TAS rank ordering) is an unsigned integer below the total count.
+  for (const m of members) {
+    const raw = m.pod.metadata.labels?.[KueueLabel.PodGroupPodIndex];
+    if (raw === undefined || (/^(0|[1-9][0-9]*)$/.test(raw) && Number(raw) < total)) continue;
+    errors.push(
+      new InputError(
+        { ...m.where, field: POD_INDEX_FIELD },
+        `Invalid value: ${JSON.stringify(raw)}: the pod index of group '${group}' must be an unsigned integer below its ${PodGroupAnnotation.TotalCount} (${total})`,
+      ),
+    );
+  }
   if (errors.length > before) return undefined;
 
   // 3-5. PodSets by role.
@@ -480,7 +493,7 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
     spec: { podSets },
   };
   if (podQueue(first)) wl.spec.queueName = podQueue(first);
-  const priority = defaultPriority(pod, podSets);
+  const priority = podPriority(pod, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   setPriorityClassRef(wl, pod);
   return wl;

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { InputError, type Where } from '../api/errors.ts';
 import { KueueApiVersion, KueueLabel } from '../api/keys.ts';
-import type { KObject, OwnerReference, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
+import type { KObject, OwnerReference, Pod, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
 import { isRecord } from '../api/values.ts';
 import { isLabelValue } from '../api/names.ts';
 
@@ -130,6 +130,18 @@ export function defaultPriority(owner: KObject, podSets: PodSet[]): number | und
   return 0;
 }
 
+/**
+ * A pod's Workload priority (plain pods, pod groups, gangs): with no WorkloadPriorityClass
+ * label, the pod's own `spec.priority` (the API server's value from its PriorityClass),
+ * which Kueue reads for pods; else as defaultPriority.
+ */
+export function podPriority(pod: Pod, podSets: PodSet[]): number | undefined {
+  if (pod.metadata.labels?.[KueueLabel.PriorityClass]) return undefined;
+  const p = (pod.spec as { priority?: unknown }).priority;
+  if (typeof p === 'number' && Number.isSafeInteger(p)) return p;
+  return defaultPriority(pod, podSets);
+}
+
 /** `spec.priorityClassRef` from the object's `kueue.x-k8s.io/priority-class` label (Jobs, pods, pod groups, gangs alike). */
 export function setPriorityClassRef(wl: Workload, from: KObject): void {
   const wpc = from.metadata.labels?.[KueueLabel.PriorityClass];
@@ -202,7 +214,7 @@ export function ownedWorkload(owner: KObject, podSets: PodSet[], opts: OwnedWork
   if (Object.keys(annotations).length > 0) wl.metadata.annotations = annotations;
   const queueName = owner.metadata.labels?.[KueueLabel.QueueName];
   if (queueName) wl.spec.queueName = queueName;
-  const priority = defaultPriority(owner, podSets);
+  const priority = owner.kind === 'Pod' && owner.apiVersion === 'v1' ? podPriority(owner as Pod, podSets) : defaultPriority(owner, podSets);
   if (priority !== undefined) wl.spec.priority = priority;
   // Kueue names the class on the Workload; its value is resolved where the classes are
   // known (the admission snapshot), which then sets spec.priority.

@@ -1,17 +1,18 @@
 // Failed-node replacement for one admitted Workload (kueue-tas.md §13): the one procedure
 // behind `plan --replace-node` and the scheduler's second pass; both callers only
-// translate its answer into their output (a printed Workload, a status write).
+// translate its answer into their output (a printed Workload, a status write). Several
+// failed nodes are repaired together (Kueue evicts on the second one).
 //
-// 1. resolve the failed Node: the user and status.unhealthyNodes name it by
-//    `metadata.name`, assignments record its `kubernetes.io/hostname` label value (the two
-//    differ on clouds and with custom node names);
-// 2. skip: no PodSet is assigned to the node, or (SkipReassignmentForPodOwnedWorkloads)
+// 1. resolve the failed Nodes: the user and status.unhealthyNodes name them by
+//    `metadata.name`, assignments record their `kubernetes.io/hostname` label value (the
+//    two differ on clouds and with custom node names);
+// 2. skip: no PodSet is assigned to any of them, or (SkipReassignmentForPodOwnedWorkloads)
 //    the Workload is owned by a single Pod and is not a pod group: its assignment is kept;
 // 3. with TASFailedNodeReplacement off there is no replacement;
-// 4. take the node out of every TAS snapshot; per affected PodSet, in order: its own
+// 4. take the nodes out of every TAS snapshot; per affected PodSet, in order: its own
 //    usage out (the others', already replaced ones included, stay), replace.ts
 //    replaceNode, its new usage in;
-// 5. put the node back; on the first failure every PodSet's old usage comes back and the
+// 5. put the nodes back; on the first failure every PodSet's old usage comes back and the
 //    answer is the eviction condition, else the new podSetAssignments.
 
 import { CoreApiVersion } from '../api/api-versions.ts';
@@ -22,7 +23,7 @@ import { podRequests, type ResourceAmounts } from '../api/resources.ts';
 import type { NodeInfo } from '../topology/source.ts';
 import type { Assignment } from './assignment.ts';
 import { encodeV1beta2 } from './assignment-codec.ts';
-import { replaceNode } from './replace.ts';
+import { type FailedNode, replaceNode } from './replace.ts';
 import type { FeatureGates } from './request.ts';
 import { decodeAssignment, forgetWorkloadUsage, recordAssignmentUsage, usageKey } from './tas-usage.ts';
 import { placementRequest, type TasFlavor, type WorkloadPlacementOptions } from './workload-placement.ts';
@@ -49,13 +50,20 @@ export interface NodeReplacementInput {
   workload: Workload;
   /** Where the Workload came from, for decoding errors. */
   where?: Where;
-  /** The failed Node's `metadata.name`. */
-  node: string;
+  /** The failed Nodes' `metadata.name`s (one or more). */
+  nodes: readonly string[];
   /**
-   * The node's hostname label when the snapshots no longer hold the node (it was
-   * deleted); otherwise read from them. The node name when neither knows.
+   * A node's hostname label when the snapshots no longer hold the node (it was deleted);
+   * otherwise read from them. The node name when neither knows.
    */
-  hostname?: string;
+  hostname?: (node: string) => string | undefined;
+  /**
+   * Whether a hostname the assignment keeps names a node that is still in the cluster but
+   * out of the snapshots (NotReady, not failed yet). Such a node is usually the next to be
+   * listed unhealthy: the repair waits for it (skip 'not-ready') instead of calling the
+   * domain stale, so that nodes failing together are repaired together.
+   */
+  notReady?: (hostname: string) => boolean;
   flavors: readonly TasFlavor[];
   usage: ReplacementUsage;
   placement: WorkloadPlacementOptions;
@@ -64,7 +72,7 @@ export interface NodeReplacementInput {
 
 export type NodeReplacement =
   /** Nothing to do: the Workload keeps its assignment. */
-  | { kind: 'skip'; why: 'not-assigned' | 'pod-owned' }
+  | { kind: 'skip'; why: 'not-assigned' | 'pod-owned' | 'not-ready' }
   /** Every PodSet that used the node moved off it; `podSetAssignments` replaces the admission's. */
   | { kind: 'replaced'; podSetAssignments: PodSetAssignment[]; assignments: ReadonlyMap<string, Assignment> }
   /** No replacement: `reason` says why, `condition` is what to write (the Workload is evicted). */
@@ -85,8 +93,6 @@ export function hostnameOf(flavors: readonly TasFlavor[], name: string): string 
   return undefined;
 }
 
-const lastValueIs = (a: Assignment, value: string): boolean => a.domains.some((d) => d.values[d.values.length - 1] === value);
-
 interface AffectedPodSet {
   index: number;
   psa: PodSetAssignment;
@@ -96,14 +102,17 @@ interface AffectedPodSet {
 
 /** Steps 1 to 5 for one Workload. Throws an InputError naming the field on an undecodable assignment. */
 export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement {
-  const { workload: w, node, flavors, usage, gates } = input;
-  const hostname = hostnameOf(flavors, node) ?? input.hostname ?? node;
+  const { workload: w, flavors, usage, gates } = input;
+  const nodes = [...new Set(input.nodes)];
+  const failedNodes: FailedNode[] = nodes.map((name) => ({ name, hostname: hostnameOf(flavors, name) ?? input.hostname?.(name) ?? name }));
+  const hostnames = new Set(failedNodes.map((n) => n.hostname));
+  const onFailedNode = (d: Assignment['domains'][number]): boolean => hostnames.has(d.values[d.values.length - 1]!);
   const psas = w.status?.admission?.podSetAssignments ?? [];
   const affected: AffectedPodSet[] = [];
   psas.forEach((psa, index) => {
     if (!psa.topologyAssignment) return;
     const assignment = decodeAssignment(psa.topologyAssignment, { ...(input.where ?? {}), field: `status.admission.podSetAssignments[${index}].topologyAssignment` });
-    if (!lastValueIs(assignment, hostname)) return;
+    if (!assignment.domains.some(onFailedNode)) return;
     const flavorName = Object.values(psa.flavors ?? {})[0];
     affected.push({ index, psa, assignment, flavor: flavors.find((f) => f.flavor.metadata.name === flavorName) });
   });
@@ -112,9 +121,16 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
 
   const failed = (reason: string): NodeReplacement => {
     const listed = (w.status?.unhealthyNodes ?? []).map((n) => n.name);
-    return { kind: 'failed', reason, condition: { type: 'Evicted', status: 'True', reason: NODE_FAILURES, message: noReplacementMessage(listed.length > 0 ? listed : [node]) } };
+    return { kind: 'failed', reason, condition: { type: 'Evicted', status: 'True', reason: NODE_FAILURES, message: noReplacementMessage(listed.length > 0 ? listed : nodes) } };
   };
-  if (!gates.TASFailedNodeReplacement) return failed(`node ${node} failed and TASFailedNodeReplacement is off`);
+  if (!gates.TASFailedNodeReplacement) return failed(`node ${nodes.join(', ')} failed and TASFailedNodeReplacement is off`);
+  if (input.notReady) {
+    for (const a of affected) {
+      const snapshot = a.flavor?.snapshot;
+      const waiting = snapshot && a.assignment.domains.some((d) => !onFailedNode(d) && snapshot.leafById(snapshot.leafIdOf(d.values)) === undefined && input.notReady!(d.values[d.values.length - 1]!));
+      if (waiting) return { kind: 'skip', why: 'not-ready' };
+    }
+  }
 
   // What is recorded per affected PodSet. Usage is forgotten while the node is still in
   // the snapshots (usage shared with other flavors is found through the node's leaf).
@@ -122,16 +138,18 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
   for (const a of affected) usage.forget(a.psa.name, a.assignment);
   const parked: { flavor: TasFlavor; info: NodeInfo }[] = [];
   for (const tf of flavors) {
-    const n = tf.snapshot.nodeIndex(node);
-    if (n === undefined) continue;
-    parked.push({ flavor: tf, info: tf.snapshot.node(n) });
-    tf.snapshot.removeNode(node);
+    for (const node of nodes) {
+      const n = tf.snapshot.nodeIndex(node);
+      if (n === undefined) continue;
+      parked.push({ flavor: tf, info: tf.snapshot.node(n) });
+      tf.snapshot.removeNode(node);
+    }
   }
   const replaced = new Map<string, Assignment>();
   let failure: string | undefined;
   try {
     for (const a of affected) {
-      const kept: Assignment = { levels: a.assignment.levels, domains: a.assignment.domains.filter((d) => d.values[d.values.length - 1] !== hostname) };
+      const kept: Assignment = { levels: a.assignment.levels, domains: a.assignment.domains.filter((d) => !onFailedNode(d)) };
       usage.record(a.psa.name, kept);
       recorded.set(a.psa.name, kept);
     }
@@ -144,7 +162,7 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
       const perPod: ResourceAmounts = podRequests(spec.template.spec);
       const req = { ...placementRequest({ workers: spec }, a.flavor.flavor, perPod), count: a.psa.count ?? spec.count };
       usage.forget(a.psa.name, recorded.get(a.psa.name)!);
-      const r = replaceNode(a.flavor.engine, req, a.assignment, { name: node, hostname }, input.placement);
+      const r = replaceNode(a.flavor.engine, req, a.assignment, failedNodes, input.placement);
       const now = r.ok ? r.workers : recorded.get(a.psa.name)!;
       usage.record(a.psa.name, now);
       recorded.set(a.psa.name, now);

@@ -1,18 +1,25 @@
-// Failed-node replacement (kueue-tas.md §13): a new assignment for an admitted PodSet
-// that keeps every healthy domain and re-places only the pods of the failed node.
+// Failed-node replacement (kueue-tas.md §13, extended to several nodes at once): a new
+// assignment for an admitted PodSet that keeps every healthy domain and re-places only
+// the pods of the failed nodes.
 //
-// 1. drop the domain of the failed node; its count is what must move;
+// 1. drop the domains of the failed nodes; their count is what must move;
 // 2. every remaining domain must still be a leaf of the snapshot (else: stale);
-// 3. find the required replacement domain: the innermost broken slice layer's domain
-//    that the missing pods complete, else the required-level ancestor, else none;
-// 4. a sliced request whose missing count is not a whole outer slice is re-placed with
-//    the innermost layer that divides it (single pods if none);
-// 5. place the missing pods inside that domain against the usage of the kept domains,
-//    then merge, sorted by full leaf path, summing duplicates.
+// 3. slice layers, innermost first: a layer domain whose pods (kept, plus those already
+//    refilled) are not a whole number of its slices was broken by a failure; its pods
+//    stay, so the slice is completed inside that domain (with the inner layers' slices);
+// 4. the pods still missing are whole outermost slices (or, unsliced, any count): they
+//    go inside the required domain, the required-level ancestor of the kept pods (none
+//    when no pod is kept or the level is only preferred);
+// 5. every placement runs against the usage of the kept and already refilled pods; the
+//    result merges kept and new domains, sorted by full leaf path, summing duplicates.
+//
+// With one failed node this is Kueue's procedure: the broken slice's domain is the one the
+// missing pods complete. Kueue evicts on a second failure; here the failures are repaired
+// together and the Workload is evicted only when no repair fits.
 //
 // The caller removes the workload's own recorded usage from the snapshot first (and the
-// failed node, when it is still there): the kept domains come back as assumed usage here.
-// node-replacement.ts is that caller, for `plan` and the scheduler alike.
+// failed nodes, when they are still there): the kept domains come back as assumed usage
+// here. node-replacement.ts is that caller, for `plan` and the scheduler alike.
 
 /** A failed node: its `metadata.name` (for messages) and the hostname label value assignments record. */
 export interface FailedNode {
@@ -25,19 +32,30 @@ import type { Assignment, DomainAssignment } from './assignment.ts';
 import { AssumedUsage, type PlacementEngine, type PlacementOptions, type PlacementResult } from './engine.ts';
 import type { PlacementRequest } from './request.ts';
 
+type FailedNodes = string | FailedNode | readonly (string | FailedNode)[];
+
+const asFailed = (n: string | FailedNode): FailedNode => (typeof n === 'string' ? { name: n, hostname: n } : n);
+
+/** Kueue's message when no replacement fits (the nodes' names, comma separated). */
+export const noReplacementReason = (names: readonly string[]): string => `cannot find replacement assignment for unhealthy node: ${names.join(', ')}`;
+
 export function replaceNode(
   engine: PlacementEngine,
   req: PlacementRequest,
   existing: Assignment,
-  failedNode: string | FailedNode,
+  failedNodes: FailedNodes,
   options: Omit<PlacementOptions, 'assumed' | 'requiredDomain'> = {},
 ): PlacementResult {
   const s = engine.snapshot;
-  const { name, hostname } = typeof failedNode === 'string' ? { name: failedNode, hostname: failedNode } : failedNode;
-  const failed = existing.domains.filter((d) => d.values[d.values.length - 1] === hostname);
+  const nodes = (Array.isArray(failedNodes) ? (failedNodes as readonly (string | FailedNode)[]) : [failedNodes as string | FailedNode]).map(asFailed);
+  const hostnames = new Set(nodes.map((n) => n.hostname));
+  const isFailed = (d: DomainAssignment): boolean => hostnames.has(d.values[d.values.length - 1]!);
+  const failed = existing.domains.filter(isFailed);
   if (failed.length === 0) return { ok: true, workers: existing };
-  const missing = failed.reduce((n, d) => n + d.count, 0);
-  const kept = existing.domains.filter((d) => d.values[d.values.length - 1] !== hostname);
+  let missing = failed.reduce((n, d) => n + d.count, 0);
+  const kept = existing.domains.filter((d) => !isFailed(d));
+  const hit = nodes.filter((n) => failed.some((d) => d.values[d.values.length - 1] === n.hostname)).map((n) => n.name);
+  const noReplacement: PlacementResult = { ok: false, reason: noReplacementReason(hit) };
 
   const keptLeaves: { leaf: number; count: number }[] = [];
   for (const d of kept) {
@@ -50,41 +68,57 @@ export function replaceNode(
 
   const assumed = new AssumedUsage();
   for (const k of keptLeaves) assumed.add(k.leaf, req.requests, k.count);
-
-  // 3. The required replacement domain.
   const ancestorAt = (leaf: number, level: number): number => {
     let d = leaf;
     while (d >= 0 && s.level(d) > level) d = s.parent(d);
     return d;
   };
-  let requiredDomain: number | undefined;
-  const layers = req.sliceLayers;
-  let layersForMissing = layers;
-  const brokenIdx = findLastIndex(layers, (l) => missing % l.size !== 0);
-  if (brokenIdx >= 0) {
-    const layer = layers[brokenIdx]!;
-    const level = s.levels.indexOf(layer.topology);
-    const perDomain = new Map<number, number>();
-    for (const k of keptLeaves) {
-      const a = ancestorAt(k.leaf, level);
-      perDomain.set(a, (perDomain.get(a) ?? 0) + k.count);
+  /** Pods per leaf: kept, then refilled. */
+  const placed: { leaf: number; count: number }[] = [...keptLeaves];
+  const added: DomainAssignment[] = [];
+  const placeInto = (count: number, sliceLayers: PlacementRequest['sliceLayers'], requiredDomain: number | undefined): boolean => {
+    const r = engine.place({ ...req, count, leader: undefined, sliceLayers }, { ...options, assumed, requiredDomain });
+    if (!r.ok) return false;
+    for (const d of r.workers.domains) {
+      const leaf = s.leafById(s.leafIdOf(d.values));
+      if (leaf !== undefined) {
+        assumed.add(leaf, req.requests, d.count);
+        placed.push({ leaf, count: d.count });
+      }
+      added.push(d);
     }
-    const ranks = s.ranks();
-    const candidates = [...perDomain].filter(([, c]) => (c + missing) % layer.size === 0).sort((a, b) => ranks[a[0]]! - ranks[b[0]]!);
-    if (candidates.length > 0) requiredDomain = candidates[0]![0];
-  }
-  if (requiredDomain === undefined && req.mode === 'required' && req.level !== undefined && keptLeaves.length > 0) {
-    requiredDomain = ancestorAt(keptLeaves[0]!.leaf, s.levels.indexOf(req.level));
-  }
-  // 4. Re-place a broken slice with the innermost layer that divides the missing pods.
-  if (layers.length > 0 && missing % layers[0]!.size !== 0 && requiredDomain !== undefined) {
-    const fitting = findLastIndex(layers, (l) => missing % l.size === 0);
-    layersForMissing = fitting >= 0 ? [layers[fitting]!] : [];
+    return true;
+  };
+
+  // 3. Broken slices, innermost layer first; each is completed where its pods stay.
+  const layers = req.sliceLayers;
+  const ranks = s.ranks();
+  for (let i = layers.length - 1; i >= 0 && missing > 0; i--) {
+    const layer = layers[i]!;
+    const level = s.levels.indexOf(layer.topology);
+    if (level < 0) continue;
+    const perDomain = new Map<number, number>();
+    for (const p of placed) {
+      const a = ancestorAt(p.leaf, level);
+      perDomain.set(a, (perDomain.get(a) ?? 0) + p.count);
+    }
+    const broken = [...perDomain].filter(([, c]) => c % layer.size !== 0).sort((a, b) => ranks[a[0]]! - ranks[b[0]]!);
+    for (const [domain, c] of broken) {
+      const deficit = layer.size - (c % layer.size);
+      if (deficit > missing || !placeInto(deficit, layers.slice(i + 1), domain)) return noReplacement;
+      missing -= deficit;
+    }
   }
 
-  const result = engine.place({ ...req, count: missing, leader: undefined, sliceLayers: layersForMissing }, { ...options, assumed, requiredDomain });
-  if (!result.ok) return { ok: false, reason: `cannot find replacement assignment for unhealthy node: ${name}` };
-  return { ok: true, workers: { levels: existing.levels, domains: mergeDomains(kept, result.workers.domains, (d) => fullPath(engine, d)) } };
+  // 4. The rest inside the required domain.
+  if (missing > 0) {
+    let requiredDomain: number | undefined;
+    if (req.mode === 'required' && req.level !== undefined && keptLeaves.length > 0) requiredDomain = ancestorAt(keptLeaves[0]!.leaf, s.levels.indexOf(req.level));
+    const outer = layers[0];
+    const sliceLayers = outer === undefined || missing % outer.size === 0 ? layers : [];
+    if (!placeInto(missing, sliceLayers, requiredDomain)) return noReplacement;
+  }
+  return { ok: true, workers: { levels: existing.levels, domains: mergeDomains(kept, added, (d) => fullPath(engine, d)) } };
 }
 
 function fullPath(engine: PlacementEngine, d: DomainAssignment): readonly string[] {
@@ -102,9 +136,4 @@ function mergeDomains(a: readonly DomainAssignment[], b: readonly DomainAssignme
     else byKey.set(key, { values: [...d.values], count: d.count });
   }
   return [...byKey.values()].sort((x, y) => compareValues(path(x), path(y)));
-}
-
-function findLastIndex<T>(xs: readonly T[], pred: (x: T) => boolean): number {
-  for (let i = xs.length - 1; i >= 0; i--) if (pred(xs[i]!)) return i;
-  return -1;
 }

@@ -141,6 +141,11 @@ export class HyperNodeBuilder {
     this.obj.spec.members.push({ type: 'Node', selector: { labelMatch: { matchLabels } } });
     return this;
   }
+  /** Any member, as written. */
+  member(m: HyperNode['spec']['members'][number]): this {
+    this.obj.spec.members.push(m);
+    return this;
+  }
   build(): HyperNode {
     return structuredClone(this.obj);
   }

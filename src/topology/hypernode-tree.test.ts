@@ -18,6 +18,17 @@ describe('HyperNode tree (volcano-hypernode.md §2)', () => {
     assert.equal(t.leafHyperNode('node5'), 's2');
     assert.ok(t.ready);
   });
+  it('a HyperNode-type member selected by regexMatch or labelMatch is ignored, with a warning naming it', () => {
+    const t = tree([
+      hyperNode('leaf-a').tier(1).nodes('node0'),
+      hyperNode('spine').tier(2).hyperNodes('leaf-a').member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } }).member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { t: 'leaf' } } } }),
+    ]);
+    assert.ok(t.ready);
+    assert.deepEqual([...t.nodesOf('spine')], ['node0']);
+    assert.equal(t.warnings.length, 2);
+    assert.match(t.warnings[0]!, /^HyperNode spine: spec\.members\[1\] \(type HyperNode\) uses regexMatch, which Volcano ignores for HyperNode members: the member is ignored/);
+    assert.match(t.warnings[1]!, /^HyperNode spine: spec\.members\[2\] \(type HyperNode\) uses labelMatch/);
+  });
   it('tier levels: highest tier first, then the hostname', () => {
     const { snapshot } = hyperNodeSnapshotOf(seedSpineLeaf(), nodes(8));
     assert.deepEqual(snapshot.levels, [tierLevelKey(3), tierLevelKey(2), tierLevelKey(1), 'kubernetes.io/hostname']);

@@ -64,6 +64,8 @@ export class HyperNodeTree {
   private readonly leafOf = new Map<string, string>();
   private readonly tierByName = new Map<string, number>();
   private readonly tierNameConflicts: string[] = [];
+  /** HyperNode-type members selected by regexMatch or labelMatch: ignored, as Volcano does. */
+  private readonly ignoredMembers: string[] = [];
 
   constructor(hyperNodes: readonly HyperNode[], nodes: readonly TreeNode[]) {
     const problems: HyperNodeProblem[] = [];
@@ -121,6 +123,13 @@ export class HyperNodeTree {
         const sel = m.selector;
         if (m.type === 'HyperNode') {
           if (sel.exactMatch) count++;
+          else {
+            const kind = sel.regexMatch ? 'regexMatch' : 'labelMatch';
+            this.ignoredMembers.push(
+              `HyperNode ${h.metadata.name}: spec.members[${i}] (type HyperNode) uses ${kind}, which Volcano ignores for HyperNode members: ` +
+                'the member is ignored; name the child HyperNode with exactMatch.name, or use type Node to select nodes',
+            );
+          }
           continue;
         }
         if (sel.exactMatch) {
@@ -215,7 +224,7 @@ export class HyperNodeTree {
   }
 
   get warnings(): readonly string[] {
-    return this.tierNameConflicts;
+    return [...this.tierNameConflicts, ...this.ignoredMembers];
   }
 
   /** Problems naming this HyperNode. */
