@@ -7,8 +7,9 @@
 //   - every object whose create got a 201 is in the final store, with the uid it was given;
 //   - no Workload admitted twice: in the Workload events known to be on disk (those at or
 //     below the highest resourceVersion the round acknowledged: LMDB keeps a prefix of the
-//     commits), an admission is never replaced without being cleared, each Workload is
-//     admitted once, and the admitted quota never exceeds the ClusterQueue's nominal;
+//     commits) and the data directory as each kill left it, an admission is never replaced
+//     without being cleared, each Workload is admitted once, and the admitted quota never
+//     exceeds the ClusterQueue's nominal;
 //   - resourceVersions keep increasing: everything a round sees is above all the round before saw;
 //   - a watch from a resourceVersion of before a restart gets 410 Expired;
 //   - at the end: the invariant checker over the reopened store, one Workload per Job, every
@@ -225,8 +226,19 @@ describe('serve --data-dir under SIGKILL', () => {
           seen(rv);
           if (rv <= horizon) history.apply(e.object, e.type === 'DELETED', `round ${round} rv ${rv}`);
         }
+        // 5. After a kill, what is really on disk: read the data directory itself. Writes the
+        // clients saw past the horizon may have reached the disk too (a Workload finished then
+        // touched again after the restart would otherwise keep its quota in the history).
+        if (!last) {
+          const disk = await openDurableStore(data, { clock: new RealClock() });
+          try {
+            history.applyList(disk.listSync('Workload', { namespace: NS }), `round ${round} on disk`);
+          } finally {
+            await disk.close();
+          }
+        }
         if (process.env.CRASH_VERBOSE) console.log(`round ${round}: list at ${listRv} with ${list.items.length} Workloads, ${acked.length} creates acknowledged, ${watch.lines.length} events up to ${maxSeen}, on disk up to ${horizon}`);
-        // 5. Everything this round saw is above everything the rounds before saw.
+        // 6. Everything this round saw is above everything the rounds before saw.
         if (round > 0) assert.ok(minSeen > maxSeenBefore, `round ${round}: resourceVersions from ${minSeen}, not above ${maxSeenBefore} seen before the restart`);
         maxSeenBefore = Math.max(maxSeenBefore, maxSeen);
         lastListRv = listRv;
