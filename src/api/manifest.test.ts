@@ -27,8 +27,8 @@ describe('parseManifests', () => {
     assert.deepEqual(errors, []);
     assert.equal(objects.length, 1);
     assert.equal(objects[0].where.document, 3);
-    assert.deepEqual(parseManifests('', FILE), { objects: [], errors: [] });
-    assert.deepEqual(parseManifests('\n# nothing\n', FILE), { objects: [], errors: [] });
+    assert.deepEqual(parseManifests('', FILE), { objects: [], errors: [], skipped: [] });
+    assert.deepEqual(parseManifests('\n# nothing\n', FILE), { objects: [], errors: [], skipped: [] });
   });
 
   test('a malformed document is an error naming file:line and the document; the others still parse', () => {

@@ -30,10 +30,26 @@ export function objectRef(obj: { kind?: unknown; metadata?: { name?: unknown; na
   return typeof ns === 'string' && ns !== '' ? `${kind}/${ns}/${name}` : `${kind}/${name}`;
 }
 
+/** An object of a kind topoqueue does not use (ConfigMap, Deployment, Kustomization...). */
+export interface SkippedObject {
+  apiVersion: string;
+  kind: string;
+  where: Where;
+}
+
+export interface ParseOptions {
+  /** Kinds for which this returns true are set aside in `skipped`, unchecked. */
+  skipKind?: (kind: string) => boolean;
+}
+
+/** Deepest nesting of maps and lists accepted in an object (an API server refuses deeper ones too). */
+export const MAX_NESTING_DEPTH = 100;
+
 /** Parses every object in a YAML (multi-document) or JSON text. Never throws. */
-export function parseManifests(text: string, file: string): { objects: ParsedObject[]; errors: InputError[] } {
+export function parseManifests(text: string, file: string, options: ParseOptions = {}): { objects: ParsedObject[]; errors: InputError[]; skipped: SkippedObject[] } {
   const objects: ParsedObject[] = [];
   const errors: InputError[] = [];
+  const skipped: SkippedObject[] = [];
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter: lines });
   const lineAt = (offset: number) => lines.linePos(offset).line;
@@ -49,6 +65,10 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
       const e = doc.errors[0];
       const line = e.linePos?.[0].line ?? start;
       const column = e.linePos?.[0].col;
+      if (/Maximum call stack size exceeded/.test(e.message)) {
+        errors.push(new InputError({ file, document }, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
+        return;
+      }
       const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more problem${doc.errors.length > 2 ? 's' : ''} after it)` : '';
       const col = column !== undefined ? `, column ${column}` : '';
       errors.push(new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`));
@@ -60,7 +80,12 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
     try {
       value = doc.toJS({ maxAliasCount: 1000 });
     } catch (e) {
-      errors.push(new InputError(at, `cannot read the document: ${(e as Error).message}`));
+      const deep = e instanceof RangeError && /call stack/.test(e.message);
+      errors.push(new InputError(at, deep ? `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped` : `cannot read the document: ${(e as Error).message}`));
+      return;
+    }
+    if (nestingDepth(value) > MAX_NESTING_DEPTH) {
+      errors.push(new InputError(at, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
       return;
     }
 
@@ -79,7 +104,7 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
     }
     addObject(value, at, contents);
   });
-  return { objects, errors };
+  return { objects, errors, skipped };
 
   function addObject(value: unknown, where: Where, node: YamlNode | null, defaults?: { apiVersion: string; kind: string }): void {
     if (!isRecord(value)) {
@@ -98,6 +123,10 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
     }
 
     const here: Where = { ...where, object: objectRef(value as Partial<KObject>) };
+    if (typeof kind === 'string' && options.skipKind?.(kind) === true) {
+      skipped.push({ apiVersion: typeof value.apiVersion === 'string' ? value.apiVersion : '', kind, where: here });
+      return;
+    }
     const field = (f: string) => ({ ...here, field: joinField(where.field, f) });
     let ok = true;
     const need = (f: string, v: unknown, what: string) => {
@@ -136,6 +165,20 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
       addObject(item, { ...where, line, field: joinField(where.field, `items[${j}]`) }, itemNode, defaults);
     });
   }
+}
+
+/** Depth of nested maps and lists, counted without recursion (a deep input cannot overflow the stack). */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > deepest) deepest = d + 1;
+    if (deepest > MAX_NESTING_DEPTH) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  }
+  return deepest;
 }
 
 /** The yaml package's message without its own position and source excerpt (Where has them). */

@@ -142,9 +142,12 @@ describe('topoqueue hypernodes discover', () => {
   it('usage: --levels and -f are required, and the input needs Nodes (exit 2)', async () => {
     assert.match((await run(['hypernodes', 'discover', '-f', listFile('nodes.json', fabric())])).err, /^error: --levels: required/);
     assert.match((await run(['hypernodes', 'discover', '--levels', LEVELS])).err, /^error: -f: at least one -f PATH/);
-    const none = await run(['hypernodes', 'discover', '-f', tmpFile('empty.yaml', ''), '--levels', LEVELS]);
+    const none = await run(['hypernodes', 'discover', '-f', tmpFile('topology.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: kubernetes.io/hostname}]}\n'), '--levels', LEVELS]);
     assert.equal(none.code, 2);
     assert.match(none.err, /no Node in the input/);
+    const empty = await run(['hypernodes', 'discover', '-f', tmpFile('empty.yaml', ''), '--levels', LEVELS]);
+    assert.equal(empty.code, 2);
+    assert.match(empty.err, /empty\.yaml: the input is empty: no object in it/);
   });
 });
 

@@ -41,6 +41,12 @@ function requireFiles(files: string[]): void {
   if (files.length === 0) throw new InputError({ field: '-f' }, 'at least one -f PATH (a YAML or JSON file, or a directory) is required');
 }
 
+/** Prints every error and every note; used where the rest of the input still runs. */
+function printProblems(io: Io, errors: readonly InputError[], notes: readonly string[]): void {
+  for (const e of errors) io.err(`error: ${e.message}\n`);
+  for (const n of notes) io.err(`note: ${n}\n`);
+}
+
 function reportErrors(io: Io, errors: readonly InputError[]): never {
   for (const e of errors) io.err(`error: ${e.message}\n`);
   throw new UsageExit(2);
@@ -80,18 +86,24 @@ export function buildProgram(io: Io): Command {
     .addOption(new Option('--profile <name>', 'placement profile (short form for the profile feature gates)').choices(Object.values(Profile)))
     .option('--feature-gates <gates>', 'NAME=true|false,... (TASProfileMixed, TASBalancedPlacement, TASRespectNodeAffinityPreferred, ...)')
     .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning')
+    .option('--strict', 'all or nothing: any refused object (or kind topoqueue does not use) stops the command before planning')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; output: 'yaml' | 'json' }) => {
+    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; strict?: boolean; output: 'yaml' | 'json' }) => {
       requireFiles(opts.filename);
       const [{ loadManifests }, { parseFeatureGates, plan }] = await Promise.all([import('./load.ts'), import('./plan.ts')]);
       const gates = opts.featureGates ? parseFeatureGates(opts.featureGates) : {};
-      const loaded = loadManifests(opts.filename);
-      if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
-      const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode });
-      if (result.errors.length > 0) reportErrors(io, result.errors);
-      for (const n of result.notes) io.err(`note: ${n}\n`);
+      const loaded = loadManifests(opts.filename, { strict: opts.strict });
+      if (opts.strict && loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode, refused: loaded.refused });
+      // A flag naming nothing (`--replace-node` with an unknown node) is a usage error.
+      const usage = result.errors.filter((e) => e.where.field?.startsWith('--') === true);
+      if (usage.length > 0 || (opts.strict && result.errors.length > 0)) reportErrors(io, opts.strict ? result.errors : usage);
+      // Every refused object is reported and left out; the rest is planned and printed.
+      const errors = [...loaded.errors, ...result.errors];
+      printProblems(io, errors, [...loaded.notes, ...result.notes]);
       const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };
       io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
+      if (errors.length > 0) throw new UsageExit(2);
     });
 
   program
@@ -100,7 +112,8 @@ export function buildProgram(io: Io): Command {
     .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
     .option('--until <duration|idle>', 'stop at this virtual time from the start (Go duration, e.g. 24h), or when nothing is left to do', 'idle')
     .option('--report <file>', 'write the JSON report (docs/simulate.md) to this file')
-    .action(async (opts: { filename: string[]; until: string; report?: string }) => {
+    .option('--strict', 'all or nothing: any refused object (or kind topoqueue does not use) stops the command before the run')
+    .action(async (opts: { filename: string[]; until: string; report?: string; strict?: boolean }) => {
       requireFiles(opts.filename);
       const { simulateCommand } = await import('./simulate.ts');
       const r = await simulateCommand(opts, io);
@@ -124,6 +137,7 @@ export function buildProgram(io: Io): Command {
       ]);
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      for (const n of loaded.notes) io.err(`note: ${n}\n`);
       const input = sortObjects(loaded.objects);
       const cluster = buildTasCluster(input);
       if (cluster.errors.length > 0) reportErrors(io, cluster.errors);
@@ -161,6 +175,7 @@ export function buildProgram(io: Io): Command {
       if (configErrors.length > 0) reportErrors(io, configErrors.map((e) => new InputError({ field: `--${e.field}` }, e.message)));
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      for (const n of loaded.notes) io.err(`note: ${n}\n`);
       const input = sortObjects(loaded.objects);
       if (input.nodes.length === 0) reportErrors(io, [new InputError({ field: '-f' }, 'no Node in the input: discovery reads the labels of Node objects')]);
       // Discovery reads names and labels only: no need to parse the rest of a NodeInfo.

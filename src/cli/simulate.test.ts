@@ -53,7 +53,7 @@ describe('topoqueue simulate: bad input is refused as plan refuses it', () => {
 
   it('malformed YAML and a bad field name the file, line, document and field; nothing runs', async () => {
     const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n---\nkind: [\n`);
-    const r = await run(['simulate', '-f', f]);
+    const r = await run(['simulate', '-f', f, '--strict']);
     assert.equal(r.code, 2);
     const lines = r.err.trim().split('\n');
     assert.equal(lines.length, 2, r.err);
@@ -84,7 +84,7 @@ metadata: {name: e1}
 spec: {at: 1h, node: n7, action: NotReady}
 `,
     );
-    const r = await run(['simulate', '-f', f]);
+    const r = await run(['simulate', '-f', f, '--strict']);
     assert.equal(r.code, 2);
     assert.equal(
       r.err,

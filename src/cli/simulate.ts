@@ -9,7 +9,7 @@
 // violations (a bug: the report lists them), 2 on bad input.
 
 import { writeFileSync } from 'node:fs';
-import { InputError } from '../api/errors.ts';
+import { InputError, type Where } from '../api/errors.ts';
 import { parseGoDuration } from '../api/gang.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { KObject } from '../api/objects.ts';
@@ -32,6 +32,8 @@ export interface SimulateArgs {
   /** `idle` or a Go duration. */
   until?: string;
   report?: string;
+  /** All or nothing: any refused object stops the command before the run. */
+  strict?: boolean;
 }
 
 /** `--until`: milliseconds, or undefined for `idle`. */
@@ -62,6 +64,13 @@ export function checkSimulationInput(objects: readonly ParsedObject[]): InputErr
   return errors;
 }
 
+/** The objects no error names (by file, document and object). */
+export function withoutRefused(objects: readonly ParsedObject[], errors: readonly InputError[]): ParsedObject[] {
+  const key = (w: Where) => `${w.file ?? ''}\u0000${w.document ?? ''}\u0000${w.object ?? ''}`;
+  const named = new Set(errors.filter((e) => e.where.object !== undefined).map((e) => key(e.where)));
+  return named.size === 0 ? [...objects] : objects.filter((o) => !named.has(key(o.where)));
+}
+
 /** Virtual time as h:mm:ss (hours past 24 keep counting). */
 export function clockText(ms: number): string {
   const t = Math.floor(ms / 1000);
@@ -88,14 +97,16 @@ export interface SimulateOutcome {
 /** Runs the command; bad input throws InputError (or returns code 2 with the errors printed). */
 export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promise<SimulateOutcome> {
   const untilMs = parseUntil(args.until);
-  const loaded = loadManifests(args.filename);
+  const loaded = loadManifests(args.filename, { strict: args.strict });
   const errors = [...loaded.errors];
-  if (errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
-  if (errors.length > 0) {
-    for (const e of errors) io.err(`error: ${e.message}\n`);
-    return { code: 2 };
-  }
-  const run = await runSimulation(loaded.objects, { untilMs, onProgress: progressPrinter(io) });
+  if (!args.strict || errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
+  for (const e of errors) io.err(`error: ${e.message}\n`);
+  for (const n of loaded.notes) io.err(`note: ${n}\n`);
+  // Nothing to run (every input refused) or all-or-nothing asked: stop here.
+  if (errors.length > 0 && (args.strict || loaded.objects.length === 0)) return { code: 2 };
+  // One bad object never sinks the rest: the objects an error names are left out.
+  const objects = withoutRefused(loaded.objects, errors);
+  const run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io) });
   const report = buildReport(run);
   if (args.report !== undefined) {
     try {
@@ -109,5 +120,6 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
     io.err(`error: ${report.summary.violations} invariant violation(s): a bug in topoqueue; the report lists them\n`);
     return { code: 1, report };
   }
-  return { code: 0, report };
+  if (errors.length > 0) io.err(`error: ${errors.length} problem(s) in the input (above): the objects they name were left out of the run\n`);
+  return { code: errors.length > 0 ? 2 : 0, report };
 }
