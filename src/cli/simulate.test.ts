@@ -205,3 +205,45 @@ describe('topoqueue simulate -f examples/gb200-day (the README\'s main command)'
     assert.deepEqual(notFinished.map((w) => `${w.kind} ${w.namespace}/${w.name}: ${w.status}`), []);
   });
 });
+
+describe('plan and simulate agree on the same input (issue 14 §2)', () => {
+  it('without ClusterQueues, simulate runs what plan places, through the same implicit queue', async () => {
+    const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
+    const placed = (JSON.parse(planned.out) as { items: { metadata: { name: string }; status?: { admission?: unknown } }[] }).items.filter((w) => w.status?.admission).map((w) => w.metadata.name).sort();
+    assert.equal(placed.length, 3);
+    const r = await run(['simulate', '-f', 'examples/tas-basic']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /note: no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue topoqueue-implicit/);
+    assert.match(r.out, /workloads: 4 \(Finished 3, /);
+    assert.doesNotMatch(r.out, /LocalQueue user-queue doesn't exist/);
+    assert.match(r.out, /Pending Job research\/too-big: TopologyPlacementFailed/);
+  });
+
+  it('a pod already Running in the input keeps its node and never keeps --until idle from ending', async () => {
+    for (const example of ['examples/tas-basic', 'examples/queues-gangs']) {
+      const r = await run(['simulate', '-f', example]);
+      assert.match(r.out, /\(nothing left to do\)/, example);
+      assert.doesNotMatch(r.out, /stopped 7 days/, example);
+    }
+  });
+
+  it('run-duration on a pod already Running is honoured', async () => {
+    const f = tmpFile(
+      'p.yaml',
+      `${CLUSTER}---
+apiVersion: v1
+kind: Pod
+metadata: {name: nb, namespace: team, annotations: {topoqueue.io/run-duration: 2h}}
+spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+status: {phase: Running}
+`,
+    );
+    const dirPath = dirname(f);
+    const report = join(dirPath, 'report.json');
+    const r = await run(['simulate', '-f', f, '--report', report]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /simulated 2h0m[0-9]s of virtual time/);
+    assert.ok(existsSync(report));
+    assert.ok(readFileSync(report, 'utf8').includes('"SimulationReport"'));
+  });
+});
