@@ -16,9 +16,14 @@ import type { KObject, Node, ResourceFlavor } from '../api/objects.ts';
 import { addAmounts, formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { DEFAULT_LOCAL_QUEUE } from '../controllers/job-webhook.ts';
 import { CLUSTER_KINDS } from '../cluster/embedded.ts';
+import { hasNetworkTopology, isVolcanoApiVersion } from '../placement/network-topology.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
+import { HOSTNAME_LABEL } from '../api/keys.ts';
+import { IMPLICIT_HYPERNODE_FLAVOR } from '../placement/tas-flavors.ts';
 import { AllocatableCache, nodeInfoFromNode } from '../topology/source.ts';
 
 export const IMPLICIT_CLUSTER_QUEUE = 'topoqueue-implicit';
+const IMPLICIT_FLAVOR_LABEL = 'topoqueue.io/implicit-flavor';
 
 const WHERE: Where = { object: `ClusterQueue/${IMPLICIT_CLUSTER_QUEUE}`, field: '(implicit: the input has no ClusterQueue)' };
 
@@ -26,6 +31,17 @@ const WHERE: Where = { object: `ClusterQueue/${IMPLICIT_CLUSTER_QUEUE}`, field: 
 export function implicitQueueObjects(objects: readonly ParsedObject[]): ParsedObject[] {
   if (objects.some((o) => o.object.kind === 'ClusterQueue')) return [];
   const flavors = objects.filter((o) => o.object.kind === 'ResourceFlavor' && (o.object as ResourceFlavor).spec?.topologyName !== undefined).map((o) => o.object.metadata.name);
+  // Volcano jobs (and pods with a network topology) go to the HyperNode tree, whole cluster
+  // as tier 1 without HyperNodes: the scheduler's implicit flavor, first for them as in plan.
+  const volcano = objects.some((o) => o.object.kind === 'HyperNode' || isVolcanoApiVersion(o.object.apiVersion) || (o.object.kind === 'Pod' && hasNetworkTopology(o.object.metadata.annotations)));
+  const hyperNodeObjects: ParsedObject[] = [];
+  if (volcano) {
+    // The scheduler's implicit HyperNode flavor (every node, every tier) under its name; the
+    // object makes the ClusterQueue's flavor exist. Kueue wants nodeLabels with a
+    // topologyName: a label of topoqueue's own, which withImplicitQueue puts on every node.
+    hyperNodeObjects.push({ object: { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: IMPLICIT_HYPERNODE_FLAVOR }, spec: { topologyName: IMPLICIT_HYPERNODE_FLAVOR, nodeLabels: { [IMPLICIT_FLAVOR_LABEL]: IMPLICIT_HYPERNODE_FLAVOR } } } as KObject, where: { ...WHERE, object: `ResourceFlavor/${IMPLICIT_HYPERNODE_FLAVOR}` } });
+    flavors.unshift(IMPLICIT_HYPERNODE_FLAVOR);
+  }
   if (flavors.length === 0) return [];
 
   let total: ResourceAmounts = {};
@@ -76,5 +92,22 @@ export function implicitQueueObjects(objects: readonly ParsedObject[]): ParsedOb
       });
     }
   }
-  return [{ object: clusterQueue as KObject, where: WHERE }, ...localQueues];
+  return [...hyperNodeObjects, { object: clusterQueue as KObject, where: WHERE }, ...localQueues];
+}
+
+/**
+ * `objects` with the implicit queue (see the header) added; with the HyperNode flavor, every
+ * Node carries its label (admission puts the flavor's nodeLabels on the pods' selector).
+ */
+export function withImplicitQueue(objects: readonly ParsedObject[]): { objects: ParsedObject[]; implicit: boolean } {
+  const added = implicitQueueObjects(objects);
+  if (added.length === 0) return { objects: [...objects], implicit: false };
+  const hyperNodes = added.some((o) => o.object.kind === 'ResourceFlavor');
+  const nodes = objects.map((o) => {
+    if (!hyperNodes || o.object.kind !== 'Node') return o;
+    const node = structuredClone(o.object);
+    node.metadata.labels = { ...node.metadata.labels, [IMPLICIT_FLAVOR_LABEL]: IMPLICIT_HYPERNODE_FLAVOR };
+    return { object: node, where: o.where };
+  });
+  return { objects: [...nodes, ...added], implicit: true };
 }

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { Workload } from '../api/objects.ts';
 import type { SimulationReport } from '../cluster/report.ts';
+import { decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
 import { main } from './main.ts';
 import { clockText, parseUntil } from './simulate.ts';
@@ -217,6 +219,27 @@ describe('plan and simulate agree on the same input (issue 14 §2)', () => {
     assert.match(r.out, /workloads: 4 \(Finished 3, /);
     assert.doesNotMatch(r.out, /LocalQueue user-queue doesn't exist/);
     assert.match(r.out, /Pending Job research\/too-big: TopologyPlacementFailed/);
+  });
+
+  it('Volcano Jobs and HyperJobs are placed by topoqueue in simulate on the nodes plan gives them', async () => {
+    for (const example of ['examples/volcano-spine-leaf', 'examples/volcano-roce-nvlink']) {
+      const planned = await run(['plan', '-f', example, '-o', 'json']);
+      const planNodes = new Map<string, string[]>();
+      for (const w of (JSON.parse(planned.out) as { items: Workload[] }).items) {
+        const owner = w.metadata.ownerReferences?.[0]?.name ?? w.metadata.name;
+        const a = w.status?.admission;
+        if (a) planNodes.set(owner, a.podSetAssignments.flatMap((p) => decodeV1beta2(p.topologyAssignment!).domains.flatMap((d) => Array<string>(d.count).fill(d.values.at(-1)!))).sort());
+      }
+      const report = join(dirname(tmpFile('x', '')), 'report.json');
+      const r = await run(['simulate', '-f', example, '--report', report]);
+      assert.equal(r.code, 0, r.err);
+      const simulated = (JSON.parse(readFileSync(report, 'utf8')) as SimulationReport).workloads;
+      assert.ok(planNodes.size > 0);
+      for (const [name, nodes] of planNodes) {
+        const w = simulated.find((x) => x.name === name)!;
+        assert.deepEqual(w.pods.map((p) => p.node).sort(), nodes, `${example} ${name}`);
+      }
+    }
   });
 
   it('a pod already Running in the input keeps its node and never keeps --until idle from ending', async () => {

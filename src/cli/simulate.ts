@@ -18,7 +18,7 @@ import { workloadsFromObjects } from '../integrations/integration.ts';
 import { buildReport, summarize, type SimulationReport } from '../cluster/report.ts';
 import { planSubmissions, runSimulation, type SimulationProgress } from '../cluster/simulation.ts';
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
-import { IMPLICIT_CLUSTER_QUEUE, implicitQueueObjects } from './implicit-queue.ts';
+import { IMPLICIT_CLUSTER_QUEUE, withImplicitQueue } from './implicit-queue.ts';
 import { loadManifests } from './load.ts';
 
 export interface SimulateIo {
@@ -108,9 +108,8 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   // One bad object never sinks the rest: the objects an error names are left out.
   const kept = withoutRefused(loaded.objects, errors);
   // Without ClusterQueues, the same implicit queue as `plan`: what plan places, simulate runs.
-  const implicit = implicitQueueObjects(kept);
-  if (implicit.length > 0) io.err(`note: no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue ${IMPLICIT_CLUSTER_QUEUE} (quota: the nodes' capacity), in input order as plan places them\n`);
-  const objects = [...kept, ...implicit];
+  const { objects, implicit } = withImplicitQueue(kept);
+  if (implicit) io.err(`note: no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue ${IMPLICIT_CLUSTER_QUEUE} (quota: the nodes' capacity), in input order as plan places them\n`);
   const run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io) });
   const report = buildReport(run);
   if (args.report !== undefined) {
