@@ -17,8 +17,6 @@ import { addAmounts, formatResourceAmount, type ResourceAmounts } from '../api/r
 import { DEFAULT_LOCAL_QUEUE } from '../controllers/job-webhook.ts';
 import { CLUSTER_KINDS } from '../cluster/embedded.ts';
 import { hasNetworkTopology, isVolcanoApiVersion } from '../placement/network-topology.ts';
-import type { HyperNode } from '../api/volcano-objects.ts';
-import { HOSTNAME_LABEL } from '../api/keys.ts';
 import { IMPLICIT_HYPERNODE_FLAVOR } from '../placement/tas-flavors.ts';
 import { AllocatableCache, nodeInfoFromNode } from '../topology/source.ts';
 
