@@ -150,7 +150,7 @@ describe('topoqueue simulate: output', () => {
     const f = tmpFile('c.yaml', CLUSTER);
     const r = await run(['simulate', '-f', f, '--report', '/nonexistent/dir/r.json']);
     assert.equal(r.code, 2);
-    assert.match(r.err, /error: --report: cannot write \/nonexistent\/dir\/r\.json: ENOENT/);
+    assert.match(r.err, /error: --report: \/nonexistent\/dir\/r\.json: the directory \/nonexistent\/dir does not exist/);
   });
 
   it('virtual time is shown as h:mm:ss, hours past a day included', () => {
@@ -268,5 +268,23 @@ status: {phase: Running}
     assert.match(r.out, /simulated 2h0m[0-9]s of virtual time/);
     assert.ok(existsSync(report));
     assert.ok(readFileSync(report, 'utf8').includes('"SimulationReport"'));
+  });
+});
+
+describe('--report is checked before the run', () => {
+  it('a missing directory, a directory, and one of the inputs are refused at once', async () => {
+    const f = tmpFile('c.yaml', CLUSTER);
+    const cases: [string, RegExp][] = [
+      [join(dirname(f), 'nope', 'r.json'), /--report: .*nope\/r\.json: the directory .*nope does not exist/],
+      [dirname(f), /--report: .*: is a directory; give a file name/],
+      [f, /--report: .*c\.yaml: is one of the inputs \(-f\); write the report elsewhere/],
+    ];
+    for (const [report, message] of cases) {
+      const r = await run(['simulate', '-f', f, '--report', report]);
+      assert.equal(r.code, 2, report);
+      assert.match(r.err, message);
+      assert.equal(r.out, '', 'nothing ran');
+    }
+    assert.equal(readFileSync(f, 'utf8'), CLUSTER, 'the input is untouched');
   });
 });

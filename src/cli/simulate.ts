@@ -8,7 +8,8 @@
 // Exit 0 when the run completed with no invariant violation, 1 when there were
 // violations (a bug: the report lists them), 2 on bad input.
 
-import { writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { InputError, type Where } from '../api/errors.ts';
 import { parseGoDuration } from '../api/gang.ts';
 import type { ParsedObject } from '../api/manifest.ts';
@@ -65,6 +66,35 @@ export function checkSimulationInput(objects: readonly ParsedObject[]): InputErr
   return errors;
 }
 
+/**
+ * `--report` is checked before the run: a missing directory, a directory, an unwritable
+ * path, or one of the input files is refused at once (not after an hour of simulation).
+ */
+export function checkReportPath(report: string, inputs: readonly string[]): void {
+  const refuse = (why: string) => {
+    throw new InputError({ field: '--report' }, `${report}: ${why}`);
+  };
+  const target = resolve(report);
+  for (const f of inputs) if (f !== '-' && resolve(f) === target) refuse('is one of the inputs (-f); write the report elsewhere');
+  const dir = dirname(target);
+  if (!existsSync(dir)) refuse(`the directory ${dir} does not exist`);
+  if (!statSync(dir).isDirectory()) refuse(`${dir} is not a directory`);
+  if (existsSync(target)) {
+    if (statSync(target).isDirectory()) refuse('is a directory; give a file name');
+    try {
+      accessSync(target, constants.W_OK);
+    } catch {
+      refuse('is not writable');
+    }
+  } else {
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch {
+      refuse(`cannot create files in ${dir}`);
+    }
+  }
+}
+
 /** The objects no error names (by file, document and object). */
 export function withoutRefused(objects: readonly ParsedObject[], errors: readonly InputError[]): ParsedObject[] {
   const key = (w: Where) => `${w.file ?? ''}\u0000${w.document ?? ''}\u0000${w.object ?? ''}`;
@@ -98,6 +128,7 @@ export interface SimulateOutcome {
 /** Runs the command; bad input throws InputError (or returns code 2 with the errors printed). */
 export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promise<SimulateOutcome> {
   const untilMs = parseUntil(args.until);
+  if (args.report !== undefined) checkReportPath(args.report, args.filename);
   const loaded = loadManifests(args.filename, { strict: args.strict });
   const errors = [...loaded.errors];
   if (!args.strict || errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
