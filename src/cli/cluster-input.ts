@@ -168,7 +168,7 @@ export function levelLabelNotes(flavors: readonly TasFlavor[], nodes: readonly N
     for (const level of levels) {
       if (mine.every((n) => n.labels[level] === undefined)) notes.push(`Topology ${f.snapshot.name}: no node of ResourceFlavor ${f.flavor.metadata.name} carries the level label "${level}"; levels: ${levels.join(', ')}`);
     }
-    if (missing.length > 0 && missing.length < mine.length) {
+    if (missing.length > 0) {
       const shown = missing.slice(0, 5).map((n) => `${n.name} (no ${levels.filter((l) => n.labels[l] === undefined).join(', ')})`);
       notes.push(`ResourceFlavor ${f.flavor.metadata.name}: ${missing.length} node(s) lack a level label of Topology ${f.snapshot.name} and take no part in placement: ${shown.join(', ')}${missing.length > 5 ? ', ...' : ''}`);
     }

@@ -148,3 +148,38 @@ describe('inputs that crashed are refused with a message', () => {
     assert.match(loadManifests([d]).errors[0]!.message, /the directory holds no manifest \(no \.yaml, \.yml or \.json file\)/);
   });
 });
+
+describe('silent drops get a note', () => {
+  it('--replace-node naming a node no admitted Workload uses', async () => {
+    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '--replace-node', 'b1-r2-n2']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /note: no admitted Workload in the input uses node b1-r2-n2: nothing to repair/);
+  });
+
+  it('nodes without a level label, and a level no node carries', async () => {
+    const f = tmpFile('t.yaml', `apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: t}
+spec: {levels: [{nodeLabel: example.com/rack}, {nodeLabel: example.com/zone}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f}
+spec: {nodeLabels: {pool: a}, topologyName: t}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {pool: a, example.com/rack: r1}}
+status: {allocatable: {cpu: "4"}, conditions: [{type: Ready, status: "True"}]}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {pool: a}}
+status: {allocatable: {cpu: "4"}, conditions: [{type: Ready, status: "True"}]}
+`);
+    const r = await run(['plan', '-f', f]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /note: Topology t: no node of ResourceFlavor f carries the level label "example\.com\/zone"; levels: example\.com\/rack, example\.com\/zone/);
+    assert.match(r.err, /note: ResourceFlavor f: 1 node\(s\) lack a level label of Topology t and take no part in placement: n2 \(no example\.com\/rack, example\.com\/zone\)/);
+  });
+});

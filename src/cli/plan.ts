@@ -304,5 +304,6 @@ function replaceInAdmitted(
     } else w.status!.admission!.podSetAssignments = r.podSetAssignments;
     out.push(w);
   }
+  if (out.length === 0) notes.push(`no admitted Workload in the input uses node ${nodeName}: nothing to repair`);
   return out;
 }

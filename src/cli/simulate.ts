@@ -21,6 +21,7 @@ import { planSubmissions, runSimulation, type SimulationProgress } from '../clus
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { IMPLICIT_CLUSTER_QUEUE, withImplicitQueue } from './implicit-queue.ts';
 import { loadManifests } from './load.ts';
+import { simulationNotes } from './simulation-notes.ts';
 
 export interface SimulateIo {
   out: (s: string) => void;
@@ -133,7 +134,7 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   const errors = [...loaded.errors];
   if (!args.strict || errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
   for (const e of errors) io.err(`error: ${e.message}\n`);
-  for (const n of loaded.notes) io.err(`note: ${n}\n`);
+  for (const n of [...loaded.notes, ...simulationNotes(loaded.objects, untilMs)]) io.err(`note: ${n}\n`);
   // Nothing to run (every input refused) or all-or-nothing asked: stop here.
   if (errors.length > 0 && (args.strict || loaded.objects.length === 0)) return { code: 2 };
   // One bad object never sinks the rest: the objects an error names are left out.
