@@ -180,6 +180,6 @@ status: {allocatable: {cpu: "4"}, conditions: [{type: Ready, status: "True"}]}
     const r = await run(['plan', '-f', f]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /note: Topology t: no node of ResourceFlavor f carries the level label "example\.com\/zone"; levels: example\.com\/rack, example\.com\/zone/);
-    assert.match(r.err, /note: ResourceFlavor f: 1 node\(s\) lack a level label of Topology t and take no part in placement: n2 \(no example\.com\/rack, example\.com\/zone\)/);
+    assert.match(r.err, /note: ResourceFlavor f: 2 node\(s\) lack a level label of Topology t and take no part in placement: n1 \(no example\.com\/zone\), n2 \(no example\.com\/rack, example\.com\/zone\)/);
   });
 });
