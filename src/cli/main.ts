@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { CoreApiVersion } from '../api/api-versions.ts';
 import { Command, CommanderError, Option } from 'commander';
 import { InputError } from '../api/errors.ts';
+import type { Node, Topology } from '../api/objects.ts';
 import { Profile } from '../placement/request.ts';
 import { checkDiscoveryConfig, DEFAULT_TOPOLOGY_TYPE, discoverHyperNodes } from '../topology/hypernode-discovery.ts';
 
@@ -87,8 +88,8 @@ export function buildProgram(io: Io): Command {
     .option('--feature-gates <gates>', 'NAME=true|false,... (TASProfileMixed, TASBalancedPlacement, TASRespectNodeAffinityPreferred, ...)')
     .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning')
     .option('--strict', 'all or nothing: any refused object (or kind topoqueue does not use) stops the command before planning')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; strict?: boolean; output: 'yaml' | 'json' }) => {
+    .addOption(new Option('-o, --output <format>', 'output format: the Workloads (yaml, json), a table of workload, status, where and reason (table, wide), or their names').choices(['yaml', 'json', 'table', 'wide', 'name']).default('yaml'))
+    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode?: string; strict?: boolean; output: 'yaml' | 'json' | 'table' | 'wide' | 'name' }) => {
       requireFiles(opts.filename);
       const [{ loadManifests }, { parseFeatureGates, plan }] = await Promise.all([import('./load.ts'), import('./plan.ts')]);
       const gates = opts.featureGates ? parseFeatureGates(opts.featureGates) : {};
@@ -102,7 +103,12 @@ export function buildProgram(io: Io): Command {
       const errors = [...loaded.errors, ...result.errors];
       printProblems(io, errors, [...loaded.notes, ...result.notes]);
       const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };
-      io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
+      if (opts.output === 'table' || opts.output === 'wide' || opts.output === 'name') {
+        const { renderPlanNames, renderPlanTable } = await import('./plan-table.ts');
+        const nodes = loaded.objects.filter((o) => o.object.kind === 'Node').map((o) => o.object as Node);
+        const topologies = loaded.objects.filter((o) => o.object.kind === 'Topology').map((o) => o.object as Topology);
+        io.out(opts.output === 'name' ? renderPlanNames(result.workloads) : renderPlanTable(result.workloads, nodes, topologies, opts.output === 'wide'));
+      } else io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
       if (errors.length > 0) throw new UsageExit(2);
     });
 
