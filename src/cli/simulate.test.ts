@@ -288,3 +288,19 @@ describe('--report is checked before the run', () => {
     assert.equal(readFileSync(f, 'utf8'), CLUSTER, 'the input is untouched');
   });
 });
+
+describe('simulate: one bad object never sinks the rest', () => {
+  it('a bad Node is left out, the rest runs, the report lists what was refused; exit 2', async () => {
+    const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n`);
+    const report = join(dirname(f), 'report.json');
+    const r = await run(['simulate', '-f', f, '-f', 'examples/tas-basic', '--report', report]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /error: .*bad\.yaml:\d+, document 2, Node\/n2, status\.allocatable\.cpu/);
+    assert.match(r.err, /the objects they name were left out of the run/);
+    assert.match(r.out, /Finished 3/);
+    const json = JSON.parse(readFileSync(report, 'utf8')) as SimulationReport;
+    assert.equal(json.input!.errors.length, 1);
+    assert.equal(json.input!.errors[0]!.object, 'Node/n2');
+    assert.equal(json.input!.errors[0]!.field, 'status.allocatable.cpu');
+  });
+});

@@ -134,16 +134,25 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   const errors = [...loaded.errors];
   if (!args.strict || errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
   for (const e of errors) io.err(`error: ${e.message}\n`);
-  for (const n of [...loaded.notes, ...simulationNotes(loaded.objects, untilMs)]) io.err(`note: ${n}\n`);
+  const notes = [...loaded.notes, ...simulationNotes(loaded.objects, untilMs)];
+  for (const n of notes) io.err(`note: ${n}\n`);
   // Nothing to run (every input refused) or all-or-nothing asked: stop here.
   if (errors.length > 0 && (args.strict || loaded.objects.length === 0)) return { code: 2 };
   // One bad object never sinks the rest: the objects an error names are left out.
   const kept = withoutRefused(loaded.objects, errors);
   // Without ClusterQueues, the same implicit queue as `plan`: what plan places, simulate runs.
   const { objects, implicit } = withImplicitQueue(kept);
-  if (implicit) io.err(`note: no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue ${IMPLICIT_CLUSTER_QUEUE} (quota: the nodes' capacity), in input order as plan places them\n`);
+  if (implicit) {
+    const note = `no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue ${IMPLICIT_CLUSTER_QUEUE} (quota: the nodes' capacity), in input order as plan places them`;
+    notes.push(note);
+    io.err(`note: ${note}\n`);
+  }
   const run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io) });
   const report = buildReport(run);
+  report.input = {
+    errors: errors.map((e) => ({ file: e.where.file ?? null, document: e.where.document ?? null, line: e.where.line ?? null, object: e.where.object ?? null, field: e.where.field ?? null, message: e.detail })),
+    notes,
+  };
   if (args.report !== undefined) {
     try {
       writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);

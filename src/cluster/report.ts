@@ -127,6 +127,11 @@ export interface SimulationReport {
   violationsDropped: number;
   refused: { at: number; object: string; file: string | null; message: string }[];
   controllerErrors: { at: number; controller: string; key: string; message: string }[];
+  /**
+   * What `simulate` left out of the input before the run (refused objects, with where and
+   * why) and its notes (kinds skipped, silent drops); absent when the caller checked nothing.
+   */
+  input?: { errors: { file: string | null; document: number | null; line: number | null; object: string | null; field: string | null; message: string }[]; notes: string[] };
 }
 
 const secondsOf = (startMs: number, ms: number | undefined): number | null => (ms === undefined ? null : Math.round(ms - startMs) / 1000);
