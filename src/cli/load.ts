@@ -163,6 +163,11 @@ function identity(o: KObject): string {
   return `${o.kind}.${group}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 }
 
+/** Identifies an object by where it was read (file, document, object): errors name it so. */
+export function whereKey(w: Where): string {
+  return `${w.file ?? ''}\u0000${w.document ?? ''}\u0000${w.object ?? ''}`;
+}
+
 /** Loads and validates every object; objects with errors are left out and reported. */
 export function loadManifests(paths: readonly string[], options: LoadOptions = {}): Loaded {
   const files: string[] = [];

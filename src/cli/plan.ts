@@ -23,7 +23,7 @@ import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from
 import { placeWorkload, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { apiGroup, manifestUid, workloadNameForOwner } from '../integrations/workload-name.ts';
-import type { Refused } from './load.ts';
+import { type Refused, whereKey } from './load.ts';
 import { hasQueues, planWithQueues } from './plan-queues.ts';
 import { buildTasCluster, isAdmitted, isFinished, recordWorkloadUsage, sortObjects } from './cluster-input.ts';
 
@@ -233,7 +233,7 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
 
 /** The jobs an integration refused (they made no Workload), each with its errors. */
 function refusedByIntegrations(others: readonly ParsedObject[], built: ReturnType<typeof workloadsFromObjects>): Refused[] {
-  const key = (w: Where) => `${w.file ?? ''}\u0000${w.document ?? ''}\u0000${w.object ?? ''}`;
+  const key = whereKey;
   const madeWorkload = new Set(built.workloads.map((b) => key(b.source)));
   const byKey = new Map<string, InputError[]>();
   for (const e of built.errors) {

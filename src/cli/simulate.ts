@@ -10,7 +10,7 @@
 
 import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { InputError, type Where } from '../api/errors.ts';
+import { InputError } from '../api/errors.ts';
 import { parseGoDuration } from '../api/gang.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { KObject } from '../api/objects.ts';
@@ -20,7 +20,7 @@ import { buildReport, summarize, type SimulationReport } from '../cluster/report
 import { planSubmissions, runSimulation, type SimulationProgress } from '../cluster/simulation.ts';
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { IMPLICIT_CLUSTER_QUEUE, withImplicitQueue } from './implicit-queue.ts';
-import { loadManifests } from './load.ts';
+import { loadManifests, whereKey } from './load.ts';
 import { simulationNotes } from './simulation-notes.ts';
 
 export interface SimulateIo {
@@ -98,7 +98,7 @@ export function checkReportPath(report: string, inputs: readonly string[]): void
 
 /** The objects no error names (by file, document and object). */
 export function withoutRefused(objects: readonly ParsedObject[], errors: readonly InputError[]): ParsedObject[] {
-  const key = (w: Where) => `${w.file ?? ''}\u0000${w.document ?? ''}\u0000${w.object ?? ''}`;
+  const key = whereKey;
   const named = new Set(errors.filter((e) => e.where.object !== undefined).map((e) => key(e.where)));
   return named.size === 0 ? [...objects] : objects.filter((o) => !named.has(key(o.where)));
 }
