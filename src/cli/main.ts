@@ -134,9 +134,10 @@ export function buildProgram(io: Io): Command {
     .option('--flavor <name>', 'only this ResourceFlavor')
     .option('--depth <n>', 'levels to show', positiveInt('--depth'))
     .option('--max-children <n>', 'siblings shown before collapsing', positiveInt('--max-children'), 20)
-    .action(async (opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number }) => {
+    .addOption(new Option('-o, --output <format>', 'output format: the text tree, or the tree as data with free, used and total per domain').choices(['text', 'json', 'yaml']).default('text'))
+    .action(async (opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number; output: 'text' | 'json' | 'yaml' }) => {
       requireFiles(opts.filename);
-      const [{ loadManifests }, { buildTasCluster, sortObjects }, { renderTopology }] = await Promise.all([
+      const [{ loadManifests }, { buildTasCluster, sortObjects }, { renderTopology, topologyData }] = await Promise.all([
         import('./load.ts'),
         import('./cluster-input.ts'),
         import('./topology-show.ts'),
@@ -156,10 +157,18 @@ export function buildProgram(io: Io): Command {
       const tierNames = new Map<string, string>();
       for (const { hyperNode: h } of input.hyperNodes) if (h.spec.tierName) tierNames.set(h.metadata.name, h.spec.tierName);
       const hyperNodes = cluster.hyperNodeTree && { tree: cluster.hyperNodeTree, tierNames };
-      const parts = flavors.map((f) => {
-        const title = f.implicit ? `HyperNodes (implicit ResourceFlavor ${f.flavor.metadata.name})` : `ResourceFlavor ${f.flavor.metadata.name}, Topology ${f.snapshot.name}`;
-        return renderTopology(f.snapshot, title, { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes });
-      });
+      const titleOf = (f: (typeof flavors)[number]) => (f.implicit ? `HyperNodes (implicit ResourceFlavor ${f.flavor.metadata.name})` : `ResourceFlavor ${f.flavor.metadata.name}, Topology ${f.snapshot.name}`);
+      if (opts.output !== 'text') {
+        const tree = cluster.hyperNodeTree;
+        const data = {
+          flavors: flavors.map((f) => ({ flavor: f.flavor.metadata.name, topology: f.snapshot.name, ...topologyData(f.snapshot, titleOf(f), { depth: opts.depth }) })),
+          // status.nodeCount as the HyperNode controller writes it (direct members), and every node under it.
+          ...(tree && input.hyperNodes.length > 0 ? { hyperNodes: tree.hyperNodeNames.map((name) => ({ name, tier: tree.tier(name) ?? null, nodeCount: tree.nodeCount(name), nodes: tree.nodesOf(name).size })) } : {}),
+        };
+        io.out(opts.output === 'json' ? `${JSON.stringify(data, null, 2)}\n` : await toYaml(data));
+        return;
+      }
+      const parts = flavors.map((f) => renderTopology(f.snapshot, titleOf(f), { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes }));
       io.out(`${parts.join('\n\n')}\n`);
     });
 
