@@ -7,7 +7,7 @@ import type { SimulationReport } from '../cluster/report.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
 import { main } from './main.ts';
-import { clockText, parseUntil } from './simulate.ts';
+import { clockText, parseUntil, simulateCommand } from './simulate.ts';
 
 const CLUSTER = `apiVersion: v1
 kind: Node
@@ -302,5 +302,20 @@ describe('simulate: one bad object never sinks the rest', () => {
     assert.equal(json.input!.errors.length, 1);
     assert.equal(json.input!.errors[0]!.object, 'Node/n2');
     assert.equal(json.input!.errors[0]!.field, 'status.allocatable.cpu');
+  });
+});
+
+describe('simulate: Ctrl-C writes the report so far, marked partial', () => {
+  it('an interrupted run still writes the report and the summary; run.partial is true; exit 130', async () => {
+    const report = join(dirname(tmpFile('x', '')), 'partial.json');
+    const signal = AbortSignal.abort();
+    let out = '';
+    const r = await simulateCommand({ filename: ['examples/gb200-day'], report, signal }, { out: (s) => (out += s), err: () => {} });
+    assert.equal(r.code, 130);
+    assert.match(out, /\(interrupted \(Ctrl-C\): a partial report\)/);
+    const json = JSON.parse(readFileSync(report, 'utf8')) as SimulationReport;
+    assert.equal(json.run.stop, 'interrupted');
+    assert.equal(json.run.partial, true);
+    assert.ok(json.workloads.length > 0);
   });
 });

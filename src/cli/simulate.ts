@@ -37,6 +37,8 @@ export interface SimulateArgs {
   report?: string;
   /** All or nothing: any refused object stops the command before the run. */
   strict?: boolean;
+  /** Stops the run (default: Ctrl-C, SIGINT). */
+  signal?: AbortSignal;
 }
 
 /** `--until`: milliseconds, or undefined for `idle`. */
@@ -147,7 +149,17 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
     notes.push(note);
     io.err(`note: ${note}\n`);
   }
-  const run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io) });
+  // Ctrl-C stops the run: the report so far and the summary are still written, marked partial.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  const signal = args.signal ?? interrupt.signal;
+  if (!args.signal) process.once('SIGINT', onSigint);
+  let run;
+  try {
+    run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io), signal });
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
   const report = buildReport(run);
   report.input = {
     errors: errors.map((e) => ({ file: e.where.file ?? null, document: e.where.document ?? null, line: e.where.line ?? null, object: e.where.object ?? null, field: e.where.field ?? null, message: e.detail })),
@@ -164,6 +176,10 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   if (report.summary.violations > 0) {
     io.err(`error: ${report.summary.violations} invariant violation(s): a bug in topoqueue; the report lists them\n`);
     return { code: 1, report };
+  }
+  if (run.stop === 'interrupted') {
+    io.err('error: interrupted: the report and the summary cover the run so far (run.partial)\n');
+    return { code: 130, report };
   }
   if (errors.length > 0) io.err(`error: ${errors.length} problem(s) in the input (above): the objects they name were left out of the run\n`);
   return { code: errors.length > 0 ? 2 : 0, report };

@@ -98,6 +98,8 @@ export interface SimulationReport {
     end: number;
     until: number | null;
     stop: string;
+    /** True when the run was interrupted (Ctrl-C): the report covers the time run so far. */
+    partial?: boolean;
     steps: number;
     makespan: number | null;
   };
@@ -400,6 +402,7 @@ export function buildReport(run: SimulationRun): SimulationReport {
       end: secondsOf(run.startMs, run.endMs)!,
       until: run.untilMs !== undefined ? run.untilMs / 1000 : null,
       stop: run.stop,
+      ...(run.stop === 'interrupted' ? { partial: true } : {}),
       steps: run.steps,
       makespan,
     },
@@ -445,7 +448,7 @@ const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
 export function summarize(r: SimulationReport): string {
   const lines: string[] = [];
   const s = r.summary;
-  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
+  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : r.run.stop === 'interrupted' ? 'interrupted (Ctrl-C): a partial report' : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
   lines.push(`simulated ${formatDuration(r.run.end)} of virtual time in ${r.run.steps} steps (${stop})`);
   const counts = (Object.keys(s.byStatus) as WorkloadStatus[]).map((k) => `${k} ${s.byStatus[k]}`).join(', ');
   lines.push(`workloads: ${s.workloads} (${counts})`);
