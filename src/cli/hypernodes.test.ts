@@ -205,7 +205,7 @@ describe('topology show over HyperNodes', () => {
     const r = await run(['topology', 'show', '-f', nodes, '-f', tmpFile('hn.yaml', hns.out)]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^HyperNodes \(implicit ResourceFlavor hypernodes\): HyperNode tiers 2, 1, then kubernetes\.io\/hostname; 6 HyperNode\(s\), 8 node\(s\) in the tree\n/);
-    assert.ok(r.out.includes(`\n  tier 2 (${SPINE}) hypernode-label-tier2-${hex5(`${SPINE}=s0`)}  nodes=4  free: pods=440 cpu=64 nvidia.com/gpu=32\n`), r.out);
+    assert.ok(r.out.includes(`\n  tier 2 (${SPINE}) hypernode-label-tier2-${hex5(`${SPINE}=s0`)}  nodes=4  free: pods=440 cpu=64 nvidia.com/gpu=32  used: pods=0 cpu=0 nvidia.com/gpu=0  total: pods=440 cpu=64 nvidia.com/gpu=32\n`), r.out);
   });
   it('from the command line: the double parent of examples/tas-basic is printed first', async () => {
     const levels = 'cloud.provider.com/topology-block,cloud.provider.com/topology-rack,kubernetes.io/hostname';

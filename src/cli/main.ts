@@ -168,7 +168,7 @@ export function buildProgram(io: Io): Command {
         io.out(opts.output === 'json' ? `${JSON.stringify(data, null, 2)}\n` : await toYaml(data));
         return;
       }
-      const parts = flavors.map((f) => renderTopology(f.snapshot, titleOf(f), { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes }));
+      const parts = flavors.map((f) => renderTopology(f.snapshot, titleOf(f), { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes, usedAndTotal: true }));
       io.out(`${parts.join('\n\n')}\n`);
     });
 

@@ -22,6 +22,8 @@ export interface ShowOptions {
   resources?: string[];
   /** The HyperNode tree, for a snapshot whose levels are HyperNode tiers. */
   hyperNodes?: HyperNodeView;
+  /** Also `used:` and `total:` after `free:` (the command line shows them). */
+  usedAndTotal?: boolean;
 }
 
 export interface HyperNodeView {
@@ -195,7 +197,7 @@ export function renderTopology(s: TopologySnapshot, title: string, options: Show
   const { free, total, nodes } = rollUp(s);
   const idx = shownResources(s, options);
   const list = (d: number, f: (i: number) => number) => idx.map((r) => `${s.resources.names[r]}=${formatResourceAmount(s.resources.names[r]!, f(d * R + r))}`).join(' ');
-  const fmt = (d: number) => `${list(d, (i) => free[i]!)}  used: ${list(d, (i) => Math.max(0, total[i]! - free[i]!))}  total: ${list(d, (i) => total[i]!)}`;
+  const fmt = (d: number) => (options.usedAndTotal ? `${list(d, (i) => free[i]!)}  used: ${list(d, (i) => Math.max(0, total[i]! - free[i]!))}  total: ${list(d, (i) => total[i]!)}` : list(d, (i) => free[i]!));
   const roots = s.domainsAt(0);
   const view = options.hyperNodes && isTierTopology(s) ? options.hyperNodes : undefined;
   const lines: string[] = [];
