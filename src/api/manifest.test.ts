@@ -27,8 +27,8 @@ describe('parseManifests', () => {
     assert.deepEqual(errors, []);
     assert.equal(objects.length, 1);
     assert.equal(objects[0].where.document, 3);
-    assert.deepEqual(parseManifests('', FILE), { objects: [], errors: [] });
-    assert.deepEqual(parseManifests('\n# nothing\n', FILE), { objects: [], errors: [] });
+    assert.deepEqual(parseManifests('', FILE), { objects: [], errors: [], skipped: [] });
+    assert.deepEqual(parseManifests('\n# nothing\n', FILE), { objects: [], errors: [], skipped: [] });
   });
 
   test('a malformed document is an error naming file:line and the document; the others still parse', () => {
@@ -79,6 +79,22 @@ describe('parseManifests', () => {
     );
     assert.equal(errors.length, 1);
     assert.equal(errors[0].message, 'nodes.json:4, document 1, Node/c, [2].apiVersion: apiVersion is required: e.g. "v1" or "kueue.x-k8s.io/v1beta2"');
+  });
+
+  test('JSON List read by JSON.parse keeps each item\'s line (strings with brackets and escapes do not confuse it); typed lists fill apiVersion and kind', () => {
+    const text = '{\n  "apiVersion": "v1",\n  "kind": "NodeList",\n  "metadata": {"note": "[{\\"x\\"]"},\n  "items": [\n    {"metadata": {"name": "a", "labels": {"k": "}]"}}},\n\n    {\n      "metadata": {"name": "b"}\n    }\n  ]\n}\n';
+    const { objects, errors } = parseManifests(text, 'nodes.json');
+    assert.deepEqual(errors, []);
+    assert.deepEqual(
+      objects.map((o) => [o.where.line, o.where.field, o.object.kind, o.object.apiVersion]),
+      [
+        [6, 'items[0]', 'Node', 'v1'],
+        [8, 'items[1]', 'Node', 'v1'],
+      ],
+    );
+    // Not valid JSON: the YAML way, with line and column.
+    const bad = parseManifests('{"apiVersion": "v1",\n "kind": [}', 'bad.json');
+    assert.match(bad.errors[0]!.message, /^bad\.json:2, document 1: malformed JSON/);
   });
 
   test('kubectl List: each item is an object, document = the List document, field items[i]', () => {

@@ -30,10 +30,36 @@ export function objectRef(obj: { kind?: unknown; metadata?: { name?: unknown; na
   return typeof ns === 'string' && ns !== '' ? `${kind}/${ns}/${name}` : `${kind}/${name}`;
 }
 
+/** An object of a kind topoqueue does not use (ConfigMap, Deployment, Kustomization...). */
+export interface SkippedObject {
+  apiVersion: string;
+  kind: string;
+  where: Where;
+}
+
+export interface ParseOptions {
+  /** Kinds for which this returns true are set aside in `skipped`, unchecked. */
+  skipKind?: (kind: string) => boolean;
+}
+
+/** Deepest nesting of maps and lists accepted in an object (an API server refuses deeper ones too). */
+export const MAX_NESTING_DEPTH = 100;
+
 /** Parses every object in a YAML (multi-document) or JSON text. Never throws. */
-export function parseManifests(text: string, file: string): { objects: ParsedObject[]; errors: InputError[] } {
+export function parseManifests(text: string, file: string, options: ParseOptions = {}): { objects: ParsedObject[]; errors: InputError[]; skipped: SkippedObject[] } {
   const objects: ParsedObject[] = [];
   const errors: InputError[] = [];
+  const skipped: SkippedObject[] = [];
+  // JSON through JSON.parse (several times faster than the YAML parser on large lists);
+  // anything it does not take (a syntax error, for one) goes the YAML way, whose errors
+  // name line and column.
+  if (/^\s*[[{]/.test(text)) {
+    const fast = parseJsonList(text);
+    if (fast !== undefined) {
+      for (const { value, line, field } of fast) addObject(value, { file, document: 1, line, ...(field !== undefined ? { field } : {}) }, null);
+      return { objects, errors, skipped };
+    }
+  }
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter: lines });
   const lineAt = (offset: number) => lines.linePos(offset).line;
@@ -49,6 +75,10 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
       const e = doc.errors[0];
       const line = e.linePos?.[0].line ?? start;
       const column = e.linePos?.[0].col;
+      if (/Maximum call stack size exceeded/.test(e.message)) {
+        errors.push(new InputError({ file, document }, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
+        return;
+      }
       const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more problem${doc.errors.length > 2 ? 's' : ''} after it)` : '';
       const col = column !== undefined ? `, column ${column}` : '';
       errors.push(new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`));
@@ -60,7 +90,12 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
     try {
       value = doc.toJS({ maxAliasCount: 1000 });
     } catch (e) {
-      errors.push(new InputError(at, `cannot read the document: ${(e as Error).message}`));
+      const deep = e instanceof RangeError && /call stack/.test(e.message);
+      errors.push(new InputError(at, deep ? `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped` : `cannot read the document: ${(e as Error).message}`));
+      return;
+    }
+    if (nestingDepth(value) > MAX_NESTING_DEPTH) {
+      errors.push(new InputError(at, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
       return;
     }
 
@@ -79,7 +114,7 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
     }
     addObject(value, at, contents);
   });
-  return { objects, errors };
+  return { objects, errors, skipped };
 
   function addObject(value: unknown, where: Where, node: YamlNode | null, defaults?: { apiVersion: string; kind: string }): void {
     if (!isRecord(value)) {
@@ -98,6 +133,10 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
     }
 
     const here: Where = { ...where, object: objectRef(value as Partial<KObject>) };
+    if (typeof kind === 'string' && options.skipKind?.(kind) === true) {
+      skipped.push({ apiVersion: typeof value.apiVersion === 'string' ? value.apiVersion : '', kind, where: here });
+      return;
+    }
     const field = (f: string) => ({ ...here, field: joinField(where.field, f) });
     let ok = true;
     const need = (f: string, v: unknown, what: string) => {
@@ -126,16 +165,113 @@ export function parseManifests(text: string, file: string): { objects: ParsedObj
   function addList(list: Record<string, unknown>, kind: string, where: Where, node: YamlNode | null): void {
     const items = list.items as unknown[];
     const itemNodes = node !== null && isMap(node) ? node.get('items', true) : undefined;
-    const defaults =
-      kind !== 'List' && typeof list.apiVersion === 'string'
-        ? { apiVersion: list.apiVersion, kind: kind.slice(0, -'List'.length) }
-        : undefined;
+    const defaults = listItemDefaults(list, kind);
     items.forEach((item, j) => {
       const itemNode = isSeq(itemNodes) ? (itemNodes.items[j] as YamlNode | null) : null;
       const line = itemNode?.range ? lineAt(itemNode.range[0]) : where.line;
       addObject(item, { ...where, line, field: joinField(where.field, `items[${j}]`) }, itemNode, defaults);
     });
   }
+}
+
+/** Typed lists from the API (e.g. NodeList) leave apiVersion and kind off their items. */
+function listItemDefaults(list: Record<string, unknown>, kind: string): { apiVersion: string; kind: string } | undefined {
+  return kind !== 'List' && typeof list.apiVersion === 'string' ? { apiVersion: list.apiVersion, kind: kind.slice(0, -'List'.length) } : undefined;
+}
+
+/**
+ * A JSON text as objects with their start lines, or undefined to take the YAML way: a
+ * JSON array of objects (`[i]`), or one object, or a List (`items[i]`, typed-list defaults
+ * applied). Lines come from one scan that records where each element of the outer array
+ * (or of the top object's `items`) starts.
+ */
+function parseJsonList(text: string): { value: unknown; line: number; field?: string }[] | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (nestingDepth(value) > MAX_NESTING_DEPTH) return undefined;
+  const starts = elementLines(text);
+  if (Array.isArray(value)) {
+    if (starts.length !== value.length) return undefined;
+    return value.map((v, i) => ({ value: v, line: starts[i]!, field: `[${i}]` }));
+  }
+  if (!isRecord(value)) return undefined;
+  const kind = value.kind;
+  const first = text.slice(0, text.search(/\S/) + 1).split('\n').length;
+  if (typeof kind === 'string' && (kind === 'List' || kind.endsWith('List')) && Array.isArray(value.items)) {
+    const items = value.items as unknown[];
+    if (starts.length !== items.length || items.some((i) => isRecord(i) && typeof i.kind === 'string' && i.kind.endsWith('List') && Array.isArray(i.items))) return undefined;
+    const defaults = listItemDefaults(value, kind);
+    return items.map((item, i) => {
+      if (defaults !== undefined && isRecord(item)) {
+        if (item.apiVersion === undefined) item.apiVersion = defaults.apiVersion;
+        if (item.kind === undefined) item.kind = defaults.kind;
+      }
+      return { value: item, line: starts[i]!, field: `items[${i}]` };
+    });
+  }
+  return [{ value, line: first }];
+}
+
+/**
+ * Start lines of the elements of the outer array, or of the array under the top object's
+ * `items` key, in one pass over the text (strings skipped, escapes honoured).
+ */
+function elementLines(text: string): number[] {
+  const out: number[] = [];
+  const stack: string[] = []; // '[' or '{'
+  let line = 1;
+  let key: string | undefined; // the last key read directly in the top object
+  let expectKey = false;
+  let itemsArray = false; // the array at depth 2 is the top object's `items`
+  let awaitingValue = true; // the next token starts a value of the innermost array
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      line++;
+      continue;
+    }
+    if (c === 32 || c === 9 || c === 13) continue;
+    const depth = stack.length;
+    const inTarget = (depth === 1 && stack[0] === '[') || (depth === 2 && stack[0] === '{' && stack[1] === '[' && itemsArray);
+    if (inTarget && awaitingValue && c !== 93 /* ] */) out.push(line);
+    awaitingValue = false;
+    if (c === 34 /* " */) {
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) !== 34) j += text.charCodeAt(j) === 92 ? 2 : 1;
+      if (depth === 1 && stack[0] === '{' && expectKey) key = text.slice(i + 1, j);
+      expectKey = false;
+      i = j;
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (c === 91 && depth === 1 && stack[0] === '{') itemsArray = key === 'items';
+      stack.push(c === 91 ? '[' : '{');
+      awaitingValue = c === 91;
+      expectKey = c === 123;
+    } else if (c === 93 || c === 125) {
+      stack.pop();
+    } else if (c === 44 /* , */) {
+      awaitingValue = stack[stack.length - 1] === '[';
+      expectKey = stack[stack.length - 1] === '{';
+    }
+  }
+  return out;
+}
+
+/** Depth of nested maps and lists, counted without recursion (a deep input cannot overflow the stack). */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > deepest) deepest = d + 1;
+    if (deepest > MAX_NESTING_DEPTH) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  }
+  return deepest;
 }
 
 /** The yaml package's message without its own position and source excerpt (Where has them). */

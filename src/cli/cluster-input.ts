@@ -105,6 +105,7 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
 
   const built = buildTasFlavors({ flavors: input.flavors.map((f) => f.flavor), topologies: new Map([...input.topologies].map(([k, v]) => [k, v.topology])), tree, nodes: nodeInfos });
   const flavors = built.flavors;
+  notes.push(...levelLabelNotes(flavors, nodeInfos));
   for (const p of built.problems) {
     const { where } = input.flavors[p.index]!;
     const topoWhere = input.topologies.get(p.topology)?.where;
@@ -145,6 +146,34 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
     errors.push(...recordWorkloadUsage(flavors, workload, where));
   }
   return { flavors, hyperNodeTree: tree, nodeInfos, errors, notes };
+}
+
+/**
+ * What a label Topology silently leaves out: nodes of a flavor missing a level label, and
+ * levels no node of the flavor carries (`kubernetes.io/hostname` falls back to nothing
+ * either: a node must carry every level's label to enter the tree).
+ */
+export function levelLabelNotes(flavors: readonly TasFlavor[], nodes: readonly NodeInfo[]): string[] {
+  const notes: string[] = [];
+  for (const f of flavors) {
+    if (f.implicit || f.tierOfName !== undefined) continue;
+    const selector = f.flavor.spec.nodeLabels ?? {};
+    const mine = nodes.filter((n) => Object.entries(selector).every(([k, v]) => n.labels[k] === v));
+    if (mine.length === 0) {
+      notes.push(`ResourceFlavor ${f.flavor.metadata.name}: no node carries its nodeLabels ${JSON.stringify(selector)}: nothing can be placed on it`);
+      continue;
+    }
+    const levels = f.snapshot.levels;
+    const missing = mine.filter((n) => levels.some((l) => n.labels[l] === undefined));
+    for (const level of levels) {
+      if (mine.every((n) => n.labels[level] === undefined)) notes.push(`Topology ${f.snapshot.name}: no node of ResourceFlavor ${f.flavor.metadata.name} carries the level label "${level}"; levels: ${levels.join(', ')}`);
+    }
+    if (missing.length > 0) {
+      const shown = missing.slice(0, 5).map((n) => `${n.name} (no ${levels.filter((l) => n.labels[l] === undefined).join(', ')})`);
+      notes.push(`ResourceFlavor ${f.flavor.metadata.name}: ${missing.length} node(s) lack a level label of Topology ${f.snapshot.name} and take no part in placement: ${shown.join(', ')}${missing.length > 5 ? ', ...' : ''}`);
+    }
+  }
+  return notes;
 }
 
 export { IMPLICIT_HYPERNODE_FLAVOR };

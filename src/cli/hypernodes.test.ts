@@ -142,9 +142,12 @@ describe('topoqueue hypernodes discover', () => {
   it('usage: --levels and -f are required, and the input needs Nodes (exit 2)', async () => {
     assert.match((await run(['hypernodes', 'discover', '-f', listFile('nodes.json', fabric())])).err, /^error: --levels: required/);
     assert.match((await run(['hypernodes', 'discover', '--levels', LEVELS])).err, /^error: -f: at least one -f PATH/);
-    const none = await run(['hypernodes', 'discover', '-f', tmpFile('empty.yaml', ''), '--levels', LEVELS]);
+    const none = await run(['hypernodes', 'discover', '-f', tmpFile('topology.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: kubernetes.io/hostname}]}\n'), '--levels', LEVELS]);
     assert.equal(none.code, 2);
     assert.match(none.err, /no Node in the input/);
+    const empty = await run(['hypernodes', 'discover', '-f', tmpFile('empty.yaml', ''), '--levels', LEVELS]);
+    assert.equal(empty.code, 2);
+    assert.match(empty.err, /empty\.yaml: the input is empty: no object in it/);
   });
 });
 
@@ -202,7 +205,7 @@ describe('topology show over HyperNodes', () => {
     const r = await run(['topology', 'show', '-f', nodes, '-f', tmpFile('hn.yaml', hns.out)]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^HyperNodes \(implicit ResourceFlavor hypernodes\): HyperNode tiers 2, 1, then kubernetes\.io\/hostname; 6 HyperNode\(s\), 8 node\(s\) in the tree\n/);
-    assert.ok(r.out.includes(`\n  tier 2 (${SPINE}) hypernode-label-tier2-${hex5(`${SPINE}=s0`)}  nodes=4  free: pods=440 cpu=64 nvidia.com/gpu=32\n`), r.out);
+    assert.ok(r.out.includes(`\n  tier 2 (${SPINE}) hypernode-label-tier2-${hex5(`${SPINE}=s0`)}  nodes=4  free: pods=440 cpu=64 nvidia.com/gpu=32  used: pods=0 cpu=0 nvidia.com/gpu=0  total: pods=440 cpu=64 nvidia.com/gpu=32\n`), r.out);
   });
   it('from the command line: the double parent of examples/tas-basic is printed first', async () => {
     const levels = 'cloud.provider.com/topology-block,cloud.provider.com/topology-rack,kubernetes.io/hostname';

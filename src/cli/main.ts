@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { CoreApiVersion } from '../api/api-versions.ts';
 import { Command, CommanderError, Option } from 'commander';
 import { InputError } from '../api/errors.ts';
+import type { Node, Topology } from '../api/objects.ts';
 import { Profile } from '../placement/request.ts';
 import { checkDiscoveryConfig, DEFAULT_TOPOLOGY_TYPE, discoverHyperNodes } from '../topology/hypernode-discovery.ts';
 
@@ -39,6 +40,12 @@ function collect(value: string, previous: string[]): string[] {
 
 function requireFiles(files: string[]): void {
   if (files.length === 0) throw new InputError({ field: '-f' }, 'at least one -f PATH (a YAML or JSON file, or a directory) is required');
+}
+
+/** Prints every error and every note; used where the rest of the input still runs. */
+function printProblems(io: Io, errors: readonly InputError[], notes: readonly string[]): void {
+  for (const e of errors) io.err(`error: ${e.message}\n`);
+  for (const n of notes) io.err(`note: ${n}\n`);
 }
 
 function reportErrors(io: Io, errors: readonly InputError[]): never {
@@ -80,18 +87,29 @@ export function buildProgram(io: Io): Command {
     .addOption(new Option('--profile <name>', 'placement profile (short form for the profile feature gates)').choices(Object.values(Profile)))
     .option('--feature-gates <gates>', 'NAME=true|false,... (TASProfileMixed, TASBalancedPlacement, TASRespectNodeAffinityPreferred, ...)')
     .option('--replace-node <node>', 'repair the admitted Workloads that use this node instead of planning (repeatable: failed nodes repaired together)', collect, [])
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode: string[]; output: 'yaml' | 'json' }) => {
+    .option('--strict', 'all or nothing: any refused object (or kind topoqueue does not use) stops the command before planning')
+    .addOption(new Option('-o, --output <format>', 'output format: the Workloads (yaml, json), a table of workload, status, where and reason (table, wide), or their names').choices(['yaml', 'json', 'table', 'wide', 'name']).default('yaml'))
+    .action(async (opts: { filename: string[]; profile?: Profile; featureGates?: string; replaceNode: string[]; strict?: boolean; output: 'yaml' | 'json' | 'table' | 'wide' | 'name' }) => {
       requireFiles(opts.filename);
       const [{ loadManifests }, { parseFeatureGates, plan }] = await Promise.all([import('./load.ts'), import('./plan.ts')]);
       const gates = opts.featureGates ? parseFeatureGates(opts.featureGates) : {};
-      const loaded = loadManifests(opts.filename);
-      if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
-      const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode.length > 0 ? opts.replaceNode : undefined });
-      if (result.errors.length > 0) reportErrors(io, result.errors);
-      for (const n of result.notes) io.err(`note: ${n}\n`);
+      const loaded = loadManifests(opts.filename, { strict: opts.strict });
+      if (opts.strict && loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      const result = plan(loaded.objects, { gates, profile: opts.profile, replaceNode: opts.replaceNode.length > 0 ? opts.replaceNode : undefined, refused: loaded.refused });
+      // A flag naming nothing (`--replace-node` with an unknown node) is a usage error.
+      const usage = result.errors.filter((e) => e.where.field?.startsWith('--') === true);
+      if (usage.length > 0 || (opts.strict && result.errors.length > 0)) reportErrors(io, opts.strict ? result.errors : usage);
+      // Every refused object is reported and left out; the rest is planned and printed.
+      const errors = [...loaded.errors, ...result.errors];
+      printProblems(io, errors, [...loaded.notes, ...result.notes]);
       const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };
-      io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
+      if (opts.output === 'table' || opts.output === 'wide' || opts.output === 'name') {
+        const { renderPlanNames, renderPlanTable } = await import('./plan-table.ts');
+        const nodes = loaded.objects.filter((o) => o.object.kind === 'Node').map((o) => o.object as Node);
+        const topologies = loaded.objects.filter((o) => o.object.kind === 'Topology').map((o) => o.object as Topology);
+        io.out(opts.output === 'name' ? renderPlanNames(result.workloads) : renderPlanTable(result.workloads, nodes, topologies, opts.output === 'wide'));
+      } else io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
+      if (errors.length > 0) throw new UsageExit(2);
     });
 
   program
@@ -118,7 +136,8 @@ export function buildProgram(io: Io): Command {
     .option('--until <duration|idle>', 'stop at this virtual time from the start (Go duration, e.g. 24h), or when nothing is left to do', 'idle')
     .option('--report <file>', 'write the JSON report (docs/simulate.md) to this file')
     .option('--html <file>', 'also write the report viewer (one self-contained HTML file, docs/dashboard.md) to this file')
-    .action(async (opts: { filename: string[]; until: string; report?: string; html?: string }) => {
+    .option('--strict', 'all or nothing: any refused object (or kind topoqueue does not use) stops the command before the run')
+    .action(async (opts: { filename: string[]; until: string; report?: string; html?: string; strict?: boolean }) => {
       requireFiles(opts.filename);
       const { simulateCommand } = await import('./simulate.ts');
       const r = await simulateCommand(opts, io);
@@ -145,15 +164,17 @@ export function buildProgram(io: Io): Command {
     .option('--flavor <name>', 'only this ResourceFlavor')
     .option('--depth <n>', 'levels to show', positiveInt('--depth'))
     .option('--max-children <n>', 'siblings shown before collapsing', positiveInt('--max-children'), 20)
-    .action(async (opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number }) => {
+    .addOption(new Option('-o, --output <format>', 'output format: the text tree, or the tree as data with free, used and total per domain').choices(['text', 'json', 'yaml']).default('text'))
+    .action(async (opts: { filename: string[]; flavor?: string; depth?: number; maxChildren: number; output: 'text' | 'json' | 'yaml' }) => {
       requireFiles(opts.filename);
-      const [{ loadManifests }, { buildTasCluster, sortObjects }, { renderTopology }] = await Promise.all([
+      const [{ loadManifests }, { buildTasCluster, sortObjects }, { renderTopology, topologyData }] = await Promise.all([
         import('./load.ts'),
         import('./cluster-input.ts'),
         import('./topology-show.ts'),
       ]);
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      for (const n of loaded.notes) io.err(`note: ${n}\n`);
       const input = sortObjects(loaded.objects);
       const cluster = buildTasCluster(input);
       if (cluster.errors.length > 0) reportErrors(io, cluster.errors);
@@ -166,10 +187,18 @@ export function buildProgram(io: Io): Command {
       const tierNames = new Map<string, string>();
       for (const { hyperNode: h } of input.hyperNodes) if (h.spec.tierName) tierNames.set(h.metadata.name, h.spec.tierName);
       const hyperNodes = cluster.hyperNodeTree && { tree: cluster.hyperNodeTree, tierNames };
-      const parts = flavors.map((f) => {
-        const title = f.implicit ? `HyperNodes (implicit ResourceFlavor ${f.flavor.metadata.name})` : `ResourceFlavor ${f.flavor.metadata.name}, Topology ${f.snapshot.name}`;
-        return renderTopology(f.snapshot, title, { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes });
-      });
+      const titleOf = (f: (typeof flavors)[number]) => (f.implicit ? `HyperNodes (implicit ResourceFlavor ${f.flavor.metadata.name})` : `ResourceFlavor ${f.flavor.metadata.name}, Topology ${f.snapshot.name}`);
+      if (opts.output !== 'text') {
+        const tree = cluster.hyperNodeTree;
+        const data = {
+          flavors: flavors.map((f) => ({ flavor: f.flavor.metadata.name, topology: f.snapshot.name, ...topologyData(f.snapshot, titleOf(f), { depth: opts.depth }) })),
+          // status.nodeCount as the HyperNode controller writes it (direct members), and every node under it.
+          ...(tree && input.hyperNodes.length > 0 ? { hyperNodes: tree.hyperNodeNames.map((name) => ({ name, tier: tree.tier(name) ?? null, nodeCount: tree.nodeCount(name), nodes: tree.nodesOf(name).size })) } : {}),
+        };
+        io.out(opts.output === 'json' ? `${JSON.stringify(data, null, 2)}\n` : await toYaml(data));
+        return;
+      }
+      const parts = flavors.map((f) => renderTopology(f.snapshot, titleOf(f), { depth: opts.depth, maxChildren: opts.maxChildren, hyperNodes, usedAndTotal: true }));
       io.out(`${parts.join('\n\n')}\n`);
     });
 
@@ -191,6 +220,7 @@ export function buildProgram(io: Io): Command {
       if (configErrors.length > 0) reportErrors(io, configErrors.map((e) => new InputError({ field: `--${e.field}` }, e.message)));
       const loaded = loadManifests(opts.filename);
       if (loaded.errors.length > 0) reportErrors(io, loaded.errors);
+      for (const n of loaded.notes) io.err(`note: ${n}\n`);
       const input = sortObjects(loaded.objects);
       if (input.nodes.length === 0) reportErrors(io, [new InputError({ field: '-f' }, 'no Node in the input: discovery reads the labels of Node objects')]);
       // Discovery reads names and labels only: no need to parse the rest of a NodeInfo.

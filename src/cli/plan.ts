@@ -21,6 +21,9 @@ import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceFailedNode, snapshotUsage, unknownNodeError } from '../placement/node-replacement.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
 import { placeWorkload, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import { KueueApiVersion } from '../api/api-versions.ts';
+import { apiGroup, manifestUid, workloadNameForOwner } from '../integrations/workload-name.ts';
+import { type Refused, whereKey } from './load.ts';
 import { hasQueues, planWithQueues } from './plan-queues.ts';
 import { buildTasCluster, isAdmitted, isFinished, recordWorkloadUsage, sortObjects } from './cluster-input.ts';
 
@@ -30,6 +33,8 @@ export interface PlanOptions {
   profile?: Profile;
   /** Failed Nodes (by metadata.name) to repair together instead of planning. */
   replaceNode?: string | readonly string[];
+  /** Objects the loader refused: each Workload or job among them is reported deactivated. */
+  refused?: readonly Refused[];
 }
 
 export interface PlanResult {
@@ -96,6 +101,50 @@ export function pending(w: Workload, message: string): void {
   setConditions(w, [condition('QuotaReserved', 'False', 'Pending', message)]);
 }
 
+/**
+ * A Workload that breaks a rule is deactivated, as Kueue does with one violating the TAS
+ * rules (KEP-2724): `spec.active: false`, never admitted, the rule as its reason.
+ */
+export function deactivate(w: Workload, why: string): void {
+  w.spec = { ...w.spec, active: false };
+  setConditions(w, [
+    condition('QuotaReserved', 'False', 'Inactive', why),
+    condition('Evicted', 'True', 'Deactivated', `The workload is deactivated due to ${why}`),
+  ]);
+}
+
+/** Kinds that describe the cluster rather than work: refusing one makes no Workload. */
+const CLUSTER_KINDS = new Set(['Node', 'Namespace', 'Topology', 'ResourceFlavor', 'HyperNode', 'ClusterQueue', 'LocalQueue', 'Cohort', 'WorkloadPriorityClass', 'SimulationEvent']);
+
+/**
+ * The not-admitted Workload of each refused Workload or job (a Workload object keeps its
+ * name; a job's gets the name its integration would give it), with the refusal as reason.
+ */
+export function refusedWorkloads(refused: readonly Refused[]): Workload[] {
+  const out: Workload[] = [];
+  for (const { object: o, errors } of refused) {
+    if (CLUSTER_KINDS.has(o.kind)) continue;
+    const why = errors.map((e) => (e.where.field ? `${e.where.field}: ${e.detail}` : e.detail)).join('; ');
+    const namespace = typeof o.metadata.namespace === 'string' && o.metadata.namespace !== '' ? o.metadata.namespace : 'default';
+    const isWorkload = o.kind === 'Workload';
+    const group = apiGroup(o.apiVersion);
+    const uid = typeof o.metadata.uid === 'string' ? o.metadata.uid : manifestUid(group, o.kind, namespace, o.metadata.name);
+    const w: Workload = {
+      apiVersion: KueueApiVersion.V1beta2,
+      kind: 'Workload',
+      metadata: {
+        name: isWorkload ? o.metadata.name : workloadNameForOwner({ kind: o.kind, group, name: o.metadata.name, uid }),
+        namespace,
+        ...(isWorkload ? {} : { ownerReferences: [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid, controller: true }] }),
+      },
+      spec: { podSets: [] },
+    };
+    deactivate(w, why);
+    out.push(w);
+  }
+  return out;
+}
+
 export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}): PlanResult {
   const gates: FeatureGates = { ...DEFAULT_GATES, ...(options.gates ?? {}) };
   if (options.profile === 'BalancedPlacement') gates.TASBalancedPlacement = true;
@@ -130,10 +179,11 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   errors.push(...built.errors);
   notes.push(...built.notes);
   // The cross-PodSet rules the schema checks on Workload objects hold for built ones too.
-  const invalid = new Set<Workload>();
+  // A job breaking them is deactivated: reported with the rule as its reason, never placed.
+  const invalid = new Map<Workload, string>();
   for (const b of built.workloads) {
     const problems = validatePodSetTopologyRequests(b.workload.spec.podSets, b.source);
-    if (problems.length > 0) invalid.add(b.workload);
+    if (problems.length > 0) invalid.set(b.workload, problems.map((e) => (e.where.field ? `${e.where.field}: ${e.detail}` : e.detail)).join('; '));
     errors.push(...problems);
   }
   const todo: { workload: Workload; where: Where; at: number }[] = [
@@ -141,9 +191,18 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     ...built.workloads.filter((b) => !invalid.has(b.workload)).map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
   ].sort((a, b) => a.at - b.at);
 
+  const refused = [
+    ...refusedWorkloads([...(options.refused ?? []), ...refusedByIntegrations(input.others, built)]),
+    ...[...invalid].map(([workload, why]) => {
+      const w = structuredClone(workload);
+      deactivate(w, why);
+      return w;
+    }),
+  ];
+
   if (queued) {
     const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions });
-    return { workloads: r.workloads, errors: [...errors, ...r.errors], notes: [...notes, ...r.notes] };
+    return { workloads: [...r.workloads, ...refused], errors: [...errors, ...r.errors], notes: [...notes, ...r.notes] };
   }
 
   const out: Workload[] = [];
@@ -171,7 +230,24 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     }
     out.push(w);
   }
-  return { workloads: out, errors, notes };
+  return { workloads: [...out, ...refused], errors, notes };
+}
+
+/** The jobs an integration refused (they made no Workload), each with its errors. */
+function refusedByIntegrations(others: readonly ParsedObject[], built: ReturnType<typeof workloadsFromObjects>): Refused[] {
+  const key = whereKey;
+  const madeWorkload = new Set(built.workloads.map((b) => key(b.source)));
+  const byKey = new Map<string, InputError[]>();
+  for (const e of built.errors) {
+    if (e.where.object === undefined || madeWorkload.has(key(e.where))) continue;
+    byKey.set(key(e.where), [...(byKey.get(key(e.where)) ?? []), e]);
+  }
+  const out: Refused[] = [];
+  for (const o of others) {
+    const errors = byKey.get(key(o.where));
+    if (errors) out.push({ object: o.object, where: o.where, errors });
+  }
+  return out;
 }
 
 /**
@@ -230,5 +306,6 @@ function replaceInAdmitted(
     } else w.status!.admission!.podSetAssignments = r.podSetAssignments;
     out.push(w);
   }
+  if (out.length === 0) notes.push(`no admitted Workload in the input uses ${nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`}: nothing to repair`);
   return out;
 }

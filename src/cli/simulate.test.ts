@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { Workload } from '../api/objects.ts';
 import type { SimulationReport } from '../cluster/report.ts';
+import { decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
 import { main } from './main.ts';
-import { clockText, parseUntil } from './simulate.ts';
+import { clockText, parseUntil, simulateCommand } from './simulate.ts';
 
 const CLUSTER = `apiVersion: v1
 kind: Node
@@ -53,7 +55,7 @@ describe('topoqueue simulate: bad input is refused as plan refuses it', () => {
 
   it('malformed YAML and a bad field name the file, line, document and field; nothing runs', async () => {
     const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n---\nkind: [\n`);
-    const r = await run(['simulate', '-f', f]);
+    const r = await run(['simulate', '-f', f, '--strict']);
     assert.equal(r.code, 2);
     const lines = r.err.trim().split('\n');
     assert.equal(lines.length, 2, r.err);
@@ -84,7 +86,7 @@ metadata: {name: e1}
 spec: {at: 1h, node: n7, action: NotReady}
 `,
     );
-    const r = await run(['simulate', '-f', f]);
+    const r = await run(['simulate', '-f', f, '--strict']);
     assert.equal(r.code, 2);
     assert.equal(
       r.err,
@@ -148,7 +150,7 @@ describe('topoqueue simulate: output', () => {
     const f = tmpFile('c.yaml', CLUSTER);
     const r = await run(['simulate', '-f', f, '--report', '/nonexistent/dir/r.json']);
     assert.equal(r.code, 2);
-    assert.match(r.err, /error: --report: cannot write \/nonexistent\/dir\/r\.json: ENOENT/);
+    assert.match(r.err, /error: --report: \/nonexistent\/dir\/r\.json: the directory \/nonexistent\/dir does not exist/);
   });
 
   it('virtual time is shown as h:mm:ss, hours past a day included', () => {
@@ -210,5 +212,117 @@ describe('topoqueue simulate -f examples/gb200-day (the README\'s main command)'
   it('every other workload finishes', () => {
     const notFinished = report.workloads.filter((w) => w.status !== 'Finished' && w.kind !== 'LeaderWorkerSet');
     assert.deepEqual(notFinished.map((w) => `${w.kind} ${w.namespace}/${w.name}: ${w.status}`), []);
+  });
+});
+
+describe('plan and simulate agree on the same input (issue 14 §2)', () => {
+  it('without ClusterQueues, simulate runs what plan places, through the same implicit queue', async () => {
+    const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
+    const placed = (JSON.parse(planned.out) as { items: { metadata: { name: string }; status?: { admission?: unknown } }[] }).items.filter((w) => w.status?.admission).map((w) => w.metadata.name).sort();
+    assert.equal(placed.length, 3);
+    const r = await run(['simulate', '-f', 'examples/tas-basic']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /note: no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue topoqueue-implicit/);
+    assert.match(r.out, /workloads: 4 \(Finished 3, /);
+    assert.doesNotMatch(r.out, /LocalQueue user-queue doesn't exist/);
+    assert.match(r.out, /Pending Job research\/too-big: TopologyPlacementFailed/);
+  });
+
+  it('Volcano Jobs and HyperJobs are placed by topoqueue in simulate on the nodes plan gives them', async () => {
+    for (const example of ['examples/volcano-spine-leaf', 'examples/volcano-roce-nvlink']) {
+      const planned = await run(['plan', '-f', example, '-o', 'json']);
+      const planNodes = new Map<string, string[]>();
+      for (const w of (JSON.parse(planned.out) as { items: Workload[] }).items) {
+        const owner = w.metadata.ownerReferences?.[0]?.name ?? w.metadata.name;
+        const a = w.status?.admission;
+        if (a) planNodes.set(owner, a.podSetAssignments.flatMap((p) => decodeV1beta2(p.topologyAssignment!).domains.flatMap((d) => Array<string>(d.count).fill(d.values.at(-1)!))).sort());
+      }
+      const report = join(dirname(tmpFile('x', '')), 'report.json');
+      const r = await run(['simulate', '-f', example, '--report', report]);
+      assert.equal(r.code, 0, r.err);
+      const simulated = (JSON.parse(readFileSync(report, 'utf8')) as SimulationReport).workloads;
+      assert.ok(planNodes.size > 0);
+      for (const [name, nodes] of planNodes) {
+        const w = simulated.find((x) => x.name === name)!;
+        assert.deepEqual(w.pods.map((p) => p.node).sort(), nodes, `${example} ${name}`);
+      }
+    }
+  });
+
+  it('a pod already Running in the input keeps its node and never keeps --until idle from ending', async () => {
+    for (const example of ['examples/tas-basic', 'examples/queues-gangs']) {
+      const r = await run(['simulate', '-f', example]);
+      assert.match(r.out, /\(nothing left to do\)/, example);
+      assert.doesNotMatch(r.out, /stopped 7 days/, example);
+    }
+  });
+
+  it('run-duration on a pod already Running is honoured', async () => {
+    const f = tmpFile(
+      'p.yaml',
+      `${CLUSTER}---
+apiVersion: v1
+kind: Pod
+metadata: {name: nb, namespace: team, annotations: {topoqueue.io/run-duration: 2h}}
+spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+status: {phase: Running}
+`,
+    );
+    const dirPath = dirname(f);
+    const report = join(dirPath, 'report.json');
+    const r = await run(['simulate', '-f', f, '--report', report]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /simulated 2h0m[0-9]s of virtual time/);
+    assert.ok(existsSync(report));
+    assert.ok(readFileSync(report, 'utf8').includes('"SimulationReport"'));
+  });
+});
+
+describe('--report is checked before the run', () => {
+  it('a missing directory, a directory, and one of the inputs are refused at once', async () => {
+    const f = tmpFile('c.yaml', CLUSTER);
+    const cases: [string, RegExp][] = [
+      [join(dirname(f), 'nope', 'r.json'), /--report: .*nope\/r\.json: the directory .*nope does not exist/],
+      [dirname(f), /--report: .*: is a directory; give a file name/],
+      [f, /--report: .*c\.yaml: is one of the inputs \(-f\); write the report elsewhere/],
+    ];
+    for (const [report, message] of cases) {
+      const r = await run(['simulate', '-f', f, '--report', report]);
+      assert.equal(r.code, 2, report);
+      assert.match(r.err, message);
+      assert.equal(r.out, '', 'nothing ran');
+    }
+    assert.equal(readFileSync(f, 'utf8'), CLUSTER, 'the input is untouched');
+  });
+});
+
+describe('simulate: one bad object never sinks the rest', () => {
+  it('a bad Node is left out, the rest runs, the report lists what was refused; exit 2', async () => {
+    const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n`);
+    const report = join(dirname(f), 'report.json');
+    const r = await run(['simulate', '-f', f, '-f', 'examples/tas-basic', '--report', report]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /error: .*bad\.yaml:\d+, document 2, Node\/n2, status\.allocatable\.cpu/);
+    assert.match(r.err, /the objects they name were left out of the run/);
+    assert.match(r.out, /Finished 3/);
+    const json = JSON.parse(readFileSync(report, 'utf8')) as SimulationReport;
+    assert.equal(json.input!.errors.length, 1);
+    assert.equal(json.input!.errors[0]!.object, 'Node/n2');
+    assert.equal(json.input!.errors[0]!.field, 'status.allocatable.cpu');
+  });
+});
+
+describe('simulate: Ctrl-C writes the report so far, marked partial', () => {
+  it('an interrupted run still writes the report and the summary; run.partial is true; exit 130', async () => {
+    const report = join(dirname(tmpFile('x', '')), 'partial.json');
+    const signal = AbortSignal.abort();
+    let out = '';
+    const r = await simulateCommand({ filename: ['examples/gb200-day'], report, signal }, { out: (s) => (out += s), err: () => {} });
+    assert.equal(r.code, 130);
+    assert.match(out, /\(interrupted \(Ctrl-C\): a partial report\)/);
+    const json = JSON.parse(readFileSync(report, 'utf8')) as SimulationReport;
+    assert.equal(json.run.stop, 'interrupted');
+    assert.equal(json.run.partial, true);
+    assert.ok(json.workloads.length > 0);
   });
 });

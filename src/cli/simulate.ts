@@ -9,7 +9,8 @@
 // Exit 0 when the run completed with no invariant violation, 1 when there were
 // violations (a bug: the report lists them), 2 on bad input.
 
-import { writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { InputError } from '../api/errors.ts';
 import { parseGoDuration } from '../api/gang.ts';
 import type { ParsedObject } from '../api/manifest.ts';
@@ -19,7 +20,9 @@ import { workloadsFromObjects } from '../integrations/integration.ts';
 import { buildReport, summarize, type SimulationReport } from '../cluster/report.ts';
 import { planSubmissions, runSimulation, type SimulationProgress } from '../cluster/simulation.ts';
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
-import { loadManifests } from './load.ts';
+import { IMPLICIT_CLUSTER_QUEUE, withImplicitQueue } from './implicit-queue.ts';
+import { loadManifests, whereKey } from './load.ts';
+import { simulationNotes } from './simulation-notes.ts';
 
 export interface SimulateIo {
   out: (s: string) => void;
@@ -35,6 +38,10 @@ export interface SimulateArgs {
   report?: string;
   /** Also write the report viewer (one self-contained HTML file) here. */
   html?: string;
+  /** All or nothing: any refused object stops the command before the run. */
+  strict?: boolean;
+  /** Stops the run (default: Ctrl-C, SIGINT). */
+  signal?: AbortSignal;
 }
 
 /** `--until`: milliseconds, or undefined for `idle`. */
@@ -65,6 +72,42 @@ export function checkSimulationInput(objects: readonly ParsedObject[]): InputErr
   return errors;
 }
 
+/**
+ * `--report` is checked before the run: a missing directory, a directory, an unwritable
+ * path, or one of the input files is refused at once (not after an hour of simulation).
+ */
+export function checkReportPath(report: string, inputs: readonly string[]): void {
+  const refuse = (why: string) => {
+    throw new InputError({ field: '--report' }, `${report}: ${why}`);
+  };
+  const target = resolve(report);
+  for (const f of inputs) if (f !== '-' && resolve(f) === target) refuse('is one of the inputs (-f); write the report elsewhere');
+  const dir = dirname(target);
+  if (!existsSync(dir)) refuse(`the directory ${dir} does not exist`);
+  if (!statSync(dir).isDirectory()) refuse(`${dir} is not a directory`);
+  if (existsSync(target)) {
+    if (statSync(target).isDirectory()) refuse('is a directory; give a file name');
+    try {
+      accessSync(target, constants.W_OK);
+    } catch {
+      refuse('is not writable');
+    }
+  } else {
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch {
+      refuse(`cannot create files in ${dir}`);
+    }
+  }
+}
+
+/** The objects no error names (by file, document and object). */
+export function withoutRefused(objects: readonly ParsedObject[], errors: readonly InputError[]): ParsedObject[] {
+  const key = whereKey;
+  const named = new Set(errors.filter((e) => e.where.object !== undefined).map((e) => key(e.where)));
+  return named.size === 0 ? [...objects] : objects.filter((o) => !named.has(key(o.where)));
+}
+
 /** Virtual time as h:mm:ss (hours past 24 keep counting). */
 export function clockText(ms: number): string {
   const t = Math.floor(ms / 1000);
@@ -91,15 +134,40 @@ export interface SimulateOutcome {
 /** Runs the command; bad input throws InputError (or returns code 2 with the errors printed). */
 export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promise<SimulateOutcome> {
   const untilMs = parseUntil(args.until);
-  const loaded = loadManifests(args.filename);
+  if (args.report !== undefined) checkReportPath(args.report, args.filename);
+  const loaded = loadManifests(args.filename, { strict: args.strict });
   const errors = [...loaded.errors];
-  if (errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
-  if (errors.length > 0) {
-    for (const e of errors) io.err(`error: ${e.message}\n`);
-    return { code: 2 };
+  if (!args.strict || errors.length === 0) errors.push(...checkSimulationInput(loaded.objects));
+  for (const e of errors) io.err(`error: ${e.message}\n`);
+  const notes = [...loaded.notes, ...simulationNotes(loaded.objects, untilMs)];
+  for (const n of notes) io.err(`note: ${n}\n`);
+  // Nothing to run (every input refused) or all-or-nothing asked: stop here.
+  if (errors.length > 0 && (args.strict || loaded.objects.length === 0)) return { code: 2 };
+  // One bad object never sinks the rest: the objects an error names are left out.
+  const kept = withoutRefused(loaded.objects, errors);
+  // Without ClusterQueues, the same implicit queue as `plan`: what plan places, simulate runs.
+  const { objects, implicit } = withImplicitQueue(kept);
+  if (implicit) {
+    const note = `no ClusterQueue in the input: jobs and pods go through the implicit ClusterQueue ${IMPLICIT_CLUSTER_QUEUE} (quota: the nodes' capacity), in input order as plan places them`;
+    notes.push(note);
+    io.err(`note: ${note}\n`);
   }
-  const run = await runSimulation(loaded.objects, { untilMs, onProgress: progressPrinter(io) });
+  // Ctrl-C stops the run: the report so far and the summary are still written, marked partial.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  const signal = args.signal ?? interrupt.signal;
+  if (!args.signal) process.once('SIGINT', onSigint);
+  let run;
+  try {
+    run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io), signal });
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
   const report = buildReport(run);
+  report.input = {
+    errors: errors.map((e) => ({ file: e.where.file ?? null, document: e.where.document ?? null, line: e.where.line ?? null, object: e.where.object ?? null, field: e.where.field ?? null, message: e.detail })),
+    notes,
+  };
   if (args.report !== undefined) {
     try {
       writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);
@@ -121,5 +189,10 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
     io.err(`error: ${report.summary.violations} invariant violation(s): a bug in topoqueue; the report lists them\n`);
     return { code: 1, report };
   }
-  return { code: 0, report };
+  if (run.stop === 'interrupted') {
+    io.err('error: interrupted: the report and the summary cover the run so far (run.partial)\n');
+    return { code: 130, report };
+  }
+  if (errors.length > 0) io.err(`error: ${errors.length} problem(s) in the input (above): the objects they name were left out of the run\n`);
+  return { code: errors.length > 0 ? 2 : 0, report };
 }

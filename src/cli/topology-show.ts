@@ -22,6 +22,8 @@ export interface ShowOptions {
   resources?: string[];
   /** The HyperNode tree, for a snapshot whose levels are HyperNode tiers. */
   hyperNodes?: HyperNodeView;
+  /** Also `used:` and `total:` after `free:` (the command line shows them). */
+  usedAndTotal?: boolean;
 }
 
 export interface HyperNodeView {
@@ -38,25 +40,79 @@ interface Shown {
   first: boolean;
 }
 
-/** Free capacity (`domain * R + r`) and node count of every domain, summed from its leaves. */
-function rollUp(s: TopologySnapshot): { free: Float64Array; nodes: Int32Array } {
+/**
+ * Free and total capacity (`domain * R + r`) and node count of every domain, summed from
+ * its leaves; a leaf's total is its nodes' allocatable.
+ */
+function rollUp(s: TopologySnapshot): { free: Float64Array; total: Float64Array; nodes: Int32Array } {
   const R = s.resourceCount;
   const free = new Float64Array(s.domainCount * R);
+  const total = new Float64Array(s.domainCount * R);
   const nodes = new Int32Array(s.domainCount);
   const L = s.levels.length;
   for (const leaf of s.domainsAt(L - 1)) {
     nodes[leaf] = s.leafNodeCount(leaf);
     for (let r = 0; r < R; r++) free[leaf * R + r] = Math.max(0, s.free(leaf, r));
   }
+  for (let n = 0; n < s.nodeCount; n++) {
+    const info = s.node(n);
+    const leaf = s.nodeLeaf(info.name);
+    if (leaf < 0) continue;
+    for (let r = 0; r < R; r++) total[leaf * R + r]! += info.allocatable[s.resources.names[r]!] ?? 0;
+  }
   for (let l = L - 2; l >= 0; l--) {
     for (const d of s.domainsAt(l)) {
       for (const c of s.children(d)) {
         nodes[d]! += nodes[c]!;
-        for (let r = 0; r < R; r++) free[d * R + r]! += free[c * R + r]!;
+        for (let r = 0; r < R; r++) {
+          free[d * R + r]! += free[c * R + r]!;
+          total[d * R + r]! += total[c * R + r]!;
+        }
       }
     }
   }
-  return { free, nodes };
+  return { free, total, nodes };
+}
+
+/** One domain of `topology show -o json|yaml`, quantities in human units. */
+export interface DomainJson {
+  level: string;
+  value: string;
+  nodes: number;
+  free: Record<string, string>;
+  used: Record<string, string>;
+  total: Record<string, string>;
+  children?: DomainJson[];
+}
+
+/** The tree as data (`-o json|yaml`): levels, node count, and every domain down to `depth`. */
+export function topologyData(s: TopologySnapshot, title: string, options: ShowOptions = {}): { title: string; levels: string[]; nodes: number; domains: DomainJson[] } {
+  const depth = options.depth ?? s.levels.length;
+  const R = s.resourceCount;
+  const { free, total, nodes } = rollUp(s);
+  const names = shownResources(s, options);
+  const amounts = (d: number, f: (r: number) => number) => Object.fromEntries(names.map((r) => [s.resources.names[r]!, formatResourceAmount(s.resources.names[r]!, f(d * R + r))]));
+  const ranks = s.ranks();
+  const domain = (d: number): DomainJson => {
+    const out: DomainJson = {
+      level: s.levels[s.level(d)]!,
+      value: own(s, d),
+      nodes: nodes[d]!,
+      free: amounts(d, (i) => free[i]!),
+      used: amounts(d, (i) => Math.max(0, total[i]! - free[i]!)),
+      total: amounts(d, (i) => total[i]!),
+    };
+    if (s.level(d) + 1 < depth && s.children(d).length > 0) out.children = [...s.children(d)].sort((a, b) => ranks[a]! - ranks[b]!).map(domain);
+    return out;
+  };
+  const roots = [...s.domainsAt(0)].sort((a, b) => ranks[a]! - ranks[b]!);
+  return { title, levels: [...s.levels], nodes: roots.reduce((n, d) => n + nodes[d]!, 0), domains: roots.map(domain) };
+}
+
+/** Resource indexes shown: every resource some leaf has free, plus pods (or the caller's list). */
+function shownResources(s: TopologySnapshot, options: ShowOptions): number[] {
+  const names = options.resources ?? s.resources.names.filter((n, r) => s.domainsAt(s.levels.length - 1).some((d) => s.free(d, r) !== 0) || n === 'pods');
+  return names.map((n) => s.resources.get(n)).filter((r): r is number => r !== undefined);
 }
 
 const own = (s: TopologySnapshot, d: number) => s.values(d)[s.level(d)]!;
@@ -138,10 +194,10 @@ export function renderTopology(s: TopologySnapshot, title: string, options: Show
   const depth = options.depth ?? s.levels.length;
   const maxChildren = options.maxChildren ?? 20;
   const R = s.resourceCount;
-  const { free, nodes } = rollUp(s);
-  const names = options.resources ?? s.resources.names.filter((n, r) => s.domainsAt(s.levels.length - 1).some((d) => s.free(d, r) !== 0) || n === 'pods');
-  const idx = names.map((n) => s.resources.get(n)).filter((r): r is number => r !== undefined);
-  const fmt = (d: number) => idx.map((r) => `${s.resources.names[r]}=${formatResourceAmount(s.resources.names[r]!, free[d * R + r]!)}`).join(' ');
+  const { free, total, nodes } = rollUp(s);
+  const idx = shownResources(s, options);
+  const list = (d: number, f: (i: number) => number) => idx.map((r) => `${s.resources.names[r]}=${formatResourceAmount(s.resources.names[r]!, f(d * R + r))}`).join(' ');
+  const fmt = (d: number) => (options.usedAndTotal ? `${list(d, (i) => free[i]!)}  used: ${list(d, (i) => Math.max(0, total[i]! - free[i]!))}  total: ${list(d, (i) => total[i]!)}` : list(d, (i) => free[i]!));
   const roots = s.domainsAt(0);
   const view = options.hyperNodes && isTierTopology(s) ? options.hyperNodes : undefined;
   const lines: string[] = [];

@@ -85,7 +85,11 @@ describe('plan: examples/volcano-roce-nvlink (the seed\'s example 2)', () => {
     assert.deepEqual(hosts(byName(r.items, 'job-eval')), ['node5', 'node6']);
   });
   it('a Topology cannot mix node-label levels and HyperNode tiers', async () => {
-    const f = tmpFile('mixed.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: roce-tiers}\nspec:\n  levels:\n  - nodeLabel: cloud.com/block\n  - nodeLabel: topology.volcano.sh/tier-1\n');
+    const f = tmpFile(
+      'mixed.yaml',
+      'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: mixed}\nspec:\n  levels:\n  - nodeLabel: cloud.com/block\n  - nodeLabel: topology.volcano.sh/tier-1\n' +
+        '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: mixed}\nspec: {nodeLabels: {cloud.com/block: b1}, topologyName: mixed}\n',
+    );
     const r = await plan('-f', 'examples/volcano-roce-nvlink/cluster.yaml', '-f', 'examples/volcano-roce-nvlink/hyperjob.yaml', '-f', f);
     assert.equal(r.code, 2);
     assert.match(r.err, /spec\.levels: a Topology takes its levels either from node labels or from HyperNode tiers/);

@@ -16,8 +16,9 @@
 //      (reason Completed, exit code 0); whichever comes first. A pod whose end comes while
 //      its node is NotReady ends when the node is Ready again.
 // Run duration: the annotation (Go duration), else DEFAULT_RUN_DURATION_S (60 s); serving pods
-// (owned by a LeaderWorkerSet, or `kueue.x-k8s.io/pod-group-serving: "true"`) without the
-// annotation run until deleted. An unreadable annotation gets a Warning Event and the default.
+// (owned by a LeaderWorkerSet, or `kueue.x-k8s.io/pod-group-serving: "true"`) and pods found
+// already Running (input pods such as notebooks: cluster usage) without the annotation run
+// until deleted. An unreadable annotation gets a Warning Event and the default.
 // Pods start the moment they are bound (no image pulls, no startup probes); restartPolicy is
 // not honoured (a container that ends ends its pod).
 
@@ -73,6 +74,8 @@ export class Kubelet {
   private nodes!: Informer<Node>;
   /** Precise start times (status.startTime has whole seconds), by pod uid. */
   private readonly startedAt = new Map<string, number>();
+  /** Pods found Running (not started here): they run until deleted unless they say how long. */
+  private readonly runningAtStart = new Set<string>();
   private readonly deletedNodes = new Set<string>();
   private readonly missingSince = new Map<string, number>();
   /** When a NoExecute taint without timeAdded was first seen, by `node\0key\0value`. */
@@ -94,6 +97,7 @@ export class Kubelet {
       update: (_, p) => enqueue(p),
       delete: (p) => {
         this.startedAt.delete(p.metadata.uid ?? '');
+        this.runningAtStart.delete(p.metadata.uid ?? '');
         this.missingSince.delete(objectKey(p));
       },
     });
@@ -187,7 +191,15 @@ export class Kubelet {
     if (phase !== 'Running') return later(undefined);
 
     // 5. Running.
-    const start = this.startedAt.get(pod.metadata.uid!) ?? (parseTime(pod.status?.startTime as string | undefined) ?? now / 1000) * 1000;
+    let start = this.startedAt.get(pod.metadata.uid!);
+    if (start === undefined) {
+      // Running before this kubelet saw it (an input pod such as a notebook): cluster usage
+      // from its startTime (or now) on; without a run-duration it runs until deleted.
+      start = (parseTime(pod.status?.startTime as string | undefined) ?? now / 1000) * 1000;
+      this.startedAt.set(pod.metadata.uid!, start);
+      this.runningAtStart.add(pod.metadata.uid!);
+    }
+    if (this.runningAtStart.has(pod.metadata.uid!) && pod.metadata.annotations?.[TopoqueueAnnotation.RunDuration] === undefined) d.runMs = undefined;
     const podReady = isPodReady(pod);
     if (!ready) {
       if (podReady) {

@@ -109,6 +109,8 @@ export interface SimulationReport {
     end: number;
     until: number | null;
     stop: string;
+    /** True when the run was interrupted (Ctrl-C): the report covers the time run so far. */
+    partial?: boolean;
     steps: number;
     makespan: number | null;
   };
@@ -139,6 +141,11 @@ export interface SimulationReport {
   violationsDropped: number;
   refused: { at: number; object: string; file: string | null; message: string }[];
   controllerErrors: { at: number; controller: string; key: string; message: string }[];
+  /**
+   * What `simulate` left out of the input before the run (refused objects, with where and
+   * why) and its notes (kinds skipped, silent drops); absent when the caller checked nothing.
+   */
+  input?: { errors: { file: string | null; document: number | null; line: number | null; object: string | null; field: string | null; message: string }[]; notes: string[] };
 }
 
 const secondsOf = (startMs: number, ms: number | undefined): number | null => (ms === undefined ? null : Math.round(ms - startMs) / 1000);
@@ -431,6 +438,7 @@ export function buildReport(run: SimulationRun): SimulationReport {
       end: secondsOf(run.startMs, run.endMs)!,
       until: run.untilMs !== undefined ? run.untilMs / 1000 : null,
       stop: run.stop,
+      ...(run.stop === 'interrupted' ? { partial: true } : {}),
       steps: run.steps,
       makespan,
     },
@@ -477,7 +485,7 @@ const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
 export function summarize(r: SimulationReport): string {
   const lines: string[] = [];
   const s = r.summary;
-  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
+  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : r.run.stop === 'interrupted' ? 'interrupted (Ctrl-C): a partial report' : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
   lines.push(`simulated ${formatDuration(r.run.end)} of virtual time in ${r.run.steps} steps (${stop})`);
   const counts = (Object.keys(s.byStatus) as WorkloadStatus[]).map((k) => `${k} ${s.byStatus[k]}`).join(', ');
   lines.push(`workloads: ${s.workloads} (${counts})`);

@@ -107,9 +107,11 @@ export interface SimulationOptions {
   onProgress?: (p: SimulationProgress) => void;
   /** Progress callback every this many steps (default 2,000). */
   progressEverySteps?: number;
+  /** Aborted (Ctrl-C): stop at the next turn of the run loop; the run is `interrupted`. */
+  signal?: AbortSignal;
 }
 
-export const StopReason = { Idle: 'idle', Until: 'until', Limit: 'limit' } as const;
+export const StopReason = { Idle: 'idle', Until: 'until', Limit: 'limit', Interrupted: 'interrupted' } as const;
 export type StopReason = (typeof StopReason)[keyof typeof StopReason];
 
 export interface Refusal {
@@ -191,9 +193,18 @@ export async function runSimulation(objects: readonly ParsedObject[], opts: Simu
 
   let stop: StopReason;
   clock.fireDue();
+  let turns = 0;
   for (;;) {
     await cluster.manager.drain();
     if (clock.now() >= nextHour) progress(false);
+    if (opts.signal) {
+      // Let a signal handler run now and then (the loop otherwise only yields to microtasks).
+      if (++turns % 10 === 0) await new Promise((r) => setImmediate(r));
+      if (opts.signal.aborted) {
+        stop = StopReason.Interrupted;
+        break;
+      }
+    }
     const next = clock.nextAt();
     if (next === undefined) {
       stop = StopReason.Idle;
