@@ -95,6 +95,23 @@ export function buildProgram(io: Io): Command {
     });
 
   program
+    .command('serve')
+    .description('run the embedded cluster on the real clock behind a Kubernetes API that kubectl and client-node talk to')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '6443')
+    .option('--address <ip>', 'address to listen on', '127.0.0.1')
+    .option('--kubeconfig <path>', 'where to write the kubeconfig (context topoqueue)', 'topoqueue.kubeconfig')
+    .option('--data-dir <dir>', 'keep objects in a crash-safe store in this directory')
+    .option('-f, --filename <path>', 'manifests to load at start (a data centre: Nodes, Topology, flavors, queues); repeatable; none: the built-in example', collect, [])
+    .option('--time-scale <n>', 'run durations and timers pass N times faster (60: an hour in a minute)', '1')
+    .action(async (opts: { port: string; address: string; kubeconfig: string; dataDir?: string; filename: string[]; timeScale: string }) => {
+      const { parsePort, parseTimeScale, serveCommand } = await import('./serve.ts');
+      await serveCommand(
+        { port: parsePort(opts.port), address: opts.address, kubeconfig: opts.kubeconfig, dataDir: opts.dataDir, filename: opts.filename, timeScale: parseTimeScale(opts.timeScale) },
+        io,
+      );
+    });
+
+  program
     .command('simulate')
     .description('run the input on the embedded cluster in virtual time (submit-at, SimulationEvents) and report what happened')
     .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])

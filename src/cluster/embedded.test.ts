@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { KObject } from '../api/objects.ts';
+import { TopoqueueAnnotation } from '../api/keys.ts';
+import type { KObject, Workload } from '../api/objects.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import { VirtualClock } from '../runtime/clock.ts';
+import { openDurableStore } from '../runtime/durable-store.ts';
 import type { Reconciler } from '../runtime/manager.ts';
+import type { MemoryStore } from '../runtime/memory-store.ts';
+import { objectKey } from '../runtime/store.ts';
+import { cq, flavor } from '../testing/admission.ts';
 import { node } from '../testing/builders.ts';
+import { readyNode } from '../testing/cluster.ts';
+import { batchJob, localQueue, namespace, podTemplate } from '../testing/jobs.ts';
 import { CLUSTER_KINDS, clusterFirst, EmbeddedCluster, NAMESPACE_NAME_LABEL } from './embedded.ts';
 
 const obj = (kind: string, name: string, namespace?: string): KObject => ({ apiVersion: 'v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
@@ -73,5 +83,50 @@ describe('the embedded cluster', () => {
     const c = new EmbeddedCluster();
     const names = ['scheduler', 'workload', 'job', 'pod-group', 'topology-ungater', 'node-failure', 'hypernode-status', 'podgroup-status', 'job-controllers', 'binder', 'kubelet', 'garbage-collector', 'workload-runner', 'scenario'];
     for (const n of names) assert.ok(c.manager.queue(n), n);
+  });
+
+  it('runs on the store it is given: a cluster stopped mid-run, its durable store closed and reopened under a new cluster, resumes and admits nothing twice', async () => {
+    const dir = mkdtempSync(join(os.tmpdir(), 'topoqueue-embedded-'));
+    try {
+      const clock = new VirtualClock(Date.UTC(2026, 0, 1));
+      const admitted = new Map<string, number>();
+      const countAdmissions = (store: MemoryStore) =>
+        store.watch<Workload>('Workload', (e) => {
+          if (e.type !== 'DELETED' && !e.old?.status?.admission && e.object.status?.admission) admitted.set(objectKey(e.object), (admitted.get(objectKey(e.object)) ?? 0) + 1);
+        });
+      const job = (name: string) => batchJob(name, { parallelism: 2, completions: 2, template: podTemplate({ cpu: '4', annotations: { [TopoqueueAnnotation.RunDuration]: '5m' } }) });
+      const firstStore = await openDurableStore(dir, { clock });
+      const first = new EmbeddedCluster({ clock, store: firstStore });
+      const stopFirst = countAdmissions(first.store);
+      await first.start();
+      // One node of 8 cpu: the three Jobs of 2 x 4 cpu run one after another.
+      const loaded = first.load([namespace('ns'), readyNode('n1'), flavor('default'), cq('cq').quota('default', { cpu: '8' }).build(), localQueue('lq'), job('a'), job('b'), job('c')]);
+      assert.deepEqual(loaded.filter((r) => r.error), []);
+      await first.run({ untilMs: clock.now() + 7 * 60_000 });
+      assert.equal(admitted.size, 2, 'two Jobs admitted before the stop (the first finished)');
+      first.stop();
+      stopFirst();
+      await firstStore.close();
+
+      const store = await openDurableStore(dir, { clock });
+      const second = new EmbeddedCluster({ clock, store });
+      assert.equal(second.store, store);
+      const stopSecond = countAdmissions(store);
+      await second.start();
+      const r = await second.run();
+      assert.equal(r.idle, true);
+      for (const name of ['a', 'b', 'c']) {
+        const j = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>('Job', 'ns', name);
+        assert.ok(j?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'), `Job ${name} complete: ${JSON.stringify(j?.status)}`);
+      }
+      assert.equal(store.listSync<Workload>('Workload', { namespace: 'ns' }).length, 3, 'one Workload per Job');
+      assert.deepEqual([...admitted.values()], [1, 1, 1], `admitted once each: ${JSON.stringify([...admitted])}`);
+      assert.deepEqual(second.manager.errors, []);
+      stopSecond();
+      second.stop();
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-// The embedded cluster: an in-memory API server (MemoryStore), a clock (virtual unless one
+// The embedded cluster: an in-memory API server (MemoryStore, or the durable store), a clock (virtual unless one
 // is given), and a Manager running every topoqueue controller and every stand-in for what a
 // real cluster already has (job controllers, binder, kubelet, garbage collector...).
 //
@@ -66,6 +66,11 @@ export interface EmbeddedClusterOptions {
   /** Create missing namespaces of created objects (default true). */
   autoNamespaces?: boolean;
   keepErrors?: number;
+  /**
+   * The API server's store. Default: a new MemoryStore on the clock. A durable store
+   * (runtime/durable-store.ts) reopened after a restart resumes the cluster where it stopped.
+   */
+  store?: MemoryStore;
 }
 
 export interface CreateResult {
@@ -82,7 +87,7 @@ export class EmbeddedCluster {
 
   constructor(opts: EmbeddedClusterOptions = {}) {
     this.clock = opts.clock ?? new VirtualClock();
-    this.store = new MemoryStore({ clock: this.clock });
+    this.store = opts.store ?? new MemoryStore({ clock: this.clock });
     this.manager = new Manager<TopoqueueConfig>({ store: this.store, clock: this.clock, config: defaultConfig(opts.config), events: opts.events, keepErrors: opts.keepErrors });
     this.autoNamespaces = opts.autoNamespaces ?? true;
     this.store.addAdmissionHook({

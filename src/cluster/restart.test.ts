@@ -13,8 +13,12 @@
 //   - the invariant checker (node capacity, pods within their assignment, gated pods bound...);
 //   - Workload creations: one per job, none made again by the new process.
 // At the end: every Workload Finished, every job complete, no pod gated, one Workload per job.
+// The same on the durable store: at each crash the store is closed and read back from disk.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate, TopoqueueAnnotation } from '../api/keys.ts';
@@ -24,13 +28,14 @@ import { resourceAmount } from '../api/resources.ts';
 import { findCondition } from '../admission/conditions.ts';
 import { fr } from '../admission/quota.ts';
 import { VirtualClock } from '../runtime/clock.ts';
+import { type DurableStore, openDurableStore } from '../runtime/durable-store.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
 import { objectKey } from '../runtime/store.ts';
 import { BLOCK, cq, flavor, RACK } from '../testing/admission.ts';
 import { readyNode } from '../testing/cluster.ts';
 import { batchJob, jobSet, localQueue, namespace, podTemplate } from '../testing/jobs.ts';
 import { cannotRun, drive, DriveStop, generateScenario, type Process, Rng, startProcess } from '../testing/soak.ts';
-import { InvariantChecker, usageOf } from './invariants.ts';
+import { InvariantChecker, usageOf, type Violation } from './invariants.ts';
 import { parseSimulationObjects, planSubmissions } from './simulation.ts';
 
 const NS = 'ns';
@@ -133,12 +138,18 @@ class AdmissionWatch {
   readonly admissions = new Map<string, number>();
   private readonly holding = new Map<string, { cq: string; usage: Map<string, number> }>();
   private readonly nominal = new Map<string, number>([[fr(FLAVOR, 'cpu'), resourceAmount('cpu', parseQuantity(NOMINAL_CPU))]]);
-  private readonly stop: () => void;
+  private stop: () => void = () => {};
 
   constructor(
     store: MemoryStore,
     private readonly clock: VirtualClock,
   ) {
+    this.attach(store);
+  }
+
+  /** Watches `store` (instead of the one before: a durable store reopened holds what it held). */
+  attach(store: MemoryStore): void {
+    this.stop();
     this.stop = store.watch('Workload', (e) => this.onEvent(e.type, e.old, e.object));
   }
 
@@ -179,21 +190,23 @@ interface World {
   store: MemoryStore;
   watch: AdmissionWatch;
   checker: InvariantChecker;
+  /** Violations found by the checkers of stores closed since (a durable store reopened gets a new one). */
+  pastViolations: Violation[];
   process: Process;
   /** Processes started so far, the current one last. */
   processes: Process[];
   submitted: KObject[];
 }
 
-async function world(): Promise<World> {
-  const clock = new VirtualClock(START);
-  const store = new MemoryStore({ clock });
+async function world(opts: { clock?: VirtualClock; store?: MemoryStore } = {}): Promise<World> {
+  const clock = opts.clock ?? new VirtualClock(START);
+  const store = opts.store ?? new MemoryStore({ clock });
   for (const o of clusterObjects()) store.createSync(o);
   const watch = new AdmissionWatch(store, clock);
   const checker = new InvariantChecker({ store, clock, startMs: START, fullEvery: 200 });
   await checker.start();
   const process = await begin(store, clock, checker);
-  const w: World = { clock, store, watch, checker, process, processes: [process], submitted: [] };
+  const w: World = { clock, store, watch, checker, pastViolations: [], process, processes: [process], submitted: [] };
   submit(w, workloadObjects());
   return w;
 }
@@ -211,9 +224,21 @@ async function begin(store: MemoryStore, clock: VirtualClock, checker: Invariant
   return p;
 }
 
-/** Crashes the current process (if it is not down already) and starts a new one on the same store and clock. */
-async function restart(w: World): Promise<void> {
+/**
+ * Crashes the current process (if it is not down already) and starts a new one on the same
+ * store and clock, or on the store `reopen` gives (a durable store closed and read back).
+ */
+async function restart(w: World, reopen?: () => Promise<MemoryStore>): Promise<void> {
   w.process.crash();
+  if (reopen) {
+    w.checker.full();
+    w.pastViolations.push(...w.checker.violations);
+    w.checker.stop();
+    w.store = await reopen();
+    w.watch.attach(w.store);
+    w.checker = new InvariantChecker({ store: w.store, clock: w.clock, startMs: START, fullEvery: 200 });
+    await w.checker.start();
+  }
   w.process = await begin(w.store, w.clock, w.checker);
   w.processes.push(w.process);
 }
@@ -223,7 +248,7 @@ function verify(w: World, label: string, stop: DriveStop): void {
   const { store, watch, checker } = w;
   checker.full();
   assert.deepEqual(watch.problems, [], `${label}: double admissions or quota overuse`);
-  assert.deepEqual(checker.violations, [], `${label}: invariant violations`);
+  assert.deepEqual([...w.pastViolations, ...checker.violations], [], `${label}: invariant violations`);
   assert.equal(stop, DriveStop.Idle, `${label}: the run ends (nothing left to do)`);
   // The current process logged nothing; the crashed ones only what the crash failed.
   assert.deepEqual(w.process.manager.errors, [], `${label}: errors of the process that finished the run`);
@@ -463,4 +488,43 @@ describe('restart of the controller manager', () => {
       checker.stop();
     });
   }
+});
+
+/** Every object of every kind, by kind and key: what a store holds. */
+function contents(store: MemoryStore): Map<string, KObject[]> {
+  return new Map([...store.counts().keys()].sort().map((k) => [k, store.listSync(k).sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : 1))]));
+}
+
+describe('restart of the controller manager on a durable store', () => {
+  it('crashes at random steps, each followed by the store closed and read back from disk: the store comes back whole, resourceVersions keep growing, nothing is admitted twice, everything finishes', async () => {
+    const dir = mkdtempSync(join(os.tmpdir(), 'topoqueue-restart-'));
+    try {
+      const clock = new VirtualClock(START);
+      const w = await world({ clock, store: await openDurableStore(dir, { clock }) });
+      const rng = new Rng(20261126);
+      let reopens = 0;
+      for (;;) {
+        const r = await drive(w.process, w.clock, { maxSteps: rng.int(5, 120) });
+        if (r === DriveStop.Idle || reopens >= 8) break;
+        const before = contents(w.store);
+        const rv = Number(w.store.resourceVersion);
+        await restart(w, async () => {
+          await (w.store as DurableStore).close();
+          return openDurableStore(dir, { clock });
+        });
+        reopens++;
+        assert.deepEqual(contents(w.store), before, `reopen ${reopens}: the store read back is the one closed`);
+        assert.ok(Number(w.store.resourceVersion) >= rv, `reopen ${reopens}: resourceVersion ${w.store.resourceVersion} >= ${rv}`);
+        if (reopens === 4) submit(w, [...groupPods('group-2', 2, '2', '3m'), batchJob('mid', { parallelism: 2, completions: 2, template: template('2', '3m', { required: RACK }) })]);
+      }
+      assert.ok(reopens >= 4, `reopened ${reopens} times`);
+      verify(w, `${reopens} reopens of the durable store`, await finish(w));
+      assert.deepEqual([...w.watch.admissions].filter(([, n]) => n !== 1), [], 'admitted once each');
+      w.watch.close();
+      w.checker.stop();
+      await (w.store as DurableStore).close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

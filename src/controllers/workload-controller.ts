@@ -19,7 +19,7 @@ import type { Workload } from '../api/objects.ts';
 import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
 import { parseTime } from '../api/time.ts';
 import { isFinished, isReservedOnly } from '../admission/admitted.ts';
-import { findCondition, isTrue, setCondition, WorkloadCondition } from '../admission/conditions.ts';
+import { findCondition, isTrue, setCondition, staleConditions, stampObservedGeneration, WorkloadCondition } from '../admission/conditions.ts';
 import { applyDeactivation, applyPodsReadyEviction, backoffFinished, checkPodsReady, clearReservation, requeueStateOf, type WaitForPodsReadyConfig } from '../admission/pods-ready.ts';
 import { writeEvicted } from '../admission/status.ts';
 import { nowSeconds } from '../runtime/clock.ts';
@@ -102,6 +102,8 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
       if (bare) await this.releaseFinalizer(key);
       return;
     }
+    // A spec edit: the conditions were reviewed at this generation (the next steps change what no longer holds).
+    if (staleConditions(w)) await this.write(key, (x) => stampObservedGeneration(x));
     if (isFinished(w)) return;
     if (w.status?.admission !== undefined) return this.admitted(key, w, bare, now);
     return this.pending(key, w, now);

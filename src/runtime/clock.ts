@@ -32,6 +32,29 @@ export class RealClock implements Clock {
   }
 }
 
+/**
+ * The wall clock, sped up N times from its start (`serve --time-scale N`): now() = start +
+ * elapsed x N, and a timer of d ms fires after d / N real ms. A pod that runs for an hour
+ * finishes in a minute at 60. N = 1 is the wall clock.
+ */
+export class ScaledClock implements Clock {
+  private readonly start: number;
+  constructor(
+    readonly scale: number,
+    private readonly wall: () => number = Date.now,
+  ) {
+    if (!(scale > 0) || !Number.isFinite(scale)) throw new Error(`time scale must be a positive number, got ${scale}`);
+    this.start = wall();
+  }
+  now(): number {
+    return Math.floor(this.start + (this.wall() - this.start) * this.scale);
+  }
+  setTimer(delayMs: number, fn: () => void): Timer {
+    const t = setTimeout(fn, Math.max(0, delayMs) / this.scale);
+    return { cancel: () => clearTimeout(t) };
+  }
+}
+
 interface Pending {
   at: number;
   seq: number;

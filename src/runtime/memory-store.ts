@@ -46,6 +46,30 @@ export interface MemoryStoreOptions {
   clock: Clock;
   /** Deep-freeze stored objects so a caller that changes a shared object fails loudly (default true). */
   freeze?: boolean;
+  /** Where committed writes go besides memory (the durable store's database). */
+  persister?: StorePersister;
+  /** Objects and counters to start from (what a durable store read back at open). */
+  restore?: { objects: Iterable<KObject>; counters: StoreCounters };
+}
+
+/** The store's counters: last resourceVersion, last uid, generateName suffixes handed out. */
+export interface StoreCounters {
+  resourceVersion: number;
+  uid: number;
+  generated: number;
+}
+
+/**
+ * Takes every committed write, in commit order, synchronously at the commit (before the
+ * watchers hear of it). The async write methods resolve only after `flushed()` does.
+ */
+export interface StorePersister {
+  /** Throws when no write may start (closed, or an earlier write failed to reach the disk). */
+  writable(): void;
+  /** `object` as stored, or undefined when the write removed it; `key` as `objectKey`. */
+  commit(kind: string, key: string, object: KObject | undefined, counters: StoreCounters): void;
+  /** Resolves once every write handed to `commit` so far is on disk; rejects if one failed. */
+  flushed(): Promise<void>;
 }
 
 interface Watcher {
@@ -62,12 +86,21 @@ export class MemoryStore implements ObjectStore {
   private readonly hooks: AdmissionHook[] = [];
   private readonly clock: Clock;
   private readonly freeze: boolean;
+  private readonly persister: StorePersister | undefined;
   /** Writes so far, by operation (for the benchmark and the report). */
   readonly writes = { create: 0, update: 0, status: 0, delete: 0 };
 
   constructor(opts: MemoryStoreOptions) {
     this.clock = opts.clock;
     this.freeze = opts.freeze ?? true;
+    this.persister = opts.persister;
+    if (opts.restore) {
+      for (const o of opts.restore.objects) {
+        this.seal(o);
+        this.bucket(o.kind).set(this.key(o.kind, o.metadata.namespace, o.metadata.name), o);
+      }
+      ({ resourceVersion: this.rv, uid: this.uid, generated: this.generated } = opts.restore.counters);
+    }
   }
 
   namespaced(kind: string): boolean {
@@ -140,10 +173,11 @@ export class MemoryStore implements ObjectStore {
   }
 
   async create<T extends KObject>(input: T): Promise<T> {
-    return this.createSync(input);
+    return this.persisted(this.createSync(input));
   }
 
   createSync<T extends KObject>(input: T): T {
+    this.persister?.writable();
     const obj = deepCopy(input);
     const kind = obj.kind;
     if (!kind || !obj.apiVersion) throw new BadRequestError('the object has no apiVersion or kind');
@@ -164,16 +198,17 @@ export class MemoryStore implements ObjectStore {
     this.seal(obj);
     all.set(key, obj);
     this.writes.create++;
+    this.commit(kind, key, obj);
     this.notify(kind, { type: 'ADDED', object: obj });
     return obj;
   }
 
   async update<T extends KObject>(input: T): Promise<T> {
-    return this.write(input, false);
+    return this.persisted(this.write(input, false));
   }
 
   async updateStatus<T extends KObject>(input: T): Promise<T> {
-    return this.write(input, true);
+    return this.persisted(this.write(input, true));
   }
 
   updateSync<T extends KObject>(input: T): T {
@@ -187,12 +222,13 @@ export class MemoryStore implements ObjectStore {
   delete<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<ObjectOfKind<K> | undefined>;
   delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
   async delete(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<KObject | undefined> {
-    return this.deleteSync(kind, namespace, name, opts);
+    return this.persisted(this.deleteSync(kind, namespace, name, opts));
   }
 
   deleteSync<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): ObjectOfKind<K> | undefined;
   deleteSync<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): T | undefined;
   deleteSync<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): T | undefined {
+    this.persister?.writable();
     const ns = this.namespaced(kind) ? (namespace ?? 'default') : undefined;
     const key = this.key(kind, ns, name);
     const all = this.bucket(kind);
@@ -210,17 +246,20 @@ export class MemoryStore implements ObjectStore {
       this.seal(obj);
       all.set(key, obj);
       this.writes.delete++;
+      this.commit(kind, key, obj);
       this.notify(kind, { type: 'MODIFIED', object: obj, old });
       return obj as T;
     }
     all.delete(key);
     this.rv++;
     this.writes.delete++;
+    this.commit(kind, key, undefined);
     this.notify(kind, { type: 'DELETED', object: old, old });
     return undefined;
   }
 
   private write<T extends KObject>(input: T, status: boolean): T {
+    this.persister?.writable();
     const kind = input.kind;
     const md = input.metadata;
     const ns = this.namespaced(kind) ? (md.namespace ?? 'default') : undefined;
@@ -263,6 +302,7 @@ export class MemoryStore implements ObjectStore {
       all.delete(key);
       this.rv++;
       this.writes.delete++;
+      this.commit(kind, key, undefined);
       this.notify(kind, { type: 'DELETED', object: old, old });
       return old as T;
     }
@@ -271,6 +311,7 @@ export class MemoryStore implements ObjectStore {
     all.set(key, obj);
     if (status) this.writes.status++;
     else this.writes.update++;
+    this.commit(kind, key, obj);
     this.notify(kind, { type: 'MODIFIED', object: obj, old });
     return obj as T;
   }
@@ -288,6 +329,16 @@ export class MemoryStore implements ObjectStore {
         }
       }
     }
+  }
+
+  private commit(kind: string, key: string, obj: KObject | undefined): void {
+    this.persister?.commit(kind, key, obj, { resourceVersion: this.rv, uid: this.uid, generated: this.generated });
+  }
+
+  /** `result` once the write that made it is on disk (at once without a persister). */
+  private async persisted<T>(result: T): Promise<T> {
+    if (this.persister) await this.persister.flushed();
+    return result;
   }
 
   private notify(kind: string, e: WatchEvent): void {
