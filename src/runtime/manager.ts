@@ -64,6 +64,8 @@ export interface ManagerOptions<C> {
   events?: EventSinkOptions;
   /** Keep at most this many logged errors (default 1,000). */
   keepErrors?: number;
+  /** Also told every reconcile error and info line (the controller command's structured log). */
+  logger?: Logger;
 }
 
 interface Registered<C> {
@@ -100,8 +102,9 @@ export class Manager<C = unknown> {
       error: (controller, key, err) => {
         this.errors.push({ at: this.clock.now(), controller, key, message: err instanceof Error ? err.message : String(err) });
         if (this.errors.length > this.keepErrors) this.errors.shift();
+        opts.logger?.error(controller, key, err);
       },
-      info: () => {},
+      info: (controller, message) => opts.logger?.info(controller, message),
     };
   }
 
