@@ -53,7 +53,7 @@ describe('workload runner', () => {
     await c.run(299_999);
     assert.equal(finished(c, 'w'), undefined);
     await c.run(1);
-    assert.deepEqual({ ...finished(c, 'w'), lastTransitionTime: undefined }, { type: 'Finished', status: 'True', reason: 'Succeeded', message: 'Job finished successfully', lastTransitionTime: undefined });
+    assert.deepEqual({ ...finished(c, 'w'), lastTransitionTime: undefined }, { type: 'Finished', status: 'True', reason: 'Succeeded', message: 'Job finished successfully', observedGeneration: 1, lastTransitionTime: undefined });
     assert.equal(c.elapsed(), 312.5);
     await c.run();
     assert.equal(finished(c, 'no-duration'), undefined);

@@ -43,6 +43,8 @@ import { type LogEvent, storeResourceVersion, WatchLog } from './watch-log.ts';
 
 /** kube-apiserver's request body limit. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** Bytes a watch may have waiting for a client that does not read before it is cut off. */
+const MAX_WATCH_BUFFER = 64 * 1024 * 1024;
 /** kube-apiserver's limit on the total size of an object's annotations. */
 const MAX_ANNOTATION_BYTES = 256 * 1024;
 
@@ -370,6 +372,11 @@ export class ApiServer {
     res.flushHeaders();
     const r = t.r;
     const send = (type: string, object: unknown) => {
+      // A client that stops reading is cut off (it relists) rather than buffered without bound.
+      if (res.writableLength > MAX_WATCH_BUFFER) {
+        res.destroy();
+        return;
+      }
       if (asTable && type !== 'ERROR' && type !== 'BOOKMARK') object = table(r, [object as KObject], this.tableOptions(q, (object as KObject).metadata.resourceVersion ?? ''));
       res.write(`${JSON.stringify({ type, object })}\n`);
     };
