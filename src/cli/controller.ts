@@ -123,6 +123,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
     store,
     clock,
     config: config.topoqueue,
+    events: { timeNames: true, keep: 1000 },
     logger: {
       error: (controller, key, err) => log.error({ controller, key, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed'),
       info: (controller, message) => log.info({ controller }, message),

@@ -122,7 +122,7 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
   const metrics = block(top.metrics, 'metrics', KNOWN.metrics);
   block(top.health, 'health', KNOWN.health);
   const leaderElection: LeaderElectionConfig = {
-    leaderElect: bool(le.leaderElect, 'leaderElection.leaderElect', true),
+    leaderElect: bool(le.leaderElect, 'leaderElection.leaderElect', false),
     leaseDurationMs: duration(le.leaseDuration, 'leaderElection.leaseDuration', 15_000),
     renewDeadlineMs: duration(le.renewDeadline, 'leaderElection.renewDeadline', 10_000),
     retryPeriodMs: duration(le.retryPeriod, 'leaderElection.retryPeriod', 2_000),
