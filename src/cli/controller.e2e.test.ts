@@ -117,7 +117,7 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
   };
 
   const startController = (identity: string, extra: string[] = []): Controller => {
-    const proc = spawn(process.execPath, ['bin/topoqueue.js', 'controller', '--kubeconfig', join(dir, 'kubeconfig'), '--metrics-port', '0', '--log-format', 'json', '--identity', identity, ...extra], {
+    const proc = spawn(process.execPath, ['bin/topoqueue.js', 'controller', '--kubeconfig', join(dir, 'kubeconfig'), '--metrics-port', '0', '--webhook-port', '0', '--log-format', 'json', '--identity', identity, ...extra], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const c: Controller = { proc, identity, log: [], exited: new Promise((r) => proc.on('exit', (code) => r(code))) };
@@ -126,7 +126,7 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     controllers.push(c);
     return c;
   };
-  const leading = (c: Controller) => eventually(() => (c.log.some((l) => l.includes('caches synced')) ? true : undefined), `${c.identity} running its controllers`, 20_000);
+  const leading = (c: Controller) => eventually(() => (c.log.some((l) => l.includes('controllers running')) ? true : undefined), `${c.identity} running its controllers`, 20_000);
   const kill = async (c: Controller, signal: NodeJS.Signals = 'SIGKILL') => {
     c.proc.kill(signal);
     return c.exited;
@@ -137,8 +137,8 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     return list.items.find((w) => w.metadata.ownerReferences?.some((o) => o.name === jobName));
   };
   const condition = (w: Awaited<ReturnType<typeof workload>>, type: string) => w?.status?.conditions?.find((c) => c.type === type && c.status === 'True');
-  const finished = (jobName: string, timeoutMs = 20_000) => eventually(async () => (condition(await workload(jobName), 'Finished') ? true : undefined), `Job ${jobName} finished`, timeoutMs);
-  const admitted = (jobName: string, timeoutMs = 20_000) => eventually(async () => (condition(await workload(jobName), 'Admitted') ? true : undefined), `Job ${jobName} admitted`, timeoutMs);
+  const finished = (jobName: string, timeoutMs = 30_000) => eventually(async () => (condition(await workload(jobName), 'Finished') ? true : undefined), `Job ${jobName} finished`, timeoutMs);
+  const admitted = (jobName: string, timeoutMs = 30_000) => eventually(async () => (condition(await workload(jobName), 'Admitted') ? true : undefined), `Job ${jobName} admitted`, timeoutMs);
   /** Admitted events per workload name, counting repeats (an aggregated Event's count). */
   const admissions = async (): Promise<Map<string, number>> => {
     const events = await core.listNamespacedEvent({ namespace: 'default' });
@@ -190,16 +190,30 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
   });
 
   it('restarted after a SIGKILL mid-run, the controller admits nothing twice', async () => {
-    for (let i = 0; i < 6; i++) await batch.createNamespacedJob({ namespace: 'default', body: job(`burst-${i}`, { pods: 4, run: '1m' }) });
-    await admitted('burst-0');
-    await kill(controllers[0]!);
-    startController('solo-again');
-    for (let i = 0; i < 6; i++) await finished(`burst-${i}`, 30_000);
-    const counts = await admissions();
-    for (let i = 0; i < 6; i++) {
-      const w = await workload(`burst-${i}`);
-      assert.equal(counts.get(w!.metadata.name), 1, `burst-${i} admitted once`);
+    // Every transition of a Workload to Admitted=True, as a watcher of the API server sees them.
+    const admittedNow = new Map<string, boolean>();
+    const transitions = new Map<string, number>();
+    const watch = await new k8s.Watch(kc).watch(
+      '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads',
+      {},
+      (_type, obj: { metadata: { name: string; ownerReferences?: { name: string }[] }; status?: { conditions?: { type: string; status: string }[] } }) => {
+        const job = obj.metadata.ownerReferences?.[0]?.name ?? obj.metadata.name;
+        const now = obj.status?.conditions?.some((c) => c.type === 'Admitted' && c.status === 'True') ?? false;
+        if (now && !admittedNow.get(job)) transitions.set(job, (transitions.get(job) ?? 0) + 1);
+        admittedNow.set(job, now);
+      },
+      () => {},
+    );
+    try {
+      for (let i = 0; i < 6; i++) await batch.createNamespacedJob({ namespace: 'default', body: job(`burst-${i}`, { pods: 4, run: '1m' }) });
+      await admitted('burst-0');
+      await kill(controllers[0]!);
+      startController('solo-again');
+      for (let i = 0; i < 6; i++) await finished(`burst-${i}`, 40_000);
+    } finally {
+      watch.abort();
     }
+    for (let i = 0; i < 6; i++) assert.equal(transitions.get(`burst-${i}`), 1, `burst-${i} admitted once`);
   });
 
   it('with two replicas and leader election, the standby takes over within the lease when the leader dies', async () => {
@@ -211,7 +225,8 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     const b = startController('replica-b', ['--config', cfg]);
     await eventually(() => (b.log.some((l) => l.includes('topoqueue controller starting')) ? true : undefined), 'the standby started');
     await new Promise((r) => setTimeout(r, 1000));
-    assert.ok(!b.log.some((l) => l.includes('caches synced')), 'the standby waits while the leader renews');
+    assert.ok(b.log.some((l) => l.includes('caches synced')), 'the standby keeps its caches (and serves the webhooks)');
+    assert.ok(!b.log.some((l) => l.includes('controllers running')), 'but waits while the leader renews');
     const t0 = Date.now();
     await kill(a);
     await leading(b);

@@ -23,6 +23,8 @@ import type { TopoqueueConfig } from '../controllers/config.ts';
 import { ClientStore, loadKubeConfig } from '../kube/client-store.ts';
 import { type ControllerConfig, parseControllerConfig } from '../kube/kueue-config.ts';
 import { LeaderElector } from '../kube/leader-election.ts';
+import { MUTATING_CONFIGURATION, type TlsMaterial, VALIDATING_CONFIGURATION, WebhookServer, webhookTls } from '../kube/webhook-server.ts';
+import { objectValidationHooks } from '../controllers/object-webhook.ts';
 import { RealClock } from '../runtime/clock.ts';
 import { Manager } from '../runtime/manager.ts';
 
@@ -38,6 +40,8 @@ export interface ControllerArgs {
   burst?: number;
   /** The lease holder's name (default: host name and a random suffix, as client-go's). */
   identity?: string;
+  /** The webhook certificate's directory (tls.crt, tls.key[, ca.crt]: cert-manager's layout); none: generated at start. */
+  certDir?: string;
   /** Log format: json (default when stderr is not a terminal) or text. */
   logFormat?: 'json' | 'text';
 }
@@ -49,6 +53,8 @@ export interface ControllerIo {
 
 export interface RunningController {
   metricsPort: number;
+  webhookPort: number;
+  tls: TlsMaterial;
   store: ClientStore;
   manager: Manager<TopoqueueConfig>;
   elector?: LeaderElector;
@@ -130,17 +136,38 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
     },
   });
   for (const c of allControllers()) manager.add(c);
+  for (const h of objectValidationHooks()) store.addAdmissionHook(h);
 
+  // Every replica keeps its caches and serves the webhooks; only the leader reconciles.
   let ready = false;
-  let leading = false;
+  let synced = false;
+  const t0 = performance.now();
+  const caches = manager.start().then(() => {
+    synced = true;
+    log.info({ ms: Math.round(performance.now() - t0) }, 'caches synced');
+  });
   const startControllers = async () => {
-    leading = true;
-    const t0 = performance.now();
-    await manager.start();
+    await caches;
     manager.startWorkers();
     ready = true;
-    log.info({ ms: Math.round(performance.now() - t0), controllers: allControllers().length }, 'caches synced; controllers running');
+    log.info({ controllers: allControllers().length }, 'controllers running');
   };
+
+  const service = 'topoqueue-webhook-service';
+  let tls: TlsMaterial;
+  try {
+    tls = await webhookTls({ certDir: args.certDir, service, namespace: config.topoqueue.namespace });
+  } catch (e) {
+    throw new InputError({ field: '--cert-dir' }, (e as Error).message);
+  }
+  const webhooks = new WebhookServer(() => store.admissionHooks(), tls);
+  let webhookPort: number;
+  try {
+    webhookPort = await webhooks.listen(config.webhookPort);
+  } catch (e) {
+    throw new InputError({ field: '--webhook-port' }, `cannot listen on port ${config.webhookPort}: ${(e as Error).message}`);
+  }
+  if (tls.generated) void patchCaBundle(store, tls.ca, (msg, fields) => log.info(fields, msg));
 
   const http: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -152,8 +179,8 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
     } else if (path === '/healthz' || path === '/livez') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     } else if (path === '/readyz') {
-      // A standby is ready (it serves probes and waits for the lease); a leader once its caches synced.
-      const ok = ready || (!leading && config.leaderElection.leaderElect);
+      // Ready once the caches synced (the webhooks answer from them); a leader once it also reconciles.
+      const ok = synced && (ready || config.leaderElection.leaderElect);
       res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'caches not synced');
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
@@ -169,7 +196,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   let elector: LeaderElector | undefined;
   const le = config.leaderElection;
   const identity = args.identity ?? `${hostname()}_${randomUUID()}`;
-  log.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.topoqueue.namespace, metricsPort, leaderElect: le.leaderElect, identity }, 'topoqueue controller starting');
+  log.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.topoqueue.namespace, metricsPort, webhookPort, certificate: tls.generated ? 'generated' : args.certDir, leaderElect: le.leaderElect, identity }, 'topoqueue controller starting');
   if (le.leaderElect) {
     elector = new LeaderElector({
       store,
@@ -195,10 +222,30 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
       manager.stop();
       await elector?.stop();
       store.close();
+      await webhooks.close();
       await new Promise<void>((r) => http.close(() => r()));
       http.closeAllConnections();
     })());
-  return { metricsPort, store, manager, elector, config, lost, stop };
+  return { metricsPort, webhookPort, tls, store, manager, elector, config, lost, stop };
+}
+
+/** Puts a generated CA into topoqueue's webhook configurations (when they are installed). */
+async function patchCaBundle(store: ClientStore, ca: string, log: (msg: string, fields: Record<string, unknown>) => void): Promise<void> {
+  const caBundle = Buffer.from(ca).toString('base64');
+  for (const [plural, name] of [
+    ['mutatingwebhookconfigurations', MUTATING_CONFIGURATION],
+    ['validatingwebhookconfigurations', VALIDATING_CONFIGURATION],
+  ] as const) {
+    const path = `/apis/admissionregistration.k8s.io/v1/${plural}/${name}`;
+    try {
+      const cfg = await store.request<{ webhooks?: { clientConfig?: { caBundle?: string } }[] }>('GET', path);
+      for (const w of cfg.webhooks ?? []) w.clientConfig = { ...w.clientConfig, caBundle };
+      await store.request('PUT', path, cfg);
+      log('webhook CA patched in', { configuration: name });
+    } catch (e) {
+      log('webhook CA not patched in (is deploy/ installed?)', { configuration: name, err: (e as Error).message });
+    }
+  }
 }
 
 /** `topoqueue controller`: runs until SIGTERM/SIGINT (exit 0) or until the lease is lost (exit 1). */

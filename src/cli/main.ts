@@ -120,13 +120,14 @@ export function buildProgram(io: Io): Command {
     .option('--namespace <ns>', "topoqueue's own namespace (the lease lives there)", 'topoqueue-system')
     .option('--config <file>', "Kueue's Configuration (config.kueue.x-k8s.io/v1beta2): the fields that apply")
     .option('--leader-elect', 'run only while holding the coordination.k8s.io Lease (for 2+ replicas)')
-    .option('--webhook-port <n>', 'webhook server port (HTTPS)', '9443')
+    .option('--webhook-port <n>', 'webhook server port (HTTPS; 0 picks a free one)', '9443')
+    .option('--cert-dir <dir>', "webhook certificate directory (tls.crt, tls.key, ca.crt: cert-manager's layout); none: generated at start, its CA patched into the webhook configurations")
     .option('--metrics-port <n>', '/metrics, /healthz and /readyz port (0 picks a free one)', '8080')
     .option('--kube-api-qps <n>', 'requests per second to the API server (default: clientConnection.qps, 50)')
     .option('--kube-api-burst <n>', 'request burst (default: clientConnection.burst, 100)')
     .option('--identity <name>', 'lease holder name (default: host name and a random suffix)')
     .addOption(new Option('--log-format <f>', 'log format (default: text on a terminal, json otherwise)').choices(['json', 'text']))
-    .action(async (opts: { kubeconfig?: string; context?: string; namespace: string; config?: string; leaderElect?: boolean; webhookPort: string; metricsPort: string; kubeApiQps?: string; kubeApiBurst?: string; identity?: string; logFormat?: 'json' | 'text' }) => {
+    .action(async (opts: { kubeconfig?: string; context?: string; namespace: string; config?: string; leaderElect?: boolean; webhookPort: string; metricsPort: string; kubeApiQps?: string; kubeApiBurst?: string; identity?: string; logFormat?: 'json' | 'text'; certDir?: string }) => {
       const { parsePort } = await import('./serve.ts');
       const { controllerCommand } = await import('./controller.ts');
       const positive = (v: string | undefined, field: string) => {
@@ -147,6 +148,7 @@ export function buildProgram(io: Io): Command {
           qps: positive(opts.kubeApiQps, '--kube-api-qps'),
           burst: positive(opts.kubeApiBurst, '--kube-api-burst'),
           identity: opts.identity,
+          certDir: opts.certDir,
           logFormat: opts.logFormat,
         },
         { err: io.err, errIsTTY: io.errIsTTY },

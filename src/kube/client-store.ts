@@ -247,6 +247,11 @@ export class ClientStore implements ObjectStore {
     this.opts.onRequest?.(verb, path);
   }
 
+  /** A request to any path (kinds outside the store: webhook configurations...), through the same limiter and auth. */
+  request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    return this.send<T>(method, path, body);
+  }
+
   /** One request through the rate limiter and the kubeconfig's auth; a non-2xx answer throws the StoreError its Status names. */
   private async send<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, target?: { kind: string; namespace: string | undefined; name: string }): Promise<T> {
     await this.limiter.take();
