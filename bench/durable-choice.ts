@@ -5,7 +5,7 @@
 //
 //   node --import tsx bench/durable-choice.ts [--objects 100000] [--sequential 300] [--concurrent 5000]
 //
-// Figures per database: acknowledged writes/s one at a time (await each), acknowledged
+// Figures per database (lmdb in several configurations; the last is the durable store's): acknowledged writes/s one at a time (await each), acknowledged
 // writes/s with many in flight (batched by the database or by us: one synced batch per
 // turn), the reopen of `--objects` records (open + read and parse every value) and the size
 // of the files. The result and the choice are in docs/design.md, "The durable store".
@@ -16,58 +16,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ClassicLevel } from 'classic-level';
 import { open as openLmdb, type RootDatabase } from 'lmdb';
+import { openDatabase } from '../src/runtime/durable-store.ts';
+import { podRecord } from './restart-bench.ts';
 
 const { values: args } = parseArgs({ options: { objects: { type: 'string', default: '100000' }, sequential: { type: 'string', default: '300' }, concurrent: { type: 'string', default: '5000' } } });
 const OBJECTS = Number(args.objects);
 const SEQUENTIAL = Number(args.sequential);
 const CONCURRENT = Number(args.concurrent);
 const IN_FLIGHT = 100;
-
-/** A bound Pod of about 3 KiB, as the API server stores it. */
-export function podRecord(i: number): string {
-  const name = `job-${Math.floor(i / 8)}-worker-${i % 8}`;
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'team-a',
-      uid: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
-      resourceVersion: String(i + 1),
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: { 'batch.kubernetes.io/job-name': `job-${Math.floor(i / 8)}`, 'kueue.x-k8s.io/queue-name': 'lq', 'kueue.x-k8s.io/podset': 'workers', 'batch.kubernetes.io/job-completion-index': String(i % 8) },
-      annotations: { 'kueue.x-k8s.io/workload': `job-job-${Math.floor(i / 8)}-3f2a1`, 'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack', 'topoqueue.io/run-duration': '10m' },
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: `job-${Math.floor(i / 8)}`, uid: '00000000-0000-4000-8000-00000000beef', controller: true, blockOwnerDeletion: true }],
-      finalizers: ['batch.kubernetes.io/job-tracking'],
-    },
-    spec: {
-      restartPolicy: 'Never',
-      nodeName: `b${i % 4}-r${i % 25}-n${i % 20}`,
-      nodeSelector: { 'cloud.provider.com/topology-block': `b${i % 4}`, 'cloud.provider.com/topology-rack': `b${i % 4}-r${i % 25}` },
-      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-      containers: [
-        {
-          name: 'trainer',
-          image: 'registry.example.com/ml/trainer:2026.01.1',
-          command: ['python', '-m', 'trainer', '--epochs', '10', '--batch-size', '512'],
-          env: Array.from({ length: 8 }, (_, k) => ({ name: `ENV_${k}`, value: `value-${k}-${'x'.repeat(40)}` })),
-          resources: { requests: { cpu: '96', memory: '768Gi', 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } },
-          volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'scratch', mountPath: '/scratch' }],
-        },
-      ],
-      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'dataset' } }, { name: 'scratch', emptyDir: {} }],
-    },
-    status: {
-      phase: 'Running',
-      hostIP: `10.0.${i % 256}.${(i >> 8) % 256}`,
-      podIP: `10.128.${i % 256}.${(i >> 8) % 256}`,
-      startTime: '2026-01-01T00:00:05Z',
-      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: '2026-01-01T00:00:05Z' })),
-      containerStatuses: [{ name: 'trainer', ready: true, restartCount: 0, image: 'registry.example.com/ml/trainer:2026.01.1', imageID: 'sha256:' + 'a'.repeat(64), started: true, state: { running: { startedAt: '2026-01-01T00:00:06Z' } } }],
-    },
-  });
-}
 
 const key = (i: number) => `o:Pod/team-a/p-${i}`;
 
@@ -152,6 +108,26 @@ function lmdb(opts: { overlappingSync: boolean; compression?: boolean }) {
   };
 }
 
+/** lmdb as the durable store opens it: MessagePack with shared structures, values are objects. */
+function lmdbMsgpack() {
+  return {
+    async open(dir: string): Promise<Db> {
+      const db = openDatabase(dir);
+      return {
+        async put(k, v) {
+          await db.put(k, JSON.parse(v));
+        },
+        async readAll() {
+          let n = 0;
+          for (const { value } of db.getRange({ start: 'o:', end: 'o;' })) if ((value as { kind?: string }).kind) n++;
+          return n;
+        },
+        close: () => db.close(),
+      };
+    },
+  };
+}
+
 /** classic-level with our group commit: every put of a turn goes into one synced batch. */
 function classicLevel() {
   return {
@@ -202,6 +178,7 @@ const results = [];
 results.push(await measure('lmdb (overlappingSync, await db.flushed)', lmdb({ overlappingSync: true })));
 results.push(await measure('lmdb (overlappingSync: false, synced commit)', lmdb({ overlappingSync: false })));
 results.push(await measure('lmdb (overlappingSync: false, lz4 compression)', lmdb({ overlappingSync: false, compression: true })));
+results.push(await measure('lmdb (overlappingSync: false, msgpack records)', lmdbMsgpack()));
 results.push(await measure('classic-level (batch {sync: true} per turn)', classicLevel()));
 console.log(`record ${podRecord(1).length} bytes; ${SEQUENTIAL} sequential, ${CONCURRENT} concurrent (${IN_FLIGHT} in flight), reopen of ${OBJECTS}`);
 for (const r of results) {

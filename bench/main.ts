@@ -13,17 +13,19 @@
 // encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
 // victims (bench/admission-preemption.ts); 6. the admission cycle: Kueue's baseline and tas
 // scheduler tests (15,000 Workloads each) replayed in virtual time, and one cycle over
-// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts). The heap figure needs
+// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts); 7. a restart on a
+// durable store of 100,000 objects (bench/restart-bench.ts). The heap figure needs
 // `global.gc`; without `--expose-gc` the script runs itself again with it.
 
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { CLI_START, measureCliStart } from './cli-start.ts';
+import { fillDataDir, RESTART_NODES, RESTART_OBJECTS, RESTART_RUNS, restartOnce } from './restart-bench.ts';
 import { runApiThroughput, runServeBaseline } from './serve-bench.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
@@ -102,6 +104,7 @@ export const FIGURES = [
   { name: 'serve.api.create-pods.10k', unit: '/s', higher: true },
   { name: 'serve.api.watch-events.10k', unit: '/s', higher: true },
   { name: 'serve.api.get.p99', unit: 'ms' },
+  { name: 'serve.restart.100k', unit: 'ms' },
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -563,7 +566,7 @@ async function runServe(report: Report): Promise<void> {
     report.add(
       'serve.peer-baseline.15k',
       r.wallMs / 1000,
-      `wall, first create to last finish (server CPU ${fmt(r.serverCpuS)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
+      `wall, first create to last finish (server CPU ${fmt(r.serverCpuS)} s, ${r.rewatches} re-watches); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
     );
   }
   if (report.wantsAny('serve.api.')) {
@@ -572,6 +575,27 @@ async function runServe(report: Report): Promise<void> {
     report.add('serve.api.create-pods.10k', r.createsPerS, `${r.pods.toLocaleString('en-US')} Pods created by 32 concurrent clients over HTTP (server in a child process)`);
     report.add('serve.api.watch-events.10k', r.watchEventsPerS, `one watch replaying the ${r.pods.toLocaleString('en-US')} ADDED events from the watch log`);
     report.add('serve.api.get.p99', r.getP99Ms, `2,000 sequential GETs of single Pods among ${r.pods.toLocaleString('en-US')}; median ${fmt(r.getMedianMs)} ms`);
+  }
+}
+
+async function runRestart(report: Report): Promise<void> {
+  const name = 'serve.restart.100k';
+  if (!report.wants(name)) return;
+  const dir = mkdtempSync(join(os.tmpdir(), 'topoqueue-bench-restart-'));
+  try {
+    console.error(`serve.restart: writing ${RESTART_OBJECTS.toLocaleString('en-US')} objects to ${dir} ...`);
+    await fillDataDir(dir);
+    const bytes = readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+    const runs = [];
+    for (let i = 0; i < RESTART_RUNS; i++) runs.push(await restartOnce(dir));
+    const mid = [...runs].sort((a, b) => a.wallMs - b.wallMs)[Math.floor(runs.length / 2)]!;
+    report.add(
+      name,
+      mid.wallMs,
+      `median of ${runs.length} (${runs.map((r) => fmt(r.wallMs)).join(', ')} ms), spawn of serve --data-dir to listening; that run: CPU ${fmt(mid.cpuMs)} ms, store read back ${fmt(mid.openMs)} ms; ${mid.objects.toLocaleString('en-US')} objects (${RESTART_NODES.toLocaleString('en-US')} Nodes, the rest ~2.8 KiB Pods), ${fmt(bytes / 1e6)} MB on disk`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -600,6 +624,7 @@ async function main(): Promise<number> {
     runAdmissionCycle(report);
     await runSimulate(report);
     await runServe(report);
+    await runRestart(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);

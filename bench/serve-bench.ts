@@ -88,27 +88,72 @@ function call(url: string, method: string, path: string, body?: unknown): Promis
   });
 }
 
-/** A watch: `onEvent` per line until `stop()`. */
-function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void> } {
-  let stop = () => {};
-  const open = new Promise<void>((resolve, reject) => {
-    const req = request(`${url}${path}`, (res) => {
-      resolve();
+/**
+ * A watch: `onEvent` per line until `stop()`. When the server ends the stream (it cuts off
+ * a client that falls 64 MiB behind), it watches again from the last resourceVersion seen,
+ * as an informer does.
+ */
+function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void>; rewatches: () => number } {
+  let stopped = false;
+  let current: ReturnType<typeof request> | undefined;
+  let rv: string | undefined;
+  let rewatches = 0;
+  const connect = (first: (e?: Error) => void) => {
+    const u = new URL(`${url}${path}`);
+    if (rv) u.searchParams.set('resourceVersion', rv);
+    const req = request(u, (res) => {
+      first();
       let buf = '';
       res.on('data', (c: Buffer) => {
         buf += c.toString('utf8');
         let i: number;
         while ((i = buf.indexOf('\n')) >= 0) {
-          onEvent(JSON.parse(buf.slice(0, i)));
+          const e = JSON.parse(buf.slice(0, i)) as { type: string; object: KObject };
           buf = buf.slice(i + 1);
+          if (e.type === 'ERROR') throw new Error(`watch: ${JSON.stringify(e.object)}`);
+          rv = e.object.metadata.resourceVersion;
+          onEvent(e);
         }
       });
+      res.on('error', () => {});
+      res.on('close', () => {
+        if (stopped) return;
+        rewatches++;
+        connect(() => {});
+      });
     });
-    req.on('error', (e) => (e.message.includes('aborted') || (e as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(e)));
+    req.on('error', (e) => first(e));
     req.end();
-    stop = () => req.destroy();
+    current = req;
+  };
+  const open = new Promise<void>((resolve, reject) => connect((e) => (e ? reject(e) : resolve())));
+  return {
+    stop: () => {
+      stopped = true;
+      current?.destroy();
+    },
+    open,
+    rewatches: () => rewatches,
+  };
+}
+
+function metricsText(url: string): Promise<string> {
+  return new Promise((resolve) => {
+    request(`${url}/metrics`, { agent }, (res) => {
+      let t = '';
+      res.on('data', (c: Buffer) => (t += c.toString()));
+      res.on('end', () => resolve(t));
+    })
+      .on('error', () => resolve(''))
+      .end();
   });
-  return { stop: () => stop(), open };
+}
+
+/** Scheduling cycles so far (kueue_admission_attempts_total over both results). */
+function cycles(metrics: string): number {
+  let n = 0;
+  for (const m of metrics.matchAll(/^kueue_admission_attempts_total\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  return n;
 }
 
 const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
@@ -116,6 +161,8 @@ const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: 
 export interface ServeBaselineResult {
   wallMs: number;
   serverCpuS: number;
+  /** Times the server ended the benchmark's watch (a slow reader) and it watched again. */
+  rewatches: number;
   workloads: number;
   finished: number;
   failedCreates: number;
@@ -173,7 +220,10 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     const t0 = performance.now();
     let failedCreates = 0;
     let next = 0;
-    const progress = setInterval(() => log(`serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`), 15_000);
+    const progress = setInterval(() => {
+      const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+      void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
+    }, Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
     // Create each Workload at its arrival time (a timer per due batch), replies awaited in parallel.
     const creates: Promise<void>[] = [];
     await new Promise<void>((resolve) => {
@@ -200,6 +250,7 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     clearInterval(progress);
     const wallMs = performance.now() - t0;
     const serverCpuS = served.cpuS();
+    const rewatches = w.rewatches();
     w.stop();
     const sums = new Map<string, { n: number; s: number }>();
     for (const [name, c] of created) {
@@ -211,7 +262,7 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
       sums.set(c.cls, e);
     }
     const meanAdmissionS = Object.fromEntries(CLASS_NAMES.filter((c) => sums.has(c)).map((c) => [c, sums.get(c)!.s / sums.get(c)!.n]));
-    return { wallMs, serverCpuS, workloads: workloadCount(shape), finished: finished.size, failedCreates, meanAdmissionS };
+    return { wallMs, serverCpuS, rewatches, workloads: workloadCount(shape), finished: finished.size, failedCreates, meanAdmissionS };
   } finally {
     await served.stop();
   }

@@ -51,6 +51,9 @@ export interface RunningServe {
   stop(): Promise<void>;
 }
 
+/** serve's config.minCycleIntervalMs (cluster time). */
+export const SERVE_CYCLE_INTERVAL_MS = 20;
+
 /** Namespaces every cluster has. */
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
@@ -105,7 +108,13 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     }
     if (store.opened.objects > 0) io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
   }
-  const cluster = new EmbeddedCluster({ clock, ...(store ? { store } : {}), ...(args.controllers === 'none' ? { controllers: standIns() } : {}) });
+  // Real time: a burst of API writes makes one scheduling cycle, not one per write.
+  const cluster = new EmbeddedCluster({
+    clock,
+    config: { minCycleIntervalMs: SERVE_CYCLE_INTERVAL_MS },
+    ...(store ? { store } : {}),
+    ...(args.controllers === 'none' ? { controllers: standIns() } : {}),
+  });
   await cluster.start();
   // --controllers=none: the API server still calls topoqueue's webhooks (as a cluster's
   // webhook configurations make kube-apiserver do), hosted here on caches of their own.

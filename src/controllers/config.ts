@@ -23,6 +23,12 @@ export interface TopoqueueConfig {
   podBatchMs: number;
   /** A node NotReady this long counts as failed (the issue's 30 s rule). */
   nodeFailureDelayMs: number;
+  /**
+   * Fewest milliseconds between the starts of two scheduling cycles (0: a cycle whenever
+   * something changed). `serve` on the real clock sets it so that a burst of API writes
+   * is one cycle, as Kueue's scheduler loop batches what arrives during a cycle.
+   */
+  minCycleIntervalMs: number;
 }
 
 export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): TopoqueueConfig {
@@ -36,6 +42,7 @@ export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): Topoque
     requeueBatchMs: 1000,
     podBatchMs: 1000,
     nodeFailureDelayMs: 30_000,
+    minCycleIntervalMs: 0,
     ...overrides,
   };
 }

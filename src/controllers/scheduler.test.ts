@@ -56,6 +56,27 @@ describe('scheduler controller: admission', () => {
     assert.deepEqual(admitted(env), ['a1', 'a2', 'a3', 'b1', 'b2']);
   });
 
+  it('starts cycles at least minCycleIntervalMs apart: what arrives in between waits for the next one', async () => {
+    const objects = [...queueObjects('100')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects, config: { minCycleIntervalMs: 500 } });
+    await env.start();
+    const t0 = env.clock.now();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '1' }).build());
+    await env.manager.drain();
+    assert.deepEqual(admitted(env), ['w1'], 'the first cycle runs at once');
+    env.clock.advanceBy(100);
+    env.seed(wl('w2').queue('a').pods(1, { cpu: '1' }).build());
+    await env.manager.drain();
+    assert.deepEqual(admitted(env), ['w1'], '100 ms later: no cycle yet');
+    env.clock.advanceBy(399);
+    await env.manager.drain();
+    assert.deepEqual(admitted(env), ['w1'], '499 ms after the first cycle: still none');
+    env.clock.advanceBy(1);
+    await env.manager.drain();
+    assert.deepEqual(admitted(env), ['w1', 'w2'], 'the next cycle, 500 ms after the first');
+    assert.equal(env.clock.now() - t0, 500);
+  });
+
   it('writes the pending message once, however many cycles look at the Workload again', async () => {
     const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects(), config: { requeueBatchMs: 0 } });
     await env.start();

@@ -69,6 +69,8 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private state!: SchedulerState;
   private placement: WorkloadPlacementOptions = {};
   private idleMs = 0;
+  /** When the last cycle started (clock ms): cycles are at least config.minCycleIntervalMs apart. */
+  private lastCycleAt = -Infinity;
   private errorBackoffMs = 0;
   private gaugeGeneration = -1;
   private readonly reported = new Set<string>();
@@ -152,7 +154,11 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     }
 
     if (await this.secondPass(now)) changed = true;
-    if (key === SchedulerKey.Cycle || changed) await this.cycle(now);
+    if (key === SchedulerKey.Cycle || changed) {
+      const wait = this.lastCycleAt + this.ctx.config.minCycleIntervalMs - this.ctx.clock.now();
+      if (wait > 0) this.queue.addAfter(SchedulerKey.Cycle, wait);
+      else await this.cycle(now);
+    }
     this.updateGauges();
   }
 
@@ -161,6 +167,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private async cycle(now: number): Promise<void> {
     const s = this.state;
     const started = this.ctx.clock.now();
+    this.lastCycleAt = started;
     const wfr = this.ctx.config.waitForPodsReady;
     const blocked = wfr?.blockAdmission ? blockedByPodsReady([...s.snap.admitted.values()].map((a) => a.workload), wfr) : undefined;
     const r = schedule(s.snap, s.queues, { now, placement: this.placement, partialAdmission: true, ...(blocked !== undefined ? { admissionBlocked: blocked } : {}) });

@@ -135,6 +135,8 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
 
   const topoqueue = defaultConfig({
     namespace,
+    // Real time: a burst of watch events makes one scheduling cycle, not one per event (as serve).
+    minCycleIntervalMs: 20,
     gates,
     manageJobsWithoutQueueName: bool(top.manageJobsWithoutQueueName, 'manageJobsWithoutQueueName', false),
     waitForPodsReady: waitDisabled ? undefined : parseWaitForPodsReady(top.waitForPodsReady, { file }),

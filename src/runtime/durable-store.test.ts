@@ -5,11 +5,11 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { open } from 'lmdb';
+import { asBinary, open } from 'lmdb';
 import type { KObject, Pod } from '../api/objects.ts';
 import { Rng } from '../testing/rng.ts';
 import { VirtualClock } from './clock.ts';
-import { type DurableStore, DurableStoreError, openDurableStore, RESERVE } from './durable-store.ts';
+import { type DurableStore, DurableStoreError, openDatabase, openDurableStore, RESERVE } from './durable-store.ts';
 import { runObjectStoreConformance } from './store-conformance.ts';
 import { mutable } from './store.ts';
 
@@ -55,6 +55,7 @@ describe('durable store', () => {
     assert.deepEqual(store.getSync('Node', undefined, 'n1'), n);
     assert.deepEqual(store.getSync('Pod', 'ns', g.metadata.name), g);
     assert.ok(Object.isFrozen(ra), 'read back objects are read-only, as stored ones are');
+    assert.equal(Object.getPrototypeOf(ra.metadata), Object.prototype, 'plain objects (deepCopy copies only those)');
     assert.ok(Number(store.resourceVersion) >= rvBefore);
     const b = await store.create(pod('b'));
     assert.ok(rvOf(b) > rvBefore, `a later write's resourceVersion ${rvOf(b)} > ${rvBefore}`);
@@ -124,26 +125,25 @@ describe('durable store', () => {
     await store.create(pod('a'));
     await store.create(pod('b'));
     await store.close();
-    const raw = (d: string) => open<Buffer, string>({ path: d, encoding: 'binary', overlappingSync: false });
-    let db = raw(dir);
-    await db.put('o:Pod/ns/b', Buffer.from('{"kind":"Pod","metadata":{"name":'));
-    await db.close();
-    await assert.rejects(openDurableStore(dir, { clock: clock() }), (e: unknown) => e instanceof DurableStoreError && e.message.includes('record "o:Pod/ns/b" is corrupt: not JSON'));
-    db = raw(dir);
-    await db.put('o:Pod/ns/b', Buffer.from(JSON.stringify(pod('c'))));
-    await db.close();
+    const corrupt = async (key: string, value: unknown) => {
+      const db = openDatabase(dir);
+      await db.put(key, value);
+      await db.close();
+    };
+    // Cut short: the MessagePack of a map that promises more than it holds.
+    await corrupt('o:Pod/ns/b', asBinary(Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff])));
+    await assert.rejects(openDurableStore(dir, { clock: clock() }), (e: unknown) => e instanceof DurableStoreError && e.message.includes('record "o:Pod/ns/b" is corrupt: not MessagePack (Unexpected end of MessagePack data)'));
+    await corrupt('o:Pod/ns/b', 'a string');
+    await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "o:Pod\/ns\/b" is corrupt: not an object with metadata/);
+    await corrupt('o:Pod/ns/b', pod('c'));
     await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "o:Pod\/ns\/b" is corrupt: it holds Pod ns\/c/);
-    db = raw(dir);
-    await db.put('o:Pod/ns/b', Buffer.from(JSON.stringify({ ...pod('b'), metadata: { ...pod('b').metadata, resourceVersion: 'x' } })));
-    await db.close();
+    await corrupt('o:Pod/ns/b', { ...pod('b'), metadata: { ...pod('b').metadata, resourceVersion: 'x' } });
     await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "o:Pod\/ns\/b" is corrupt: metadata.resourceVersion "x" is not a positive integer/);
-    db = raw(dir);
-    await db.put('m:counters', Buffer.from('[]'));
-    await db.close();
+    await corrupt('m:counters', []);
     await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "m:counters" is corrupt: resourceVersion is not a non-negative integer/);
 
     const other = tempDir();
-    db = raw(other);
+    const db = open<Buffer, string>({ path: other, encoding: 'binary', overlappingSync: false });
     await db.put('something', Buffer.from('else'));
     await db.close();
     await assert.rejects(openDurableStore(other, { clock: clock() }), /not a topoqueue data directory of format topoqueue-store\/1 \(record "m:format" is missing\)/);
