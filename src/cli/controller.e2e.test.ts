@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as k8s from '@kubernetes/client-node';
 import { kubeConfigFor } from '../kube/client-store.ts';
+import { allows, clusterRules, controllerSurface, leaderElectionRules } from '../kube/rbac.ts';
 import { eventually } from '../testing/kube.ts';
 import { type RunningServe, startServe } from './serve.ts';
 
@@ -245,6 +246,17 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     await batch.createNamespacedJob({ namespace: 'default', body: job('after-restart', { pods: 2 }) });
     await finished('after-restart', 30_000);
     assert.equal(b.proc.exitCode, null, 'the controller rode the restart out');
+  });
+
+  it('sent only requests the generated RBAC rules allow (deploy/rbac.yaml)', async () => {
+    const b = controllers.at(-1)!;
+    const started = b.log.map((l) => JSON.parse(l) as { msg?: string; metricsPort?: number }).find((l) => l.msg === 'topoqueue controller starting');
+    const text = await (await fetch(`http://127.0.0.1:${started!.metricsPort}/metrics`)).text();
+    const seen = [...text.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)",group="([^"]*)",resource="([^"]*)"\} (\d+)/gm)].map((m) => ({ verb: m[1]!, group: m[2]!, resource: m[3]! }));
+    assert.ok(seen.length >= 10, `requests recorded: ${seen.length}`);
+    const rules = [...clusterRules(controllerSurface().informerKinds), ...leaderElectionRules()];
+    const denied = seen.filter((r) => !allows(rules, r.verb, r.group, r.resource)).map((r) => `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}`);
+    assert.deepEqual(denied, [], 'every request is covered by a rule');
   });
 
   it('a graceful stop releases the lease', async () => {

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import { Counter } from 'prom-client';
 import { parse } from 'yaml';
 import { InputError } from '../api/errors.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -23,6 +24,7 @@ import type { TopoqueueConfig } from '../controllers/config.ts';
 import { ClientStore, loadKubeConfig } from '../kube/client-store.ts';
 import { type ControllerConfig, parseControllerConfig } from '../kube/kueue-config.ts';
 import { LeaderElector } from '../kube/leader-election.ts';
+import { requestAttributes } from '../kube/rbac.ts';
 import { MUTATING_CONFIGURATION, type TlsMaterial, VALIDATING_CONFIGURATION, WebhookServer, webhookTls } from '../kube/webhook-server.ts';
 import { objectValidationHooks } from '../controllers/object-webhook.ts';
 import { RealClock } from '../runtime/clock.ts';
@@ -118,10 +120,12 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   } catch (e) {
     throw new InputError({ field: args.kubeconfig ? '--kubeconfig' : args.context ? '--context' : 'kubeconfig' }, (e as Error).message);
   }
+  const requests = new Counter({ name: 'topoqueue_api_requests_total', help: 'Requests sent to the API server, by RBAC verb, group and resource', labelNames: ['verb', 'group', 'resource'], registers: [] });
   const store = new ClientStore({
     kubeConfig,
     qps: config.clientConnection.qps,
     burst: config.clientConnection.burst,
+    onRequest: (method, path) => requests.inc(requestAttributes(method, path)),
     onReflectorError: (resource, err) => log.warn({ resource, err: (err as Error).message }, 'list/watch failed; retrying'),
   });
   const clock = new RealClock();
@@ -135,6 +139,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
       info: (controller, message) => log.info({ controller }, message),
     },
   });
+  manager.metrics.registry.registerMetric(requests);
   for (const c of allControllers()) manager.add(c);
   for (const h of objectValidationHooks()) store.addAdmissionHook(h);
 
