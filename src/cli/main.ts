@@ -157,6 +157,16 @@ export function buildProgram(io: Io): Command {
     });
 
   program
+    .command('manifests')
+    .description('print the install for a real cluster: CRDs, RBAC, the Deployment, Services and webhook configurations (what deploy/ holds)')
+    .option('--foreign-crds', "also the CRDs of kinds other systems own (Volcano, JobSet, LeaderWorkerSet, MPIJob, PodGroups): only where those systems are not installed")
+    .option('--namespace <ns>', "topoqueue's namespace", 'topoqueue-system')
+    .action(async (opts: { foreignCrds?: boolean; namespace: string }) => {
+      const { manifestsCommand } = await import('./manifests.ts');
+      manifestsCommand(opts, io);
+    });
+
+  program
     .command('simulate')
     .description('run the input on the embedded cluster in virtual time (submit-at, SimulationEvents) and report what happened')
     .option('-f, --filename <path>', 'YAML or JSON file, or a directory of them (repeatable, at least one)', collect, [])
