@@ -27,6 +27,7 @@ import { Bench } from 'tinybench';
 import { CLI_START, measureCliStart } from './cli-start.ts';
 import { fillDataDir, RESTART_NODES, RESTART_OBJECTS, RESTART_RUNS, restartOnce } from './restart-bench.ts';
 import { runApiThroughput, runServeBaseline } from './serve-bench.ts';
+import { runControllerBench } from './controller-bench.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
 import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
@@ -105,6 +106,7 @@ export const FIGURES = [
   { name: 'serve.api.watch-events.10k', unit: '/s', higher: true },
   { name: 'serve.api.get.p99', unit: 'ms' },
   { name: 'serve.restart.100k', unit: 'ms' },
+  { name: 'controller.peer-tas.15k', unit: 's' },
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -578,6 +580,22 @@ async function runServe(report: Report): Promise<void> {
   }
 }
 
+async function runController(report: Report): Promise<void> {
+  const name = 'controller.peer-tas.15k';
+  if (!report.wants(name)) return;
+  console.error(`controller: the peer's TAS shape in real time, topoqueue controller on client-node over HTTP against serve --controllers=none (${workloadCount(PEER_TAS).toLocaleString('en-US')} Workloads; Kueue took 401 s) ...`);
+  const r = await runControllerBench(PEER_TAS, (line) => console.error(line));
+  const verbs = Object.entries(r.requestsByVerb)
+    .sort(([, a], [, b]) => b - a)
+    .map(([v, n]) => `${v} ${n.toLocaleString('en-US')}`)
+    .join(', ');
+  report.add(
+    name,
+    r.wallMs / 1000,
+    `wall, first create to last finish; ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; controller CPU ${fmt(r.controllerCpuS)} s, heap ${fmt(r.heapMB)} MB, ${r.requests.toLocaleString('en-US')} API requests (${verbs}); server CPU ${fmt(r.serverCpuS)} s`,
+  );
+}
+
 async function runRestart(report: Report): Promise<void> {
   const name = 'serve.restart.100k';
   if (!report.wants(name)) return;
@@ -625,6 +643,7 @@ async function main(): Promise<number> {
     await runSimulate(report);
     await runServe(report);
     await runRestart(report);
+    await runController(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);

@@ -32,14 +32,14 @@ interface Served {
   stop: () => Promise<void>;
 }
 
-/** Starts `topoqueue serve --port 0 -f <objects>` in a child process. */
-async function serveChild(objects: KObject[]): Promise<Served> {
+/** Starts `topoqueue serve --port 0 -f <objects> [args]` in a child process. */
+export async function serveChild(objects: KObject[], args: string[] = []): Promise<Served & { kubeconfig: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'tq-bench-serve-'));
   const file = join(dir, 'cluster.yaml');
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
   // TOPOQUEUE_BENCH_PROF=DIR: a CPU profile of the server, written when it stops.
   const prof = process.env.TOPOQUEUE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOPOQUEUE_BENCH_PROF}`] : [];
-  const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise<void>((r) => proc.on('exit', () => r()));
   const port = await new Promise<number>((resolve, reject) => {
@@ -52,6 +52,7 @@ async function serveChild(objects: KObject[]): Promise<Served> {
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    kubeconfig: join(dir, 'kubeconfig'),
     proc,
     cpuS: () => serverCpuS(proc.pid),
     stop: async () => {
@@ -61,7 +62,7 @@ async function serveChild(objects: KObject[]): Promise<Served> {
   };
 }
 
-function serverCpuS(pid: number | undefined): number {
+export function serverCpuS(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -72,7 +73,7 @@ function serverCpuS(pid: number | undefined): number {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 32 });
 
-function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
+export function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = request(`${url}${path}`, { method, agent, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} }, (res) => {
@@ -93,7 +94,7 @@ function call(url: string, method: string, path: string, body?: unknown): Promis
  * a client that falls 64 MiB behind), it watches again from the last resourceVersion seen,
  * as an informer does.
  */
-function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void>; rewatches: () => number } {
+export function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void>; rewatches: () => number } {
   let stopped = false;
   let current: ReturnType<typeof request> | undefined;
   let rv: string | undefined;
@@ -137,7 +138,7 @@ function watch(url: string, path: string, onEvent: (e: { type: string; object: K
   };
 }
 
-function metricsText(url: string): Promise<string> {
+export function metricsText(url: string): Promise<string> {
   return new Promise((resolve) => {
     request(`${url}/metrics`, { agent }, (res) => {
       let t = '';
@@ -156,7 +157,7 @@ function cycles(metrics: string): number {
   return n;
 }
 
-const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+export const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
 
 export interface ServeBaselineResult {
   wallMs: number;

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { Counter } from 'prom-client';
+import { collectDefaultMetrics, Counter } from 'prom-client';
 import { parse } from 'yaml';
 import { InputError } from '../api/errors.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -140,6 +140,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
     },
   });
   manager.metrics.registry.registerMetric(requests);
+  collectDefaultMetrics({ register: manager.metrics.registry });
   for (const c of allControllers()) manager.add(c);
   for (const h of objectValidationHooks()) store.addAdmissionHook(h);
 
@@ -153,7 +154,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   });
   const startControllers = async () => {
     await caches;
-    manager.startWorkers();
+    manager.startConcurrentWorkers();
     ready = true;
     log.info({ controllers: allControllers().length }, 'controllers running');
   };

@@ -137,6 +137,7 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
     namespace,
     // Real time: a burst of watch events makes one scheduling cycle, not one per event (as serve).
     minCycleIntervalMs: 20,
+    concurrentCycleWrites: true,
     gates,
     manageJobsWithoutQueueName: bool(top.manageJobsWithoutQueueName, 'manageJobsWithoutQueueName', false),
     waitForPodsReady: waitDisabled ? undefined : parseWaitForPodsReady(top.waitForPodsReady, { file }),

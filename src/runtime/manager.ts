@@ -202,6 +202,32 @@ export class Manager<C = unknown> {
     kick();
   }
 
+  /**
+   * Real time against a remote store (`topoqueue controller`): every controller runs its own
+   * worker, so one controller waiting on the API server does not hold up the others (as
+   * controller-runtime runs each controller in its own goroutines). Keys of one controller
+   * are still processed one at a time, in queue order.
+   */
+  startConcurrentWorkers(): void {
+    for (const c of this.controllers) {
+      let running = false;
+      const run = async () => {
+        if (running || this.stopped) return;
+        running = true;
+        try {
+          for (let key = c.queue.get(); key !== undefined && !this.stopped; key = c.queue.get()) {
+            await this.process(c, key);
+            for (const fn of this.afterStep) fn();
+          }
+        } finally {
+          running = false;
+        }
+      };
+      c.queue.onReady(() => void run());
+      void run();
+    }
+  }
+
   private async process(c: Registered<C>, key: string): Promise<void> {
     const name = c.reconciler.name;
     this.reconciles.set(name, (this.reconciles.get(name) ?? 0) + 1);
