@@ -11,10 +11,8 @@
 
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { KObject } from '../src/api/objects.ts';
-import { clusterQueueName, type PeerRunShape, type TasVariant, variants, workloadCount } from './admission-cycle.ts';
-import { call, condTrue, serveChild, serverCpuS, watch } from './serve-bench.ts';
-import { PEER_RACK } from './shapes.ts';
+import { type PeerRunShape, workloadCount } from './admission-cycle.ts';
+import { condTrue, peerWorkloads, postAtArrivals, serveChild, serverCpuS, watch } from './serve-bench.ts';
 import { peerSimulationObjects } from './simulate-shapes.ts';
 
 const BIN = fileURLToPath(new URL('../bin/topoqueue.js', import.meta.url));
@@ -39,45 +37,6 @@ export interface ControllerBenchResult {
   requestsByVerb: Record<string, number>;
 }
 
-const topologyRequest = (v: TasVariant, sliceSize: number) =>
-  v === 'required' ? { required: PEER_RACK } : v === 'preferred' ? { preferred: PEER_RACK } : { podSetSliceRequiredTopology: PEER_RACK, podSetSliceSize: sliceSize };
-
-/** The shape's Workloads (TAS pod sets), with their arrival times. */
-export function peerTasWorkloads(shape: PeerRunShape): { at: number; wl: KObject }[] {
-  const out: { at: number; wl: KObject }[] = [];
-  for (let c = 0; c < shape.cohorts; c++)
-    for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
-      const cq = clusterQueueName(c, q);
-      for (const cls of shape.classes) {
-        const vs = cls.tas ? variants(cls.tas.variants) : undefined;
-        for (let i = 0; i < cls.count; i++) {
-          const v = vs?.[i];
-          out.push({
-            at: i * cls.everyMs,
-            wl: {
-              apiVersion: 'kueue.x-k8s.io/v1beta2',
-              kind: 'Workload',
-              metadata: { name: `${cq}-${cls.name}-${String(i).padStart(4, '0')}`, namespace: 'default', annotations: { 'topoqueue.io/run-duration': `${cls.runtimeMs}ms` } },
-              spec: {
-                queueName: cq,
-                priorityClassRef: { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: cls.name },
-                priority: cls.priority,
-                podSets: [
-                  {
-                    name: 'main',
-                    count: cls.tas?.pods ?? 1,
-                    template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: cls.tas?.perPod ?? String(cls.cpu) } } }] } },
-                    ...(v && cls.tas ? { topologyRequest: topologyRequest(v, cls.tas.sliceSize) } : {}),
-                  },
-                ],
-              },
-            } as unknown as KObject,
-          });
-        }
-      }
-    }
-  return out.sort((a, b) => a.at - b.at);
-}
 
 export async function runControllerBench(shape: PeerRunShape, log: (s: string) => void): Promise<ControllerBenchResult> {
   const cluster = peerSimulationObjects(shape).filter((o) => o.kind !== 'Job');
@@ -94,7 +53,7 @@ export async function runControllerBench(shape: PeerRunShape, log: (s: string) =
       });
       ctl.on('exit', (code) => reject(new Error(`controller exited with ${code}: ${err}`)));
     });
-    const wls = peerTasWorkloads(shape);
+    const wls = peerWorkloads(shape);
     const finished = new Set<string>();
     let admitted = 0;
     const seenAdmitted = new Set<string>();
@@ -114,28 +73,12 @@ export async function runControllerBench(shape: PeerRunShape, log: (s: string) =
     await w.open;
     const t0 = performance.now();
     let failedCreates = 0;
-    let next = 0;
     let created = 0;
     const progress = setInterval(() => log(`controller bench: ${created} created, ${admitted} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`), Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
-    const creates: Promise<void>[] = [];
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        const now = performance.now() - t0;
-        while (next < wls.length && wls[next]!.at <= now) {
-          const { wl } = wls[next++]!;
-          creates.push(
-            call(served.url, 'POST', '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads', wl).then((r) => {
-              if (r.status === 201) created++;
-              else failedCreates++;
-            }),
-          );
-        }
-        if (next >= wls.length) resolve();
-        else setTimeout(tick, Math.max(0, wls[next]!.at - (performance.now() - t0)));
-      };
-      tick();
+    await postAtArrivals(served.url, wls, t0, (_wl, ok) => {
+      if (ok) created++;
+      else failedCreates++;
     });
-    await Promise.all(creates);
     const limit = setTimeout(allDone, Number(process.env.TOPOQUEUE_BENCH_CONTROLLER_LIMIT_MS ?? 900_000));
     await done;
     clearTimeout(limit);

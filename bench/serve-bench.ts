@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { KObject } from '../src/api/objects.ts';
-import { CLASS_NAMES, clusterQueueName, type PeerRunShape, workloadCount } from './admission-cycle.ts';
+import { CLASS_NAMES, clusterQueueName, type PeerRunShape, type TasVariant, variants, workloadCount } from './admission-cycle.ts';
+import { PEER_RACK } from './shapes.ts';
 import { peerSimulationObjects } from './simulate-shapes.ts';
 
 const BIN = fileURLToPath(new URL('../bin/topoqueue.js', import.meta.url));
@@ -159,6 +160,25 @@ function cycles(metrics: string): number {
 
 export const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
 
+/** POSTs each Workload at its arrival time (ms after `t0`; a timer per due batch), replies awaited in parallel. */
+export async function postAtArrivals<T extends { at: number; wl: KObject }>(url: string, items: readonly T[], t0: number, onReply: (wl: KObject, ok: boolean, item: T) => void): Promise<void> {
+  const creates: Promise<void>[] = [];
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now() - t0;
+      while (next < items.length && items[next]!.at <= now) {
+        const item = items[next++]!;
+        creates.push(call(url, 'POST', `/apis/kueue.x-k8s.io/v1beta2/namespaces/${item.wl.metadata.namespace ?? 'default'}/workloads`, item.wl).then((r) => onReply(item.wl, r.status === 201, item)));
+      }
+      if (next >= items.length) resolve();
+      else setTimeout(tick, Math.max(0, items[next]!.at - (performance.now() - t0)));
+    };
+    tick();
+  });
+  await Promise.all(creates);
+}
+
 export interface ServeBaselineResult {
   wallMs: number;
   serverCpuS: number;
@@ -170,14 +190,20 @@ export interface ServeBaselineResult {
   meanAdmissionS: Record<string, number>;
 }
 
-/** Bare Workloads of the peer's shape, with their arrival times (ms from the start). */
-function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObject }[] {
+/** A Workload pod set's rack request for a tas variant. */
+const topologyRequest = (v: TasVariant, sliceSize: number) =>
+  v === 'required' ? { required: PEER_RACK } : v === 'preferred' ? { preferred: PEER_RACK } : { podSetSliceRequiredTopology: PEER_RACK, podSetSliceSize: sliceSize };
+
+/** The shape's Workloads with their arrival times (TAS pod sets and rack requests for a tas shape). */
+export function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObject }[] {
   const out: { at: number; cls: string; wl: KObject }[] = [];
   for (let c = 0; c < shape.cohorts; c++)
     for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
       const cq = clusterQueueName(c, q);
       for (const cls of shape.classes) {
+        const vs = cls.tas ? variants(cls.tas.variants) : undefined;
         for (let i = 0; i < cls.count; i++) {
+          const v = vs?.[i];
           out.push({
             at: i * cls.everyMs,
             cls: cls.name,
@@ -189,7 +215,14 @@ function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObj
                 queueName: cq,
                 priorityClassRef: { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: cls.name },
                 priority: cls.priority,
-                podSets: [{ name: 'main', count: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: String(cls.cpu) } } }] } } }],
+                podSets: [
+                  {
+                    name: 'main',
+                    count: cls.tas?.pods ?? 1,
+                    template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: cls.tas?.perPod ?? String(cls.cpu) } } }] } },
+                    ...(v && cls.tas ? { topologyRequest: topologyRequest(v, cls.tas.sliceSize) } : {}),
+                  },
+                ],
               },
             } as unknown as KObject,
           });
@@ -220,31 +253,14 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     await w.open;
     const t0 = performance.now();
     let failedCreates = 0;
-    let next = 0;
     const progress = setInterval(() => {
       const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
       void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
     }, Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
-    // Create each Workload at its arrival time (a timer per due batch), replies awaited in parallel.
-    const creates: Promise<void>[] = [];
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        const now = performance.now() - t0;
-        while (next < wls.length && wls[next]!.at <= now) {
-          const { wl, cls } = wls[next++]!;
-          creates.push(
-            call(served.url, 'POST', '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads', wl).then((r) => {
-              if (r.status === 201) created.set(wl.metadata.name, { at: performance.now(), cls });
-              else failedCreates++;
-            }),
-          );
-        }
-        if (next >= wls.length) resolve();
-        else setTimeout(tick, Math.max(0, wls[next]!.at - (performance.now() - t0)));
-      };
-      tick();
+    await postAtArrivals(served.url, wls, t0, (wl, ok, item) => {
+      if (ok) created.set(wl.metadata.name, { at: performance.now(), cls: item.cls });
+      else failedCreates++;
     });
-    await Promise.all(creates);
     const limit = setTimeout(allDone, 600_000);
     await done;
     clearTimeout(limit);
