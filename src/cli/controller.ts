@@ -23,7 +23,7 @@ import { allControllers } from '../controllers/index.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 import { ClientStore, loadKubeConfig } from '../kube/client-store.ts';
 import { type ControllerConfig, parseControllerConfig } from '../kube/kueue-config.ts';
-import { LeaderElector } from '../kube/leader-election.ts';
+import { LeaderElector, leaseClient } from '../kube/leader-election.ts';
 import { requestAttributes } from '../kube/rbac.ts';
 import { MUTATING_CONFIGURATION, type TlsMaterial, VALIDATING_CONFIGURATION, WebhookServer, webhookTls } from '../kube/webhook-server.ts';
 import { objectValidationHooks } from '../controllers/object-webhook.ts';
@@ -205,7 +205,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   log.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.topoqueue.namespace, metricsPort, webhookPort, certificate: tls.generated ? 'generated' : args.certDir, leaderElect: le.leaderElect, identity }, 'topoqueue controller starting');
   if (le.leaderElect) {
     elector = new LeaderElector({
-      store,
+      leases: leaseClient((method, path, body) => store.request(method, path, body)),
       namespace: le.resourceNamespace,
       name: le.resourceName,
       identity,

@@ -7,7 +7,7 @@
 // graceful stop releases the lease so a standby takes over at once.
 
 import type { KObject } from '../api/objects.ts';
-import { isAlreadyExists, isConflict, type ObjectStore } from '../runtime/store.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../runtime/store.ts';
 
 export interface Lease extends KObject {
   spec?: {
@@ -19,8 +19,32 @@ export interface Lease extends KObject {
   };
 }
 
+/** Reads and writes of the one Lease, straight to the API server (no cache: RBAC grants only this namespace's leases). */
+export interface LeaseClient {
+  get(namespace: string, name: string): Promise<Lease | undefined>;
+  create(lease: Lease): Promise<Lease>;
+  update(lease: Lease): Promise<Lease>;
+}
+
+/** A LeaseClient over requests to `coordination.k8s.io/v1` (ClientStore.request). */
+export function leaseClient(request: <T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) => Promise<T>): LeaseClient {
+  const path = (ns: string, name?: string) => `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases${name !== undefined ? `/${encodeURIComponent(name)}` : ''}`;
+  return {
+    get: async (ns, name) => {
+      try {
+        return await request<Lease>('GET', path(ns, name));
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
+    create: (lease) => request<Lease>('POST', path(lease.metadata.namespace!), lease),
+    update: (lease) => request<Lease>('PUT', path(lease.metadata.namespace!, lease.metadata.name), lease),
+  };
+}
+
 export interface LeaderElectorOptions {
-  store: ObjectStore;
+  leases: LeaseClient;
   namespace: string;
   name: string;
   identity: string;
@@ -65,9 +89,9 @@ export class LeaderElector {
     if (!this.leading) return;
     this.leading = false;
     try {
-      const lease = await this.o.store.get<Lease>('Lease', this.o.namespace, this.o.name);
+      const lease = await this.o.leases.get(this.o.namespace, this.o.name);
       if (lease?.spec?.holderIdentity === this.o.identity) {
-        await this.o.store.update<Lease>({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.now()) } });
+        await this.o.leases.update({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.now()) } });
       }
     } catch {
       // the lease runs out on its own
@@ -107,13 +131,13 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const { store, namespace, name, identity } = this.o;
+    const { leases, namespace, name, identity } = this.o;
     const t = this.now();
     const spec = { holderIdentity: identity, leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000), acquireTime: microTime(t), renewTime: microTime(t), leaseTransitions: 0 };
-    const lease = await store.get<Lease>('Lease', namespace, name);
+    const lease = await leases.get(namespace, name);
     if (!lease) {
       try {
-        await store.create<Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec });
+        await leases.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec });
         return true;
       } catch (e) {
         if (isAlreadyExists(e)) return false;
@@ -137,7 +161,7 @@ export class LeaderElector {
       },
     };
     try {
-      const written = await store.update<Lease>(next);
+      const written = await leases.update(next);
       this.observed = { rv: written.metadata.resourceVersion, at: t };
       return true;
     } catch (e) {

@@ -57,8 +57,8 @@ export function controllerSurface(): { informerKinds: string[]; hooks: Admission
   const ctx = manager.context;
   // setup only (no informers started): what each controller asks for.
   for (const c of allControllers()) c.setup(ctx, manager.add(c), manager.events.recorder(c.name));
-  // The event recorder reads Events back to fold repeats, and leader election its Lease.
-  const informerKinds = [...new Set([...manager.informers.kinds(), 'Event', 'Lease'])];
+  // The event recorder reads Events back to fold repeats (leader election reads its Lease directly).
+  const informerKinds = [...new Set([...manager.informers.kinds(), 'Event'])];
   return { informerKinds, hooks: [...hooks, ...objectValidationHooks()] };
 }
 
@@ -73,7 +73,6 @@ export function clusterRules(informerKinds: readonly string[]): PolicyRule[] {
     for (const x of verbs) v.add(x);
   };
   for (const kind of informerKinds) {
-    if (kind === 'Lease') continue; // namespaced Role below
     for (const r of RESOURCES.filter((x) => x.kind === kind)) add(r.group, r.plural, ['list', 'watch']);
   }
   for (const w of WRITES) add(w.group, w.resource, w.verbs);
@@ -98,7 +97,7 @@ export function clusterRules(informerKinds: readonly string[]): PolicyRule[] {
 
 /** The leader-election Role (in topoqueue's namespace). */
 export function leaderElectionRules(): PolicyRule[] {
-  return [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'list', 'update', 'watch'] }];
+  return [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update'] }];
 }
 
 /** Does one of the rules allow this request (`verb`, group, `resource[/subresource]`)? */
