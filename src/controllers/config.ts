@@ -30,9 +30,10 @@ export interface TopoqueueConfig {
    */
   minCycleIntervalMs: number;
   /**
-   * Write a scheduling cycle's decisions concurrently instead of one after another (false:
-   * the embedded cluster, whose runs must be deterministic; true: `topoqueue controller`,
-   * where every write is a round trip to the API server).
+   * Write a scheduling cycle's decisions, and the pod updates that ungate a gang, several at
+   * a time instead of one after another (false: the embedded cluster, whose runs must be
+   * deterministic; true: `topoqueue controller`, where every write is a round trip to the
+   * API server).
    */
   concurrentCycleWrites: boolean;
 }
