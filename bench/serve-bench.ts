@@ -42,7 +42,15 @@ export async function serveChild(objects: KObject[], args: string[] = []): Promi
   const prof = process.env.TOPOQUEUE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOPOQUEUE_BENCH_PROF}`] : [];
   const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
-  const exited = new Promise<void>((r) => proc.on('exit', () => r()));
+  // Never leave the server running when the benchmark itself fails.
+  const orphan = () => proc.kill('SIGKILL');
+  process.once('exit', orphan);
+  const exited = new Promise<void>((r) =>
+    proc.on('exit', () => {
+      process.off('exit', orphan);
+      r();
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     proc.stderr!.on('data', (c: Buffer) => {
       err += c.toString();

@@ -91,8 +91,14 @@ class AdmissionHistory {
   readonly problems: string[] = [];
   readonly state = new Map<string, AdmissionState>();
 
-  /** A Workload as an event (or a list) showed it. */
-  apply(w: Workload, deleted: boolean, at: string): void {
+  /** A list: every item, then the quota once (the items are one instant, not a sequence). */
+  applyList(items: readonly Workload[], at: string): void {
+    for (const w of items) this.apply(w, false, at, false);
+    this.checkQuota(at, 'the list');
+  }
+
+  /** A Workload as an event showed it. */
+  apply(w: Workload, deleted: boolean, at: string, quota = true): void {
     const key = objectKey(w);
     const s = this.state.get(key) ?? { admissions: 0, finished: false, usage: 0 };
     const admission = deleted || !w.status?.admission ? undefined : JSON.stringify(w.status.admission);
@@ -104,8 +110,12 @@ class AdmissionHistory {
     for (const [fr, n] of usageOf(w)) if (fr.endsWith('cpu')) cpu += n;
     s.usage = admission && !s.finished ? cpu : 0;
     this.state.set(key, s);
+    if (quota) this.checkQuota(at, `Workload ${key}`);
+  }
+
+  private checkQuota(at: string, after: string): void {
     const used = [...this.state.values()].reduce((n, x) => n + x.usage, 0);
-    if (used > NOMINAL_MILLI_CPU) this.problems.push(`${at}: ClusterQueue cq has ${used}m cpu admitted, over its nominal ${NOMINAL_MILLI_CPU}m (after Workload ${key})`);
+    if (used > NOMINAL_MILLI_CPU) this.problems.push(`${at}: ClusterQueue cq has ${used}m cpu admitted, over its nominal ${NOMINAL_MILLI_CPU}m (after ${after})`);
   }
 }
 
@@ -204,7 +214,10 @@ describe('serve --data-dir under SIGKILL', () => {
         // to the highest resourceVersion a create of this round was acknowledged with (all of
         // it after a clean stop). The list too: the controllers write before serve listens.
         const horizon = last ? Infinity : acked.length > 0 ? Math.max(...acked) : -Infinity;
-        for (const w of list.items) if (Number(w.metadata.resourceVersion) <= horizon) history.apply(w, false, `round ${round} list`);
+        history.applyList(
+          list.items.filter((w) => Number(w.metadata.resourceVersion) <= horizon),
+          `round ${round} list`,
+        );
         for (const line of watch.lines) {
           if (!line) continue;
           const e = JSON.parse(line) as { type: string; object: Workload };

@@ -97,7 +97,8 @@ describe('durable store', () => {
     const dir = tempDir();
     let store = await openDurableStore(dir, { clock: clock() });
     for (let i = 0; i < 50; i++) store.createSync(pod(`p${i}`));
-    await store.close();
+    // Both wait for the writes and the close.
+    await Promise.all([store.close(), store.close()]);
     assert.throws(() => store.createSync(pod('late')), (e: unknown) => e instanceof DurableStoreError && /is closed/.test(e.message));
     await assert.rejects(store.create(pod('late')), /is closed/);
     await assert.rejects(store.delete('Pod', 'ns', 'p1'), /is closed/);

@@ -166,6 +166,7 @@ class LmdbPersister implements StorePersister {
   private last: Promise<unknown> = Promise.resolve();
   private failure: Error | undefined;
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly dir: string,
@@ -204,12 +205,15 @@ class LmdbPersister implements StorePersister {
     if (this.failure) throw this.failure;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.flushed().catch(() => {});
-    await this.db.close();
-    release(this.dir);
+  /** Every caller waits for the one closing. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      await this.flushed().catch(() => {});
+      await this.db.close();
+      release(this.dir);
+    })();
+    return this.closing;
   }
 
   /** Reserves RESERVE more resourceVersions and uids with a synced write, before handing any out. */

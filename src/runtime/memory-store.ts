@@ -335,10 +335,9 @@ export class MemoryStore implements ObjectStore {
     this.persister?.commit(kind, key, obj, { resourceVersion: this.rv, uid: this.uid, generated: this.generated });
   }
 
-  /** `result` once the write that made it is on disk (at once without a persister). */
-  private async persisted<T>(result: T): Promise<T> {
-    if (this.persister) await this.persister.flushed();
-    return result;
+  /** `result` once the write that made it is on disk (at once, not even a tick later, without a persister). */
+  private persisted<T>(result: T): T | Promise<T> {
+    return this.persister ? this.persister.flushed().then(() => result) : result;
   }
 
   private notify(kind: string, e: WatchEvent): void {
