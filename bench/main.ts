@@ -30,6 +30,7 @@ import { fillDataDir, RESTART_NODES, RESTART_OBJECTS, RESTART_RUNS, restartOnce 
 import { runApiThroughput, runServeBaseline } from './serve-bench.ts';
 import { measurePaint } from './dashboard-paint.ts';
 import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
+import { runControllerBench } from './controller-bench.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
 import { printDigests } from './admission-digest.ts';
@@ -112,6 +113,7 @@ export const FIGURES = [
   { name: 'web.paint.topology.10k', unit: 'ms' },
   { name: 'web.update.visible', unit: 'ms' },
   { name: 'serve.restart.100k', unit: 'ms' },
+  { name: 'controller.peer-tas.15k', unit: 's' },
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -604,6 +606,22 @@ async function runWeb(report: Report): Promise<void> {
   }
 }
 
+async function runController(report: Report): Promise<void> {
+  const name = 'controller.peer-tas.15k';
+  if (!report.wants(name)) return;
+  console.error(`controller: the peer's TAS shape in real time, topoqueue controller on client-node over HTTP against serve --controllers=none (${workloadCount(PEER_TAS).toLocaleString('en-US')} Workloads; Kueue took 401 s) ...`);
+  const r = await runControllerBench(PEER_TAS, (line) => console.error(line));
+  const verbs = Object.entries(r.requestsByVerb)
+    .sort(([, a], [, b]) => b - a)
+    .map(([v, n]) => `${v} ${n.toLocaleString('en-US')}`)
+    .join(', ');
+  report.add(
+    name,
+    r.wallMs / 1000,
+    `wall, first create to last finish; ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; controller CPU ${fmt(r.controllerCpuS)} s, heap ${fmt(r.heapMB)} MB, ${r.requests.toLocaleString('en-US')} API requests (${verbs}); server CPU ${fmt(r.serverCpuS)} s`,
+  );
+}
+
 async function runRestart(report: Report): Promise<void> {
   const name = 'serve.restart.100k';
   if (!report.wants(name)) return;
@@ -657,6 +675,7 @@ async function main(): Promise<number> {
     await runServe(report);
     await runWeb(report);
     await runRestart(report);
+    await runController(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);

@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { KObject } from '../src/api/objects.ts';
-import { CLASS_NAMES, clusterQueueName, type PeerRunShape, workloadCount } from './admission-cycle.ts';
+import { CLASS_NAMES, clusterQueueName, type PeerRunShape, type TasVariant, variants, workloadCount } from './admission-cycle.ts';
+import { PEER_RACK } from './shapes.ts';
 import { peerSimulationObjects } from './simulate-shapes.ts';
 
 const BIN = fileURLToPath(new URL('../bin/topoqueue.js', import.meta.url));
@@ -32,14 +33,14 @@ interface Served {
   stop: () => Promise<void>;
 }
 
-/** Starts `topoqueue serve --port 0 -f <objects>` in a child process. */
-async function serveChild(objects: KObject[]): Promise<Served> {
+/** Starts `topoqueue serve --port 0 -f <objects> [args]` in a child process. */
+export async function serveChild(objects: KObject[], args: string[] = []): Promise<Served & { kubeconfig: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'tq-bench-serve-'));
   const file = join(dir, 'cluster.yaml');
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
   // TOPOQUEUE_BENCH_PROF=DIR: a CPU profile of the server, written when it stops.
   const prof = process.env.TOPOQUEUE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOPOQUEUE_BENCH_PROF}`] : [];
-  const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   // Never leave the server running when the benchmark itself fails.
   const orphan = () => proc.kill('SIGKILL');
@@ -60,6 +61,7 @@ async function serveChild(objects: KObject[]): Promise<Served> {
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    kubeconfig: join(dir, 'kubeconfig'),
     proc,
     cpuS: () => serverCpuS(proc.pid),
     stop: async () => {
@@ -69,7 +71,7 @@ async function serveChild(objects: KObject[]): Promise<Served> {
   };
 }
 
-function serverCpuS(pid: number | undefined): number {
+export function serverCpuS(pid: number | undefined): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -80,7 +82,7 @@ function serverCpuS(pid: number | undefined): number {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 32 });
 
-function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
+export function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = request(`${url}${path}`, { method, agent, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} }, (res) => {
@@ -101,7 +103,7 @@ function call(url: string, method: string, path: string, body?: unknown): Promis
  * a client that falls 64 MiB behind), it watches again from the last resourceVersion seen,
  * as an informer does.
  */
-function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void>; rewatches: () => number } {
+export function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void>; rewatches: () => number } {
   let stopped = false;
   let current: ReturnType<typeof request> | undefined;
   let rv: string | undefined;
@@ -145,7 +147,7 @@ function watch(url: string, path: string, onEvent: (e: { type: string; object: K
   };
 }
 
-function metricsText(url: string): Promise<string> {
+export function metricsText(url: string): Promise<string> {
   return new Promise((resolve) => {
     request(`${url}/metrics`, { agent }, (res) => {
       let t = '';
@@ -164,7 +166,26 @@ function cycles(metrics: string): number {
   return n;
 }
 
-const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+export const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+
+/** POSTs each Workload at its arrival time (ms after `t0`; a timer per due batch), replies awaited in parallel. */
+export async function postAtArrivals<T extends { at: number; wl: KObject }>(url: string, items: readonly T[], t0: number, onReply: (wl: KObject, ok: boolean, item: T) => void): Promise<void> {
+  const creates: Promise<void>[] = [];
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now() - t0;
+      while (next < items.length && items[next]!.at <= now) {
+        const item = items[next++]!;
+        creates.push(call(url, 'POST', `/apis/kueue.x-k8s.io/v1beta2/namespaces/${item.wl.metadata.namespace ?? 'default'}/workloads`, item.wl).then((r) => onReply(item.wl, r.status === 201, item)));
+      }
+      if (next >= items.length) resolve();
+      else setTimeout(tick, Math.max(0, items[next]!.at - (performance.now() - t0)));
+    };
+    tick();
+  });
+  await Promise.all(creates);
+}
 
 export interface ServeBaselineResult {
   wallMs: number;
@@ -177,14 +198,20 @@ export interface ServeBaselineResult {
   meanAdmissionS: Record<string, number>;
 }
 
-/** Bare Workloads of the peer's shape, with their arrival times (ms from the start). */
-function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObject }[] {
+/** A Workload pod set's rack request for a tas variant. */
+const topologyRequest = (v: TasVariant, sliceSize: number) =>
+  v === 'required' ? { required: PEER_RACK } : v === 'preferred' ? { preferred: PEER_RACK } : { podSetSliceRequiredTopology: PEER_RACK, podSetSliceSize: sliceSize };
+
+/** The shape's Workloads with their arrival times (TAS pod sets and rack requests for a tas shape). */
+export function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObject }[] {
   const out: { at: number; cls: string; wl: KObject }[] = [];
   for (let c = 0; c < shape.cohorts; c++)
     for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
       const cq = clusterQueueName(c, q);
       for (const cls of shape.classes) {
+        const vs = cls.tas ? variants(cls.tas.variants) : undefined;
         for (let i = 0; i < cls.count; i++) {
+          const v = vs?.[i];
           out.push({
             at: i * cls.everyMs,
             cls: cls.name,
@@ -196,7 +223,14 @@ function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObj
                 queueName: cq,
                 priorityClassRef: { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: cls.name },
                 priority: cls.priority,
-                podSets: [{ name: 'main', count: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: String(cls.cpu) } } }] } } }],
+                podSets: [
+                  {
+                    name: 'main',
+                    count: cls.tas?.pods ?? 1,
+                    template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: cls.tas?.perPod ?? String(cls.cpu) } } }] } },
+                    ...(v && cls.tas ? { topologyRequest: topologyRequest(v, cls.tas.sliceSize) } : {}),
+                  },
+                ],
               },
             } as unknown as KObject,
           });
@@ -227,31 +261,14 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     await w.open;
     const t0 = performance.now();
     let failedCreates = 0;
-    let next = 0;
     const progress = setInterval(() => {
       const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
       void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
     }, Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
-    // Create each Workload at its arrival time (a timer per due batch), replies awaited in parallel.
-    const creates: Promise<void>[] = [];
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        const now = performance.now() - t0;
-        while (next < wls.length && wls[next]!.at <= now) {
-          const { wl, cls } = wls[next++]!;
-          creates.push(
-            call(served.url, 'POST', '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads', wl).then((r) => {
-              if (r.status === 201) created.set(wl.metadata.name, { at: performance.now(), cls });
-              else failedCreates++;
-            }),
-          );
-        }
-        if (next >= wls.length) resolve();
-        else setTimeout(tick, Math.max(0, wls[next]!.at - (performance.now() - t0)));
-      };
-      tick();
+    await postAtArrivals(served.url, wls, t0, (wl, ok, item) => {
+      if (ok) created.set(wl.metadata.name, { at: performance.now(), cls: item.cls });
+      else failedCreates++;
     });
-    await Promise.all(creates);
     const limit = setTimeout(allDone, 600_000);
     await done;
     clearTimeout(limit);

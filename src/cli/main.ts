@@ -121,12 +121,67 @@ export function buildProgram(io: Io): Command {
     .option('--data-dir <dir>', 'keep objects in a crash-safe store in this directory')
     .option('-f, --filename <path>', 'manifests to load at start (a data centre: Nodes, Topology, flavors, queues); repeatable; none: the built-in example', collect, [])
     .option('--time-scale <n>', 'run durations and timers pass N times faster (60: an hour in a minute)', '1')
-    .action(async (opts: { port: string; address: string; kubeconfig: string; dataDir?: string; filename: string[]; timeScale: string }) => {
+    .addOption(new Option('--controllers <set>', "which controllers run: all, or none (only the cluster's stand-ins and topoqueue's webhooks: `topoqueue controller` schedules)").choices(['all', 'none']).default('all'))
+    .action(async (opts: { port: string; address: string; kubeconfig: string; dataDir?: string; filename: string[]; timeScale: string; controllers: 'all' | 'none' }) => {
       const { parsePort, parseTimeScale, serveCommand } = await import('./serve.ts');
       await serveCommand(
-        { port: parsePort(opts.port), address: opts.address, kubeconfig: opts.kubeconfig, dataDir: opts.dataDir, filename: opts.filename, timeScale: parseTimeScale(opts.timeScale) },
+        { port: parsePort(opts.port), address: opts.address, kubeconfig: opts.kubeconfig, dataDir: opts.dataDir, filename: opts.filename, timeScale: parseTimeScale(opts.timeScale), controllers: opts.controllers },
         io,
       );
+    });
+
+  program
+    .command('controller')
+    .description("run topoqueue's controllers against a Kubernetes API server (beside kube-scheduler, as Kueue does)")
+    .option('--kubeconfig <path>', 'kubeconfig to use (default: KUBECONFIG, ~/.kube/config, or the in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context to use')
+    .option('--namespace <ns>', "topoqueue's own namespace (the lease lives there)", 'topoqueue-system')
+    .option('--config <file>', "Kueue's Configuration (config.kueue.x-k8s.io/v1beta2): the fields that apply")
+    .option('--leader-elect', 'run only while holding the coordination.k8s.io Lease (for 2+ replicas)')
+    .option('--webhook-port <n>', 'webhook server port (HTTPS; 0 picks a free one)', '9443')
+    .option('--cert-dir <dir>', "webhook certificate directory (tls.crt, tls.key, ca.crt: cert-manager's layout); none: generated at start, its CA patched into the webhook configurations")
+    .option('--metrics-port <n>', '/metrics, /healthz and /readyz port (0 picks a free one)', '8080')
+    .option('--kube-api-qps <n>', 'requests per second to the API server (default: clientConnection.qps, 50)')
+    .option('--kube-api-burst <n>', 'request burst (default: clientConnection.burst, 100)')
+    .option('--identity <name>', 'lease holder name (default: host name and a random suffix)')
+    .addOption(new Option('--log-format <f>', 'log format (default: text on a terminal, json otherwise)').choices(['json', 'text']))
+    .action(async (opts: { kubeconfig?: string; context?: string; namespace: string; config?: string; leaderElect?: boolean; webhookPort: string; metricsPort: string; kubeApiQps?: string; kubeApiBurst?: string; identity?: string; logFormat?: 'json' | 'text'; certDir?: string }) => {
+      const { parsePort } = await import('./serve.ts');
+      const { controllerCommand } = await import('./controller.ts');
+      const positive = (v: string | undefined, field: string) => {
+        if (v === undefined) return undefined;
+        const n = Number(v);
+        if (!(n > 0) || !Number.isFinite(n)) throw new InputError({ field }, `must be a positive number, got ${JSON.stringify(v)}`);
+        return n;
+      };
+      const code = await controllerCommand(
+        {
+          kubeconfig: opts.kubeconfig,
+          context: opts.context,
+          namespace: opts.namespace,
+          config: opts.config,
+          leaderElect: opts.leaderElect ?? undefined,
+          webhookPort: parsePort(opts.webhookPort),
+          metricsPort: parsePort(opts.metricsPort),
+          qps: positive(opts.kubeApiQps, '--kube-api-qps'),
+          burst: positive(opts.kubeApiBurst, '--kube-api-burst'),
+          identity: opts.identity,
+          certDir: opts.certDir,
+          logFormat: opts.logFormat,
+        },
+        { err: io.err, errIsTTY: io.errIsTTY },
+      );
+      if (code !== 0) throw new UsageExit(code);
+    });
+
+  program
+    .command('manifests')
+    .description('print the install for a real cluster: CRDs, RBAC, the Deployment, Services and webhook configurations (what deploy/ holds)')
+    .option('--foreign-crds', "also the CRDs of kinds other systems own (Volcano, JobSet, LeaderWorkerSet, MPIJob, PodGroups): only where those systems are not installed")
+    .option('--namespace <ns>', "topoqueue's namespace", 'topoqueue-system')
+    .action(async (opts: { foreignCrds?: boolean; namespace: string }) => {
+      const { manifestsCommand } = await import('./manifests.ts');
+      manifestsCommand(opts, io);
     });
 
   program

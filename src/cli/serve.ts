@@ -15,6 +15,12 @@ import { InputError } from '../api/errors.ts';
 import type { KObject } from '../api/objects.ts';
 import { EmbeddedCluster } from '../cluster/embedded.ts';
 import { RESOURCES } from '../kube/resources.ts';
+import { standIns } from '../cluster/index.ts';
+import { defaultConfig, type TopoqueueConfig } from '../controllers/config.ts';
+import { jobReconciler } from '../controllers/job-reconciler.ts';
+import { podGroupController } from '../controllers/pod-group-controller.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { Manager } from '../runtime/manager.ts';
 import { ApiServer } from '../kube/server.ts';
 import { ScaledClock } from '../runtime/clock.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
@@ -30,6 +36,8 @@ export interface ServeArgs {
   dataDir?: string;
   filename: string[];
   timeScale: number;
+  /** none: only the stand-ins (job controllers, binder, kubelets...) and topoqueue's webhooks run; `topoqueue controller` schedules. Default all. */
+  controllers?: 'all' | 'none';
 }
 
 export interface ServeIo {
@@ -127,8 +135,16 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     if (store.opened.objects > 0) io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
   }
   // Real time: a burst of API writes makes one scheduling cycle, not one per write.
-  const cluster = new EmbeddedCluster({ clock, config: { minCycleIntervalMs: SERVE_CYCLE_INTERVAL_MS }, ...(store ? { store } : {}) });
+  const cluster = new EmbeddedCluster({
+    clock,
+    config: { minCycleIntervalMs: SERVE_CYCLE_INTERVAL_MS },
+    ...(store ? { store } : {}),
+    ...(args.controllers === 'none' ? { controllers: standIns() } : {}),
+  });
   await cluster.start();
+  // --controllers=none: the API server still calls topoqueue's webhooks (as a cluster's
+  // webhook configurations make kube-apiserver do), hosted here on caches of their own.
+  const webhooks = args.controllers === 'none' ? await startWebhookHost(cluster.store, clock) : undefined;
   // Objects already in the data directory stay as they are: -f adds only what is missing.
   const missing = (o: KObject) => !cluster.store.getSync(o.kind, cluster.store.namespaced(o.kind) ? (o.metadata.namespace ?? 'default') : undefined, o.metadata.name);
   for (const ns of SYSTEM_NAMESPACES) {
@@ -163,6 +179,7 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
       // The dashboard's event streams first: the server waits for open connections to end.
       dashboard.close();
       await server.close();
+      webhooks?.stop();
       cluster.stop();
       await store?.close();
     })());
@@ -182,4 +199,16 @@ export async function serveCommand(args: ServeArgs, io: ServeIo): Promise<void> 
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/**
+ * The controllers that register topoqueue's admission hooks (job and pod webhooks), set up on
+ * `store` with their informers but never run: only their hooks act.
+ */
+async function startWebhookHost(store: MemoryStore, clock: Clock): Promise<Manager<TopoqueueConfig>> {
+  const host = new Manager<TopoqueueConfig>({ store, clock, config: defaultConfig() });
+  host.add(jobReconciler());
+  host.add(podGroupController());
+  await host.start();
+  return host;
 }

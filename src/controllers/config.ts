@@ -29,6 +29,13 @@ export interface TopoqueueConfig {
    * is one cycle, as Kueue's scheduler loop batches what arrives during a cycle.
    */
   minCycleIntervalMs: number;
+  /**
+   * Write a scheduling cycle's decisions, and the pod updates that ungate a gang, several at
+   * a time instead of one after another (false: the embedded cluster, whose runs must be
+   * deterministic; true: `topoqueue controller`, where every write is a round trip to the
+   * API server).
+   */
+  concurrentCycleWrites: boolean;
 }
 
 export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): TopoqueueConfig {
@@ -43,6 +50,7 @@ export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): Topoque
     podBatchMs: 1000,
     nodeFailureDelayMs: 30_000,
     minCycleIntervalMs: 0,
+    concurrentCycleWrites: false,
     ...overrides,
   };
 }

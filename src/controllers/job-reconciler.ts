@@ -30,6 +30,7 @@ import { PodsReadyReason, type PodsState, clearReservation, podsReadyCondition, 
 import { nowSeconds } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
+import { resolvePriority } from './workload-priority.ts';
 import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
 import { InvalidError, isAlreadyExists, isConflict, isNotFound, type RetryResult, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
@@ -174,6 +175,8 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     this.flavors = ctx.informers.for('ResourceFlavor');
     ctx.informers.for('Namespace');
     ctx.informers.for('LocalQueue');
+    ctx.informers.for('WorkloadPriorityClass');
+    ctx.informers.for('PriorityClass');
     registerJobWebhooks(ctx.store, this.deps);
   }
 
@@ -515,6 +518,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   // -------------------------------------------------------------------------------------
 
   private async createWorkload(job: KObject, wl: Workload): Promise<void> {
+    resolvePriority(wl, this.ctx.informers);
     try {
       const created = await this.ctx.store.create(wl);
       this.recorder.event(job, 'Normal', JobReason.CreatedWorkload, `Created Workload: ${nsName(created)}`);

@@ -73,6 +73,7 @@ import type { TopoqueueConfig } from './config.ts';
 import { registerPodWebhook } from './pod-webhook.ts';
 import { POD_GROUP_ROLE_LABEL, type PodGroupSet, hasPodGroupSets, parsePodGroupSets, podSetsFromSets, setOfPod } from './pods-group-sets.ts';
 import { PodKeyPrefix, isManagedPod, parseReconcileKey, podReconcileKey } from './pods-scope.ts';
+import { resolvePriority } from './workload-priority.ts';
 import {
   NOT_ADMITTED_MESSAGE,
   StopReason,
@@ -181,6 +182,8 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     this.recorder = recorder;
     registerPodWebhook(ctx);
     this.flavors = ctx.informers.for('ResourceFlavor');
+    ctx.informers.for('WorkloadPriorityClass');
+    ctx.informers.for('PriorityClass');
     this.podGroups = ctx.informers.for<PodGroup>('PodGroup');
     this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(KEY_INDEX, (p) => {
@@ -700,6 +703,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
   }
 
   private async createWorkload(wl: Workload, eventOn: Pod): Promise<void> {
+    resolvePriority(wl, this.ctx.informers);
     try {
       await this.ctx.store.create(wl);
     } catch (e) {

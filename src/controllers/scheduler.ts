@@ -172,7 +172,10 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const blocked = wfr?.blockAdmission ? blockedByPodsReady([...s.snap.admitted.values()].map((a) => a.workload), wfr) : undefined;
     const r = schedule(s.snap, s.queues, { now, placement: this.placement, partialAdmission: true, ...(blocked !== undefined ? { admissionBlocked: blocked } : {}) });
     const out: CycleOutcome = { admitted: 0, evicted: 0, timedOut: 0 };
-    for (const d of r.decisions) await this.apply(d, now, out);
+    // In order on the embedded cluster (deterministic runs); at once against a remote API
+    // server, where each write is a round trip (the decisions are about distinct Workloads).
+    if (this.ctx.config.concurrentCycleWrites) await Promise.all(r.decisions.map((d) => this.apply(d, now, out)));
+    else for (const d of r.decisions) await this.apply(d, now, out);
 
     if (r.heads > 0) {
       const result = out.admitted > 0 ? 'success' : 'inadmissible';

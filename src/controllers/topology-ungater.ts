@@ -167,29 +167,45 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
     const cq = w.status!.admission!.clusterQueue ?? '';
     const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
     let firstError: unknown;
-    for (const plan of todo) {
-      for (const u of plan.ungate) {
-        const uid = u.pod.metadata.uid!;
-        const selector = plan.selectorOf(u.domain);
-        let changed = false;
-        try {
-          changed = await ungatePod(this.ctx, u.pod, selector);
-        } catch (e) {
-          firstError ??= e;
-        }
-        if (!changed) {
-          // Nothing will show this pod ungated by us: do not wait for it.
-          this.expectations.observe(key, uid);
-          continue;
-        }
-        const created = parseTime(u.pod.metadata.creationTimestamp);
-        const seconds = created === undefined ? 0 : Math.max(0, now - created);
-        this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup }, seconds);
+    const one = async (plan: (typeof todo)[number], u: (typeof todo)[number]['ungate'][number]) => {
+      const uid = u.pod.metadata.uid!;
+      const selector = plan.selectorOf(u.domain);
+      let changed = false;
+      try {
+        changed = await ungatePod(this.ctx, u.pod, selector);
+      } catch (e) {
+        firstError ??= e;
       }
+      if (!changed) {
+        // Nothing will show this pod ungated by us: do not wait for it.
+        this.expectations.observe(key, uid);
+        return;
+      }
+      const created = parseTime(u.pod.metadata.creationTimestamp);
+      const seconds = created === undefined ? 0 : Math.max(0, now - created);
+      this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup }, seconds);
+    };
+    const items = todo.flatMap((plan) => plan.ungate.map((u) => [plan, u] as const));
+    if (this.ctx.config.concurrentCycleWrites) {
+      // Against a remote API server: UNGATE_IN_FLIGHT pod writes at once (a 5,000-pod gang is
+      // 5,000 round trips), in order of the plan.
+      let next = 0;
+      const worker = async () => {
+        while (next < items.length) {
+          const [plan, u] = items[next++]!;
+          await one(plan, u);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(UNGATE_IN_FLIGHT, items.length) }, worker));
+    } else {
+      for (const [plan, u] of items) await one(plan, u);
     }
     if (firstError !== undefined) throw firstError;
   }
 }
+
+/** Pod writes the ungater keeps in flight against a remote API server. */
+const UNGATE_IN_FLIGHT = 64;
 
 function withoutTopologyGate(p: Pod, selector: StringMap): Pod['spec'] {
   const spec = { ...p.spec, nodeSelector: { ...(p.spec.nodeSelector ?? {}), ...selector } };

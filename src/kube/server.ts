@@ -580,6 +580,8 @@ export class ApiServer {
    */
   private async write(reply: Reply, t: Target, q: URLSearchParams, live: KObject, next: Any, precondition: string | undefined): Promise<KObject> {
     const r = t.r;
+    // kube-apiserver makes a uid in the body a precondition (rest.defaultUpdatedObjectInfo).
+    if (typeof next.metadata?.uid === 'string' && next.metadata.uid !== '' && next.metadata.uid !== live.metadata.uid) throw conflict(r, t.name!);
     let candidate: Any;
     if (t.sub === 'status') {
       candidate = { ...live, status: next.status };

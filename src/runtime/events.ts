@@ -31,6 +31,11 @@ export interface EventSinkOptions {
   writeToStore?: boolean;
   /** How many recent events to keep in memory (default 10,000). */
   keep?: number;
+  /**
+   * Name Events `<object>.<hex of the time in ns>` as client-go's recorder does, instead of a
+   * per-process counter: needed when other processes write Events to the same API server.
+   */
+  timeNames?: boolean;
 }
 
 export class EventSink {
@@ -39,6 +44,7 @@ export class EventSink {
   private seq = 0;
   private readonly keep: number;
   private readonly writeToStore: boolean;
+  private readonly timeNames: boolean;
   /** Every event recorded, by reason. */
   readonly counts = new Map<string, number>();
 
@@ -49,6 +55,7 @@ export class EventSink {
   ) {
     this.keep = opts.keep ?? 10_000;
     this.writeToStore = opts.writeToStore ?? true;
+    this.timeNames = opts.timeNames ?? false;
   }
 
   recorder(component: string): EventRecorder {
@@ -89,7 +96,8 @@ export class EventSink {
         }
       }
     }
-    const name = `${obj.metadata.name}.${(++this.seq).toString(16).padStart(8, '0')}`;
+    const suffix = this.timeNames ? (BigInt(this.clock.now()) * 1_000_000n + BigInt(++this.seq % 1_000_000)).toString(16) : (++this.seq).toString(16).padStart(8, '0');
+    const name = `${obj.metadata.name}.${suffix}`;
     this.folded.set(fold, name);
     await this.store.create({
       apiVersion: CoreApiVersion.V1,

@@ -175,6 +175,11 @@ export class InformerFactory {
     return i as unknown as Informer<T>;
   }
 
+  /** The kinds informers were asked for (the RBAC generator lists and watches each). */
+  kinds(): string[] {
+    return [...this.informers.keys()];
+  }
+
   async startAll(): Promise<void> {
     for (const i of this.informers.values()) await i.start();
   }

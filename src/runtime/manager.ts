@@ -64,6 +64,8 @@ export interface ManagerOptions<C> {
   events?: EventSinkOptions;
   /** Keep at most this many logged errors (default 1,000). */
   keepErrors?: number;
+  /** Also told every reconcile error and info line (the controller command's structured log). */
+  logger?: Logger;
 }
 
 interface Registered<C> {
@@ -100,8 +102,9 @@ export class Manager<C = unknown> {
       error: (controller, key, err) => {
         this.errors.push({ at: this.clock.now(), controller, key, message: err instanceof Error ? err.message : String(err) });
         if (this.errors.length > this.keepErrors) this.errors.shift();
+        opts.logger?.error(controller, key, err);
       },
-      info: () => {},
+      info: (controller, message) => opts.logger?.info(controller, message),
     };
   }
 
@@ -197,6 +200,32 @@ export class Manager<C = unknown> {
     };
     for (const c of this.controllers) c.queue.onReady(kick);
     kick();
+  }
+
+  /**
+   * Real time against a remote store (`topoqueue controller`): every controller runs its own
+   * worker, so one controller waiting on the API server does not hold up the others (as
+   * controller-runtime runs each controller in its own goroutines). Keys of one controller
+   * are still processed one at a time, in queue order.
+   */
+  startConcurrentWorkers(): void {
+    for (const c of this.controllers) {
+      let running = false;
+      const run = async () => {
+        if (running || this.stopped) return;
+        running = true;
+        try {
+          for (let key = c.queue.get(); key !== undefined && !this.stopped; key = c.queue.get()) {
+            await this.process(c, key);
+            for (const fn of this.afterStep) fn();
+          }
+        } finally {
+          running = false;
+        }
+      };
+      c.queue.onReady(() => void run());
+      void run();
+    }
   }
 
   private async process(c: Registered<C>, key: string): Promise<void> {
