@@ -25,10 +25,22 @@ export default tseslint.config(
     files: pureLayers,
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', '!node:crypto', 'fs', 'path', 'child_process', 'os', 'net', 'http', 'https'], message: 'the pure core does no I/O' }] }],
-      'no-restricted-properties': ['error',
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', '!node:crypto', 'fs', 'path', 'child_process', 'os', 'net', 'http', 'https'],
+              message: 'the pure core does no I/O',
+            },
+          ],
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
         { object: 'Date', property: 'now', message: 'time comes in through a Clock' },
-        { object: 'Math', property: 'random', message: 'the core is deterministic' }],
+        { object: 'Math', property: 'random', message: 'the core is deterministic' },
+      ],
       'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'process'],
     },
   },

@@ -53,7 +53,7 @@ describe('peer shapes', () => {
       const v = c.tas!.variants;
       assert.equal(v.required + v.preferred + v.balanced, c.count, c.name);
       // Every variant asks for the class's CPU in total.
-      assert.equal(c.tas!.pods * Number.parseFloat(c.tas!.perPod) / (c.tas!.perPod.endsWith('m') ? 1000 : 1), c.cpu, c.name);
+      assert.equal((c.tas!.pods * Number.parseFloat(c.tas!.perPod)) / (c.tas!.perPod.endsWith('m') ? 1000 : 1), c.cpu, c.name);
     }
   });
 });
@@ -89,7 +89,10 @@ describe('the virtual-time driver', () => {
   it('is deterministic', () => {
     const a = runPeerShape(TINY);
     const b = runPeerShape(TINY);
-    assert.deepEqual([a.cycles, a.heads, a.admissions, a.preemptions, a.makespanS, a.meanAdmissionMs], [b.cycles, b.heads, b.admissions, b.preemptions, b.makespanS, b.meanAdmissionMs]);
+    assert.deepEqual(
+      [a.cycles, a.heads, a.admissions, a.preemptions, a.makespanS, a.meanAdmissionMs],
+      [b.cycles, b.heads, b.admissions, b.preemptions, b.makespanS, b.meanAdmissionMs],
+    );
   });
 
   it('runs a scaled-down TAS shape to the end, each admission placed within one rack when required', () => {

@@ -83,9 +83,18 @@ export const PEER_TAS: PeerRunShape = {
   ...PEER_BASELINE,
   name: 'tas',
   classes: [
-    { ...PEER_BASELINE.classes[0]!, tas: { pods: 2, perPod: '500m', variants: { required: 120, preferred: 120, balanced: 110 }, sliceSize: 1 } },
-    { ...PEER_BASELINE.classes[1]!, tas: { pods: 4, perPod: '1250m', variants: { required: 34, preferred: 33, balanced: 33 }, sliceSize: 2 } },
-    { ...PEER_BASELINE.classes[2]!, tas: { pods: 8, perPod: '2500m', variants: { required: 17, preferred: 17, balanced: 16 }, sliceSize: 4 } },
+    {
+      ...PEER_BASELINE.classes[0]!,
+      tas: { pods: 2, perPod: '500m', variants: { required: 120, preferred: 120, balanced: 110 }, sliceSize: 1 },
+    },
+    {
+      ...PEER_BASELINE.classes[1]!,
+      tas: { pods: 4, perPod: '1250m', variants: { required: 34, preferred: 33, balanced: 33 }, sliceSize: 2 },
+    },
+    {
+      ...PEER_BASELINE.classes[2]!,
+      tas: { pods: 8, perPod: '2500m', variants: { required: 17, preferred: 17, balanced: 16 }, sliceSize: 4 },
+    },
   ],
   topology: PEER,
 };
@@ -139,7 +148,10 @@ interface Submission {
   cls: number;
 }
 
-function podSetOf(c: WorkloadClass, tas: TasVariant | undefined): { count: number; requests: Record<string, string>; topology?: PodSetTopologyRequest } {
+function podSetOf(
+  c: WorkloadClass,
+  tas: TasVariant | undefined,
+): { count: number; requests: Record<string, string>; topology?: PodSetTopologyRequest } {
   if (!c.tas || !tas) return { count: 1, requests: { cpu: String(c.cpu) } };
   return { count: c.tas.pods, requests: { cpu: c.tas.perPod }, topology: topologyRequest(tas, c.tas.sliceSize) };
 }
@@ -152,7 +164,8 @@ function submissions(shape: PeerRunShape): Submission[] {
       const cqName = clusterQueueName(c, q);
       shape.classes.forEach((cls, ci) => {
         const vs = cls.tas ? variants(cls.tas.variants) : undefined;
-        if (vs && vs.length !== cls.count) throw new Error(`${shape.name}: class ${cls.name} has ${cls.count} Workloads but ${vs.length} TAS variants`);
+        if (vs && vs.length !== cls.count)
+          throw new Error(`${shape.name}: class ${cls.name} has ${cls.count} Workloads but ${vs.length} TAS variants`);
         for (let i = 0; i < cls.count; i++) {
           const v = vs?.[i];
           const ps = podSetOf(cls, v);
@@ -165,7 +178,14 @@ function submissions(shape: PeerRunShape): Submission[] {
             spec: {
               queueName: cqName,
               priority: cls.priority,
-              podSets: [{ name: 'main', count: ps.count, template: { spec: { containers: [{ name: 'c', resources: { requests: ps.requests } }] } }, ...(ps.topology ? { topologyRequest: ps.topology } : {}) }],
+              podSets: [
+                {
+                  name: 'main',
+                  count: ps.count,
+                  template: { spec: { containers: [{ name: 'c', resources: { requests: ps.requests } }] } },
+                  ...(ps.topology ? { topologyRequest: ps.topology } : {}),
+                },
+              ],
             },
           };
           out.push({ atMs, workload: w, clusterQueue: cqName, cls: ci });
@@ -374,7 +394,10 @@ export function runPeerShape(shape: PeerRunShape, opts: RunOptions = {}): PeerRu
     const backoff = queues.nextBackoff(now);
     if (backoff !== undefined) candidates.push(Math.ceil((backoff - T0) * 1000));
     const next = candidates.filter((x): x is number => x !== undefined).reduce((a, b) => Math.min(a, b), Infinity);
-    if (next === Infinity) throw new Error(`${shape.name}: ${queues.pendingCount} Workloads pending with nothing running or coming (${finished} of ${subs.length} finished)`);
+    if (next === Infinity)
+      throw new Error(
+        `${shape.name}: ${queues.pendingCount} Workloads pending with nothing running or coming (${finished} of ${subs.length} finished)`,
+      );
     t = Math.max(t, next);
     const after = new Set<string>();
     while (finishes.size > 0 && finishes.peekAt()! <= t) {
@@ -399,7 +422,10 @@ export function runPeerShape(shape: PeerRunShape, opts: RunOptions = {}): PeerRu
     c.n++;
     c.total += st.firstAdmitMs! - st.sub.atMs;
   }
-  const meanAdmissionMs = Object.fromEntries(CLASS_NAMES.map((n, i) => [n, sums[i]!.n > 0 ? sums[i]!.total / sums[i]!.n : 0])) as Record<ClassName, number>;
+  const meanAdmissionMs = Object.fromEntries(CLASS_NAMES.map((n, i) => [n, sums[i]!.n > 0 ? sums[i]!.total / sums[i]!.n : 0])) as Record<
+    ClassName,
+    number
+  >;
   const quotaCpu = shape.nominal * shape.cohorts * shape.clusterQueuesPerCohort;
   return {
     shape: shape.name,
@@ -470,7 +496,8 @@ export function cycleShape(size: CycleSize = CYCLE): CycleBench {
       { name: 'large', count: size.large, cpu: 20, runtimeMs: 700, priority: 200, everyMs: 700 },
     ],
   };
-  if (!Number.isInteger(shape.cohorts)) throw new Error(`cycle shape: ${size.clusterQueues} ClusterQueues do not split into cohorts of ${size.clusterQueuesPerCohort}`);
+  if (!Number.isInteger(shape.cohorts))
+    throw new Error(`cycle shape: ${size.clusterQueues} ClusterQueues do not split into cohorts of ${size.clusterQueuesPerCohort}`);
   const pending = submissions(shape).map((s) => ({ cq: s.clusterQueue, info: workloadInfo(s.workload) }));
   return {
     pending: pending.length,

@@ -22,7 +22,9 @@ export function scaledShape(shape: PeerRunShape, scale: number): PeerRunShape {
     ...shape,
     classes: shape.classes.map((c) => {
       if (!c.tas) return { ...c, count: Math.max(1, Math.round(c.count * scale)) };
-      const variants = Object.fromEntries(Object.entries(c.tas.variants).map(([v, n]) => [v, Math.max(1, Math.round(n * scale))])) as Record<TasVariant, number>;
+      const variants = Object.fromEntries(
+        Object.entries(c.tas.variants).map(([v, n]) => [v, Math.max(1, Math.round(n * scale))]),
+      ) as Record<TasVariant, number>;
       const count = Object.values(variants).reduce((a, b) => a + b, 0);
       return { ...c, count, tas: { ...c.tas, variants } };
     }),
@@ -33,7 +35,8 @@ export function scaledShape(shape: PeerRunShape, scale: number): PeerRunShape {
 export function canonical(v: unknown): string {
   if (v === undefined) return 'null';
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (v instanceof Map) return canonical([...v.entries()].map(([k, x]) => [canonical(k), x]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  if (v instanceof Map)
+    return canonical([...v.entries()].map(([k, x]) => [canonical(k), x]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
   if (v instanceof Set) return `[${[...v].map(canonical).sort().join(',')}]`;
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   const o = v as Record<string, unknown>;

@@ -35,7 +35,12 @@ export interface PreemptionSize {
 
 export const PREEMPTION: PreemptionSize = { blocks: 4, racksPerBlock: 10, nodesPerRack: 50, victims: 700, seed: 13148 };
 
-const FLAVOR: ResourceFlavor = { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'tas-gpu' }, spec: { topologyName: 'gpu' } };
+const FLAVOR: ResourceFlavor = {
+  apiVersion: KueueApiVersion.V1beta2,
+  kind: 'ResourceFlavor',
+  metadata: { name: 'tas-gpu' },
+  spec: { topologyName: 'gpu' },
+};
 
 function clusterQueue(name: string, gpus: number): ClusterQueue {
   return {
@@ -44,7 +49,20 @@ function clusterQueue(name: string, gpus: number): ClusterQueue {
     metadata: { name },
     spec: {
       cohortName: 'all',
-      resourceGroups: [{ coveredResources: ['cpu', GPU], flavors: [{ name: 'tas-gpu', resources: [{ name: 'cpu', nominalQuota: String(gpus * 16) }, { name: GPU, nominalQuota: String(gpus) }] }] }],
+      resourceGroups: [
+        {
+          coveredResources: ['cpu', GPU],
+          flavors: [
+            {
+              name: 'tas-gpu',
+              resources: [
+                { name: 'cpu', nominalQuota: String(gpus * 16) },
+                { name: GPU, nominalQuota: String(gpus) },
+              ],
+            },
+          ],
+        },
+      ],
       queueingStrategy: 'BestEffortFIFO',
       namespaceSelector: {},
       flavorFungibility: { whenCanBorrow: 'MayStopSearch', whenCanPreempt: 'TryNextFlavor' },
@@ -92,7 +110,15 @@ export function preemptionShape(size: PreemptionSize = PREEMPTION): PreemptionBe
       const hosts: string[] = [];
       for (let n = 0; n < size.nodesPerRack; n++) {
         const name = `b${b}-r${r}-n${n}`;
-        topo.upsertNode(nodeInfoFromNode(node(name).labels({ [BLOCK]: `b${b}`, [RACK]: `b${b}-r${r}` }).gpu(8).cpu(128).build()));
+        topo.upsertNode(
+          nodeInfoFromNode(
+            node(name)
+              .labels({ [BLOCK]: `b${b}`, [RACK]: `b${b}-r${r}` })
+              .gpu(8)
+              .cpu(128)
+              .build(),
+          ),
+        );
         hosts.push(name);
       }
       racks.push(hosts);
@@ -135,7 +161,15 @@ export function preemptionShape(size: PreemptionSize = PREEMPTION): PreemptionBe
         assignment: { levels: [HOSTNAME_LABEL], domains: [...perHost].map(([h, count]) => ({ values: [h], count })) },
       },
     ];
-    const a: AdmittedWorkload = { key: info.key, workload: w, clusterQueue: cq, priority: info.priority, reservedAt: rng.int(0, 100_000), podSets, usage: AdmissionSnapshot.usageOf(podSets) };
+    const a: AdmittedWorkload = {
+      key: info.key,
+      workload: w,
+      clusterQueue: cq,
+      priority: info.priority,
+      reservedAt: rng.int(0, 100_000),
+      podSets,
+      usage: AdmissionSnapshot.usageOf(podSets),
+    };
     snap.addAdmitted(a);
   }
 
@@ -170,13 +204,16 @@ export function unconstrainedVariant(b: PreemptionBench): PreemptionBench {
 /** What is wrong with the result, if anything: it must free one rack and let the preemptor fit. */
 export function checkPreemption(b: PreemptionBench, targets: readonly PreemptionTarget[]): string | undefined {
   const { snap, request } = b;
-  if (request.assignment.mode !== 'Preempt' || !request.assignment.preemptTopology) return `the preemptor's assignment is ${request.assignment.mode}, expected Preempt for topology`;
+  if (request.assignment.mode !== 'Preempt' || !request.assignment.preemptTopology)
+    return `the preemptor's assignment is ${request.assignment.mode}, expected Preempt for topology`;
   if (targets.length === 0) return 'no preemption targets';
   if (request.fits()) return 'the preemptor fits before preemption';
   const removed = targets.map((t) => snap.removeAdmitted(t.key)!);
   try {
     if (!request.fits()) return `the preemptor does not fit after preempting ${targets.length} Workloads`;
-    const racks = new Set(removed.flatMap((a) => a.podSets.flatMap((p) => p.assignment!.domains.map((d) => d.values[0]!.replace(/-n\d+$/, '')))));
+    const racks = new Set(
+      removed.flatMap((a) => a.podSets.flatMap((p) => p.assignment!.domains.map((d) => d.values[0]!.replace(/-n\d+$/, '')))),
+    );
     if (racks.size !== 1) return `the targets span ${racks.size} racks, expected one`;
   } finally {
     for (const a of removed) snap.addAdmitted(a);

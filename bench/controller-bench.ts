@@ -37,11 +37,29 @@ export interface ControllerBenchResult {
   requestsByVerb: Record<string, number>;
 }
 
-
 export async function runControllerBench(shape: PeerRunShape, log: (s: string) => void): Promise<ControllerBenchResult> {
   const cluster = peerSimulationObjects(shape).filter((o) => o.kind !== 'Job');
   const served = await serveChild(cluster, ['--controllers', 'none']);
-  const ctl = spawn(process.execPath, [BIN, 'controller', '--kubeconfig', served.kubeconfig, '--metrics-port', '0', '--webhook-port', '0', '--log-format', 'json', '--kube-api-qps', String(QPS), '--kube-api-burst', String(BURST)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const ctl = spawn(
+    process.execPath,
+    [
+      BIN,
+      'controller',
+      '--kubeconfig',
+      served.kubeconfig,
+      '--metrics-port',
+      '0',
+      '--webhook-port',
+      '0',
+      '--log-format',
+      'json',
+      '--kube-api-qps',
+      String(QPS),
+      '--kube-api-burst',
+      String(BURST),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const exited = new Promise<void>((r) => ctl.on('exit', () => r()));
   try {
     let err = '';
@@ -74,7 +92,13 @@ export async function runControllerBench(shape: PeerRunShape, log: (s: string) =
     const t0 = performance.now();
     let failedCreates = 0;
     let created = 0;
-    const progress = setInterval(() => log(`controller bench: ${created} created, ${admitted} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`), Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
+    const progress = setInterval(
+      () =>
+        log(
+          `controller bench: ${created} created, ${admitted} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+        ),
+      Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000),
+    );
     await postAtArrivals(served.url, wls, t0, (_wl, ok) => {
       if (ok) created++;
       else failedCreates++;
@@ -89,7 +113,8 @@ export async function runControllerBench(shape: PeerRunShape, log: (s: string) =
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const heap = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)/m.exec(metrics);
     const requestsByVerb: Record<string, number> = {};
-    for (const m of metrics.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)"[^}]*\} (\d+)/gm)) requestsByVerb[m[1]!] = (requestsByVerb[m[1]!] ?? 0) + Number(m[2]);
+    for (const m of metrics.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)"[^}]*\} (\d+)/gm))
+      requestsByVerb[m[1]!] = (requestsByVerb[m[1]!] ?? 0) + Number(m[2]);
     return {
       wallMs,
       workloads: workloadCount(shape),

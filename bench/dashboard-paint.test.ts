@@ -16,7 +16,9 @@ describe('dashboard speed in Chromium', async () => {
 
   it('1,000 nodes: first paint under 1 s, a store change visible under 1 s', { skip }, async (t) => {
     const r = await measurePaint(browser!, 1000, 1);
-    t.diagnostic(`first paint ${Math.round(r.firstPaintMs)} ms, update ${Math.round(r.updateMs)} ms, page ${Math.round(r.pageBytes / 1024)} KiB`);
+    t.diagnostic(
+      `first paint ${Math.round(r.firstPaintMs)} ms, update ${Math.round(r.updateMs)} ms, page ${Math.round(r.pageBytes / 1024)} KiB`,
+    );
     assert.ok(r.firstPaintMs < 1000, `first paint ${r.firstPaintMs} ms`);
     assert.ok(r.updateMs < 1000, `update ${r.updateMs} ms`);
   });
@@ -32,7 +34,9 @@ describe('dashboard speed in Chromium', async () => {
       await page.keyboard.press('Escape');
       assert.equal(await page.locator('g.cell[data-rack]').count(), racks);
     });
-    t.diagnostic(`first paint ${Math.round(r.firstPaintMs)} ms, update ${Math.round(r.updateMs)} ms, page ${Math.round(r.pageBytes / 1024)} KiB`);
+    t.diagnostic(
+      `first paint ${Math.round(r.firstPaintMs)} ms, update ${Math.round(r.updateMs)} ms, page ${Math.round(r.pageBytes / 1024)} KiB`,
+    );
     assert.ok(r.firstPaintMs < 3000, `first paint ${r.firstPaintMs} ms`);
     assert.ok(r.updateMs < 1000, `update ${r.updateMs} ms`);
   });

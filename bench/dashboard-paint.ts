@@ -22,14 +22,30 @@ export const PAINT_BLOCK = 8;
 
 export function paintCluster(nodes: number): KObject[] {
   const out: KObject[] = [
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 'default' }, spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: 'kubernetes.io/hostname' }] } } as KObject,
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'gpu' }, spec: { topologyName: 'default' } } as KObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Topology',
+      metadata: { name: 'default' },
+      spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: 'kubernetes.io/hostname' }] },
+    } as KObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
+      metadata: { name: 'gpu' },
+      spec: { topologyName: 'default' },
+    } as KObject,
   ];
   for (let i = 0; i < nodes; i++) {
     const rack = Math.floor(i / PAINT_RACK);
     const block = Math.floor(rack / PAINT_BLOCK);
     const name = `n${String(i).padStart(5, '0')}`;
-    out.push(node(name).labels({ [BLOCK]: `b${block}`, [RACK]: `r${rack}` }).gpu(8).cpu(128).build());
+    out.push(
+      node(name)
+        .labels({ [BLOCK]: `b${block}`, [RACK]: `r${rack}` })
+        .gpu(8)
+        .cpu(128)
+        .build(),
+    );
     if (i % 2 === 0) out.push(pod(`p${i}`).on(name).request('nvidia.com/gpu', 4).request('cpu', 16).build());
   }
   return out;
@@ -64,7 +80,9 @@ export async function measurePaint(browser: Browser, nodes: number, runs = 3, ch
     const paints: number[] = [];
     for (let i = 0; i < runs; i++) {
       await page.goto(url);
-      const ms = await page.waitForFunction(() => performance.getEntriesByName('tq-first-paint')[0]?.startTime, undefined, { timeout: 30_000 });
+      const ms = await page.waitForFunction(() => performance.getEntriesByName('tq-first-paint')[0]?.startTime, undefined, {
+        timeout: 30_000,
+      });
       paints.push((await ms.jsonValue()) as number);
     }
     paints.sort((a, b) => a - b);
@@ -78,7 +96,10 @@ export async function measurePaint(browser: Browser, nodes: number, runs = 3, ch
     const t0 = performance.now();
     store.updateSync(n);
     if (cell) await cell.waitFor({ timeout: 10_000 });
-    else await page.waitForFunction((x) => document.querySelector('#topo-summary')?.textContent?.includes(x), '1 cordoned', { timeout: 10_000 });
+    else
+      await page.waitForFunction((x) => document.querySelector('#topo-summary')?.textContent?.includes(x), '1 cordoned', {
+        timeout: 10_000,
+      });
     const updateMs = performance.now() - t0;
     await page.close();
     return { nodes, firstPaintMs: paints[Math.floor(paints.length / 2)]!, pageBytes, updateMs };

@@ -19,7 +19,13 @@ import { open as openLmdb, type RootDatabase } from 'lmdb';
 import { openDatabase } from '../src/runtime/durable-store.ts';
 import { podRecord } from './restart-bench.ts';
 
-const { values: args } = parseArgs({ options: { objects: { type: 'string', default: '100000' }, sequential: { type: 'string', default: '300' }, concurrent: { type: 'string', default: '5000' } } });
+const { values: args } = parseArgs({
+  options: {
+    objects: { type: 'string', default: '100000' },
+    sequential: { type: 'string', default: '300' },
+    concurrent: { type: 'string', default: '5000' },
+  },
+});
 const OBJECTS = Number(args.objects);
 const SEQUENTIAL = Number(args.sequential);
 const CONCURRENT = Number(args.concurrent);
@@ -29,7 +35,8 @@ const key = (i: number) => `o:Pod/team-a/p-${i}`;
 
 function dirSize(dir: string): number {
   let n = 0;
-  for (const f of readdirSync(dir, { withFileTypes: true })) n += f.isDirectory() ? dirSize(join(dir, f.name)) : statSync(join(dir, f.name)).size;
+  for (const f of readdirSync(dir, { withFileTypes: true }))
+    n += f.isDirectory() ? dirSize(join(dir, f.name)) : statSync(join(dir, f.name)).size;
   return n;
 }
 
@@ -87,7 +94,12 @@ interface Db {
 function lmdb(opts: { overlappingSync: boolean; compression?: boolean }) {
   return {
     async open(dir: string): Promise<Db> {
-      const db: RootDatabase<Buffer, string> = openLmdb({ path: dir, encoding: 'binary', overlappingSync: opts.overlappingSync, compression: opts.compression ?? false });
+      const db: RootDatabase<Buffer, string> = openLmdb({
+        path: dir,
+        encoding: 'binary',
+        overlappingSync: opts.overlappingSync,
+        compression: opts.compression ?? false,
+      });
       return {
         async put(k, v) {
           await db.put(k, Buffer.from(v));
@@ -180,7 +192,11 @@ results.push(await measure('lmdb (overlappingSync: false, synced commit)', lmdb(
 results.push(await measure('lmdb (overlappingSync: false, lz4 compression)', lmdb({ overlappingSync: false, compression: true })));
 results.push(await measure('lmdb (overlappingSync: false, msgpack records)', lmdbMsgpack()));
 results.push(await measure('classic-level (batch {sync: true} per turn)', classicLevel()));
-console.log(`record ${podRecord(1).length} bytes; ${SEQUENTIAL} sequential, ${CONCURRENT} concurrent (${IN_FLIGHT} in flight), reopen of ${OBJECTS}`);
+console.log(
+  `record ${podRecord(1).length} bytes; ${SEQUENTIAL} sequential, ${CONCURRENT} concurrent (${IN_FLIGHT} in flight), reopen of ${OBJECTS}`,
+);
 for (const r of results) {
-  console.log(`${r.name.padEnd(46)} sequential ${r.sequential.toFixed(0).padStart(6)} writes/s  concurrent ${r.concurrent.toFixed(0).padStart(6)} writes/s  reopen ${r.reopenMs.toFixed(0).padStart(5)} ms  size ${r.sizeMB.toFixed(0)} MB`);
+  console.log(
+    `${r.name.padEnd(46)} sequential ${r.sequential.toFixed(0).padStart(6)} writes/s  concurrent ${r.concurrent.toFixed(0).padStart(6)} writes/s  reopen ${r.reopenMs.toFixed(0).padStart(5)} ms  size ${r.sizeMB.toFixed(0)} MB`,
+  );
 }

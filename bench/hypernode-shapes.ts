@@ -116,10 +116,20 @@ export function hyperNodeShape(size: HyperNodeSize = HYPERNODE): HyperNodeShape 
         leaves.push(leaf);
       }
       const spine = `t2-${block}-${pad(s, sw)}`;
-      hyperNodes.push(hyperNode(spine).tier(2, 'spine').hyperNodes(...leaves).build());
+      hyperNodes.push(
+        hyperNode(spine)
+          .tier(2, 'spine')
+          .hyperNodes(...leaves)
+          .build(),
+      );
       spines.push(spine);
     }
-    hyperNodes.push(hyperNode(`t3-${block}`).tier(3, 'block').hyperNodes(...spines).build());
+    hyperNodes.push(
+      hyperNode(`t3-${block}`)
+        .tier(3, 'block')
+        .hyperNodes(...spines)
+        .build(),
+    );
   }
   hyperNodes.sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
   return { name: 'hypernodes', nodes, pods: halfBusy(nodes, rng), hyperNodes, leafOfHost, leafMembers };
@@ -142,7 +152,11 @@ export function buildTreeTimed(shape: HyperNodeShape, infos: readonly NodeInfo[]
  * A snapshot over the tree (every tier, then the hostname): NodeInfos added and the first
  * leaves() (level lists and ranks) timed as `nodesMs`; then the bound pods recorded.
  */
-export function buildHyperNodeSnapshotTimed(shape: HyperNodeShape, tree: HyperNodeTree, infos: readonly NodeInfo[]): { snapshot: TopologySnapshot; nodesMs: number } {
+export function buildHyperNodeSnapshotTimed(
+  shape: HyperNodeShape,
+  tree: HyperNodeTree,
+  infos: readonly NodeInfo[],
+): { snapshot: TopologySnapshot; nodesMs: number } {
   const t0 = process.hrtime.bigint();
   const s = new TopologySnapshot(new HyperNodeTopologySource(shape.name, tree));
   for (const i of infos) s.upsertNode(i);
@@ -169,8 +183,20 @@ export function checkTree(shape: HyperNodeShape, tree: HyperNodeTree): string | 
 }
 
 /** A Volcano networkTopology on the snapshot's levels (the tree's tierNames resolve names). */
-export function hyperNodeRequest(s: TopologySnapshot, tree: HyperNodeTree, pods: number, topology: NetworkTopologyRequest): PlacementRequest {
-  const base: PlacementRequest = { podSetName: 'workers', count: pods, requests: WHOLE_HOST, mode: 'unconstrained', sliceLayers: [], tolerations: [GPU_TOLERATION] };
+export function hyperNodeRequest(
+  s: TopologySnapshot,
+  tree: HyperNodeTree,
+  pods: number,
+  topology: NetworkTopologyRequest,
+): PlacementRequest {
+  const base: PlacementRequest = {
+    podSetName: 'workers',
+    count: pods,
+    requests: WHOLE_HOST,
+    mode: 'unconstrained',
+    sliceLayers: [],
+    tolerations: [GPU_TOLERATION],
+  };
   const req = applyNetworkTopology(base, s.levels, topology, {}, (n) => tree.tierOfName(n));
   if (typeof req === 'string') throw new Error(`networkTopology ${JSON.stringify(topology)}: ${req}`);
   return req;

@@ -32,7 +32,17 @@ import { measurePaint } from './dashboard-paint.ts';
 import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
 import { runControllerBench } from './controller-bench.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
-import { checkPeerRun, CYCLE, cycleOnce, cycleShape, describePeerRun, PEER_BASELINE, PEER_TAS, runPeerShape, workloadCount } from './admission-cycle.ts';
+import {
+  checkPeerRun,
+  CYCLE,
+  cycleOnce,
+  cycleShape,
+  describePeerRun,
+  PEER_BASELINE,
+  PEER_TAS,
+  runPeerShape,
+  workloadCount,
+} from './admission-cycle.ts';
 import { printDigests } from './admission-digest.ts';
 import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
 import type { PreemptionTarget } from '../src/admission/preemption.ts';
@@ -166,7 +176,13 @@ interface Timing {
 
 /** Repeated timing through tinybench; results in milliseconds. */
 function measure(fn: () => void, opts: { time: number; iterations: number }): Timing {
-  const bench = new Bench({ time: opts.time, iterations: opts.iterations, warmupTime: Math.min(200, opts.time / 4), warmupIterations: 3, throws: true });
+  const bench = new Bench({
+    time: opts.time,
+    iterations: opts.iterations,
+    warmupTime: Math.min(200, opts.time / 4),
+    warmupIterations: 3,
+    throws: true,
+  });
   bench.add('task', fn);
   bench.runSync();
   const lat = bench.tasks[0]!.result!.latency;
@@ -217,11 +233,14 @@ class Report {
     const declared = FIGURES.find((f) => f.name === name)!;
     const goal = this.goals.get(name);
     if (!goal) throw new Error(`bench/goals.json has no goal for ${name}`);
-    if (goal.unit !== declared.unit) throw new Error(`bench/goals.json: ${name} has unit ${goal.unit}, the benchmark measures ${declared.unit}`);
+    if (goal.unit !== declared.unit)
+      throw new Error(`bench/goals.json: ${name} has unit ${goal.unit}, the benchmark measures ${declared.unit}`);
     this.figures.push({ name, value, unit: declared.unit, goal: goal.goal, detail });
     const higher = higherIsBetter(name);
     const met = (higher ? value >= goal.goal : value <= goal.goal) ? 'yes' : 'NO ';
-    console.log(`${name.padEnd(32)} ${fmt(value).padStart(12)} ${declared.unit.padEnd(5)} ${`${higher ? '>=' : '<='} ${fmt(goal.goal)}`.padStart(14)}  ${met}  ${detail}`);
+    console.log(
+      `${name.padEnd(32)} ${fmt(value).padStart(12)} ${declared.unit.padEnd(5)} ${`${higher ? '>=' : '<='} ${fmt(goal.goal)}`.padStart(14)}  ${met}  ${detail}`,
+    );
   }
 
   addTiming(name: FigureName, t: Timing, scale: number, extra = ''): void {
@@ -269,7 +288,9 @@ function runPeer(report: Report): void {
   const snap = buildSnapshot(shape);
   const engine = new PlacementEngine(snap);
   const w = peerWorkloads();
-  console.error(`peer: ${shape.nodes.length} nodes (${PEER.blocks} block x ${PEER.racksPerBlock} racks x ${PEER.nodesPerRack} nodes, 96 CPU / 256Gi)`);
+  console.error(
+    `peer: ${shape.nodes.length} nodes (${PEER.blocks} block x ${PEER.racksPerBlock} racks x ${PEER.nodesPerRack} nodes, 96 CPU / 256Gi)`,
+  );
   const cases: [FigureName, PlacementRequest, string][] = [
     ['peer.place.required-rack', w.requiredRack, w.requiredRack.level!],
     ['peer.place.preferred-block', w.preferredBlock, PEER_BLOCK],
@@ -298,7 +319,10 @@ function runLarge(report: Report): void {
   // 50,000 entries), which no real event stream does.
   const usedHosts = shape.pods.slice(0, ROTATION).map((p) => p.nodeName);
   const busy = new Set(shape.pods.map((p) => p.nodeName));
-  const freeHosts = shape.nodes.filter((n) => !busy.has(n.metadata.name)).slice(0, ROTATION).map((n) => n.metadata.name);
+  const freeHosts = shape.nodes
+    .filter((n) => !busy.has(n.metadata.name))
+    .slice(0, ROTATION)
+    .map((n) => n.metadata.name);
   busy.clear();
   // Built BUILDS times from the same Node objects (each build strips them afresh), a gc
   // before each; the median is the figure. Only the last snapshot is kept.
@@ -323,7 +347,11 @@ function runLarge(report: Report): void {
     `median of ${buildRuns.map((r) => fmt(r)).join(', ')} ms; ${hosts.toLocaleString('en-US')} parsed Nodes stripped and added + first leaves(); ${s.domainCount.toLocaleString('en-US')} domains`,
   );
   const podsMs = [...podRuns].sort((a, b) => a - b)[Math.floor(BUILDS / 2)]!;
-  report.add('large.snapshot.pods', podsMs, `median of ${podRuns.map((r) => fmt(r)).join(', ')} ms; ${podCount.toLocaleString('en-US')} bound pods recorded (${fmt((podsMs * 1000) / podCount)} µs each)`);
+  report.add(
+    'large.snapshot.pods',
+    podsMs,
+    `median of ${podRuns.map((r) => fmt(r)).join(', ')} ms; ${podCount.toLocaleString('en-US')} bound pods recorded (${fmt((podsMs * 1000) / podCount)} µs each)`,
+  );
   report.add('large.snapshot.heap', heapMB, 'heapUsed + arrayBuffers after gc, Nodes dropped');
 
   // 2. Placements: checked once, then timed (the engine caches eligibility per version).
@@ -445,8 +473,18 @@ function runHyperNode(report: Report): void {
   // 3. Volcano networkTopology placements of whole-host jobs: checked once, then timed.
   const engine = new PlacementEngine(s);
   const cases: [FigureName, PlacementRequest, string | undefined, string][] = [
-    ['hypernode.place.hard-tier3', hyperNodeRequest(s, tree, LARGE_WORKLOAD_PODS, { mode: 'hard', highestTier: HYPERNODE_JOB_TIER }), tierLevelKey(HYPERNODE_JOB_TIER), `; ${LARGE_WORKLOAD_PODS.toLocaleString('en-US')} pods, hard, highestTier ${HYPERNODE_JOB_TIER}`],
-    ['hypernode.place.soft', hyperNodeRequest(s, tree, SOFT_JOB_PODS, { mode: 'soft' }), undefined, `; ${SOFT_JOB_PODS.toLocaleString('en-US')} pods, soft: no block holds them, split at the root`],
+    [
+      'hypernode.place.hard-tier3',
+      hyperNodeRequest(s, tree, LARGE_WORKLOAD_PODS, { mode: 'hard', highestTier: HYPERNODE_JOB_TIER }),
+      tierLevelKey(HYPERNODE_JOB_TIER),
+      `; ${LARGE_WORKLOAD_PODS.toLocaleString('en-US')} pods, hard, highestTier ${HYPERNODE_JOB_TIER}`,
+    ],
+    [
+      'hypernode.place.soft',
+      hyperNodeRequest(s, tree, SOFT_JOB_PODS, { mode: 'soft' }),
+      undefined,
+      `; ${SOFT_JOB_PODS.toLocaleString('en-US')} pods, soft: no block holds them, split at the root`,
+    ],
   ];
   for (const [name, req, within, what] of cases) {
     if (!report.wants(name)) continue;
@@ -466,7 +504,12 @@ function runEncode(report: Report): void {
   }
   const bytes = encodedSize(encoded);
   if (report.wants('encode.v1beta2.40k')) {
-    report.addTiming('encode.v1beta2.40k', measure(() => encodeV1beta2(a), { time: 1000, iterations: 20 }), 1, `; ${encoded.slices.length} slices`);
+    report.addTiming(
+      'encode.v1beta2.40k',
+      measure(() => encodeV1beta2(a), { time: 1000, iterations: 20 }),
+      1,
+      `; ${encoded.slices.length} slices`,
+    );
   }
   report.add('encode.v1beta2.40k.bytes', bytes, `JSON bytes; ${(bytes / hostnames.length).toFixed(1)} per host; 1,000 GKE pools x 40`);
 }
@@ -475,7 +518,9 @@ function runPreemption(report: Report): void {
   const name = 'admission.preempt.2000-nodes-700-victims';
   if (!report.wants(name)) return;
   const b = preemptionShape(PREEMPTION);
-  console.error(`preemption: ${b.nodes.toLocaleString('en-US')} nodes (${PREEMPTION.blocks} blocks x ${PREEMPTION.racksPerBlock} racks x ${PREEMPTION.nodesPerRack}), ${b.victims} victims, seed ${PREEMPTION.seed}`);
+  console.error(
+    `preemption: ${b.nodes.toLocaleString('en-US')} nodes (${PREEMPTION.blocks} blocks x ${PREEMPTION.racksPerBlock} racks x ${PREEMPTION.nodesPerRack}), ${b.victims} victims, seed ${PREEMPTION.seed}`,
+  );
   let result: PreemptionTarget[] = [];
   const before = b.calls();
   const first = timeFirst(() => (result = preemptOnce(b)));
@@ -487,7 +532,12 @@ function runPreemption(report: Report): void {
   const g = unconstrainedVariant(b);
   const gTargets = preemptOnce(g).length;
   const gt = measure(() => preemptOnce(g), { time: 2000, iterations: 10 });
-  report.addTiming(name, t, 1, `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (300 pods): ${gTargets} targets, median ${fmt(gt.median)} ms`);
+  report.addTiming(
+    name,
+    t,
+    1,
+    `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (300 pods): ${gTargets} targets, median ${fmt(gt.median)} ms`,
+  );
 }
 
 /** Cycles of the 1,000-ClusterQueue figure: untimed warm-up (the JIT settles after about five), then timed; each on freshly filled queues. */
@@ -517,7 +567,9 @@ function runAdmissionCycle(report: Report): void {
   const name = 'admission.cycle.1000cq-50k';
   if (!report.wants(name)) return;
   const b = cycleShape(CYCLE);
-  console.error(`admission cycle: ${CYCLE.clusterQueues} ClusterQueues in cohorts of ${CYCLE.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`);
+  console.error(
+    `admission cycle: ${CYCLE.clusterQueues} ClusterQueues in cohorts of ${CYCLE.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`,
+  );
   const times: number[] = [];
   let first = 0;
   let last = { admitted: 0, heads: 0, preempting: 0 };
@@ -526,7 +578,9 @@ function runAdmissionCycle(report: Report): void {
     globalThis.gc!();
     const t = timeFirst(() => (last = cycleOnce(env)));
     if (last.heads !== CYCLE.clusterQueues || last.admitted !== CYCLE.clusterQueues) {
-      throw new PlacementFailed(`admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${CYCLE.clusterQueues} of each`);
+      throw new PlacementFailed(
+        `admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${CYCLE.clusterQueues} of each`,
+      );
     }
     if (i === 0) first = t;
     if (i >= CYCLE_WARMUP) times.push(t);
@@ -550,28 +604,43 @@ async function runSimulate(report: Report): Promise<void> {
     console.error(`simulate: Kueue's ${shape.name} shape end to end (${workloadCount(shape).toLocaleString('en-US')} Jobs) ...`);
     globalThis.gc!();
     const r = await runPeerSimulation(shape);
-    const classes = Object.entries(r.meanAdmissionS).map(([c, s]) => `${c} ${s.toFixed(1)} s`).join(', ');
+    const classes = Object.entries(r.meanAdmissionS)
+      .map(([c, s]) => `${c} ${s.toFixed(1)} s`)
+      .join(', ');
     report.add(
       cpu,
       r.cpuMs,
       `CPU of the whole run (wall ${fmt(r.wallMs / 1000)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.steps.toLocaleString('en-US')} reconciles, ${r.violations} violations, ${r.errors} controller errors; mean time to admission ${classes}; mean CQ usage ${r.meanUsagePct.toFixed(1)}% of nominal`,
     );
-    if (r.makespanS !== null) report.add(mk, r.makespanS / r.boundS, `makespan ${fmt(r.makespanS)} s simulated vs packing bound ${fmt(r.boundS)} s`);
+    if (r.makespanS !== null)
+      report.add(mk, r.makespanS / r.boundS, `makespan ${fmt(r.makespanS)} s simulated vs packing bound ${fmt(r.boundS)} s`);
   }
   if (report.wants('simulate.live.10k-nodes-100k-pods.heap') || report.wants('simulate.ungate.5000-pod-gang')) {
     console.error('simulate: 10,000 nodes, 100,000 running pods, then a 5,000-pod gang ...');
     globalThis.gc!();
     const live = await runLive(() => globalThis.gc!());
-    report.add('simulate.live.10k-nodes-100k-pods.heap', live.heapMB, `heapUsed + arrayBuffers after gc; ${live.nodes.toLocaleString('en-US')} nodes, ${live.running.toLocaleString('en-US')} pods Running; run CPU ${fmt(live.cpuMs / 1000)} s`);
-    report.add('simulate.ungate.5000-pod-gang', live.ungateCpuMs, `CPU of the TopologyUngater's reconciles for the gang; ${live.ungatedPods.toLocaleString('en-US')} of 5,000 pods ungated`);
+    report.add(
+      'simulate.live.10k-nodes-100k-pods.heap',
+      live.heapMB,
+      `heapUsed + arrayBuffers after gc; ${live.nodes.toLocaleString('en-US')} nodes, ${live.running.toLocaleString('en-US')} pods Running; run CPU ${fmt(live.cpuMs / 1000)} s`,
+    );
+    report.add(
+      'simulate.ungate.5000-pod-gang',
+      live.ungateCpuMs,
+      `CPU of the TopologyUngater's reconciles for the gang; ${live.ungatedPods.toLocaleString('en-US')} of 5,000 pods ungated`,
+    );
   }
 }
 
 async function runServe(report: Report): Promise<void> {
   if (report.wants('serve.peer-baseline.15k')) {
-    console.error(`serve: Kueue's baseline shape in real time through the API (${workloadCount(PEER_BASELINE).toLocaleString('en-US')} Workloads; Kueue took 351 s) ...`);
+    console.error(
+      `serve: Kueue's baseline shape in real time through the API (${workloadCount(PEER_BASELINE).toLocaleString('en-US')} Workloads; Kueue took 351 s) ...`,
+    );
     const r = await runServeBaseline(PEER_BASELINE, (line) => console.error(line));
-    const classes = Object.entries(r.meanAdmissionS).map(([c, s]) => `${c} ${s.toFixed(2)} s`).join(', ');
+    const classes = Object.entries(r.meanAdmissionS)
+      .map(([c, s]) => `${c} ${s.toFixed(2)} s`)
+      .join(', ');
     report.add(
       'serve.peer-baseline.15k',
       r.wallMs / 1000,
@@ -581,9 +650,21 @@ async function runServe(report: Report): Promise<void> {
   if (report.wantsAny('serve.api.')) {
     console.error('serve: API throughput, 10,000 Pods ...');
     const r = await runApiThroughput();
-    report.add('serve.api.create-pods.10k', r.createsPerS, `${r.pods.toLocaleString('en-US')} Pods created by 32 concurrent clients over HTTP (server in a child process)`);
-    report.add('serve.api.watch-events.10k', r.watchEventsPerS, `one watch replaying the ${r.pods.toLocaleString('en-US')} ADDED events from the watch log`);
-    report.add('serve.api.get.p99', r.getP99Ms, `2,000 sequential GETs of single Pods among ${r.pods.toLocaleString('en-US')}; median ${fmt(r.getMedianMs)} ms`);
+    report.add(
+      'serve.api.create-pods.10k',
+      r.createsPerS,
+      `${r.pods.toLocaleString('en-US')} Pods created by 32 concurrent clients over HTTP (server in a child process)`,
+    );
+    report.add(
+      'serve.api.watch-events.10k',
+      r.watchEventsPerS,
+      `one watch replaying the ${r.pods.toLocaleString('en-US')} ADDED events from the watch log`,
+    );
+    report.add(
+      'serve.api.get.p99',
+      r.getP99Ms,
+      `2,000 sequential GETs of single Pods among ${r.pods.toLocaleString('en-US')}; median ${fmt(r.getMedianMs)} ms`,
+    );
   }
 }
 
@@ -597,10 +678,22 @@ async function runWeb(report: Report): Promise<void> {
   try {
     console.error('web: the dashboard in Chromium, 1,000 and 10,000 nodes ...');
     const small = await measurePaint(browser, 1000);
-    report.add('web.paint.topology.1k', small.firstPaintMs, `navigation start to the first frame with the map, median of 3 loads; page ${Math.round(small.pageBytes / 1024)} KiB (state embedded)`);
+    report.add(
+      'web.paint.topology.1k',
+      small.firstPaintMs,
+      `navigation start to the first frame with the map, median of 3 loads; page ${Math.round(small.pageBytes / 1024)} KiB (state embedded)`,
+    );
     const large = await measurePaint(browser, 10_000);
-    report.add('web.paint.topology.10k', large.firstPaintMs, `as web.paint.topology.1k, aggregated to racks; page ${Math.round(large.pageBytes / 1024)} KiB`);
-    report.add('web.update.visible', Math.max(small.updateMs, large.updateMs), `a node cordoned in the store until the page shows it: ${fmt(small.updateMs)} ms at 1,000 nodes, ${fmt(large.updateMs)} ms at 10,000`);
+    report.add(
+      'web.paint.topology.10k',
+      large.firstPaintMs,
+      `as web.paint.topology.1k, aggregated to racks; page ${Math.round(large.pageBytes / 1024)} KiB`,
+    );
+    report.add(
+      'web.update.visible',
+      Math.max(small.updateMs, large.updateMs),
+      `a node cordoned in the store until the page shows it: ${fmt(small.updateMs)} ms at 1,000 nodes, ${fmt(large.updateMs)} ms at 10,000`,
+    );
   } finally {
     await browser.close();
   }
@@ -609,7 +702,9 @@ async function runWeb(report: Report): Promise<void> {
 async function runController(report: Report): Promise<void> {
   const name = 'controller.peer-tas.15k';
   if (!report.wants(name)) return;
-  console.error(`controller: the peer's TAS shape in real time, topoqueue controller on client-node over HTTP against serve --controllers=none (${workloadCount(PEER_TAS).toLocaleString('en-US')} Workloads; Kueue took 401 s) ...`);
+  console.error(
+    `controller: the peer's TAS shape in real time, topoqueue controller on client-node over HTTP against serve --controllers=none (${workloadCount(PEER_TAS).toLocaleString('en-US')} Workloads; Kueue took 401 s) ...`,
+  );
   const r = await runControllerBench(PEER_TAS, (line) => console.error(line));
   const verbs = Object.entries(r.requestsByVerb)
     .sort(([, a], [, b]) => b - a)
@@ -644,7 +739,10 @@ async function runRestart(report: Report): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string' }, digest: { type: 'boolean' }, scale: { type: 'string', default: '0.1' } }, strict: true });
+  const { values } = parseArgs({
+    options: { json: { type: 'string' }, only: { type: 'string' }, digest: { type: 'boolean' }, scale: { type: 'string', default: '0.1' } },
+    strict: true,
+  });
   if (values.digest) {
     // The decision digests only (bench/admission-digest.ts): no timing, no gc needed.
     printDigests(Number(values.scale));
@@ -661,7 +759,9 @@ async function main(): Promise<number> {
   const only = values.only === undefined ? undefined : new RegExp(values.only);
   const report = new Report(loadGoals(), only);
   const cpus = os.cpus();
-  console.log(`topoqueue bench: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${os.platform()}/${os.arch()}`);
+  console.log(
+    `topoqueue bench: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${os.platform()}/${os.arch()}`,
+  );
   report.header();
   try {
     runCliStart(report);
@@ -685,7 +785,14 @@ async function main(): Promise<number> {
   }
   if (report.figures.length === 0) console.error(`bench: no figure matches --only ${values.only}`);
   if (values.json) {
-    writeFileSync(values.json, `${JSON.stringify(report.figures.map(({ name, value, unit, goal }) => ({ name, value, unit, goal })), null, 2)}\n`);
+    writeFileSync(
+      values.json,
+      `${JSON.stringify(
+        report.figures.map(({ name, value, unit, goal }) => ({ name, value, unit, goal })),
+        null,
+        2,
+      )}\n`,
+    );
   }
   const missed = report.figures.filter((f) => (higherIsBetter(f.name) ? f.value < f.goal : f.value > f.goal)).length;
   console.log(`${report.figures.length} figures, ${missed} over goal (goals: bench/goals.json; a missed goal does not fail the run)`);

@@ -31,9 +31,27 @@ export function podRecord(i: number): string {
       resourceVersion: String(i + 1),
       generation: 1,
       creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: { 'batch.kubernetes.io/job-name': `job-${Math.floor(i / 8)}`, 'kueue.x-k8s.io/queue-name': 'lq', 'kueue.x-k8s.io/podset': 'workers', 'batch.kubernetes.io/job-completion-index': String(i % 8) },
-      annotations: { 'kueue.x-k8s.io/workload': `job-job-${Math.floor(i / 8)}-3f2a1`, 'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack', 'topoqueue.io/run-duration': '10m' },
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: `job-${Math.floor(i / 8)}`, uid: '00000000-0000-4000-8000-00000000beef', controller: true, blockOwnerDeletion: true }],
+      labels: {
+        'batch.kubernetes.io/job-name': `job-${Math.floor(i / 8)}`,
+        'kueue.x-k8s.io/queue-name': 'lq',
+        'kueue.x-k8s.io/podset': 'workers',
+        'batch.kubernetes.io/job-completion-index': String(i % 8),
+      },
+      annotations: {
+        'kueue.x-k8s.io/workload': `job-job-${Math.floor(i / 8)}-3f2a1`,
+        'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack',
+        'topoqueue.io/run-duration': '10m',
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          name: `job-${Math.floor(i / 8)}`,
+          uid: '00000000-0000-4000-8000-00000000beef',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
       finalizers: ['batch.kubernetes.io/job-tracking'],
     },
     spec: {
@@ -48,18 +66,38 @@ export function podRecord(i: number): string {
           command: ['python', '-m', 'trainer', '--epochs', '10', '--batch-size', '512'],
           env: Array.from({ length: 8 }, (_, k) => ({ name: `ENV_${k}`, value: `value-${k}-${'x'.repeat(40)}` })),
           resources: { requests: { cpu: '96', memory: '768Gi', 'nvidia.com/gpu': '8' }, limits: { 'nvidia.com/gpu': '8' } },
-          volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'scratch', mountPath: '/scratch' }],
+          volumeMounts: [
+            { name: 'data', mountPath: '/data' },
+            { name: 'scratch', mountPath: '/scratch' },
+          ],
         },
       ],
-      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'dataset' } }, { name: 'scratch', emptyDir: {} }],
+      volumes: [
+        { name: 'data', persistentVolumeClaim: { claimName: 'dataset' } },
+        { name: 'scratch', emptyDir: {} },
+      ],
     },
     status: {
       phase: 'Running',
       hostIP: `10.0.${i % 256}.${(i >> 8) % 256}`,
       podIP: `10.128.${i % 256}.${(i >> 8) % 256}`,
       startTime: '2026-01-01T00:00:05Z',
-      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: '2026-01-01T00:00:05Z' })),
-      containerStatuses: [{ name: 'trainer', ready: true, restartCount: 0, image: 'registry.example.com/ml/trainer:2026.01.1', imageID: 'sha256:' + 'a'.repeat(64), started: true, state: { running: { startedAt: '2026-01-01T00:00:06Z' } } }],
+      conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+        type,
+        status: 'True',
+        lastTransitionTime: '2026-01-01T00:00:05Z',
+      })),
+      containerStatuses: [
+        {
+          name: 'trainer',
+          ready: true,
+          restartCount: 0,
+          image: 'registry.example.com/ml/trainer:2026.01.1',
+          imageID: 'sha256:' + 'a'.repeat(64),
+          started: true,
+          state: { running: { startedAt: '2026-01-01T00:00:06Z' } },
+        },
+      ],
     },
   });
 }
@@ -70,7 +108,8 @@ export async function fillDataDir(dir: string, objects = RESTART_OBJECTS): Promi
   // The namespaces serve would create, so that every run reads the same 100,000 objects.
   const namespaces = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'team-a'];
   for (const name of namespaces) store.createSync({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  for (let i = 0; i < RESTART_NODES; i++) store.createSync(readyNode(`b${i % 4}-r${i % 25}-n${i % 20}-${i}`, { cpu: '128', memory: '1Ti', pods: '110', 'nvidia.com/gpu': '8' }));
+  for (let i = 0; i < RESTART_NODES; i++)
+    store.createSync(readyNode(`b${i % 4}-r${i % 25}-n${i % 20}-${i}`, { cpu: '128', memory: '1Ti', pods: '110', 'nvidia.com/gpu': '8' }));
   for (let i = RESTART_NODES + namespaces.length; i < objects; i++) {
     const pod = JSON.parse(podRecord(i)) as KObject & { status: { phase: string } };
     // Finished and unowned: nothing for the controllers to do when they start.
@@ -110,7 +149,9 @@ function cpuOf(pid: number): number {
 export function restartOnce(dir: string): Promise<RestartRun> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dir, '--port', '0', '--kubeconfig', join(dir, 'kubeconfig')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dir, '--port', '0', '--kubeconfig', join(dir, 'kubeconfig')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     let run: RestartRun | undefined;
     child.stderr.on('data', (d: Buffer) => {
@@ -121,6 +162,8 @@ export function restartOnce(dir: string): Promise<RestartRun> {
       run = { wallMs, cpuMs: cpuOf(child.pid!), objects: Number(read?.[1] ?? 0), openMs: Number(read?.[2] ?? NaN) };
       child.kill('SIGTERM');
     });
-    child.on('close', (code, signal) => (run ? resolve(run) : reject(new Error(`serve exited (${code ?? signal}) before it was ready: ${err}`))));
+    child.on('close', (code, signal) =>
+      run ? resolve(run) : reject(new Error(`serve exited (${code ?? signal}) before it was ready: ${err}`)),
+    );
   });
 }

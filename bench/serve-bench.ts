@@ -40,7 +40,11 @@ export async function serveChild(objects: KObject[], args: string[] = []): Promi
   writeFileSync(file, objects.map((o) => stringify(o)).join('---\n'));
   // TOPOQUEUE_BENCH_PROF=DIR: a CPU profile of the server, written when it stops.
   const prof = process.env.TOPOQUEUE_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TOPOQUEUE_BENCH_PROF}`] : [];
-  const proc = spawn(process.execPath, [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    [...prof, BIN, 'serve', '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '-f', file, '--time-scale', '1', ...args],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   // Never leave the server running when the benchmark itself fails.
   const orphan = () => proc.kill('SIGKILL');
@@ -85,14 +89,18 @@ const agent = new Agent({ keepAlive: true, maxSockets: 32 });
 export function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${url}${path}`, { method, agent, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, json: () => JSON.parse(text) });
-      });
-    });
+    const req = request(
+      `${url}${path}`,
+      { method, agent, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, json: () => JSON.parse(text) });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
@@ -103,7 +111,11 @@ export function call(url: string, method: string, path: string, body?: unknown):
  * a client that falls 64 MiB behind), it watches again from the last resourceVersion seen,
  * as an informer does.
  */
-export function watch(url: string, path: string, onEvent: (e: { type: string; object: KObject }) => void): { stop: () => void; open: Promise<void>; rewatches: () => number } {
+export function watch(
+  url: string,
+  path: string,
+  onEvent: (e: { type: string; object: KObject }) => void,
+): { stop: () => void; open: Promise<void>; rewatches: () => number } {
   let stopped = false;
   let current: ReturnType<typeof request> | undefined;
   let rv: string | undefined;
@@ -166,10 +178,18 @@ function cycles(metrics: string): number {
   return n;
 }
 
-export const condTrue = (o: KObject, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+export const condTrue = (o: KObject, type: string) =>
+  ((o as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? []).some(
+    (c) => c.type === type && c.status === 'True',
+  );
 
 /** POSTs each Workload at its arrival time (ms after `t0`; a timer per due batch), replies awaited in parallel. */
-export async function postAtArrivals<T extends { at: number; wl: KObject }>(url: string, items: readonly T[], t0: number, onReply: (wl: KObject, ok: boolean, item: T) => void): Promise<void> {
+export async function postAtArrivals<T extends { at: number; wl: KObject }>(
+  url: string,
+  items: readonly T[],
+  t0: number,
+  onReply: (wl: KObject, ok: boolean, item: T) => void,
+): Promise<void> {
   const creates: Promise<void>[] = [];
   let next = 0;
   await new Promise<void>((resolve) => {
@@ -177,7 +197,11 @@ export async function postAtArrivals<T extends { at: number; wl: KObject }>(url:
       const now = performance.now() - t0;
       while (next < items.length && items[next]!.at <= now) {
         const item = items[next++]!;
-        creates.push(call(url, 'POST', `/apis/kueue.x-k8s.io/v1beta2/namespaces/${item.wl.metadata.namespace ?? 'default'}/workloads`, item.wl).then((r) => onReply(item.wl, r.status === 201, item)));
+        creates.push(
+          call(url, 'POST', `/apis/kueue.x-k8s.io/v1beta2/namespaces/${item.wl.metadata.namespace ?? 'default'}/workloads`, item.wl).then(
+            (r) => onReply(item.wl, r.status === 201, item),
+          ),
+        );
       }
       if (next >= items.length) resolve();
       else setTimeout(tick, Math.max(0, items[next]!.at - (performance.now() - t0)));
@@ -200,7 +224,11 @@ export interface ServeBaselineResult {
 
 /** A Workload pod set's rack request for a tas variant. */
 const topologyRequest = (v: TasVariant, sliceSize: number) =>
-  v === 'required' ? { required: PEER_RACK } : v === 'preferred' ? { preferred: PEER_RACK } : { podSetSliceRequiredTopology: PEER_RACK, podSetSliceSize: sliceSize };
+  v === 'required'
+    ? { required: PEER_RACK }
+    : v === 'preferred'
+      ? { preferred: PEER_RACK }
+      : { podSetSliceRequiredTopology: PEER_RACK, podSetSliceSize: sliceSize };
 
 /** The shape's Workloads with their arrival times (TAS pod sets and rack requests for a tas shape). */
 export function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; wl: KObject }[] {
@@ -218,7 +246,11 @@ export function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; w
             wl: {
               apiVersion: 'kueue.x-k8s.io/v1beta2',
               kind: 'Workload',
-              metadata: { name: `${cq}-${cls.name}-${String(i).padStart(4, '0')}`, namespace: 'default', annotations: { 'topoqueue.io/run-duration': `${cls.runtimeMs}ms` } },
+              metadata: {
+                name: `${cq}-${cls.name}-${String(i).padStart(4, '0')}`,
+                namespace: 'default',
+                annotations: { 'topoqueue.io/run-duration': `${cls.runtimeMs}ms` },
+              },
               spec: {
                 queueName: cq,
                 priorityClassRef: { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: cls.name },
@@ -227,7 +259,12 @@ export function peerWorkloads(shape: PeerRunShape): { at: number; cls: string; w
                   {
                     name: 'main',
                     count: cls.tas?.pods ?? 1,
-                    template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: cls.tas?.perPod ?? String(cls.cpu) } } }] } },
+                    template: {
+                      spec: {
+                        restartPolicy: 'Never',
+                        containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: cls.tas?.perPod ?? String(cls.cpu) } } }],
+                      },
+                    },
                     ...(v && cls.tas ? { topologyRequest: topologyRequest(v, cls.tas.sliceSize) } : {}),
                   },
                 ],
@@ -261,10 +298,13 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     await w.open;
     const t0 = performance.now();
     let failedCreates = 0;
-    const progress = setInterval(() => {
-      const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
-      void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
-    }, Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000));
+    const progress = setInterval(
+      () => {
+        const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+        void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
+      },
+      Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000),
+    );
     await postAtArrivals(served.url, wls, t0, (wl, ok, item) => {
       if (ok) created.set(wl.metadata.name, { at: performance.now(), cls: item.cls });
       else failedCreates++;
@@ -343,7 +383,13 @@ export async function runApiThroughput(pods = 10_000, gets = 2000): Promise<ApiT
       lat.push(performance.now() - s);
     }
     lat.sort((a, b) => a - b);
-    return { pods, createsPerS, watchEventsPerS, getP99Ms: lat[Math.floor(lat.length * 0.99)]!, getMedianMs: lat[Math.floor(lat.length / 2)]! };
+    return {
+      pods,
+      createsPerS,
+      watchEventsPerS,
+      getP99Ms: lat[Math.floor(lat.length * 0.99)]!,
+      getMedianMs: lat[Math.floor(lat.length / 2)]!,
+    };
   } finally {
     await served.stop();
   }

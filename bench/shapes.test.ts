@@ -41,10 +41,16 @@ describe('Prng', () => {
     const a = new Prng(1);
     const b = new Prng(1);
     const xs = Array.from({ length: 100 }, () => a.int(1, 7));
-    assert.deepEqual(Array.from({ length: 100 }, () => b.int(1, 7)), xs);
+    assert.deepEqual(
+      Array.from({ length: 100 }, () => b.int(1, 7)),
+      xs,
+    );
     assert.ok(xs.every((x) => x >= 1 && x <= 7));
     assert.equal(new Set(xs).size, 7);
-    assert.notDeepEqual(Array.from({ length: 100 }, () => new Prng(2).int(1, 7)), xs);
+    assert.notDeepEqual(
+      Array.from({ length: 100 }, () => new Prng(2).int(1, 7)),
+      xs,
+    );
   });
 });
 

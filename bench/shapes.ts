@@ -279,7 +279,7 @@ export function gkeHostnames(count: number, perPool: number, seed: number): stri
   for (let p = 0; p < pools; p++) {
     const hash = rng.next().toString(16).padStart(8, '0');
     const seen = new Set<string>();
-    for (let i = 0; i < perPool && out.length < count; ) {
+    for (let i = 0; i < perPool && out.length < count;) {
       let suffix = '';
       for (let k = 0; k < 4; k++) suffix += alphabet[rng.int(0, alphabet.length - 1)];
       if (seen.has(suffix)) continue;

@@ -42,7 +42,10 @@ function cpuMsSince(start: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1000;
 }
 
-async function simulate(objects: KObject[], opts: Parameters<typeof runSimulation>[1]): Promise<{ run: SimulationRun; cpuMs: number; wallMs: number }> {
+async function simulate(
+  objects: KObject[],
+  opts: Parameters<typeof runSimulation>[1],
+): Promise<{ run: SimulationRun; cpuMs: number; wallMs: number }> {
   const parsed = parseSimulationObjects(objects);
   if (parsed.errors.length > 0) throw new Error(`bench input refused: ${parsed.errors[0]!.message}`);
   const t0 = process.hrtime.bigint();
@@ -55,7 +58,10 @@ function classOf(name: string): string {
   return CLASS_NAMES.find((c) => name.includes(`-${c}`)) ?? 'other';
 }
 
-export async function runPeerSimulation(shape: PeerRunShape, config: Partial<TopoqueueConfig> = BENCH_CONFIG): Promise<PeerSimulationResult> {
+export async function runPeerSimulation(
+  shape: PeerRunShape,
+  config: Partial<TopoqueueConfig> = BENCH_CONFIG,
+): Promise<PeerSimulationResult> {
   const objects = peerSimulationObjects(shape);
   const { run, cpuMs, wallMs } = await simulate(objects, { config });
   const report: SimulationReport = buildReport(run);
@@ -139,7 +145,10 @@ export async function runLive(gc: () => void): Promise<LiveResult> {
   gang.metadata.annotations = { 'topoqueue.io/submit-at': '10m' };
   objects.push(gang);
   const { run, cpuMs } = await simulate(objects, { untilMs: 15 * 60_000, controllers, config: BENCH_CONFIG, fullCheckEvery: 1_000_000 });
-  const pods = (run.cluster.store as unknown as { listSync(kind: string): KObject[] }).listSync('Pod') as (KObject & { status?: { phase?: string }; spec?: { schedulingGates?: unknown[] } })[];
+  const pods = (run.cluster.store as unknown as { listSync(kind: string): KObject[] }).listSync('Pod') as (KObject & {
+    status?: { phase?: string };
+    spec?: { schedulingGates?: unknown[] };
+  })[];
   const running = pods.filter((p) => p.status?.phase === 'Running').length;
   const gangPods = pods.filter((p) => p.metadata.name.startsWith('train-gang-'));
   const ungatedPods = gangPods.filter((p) => (p.spec?.schedulingGates ?? []).length === 0).length;

@@ -46,14 +46,31 @@ export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
           const name = `node-b${b}-r${r}-n${String(n).padStart(2, '0')}`;
           out.push(nodeObj(name, { ...PEER_NODE_LABELS, [PEER_BLOCK]: `b${b}`, [PEER_RACK]: `b${b}-r${r}` }, '96', '256Gi'));
         }
-    out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
-    out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: TAS_FLAVOR }, spec: { nodeLabels: PEER_NODE_LABELS, topologyName: TOPOLOGY } } as KObject);
+    out.push({
+      apiVersion: KueueApiVersion.V1beta2,
+      kind: 'Topology',
+      metadata: { name: TOPOLOGY },
+      spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] },
+    } as KObject);
+    out.push({
+      apiVersion: KueueApiVersion.V1beta2,
+      kind: 'ResourceFlavor',
+      metadata: { name: TAS_FLAVOR },
+      spec: { nodeLabels: PEER_NODE_LABELS, topologyName: TOPOLOGY },
+    } as KObject);
   } else {
     const cpu = shape.cohorts * shape.clusterQueuesPerCohort * shape.nominal;
     for (let i = 0; i < Math.ceil(cpu / 96) + 1; i++) out.push(nodeObj(`node-${String(i).padStart(2, '0')}`, {}, '96', '256Gi', '1000'));
     out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: FLAVOR }, spec: {} } as KObject);
   }
-  shape.classes.forEach((c) => out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'WorkloadPriorityClass', metadata: { name: c.name }, value: c.priority } as unknown as KObject));
+  shape.classes.forEach((c) =>
+    out.push({
+      apiVersion: KueueApiVersion.V1beta2,
+      kind: 'WorkloadPriorityClass',
+      metadata: { name: c.name },
+      value: c.priority,
+    } as unknown as KObject),
+  );
   for (let c = 0; c < shape.cohorts; c++)
     for (let q = 0; q < shape.clusterQueuesPerCohort; q++) {
       const name = clusterQueueName(c, q);
@@ -65,10 +82,25 @@ export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
           cohortName: `cohort-${c}`,
           namespaceSelector: {},
           preemption: { reclaimWithinCohort: 'Any', withinClusterQueue: 'LowerPriority' },
-          resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: flavorName, resources: [{ name: 'cpu', nominalQuota: String(shape.nominal), borrowingLimit: String(shape.borrowingLimit) }] }] }],
+          resourceGroups: [
+            {
+              coveredResources: ['cpu'],
+              flavors: [
+                {
+                  name: flavorName,
+                  resources: [{ name: 'cpu', nominalQuota: String(shape.nominal), borrowingLimit: String(shape.borrowingLimit) }],
+                },
+              ],
+            },
+          ],
         },
       } as unknown as KObject);
-      out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace: NS }, spec: { clusterQueue: name } } as unknown as KObject);
+      out.push({
+        apiVersion: KueueApiVersion.V1beta2,
+        kind: 'LocalQueue',
+        metadata: { name, namespace: NS },
+        spec: { clusterQueue: name },
+      } as unknown as KObject);
     }
   const jobs: { at: number; job: KObject }[] = [];
   for (let c = 0; c < shape.cohorts; c++)
@@ -98,7 +130,12 @@ export function peerSimulationObjects(shape: PeerRunShape): KObject[] {
                 completions: pods,
                 completionMode: 'Indexed',
                 template: {
-                  metadata: { annotations: { 'topoqueue.io/run-duration': `${cls.runtimeMs}ms`, ...(v && cls.tas ? tasAnnotations(v, cls.tas.sliceSize) : {}) } },
+                  metadata: {
+                    annotations: {
+                      'topoqueue.io/run-duration': `${cls.runtimeMs}ms`,
+                      ...(v && cls.tas ? tasAnnotations(v, cls.tas.sliceSize) : {}),
+                    },
+                  },
                   spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu } } }] },
                 },
               },
@@ -128,15 +165,33 @@ export function largeLiveObjects(jobs = 20, podsPerJob = 5000): KObject[] {
         const name = `h-${b}-${r}-${h}`;
         out.push(nodeObj(name, { pool: 'gpu', [PEER_BLOCK]: `b${b}`, [PEER_RACK]: `b${b}-r${r}` }, '128', '1Ti', '110'));
       }
-  out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: TOPOLOGY }, spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] } } as KObject);
-  out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'gpu' }, spec: { nodeLabels: { pool: 'gpu' }, topologyName: TOPOLOGY } } as KObject);
+  out.push({
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'Topology',
+    metadata: { name: TOPOLOGY },
+    spec: { levels: [{ nodeLabel: PEER_BLOCK }, { nodeLabel: PEER_RACK }, { nodeLabel: HOSTNAME }] },
+  } as KObject);
+  out.push({
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'ResourceFlavor',
+    metadata: { name: 'gpu' },
+    spec: { nodeLabels: { pool: 'gpu' }, topologyName: TOPOLOGY },
+  } as KObject);
   out.push({
     apiVersion: KueueApiVersion.V1beta2,
     kind: 'ClusterQueue',
     metadata: { name: 'all' },
-    spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'gpu', resources: [{ name: 'cpu', nominalQuota: '1280000' }] }] }] },
+    spec: {
+      namespaceSelector: {},
+      resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'gpu', resources: [{ name: 'cpu', nominalQuota: '1280000' }] }] }],
+    },
   } as unknown as KObject);
-  out.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name: 'all', namespace: NS }, spec: { clusterQueue: 'all' } } as unknown as KObject);
+  out.push({
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'LocalQueue',
+    metadata: { name: 'all', namespace: NS },
+    spec: { clusterQueue: 'all' },
+  } as unknown as KObject);
   for (let j = 0; j < jobs; j++) out.push(gangJob(`train-${String(j).padStart(2, '0')}`, podsPerJob, 'all'));
   return out;
 }

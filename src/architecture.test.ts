@@ -110,7 +110,9 @@ function moduleStateProblems(file: string, text: string): string[] {
     const constantTable = binding === 'const' && (kind === 'Map' || kind === 'Set') && type?.trim().startsWith(`Readonly${kind}<`);
     if (constantTable) continue;
     const line = text.slice(0, m.index).split('\n').length;
-    out.push(`${relative(SRC, file)}:${line}: module-level mutable ${kind} ${name}: a cache belongs to the snapshot it serves (or another owner); a constant table is typed Readonly${kind === 'WeakMap' ? 'Map' : kind === 'WeakSet' ? 'Set' : kind}`);
+    out.push(
+      `${relative(SRC, file)}:${line}: module-level mutable ${kind} ${name}: a cache belongs to the snapshot it serves (or another owner); a constant table is typed Readonly${kind === 'WeakMap' ? 'Map' : kind === 'WeakSet' ? 'Set' : kind}`,
+    );
   }
   return out;
 }
@@ -129,11 +131,18 @@ describe('architecture', () => {
     assert.match(layerListProblems(existing.filter((l) => l !== 'runtime')).join('\n'), /layer runtime has no directory src\/runtime\//);
   });
   it('no lower layer imports a higher one', () => {
-    const problems = all.flatMap((f) => imports(f).map((spec) => edgeProblem(f, spec)).filter((p) => p !== undefined));
+    const problems = all.flatMap((f) =>
+      imports(f)
+        .map((spec) => edgeProblem(f, spec))
+        .filter((p) => p !== undefined),
+    );
     assert.deepEqual(problems, []);
   });
   it('the checker reports an upward import and product code importing fixtures', () => {
-    assert.match(edgeProblem(join(SRC, 'placement/x.ts'), '../cli/main.ts') ?? '', /placement\/x.ts \(placement\) imports \.\.\/cli\/main.ts \(cli\)/);
+    assert.match(
+      edgeProblem(join(SRC, 'placement/x.ts'), '../cli/main.ts') ?? '',
+      /placement\/x.ts \(placement\) imports \.\.\/cli\/main.ts \(cli\)/,
+    );
     assert.equal(edgeProblem(join(SRC, 'cli/x.ts'), '../placement/engine.ts'), undefined);
     assert.match(edgeProblem(join(SRC, 'placement/x.ts'), '../testing/builders.ts') ?? '', /imports test fixtures/);
     assert.equal(edgeProblem(join(SRC, 'placement/x.test.ts'), '../testing/builders.ts'), undefined);
@@ -172,7 +181,8 @@ describe('architecture', () => {
     for (const f of all) {
       if (!PURE.has(layerOf(f)) || f.endsWith('.test.ts')) continue;
       const text = readFileSync(f, 'utf8');
-      for (const spec of imports(f)) if (spec.startsWith('node:') && spec !== 'node:crypto') problems.push(`${relative(SRC, f)} imports ${spec}`);
+      for (const spec of imports(f))
+        if (spec.startsWith('node:') && spec !== 'node:crypto') problems.push(`${relative(SRC, f)} imports ${spec}`);
       for (const bad of ['Date.now(', 'Math.random(', 'new Date(', 'setTimeout(', 'setInterval(', 'process.']) {
         if (text.includes(bad)) problems.push(`${relative(SRC, f)} uses ${bad}`);
       }
@@ -180,18 +190,29 @@ describe('architecture', () => {
     assert.deepEqual(problems, []);
   });
   it('the pure core keeps no module-level mutable Map, Set, WeakMap or WeakSet', () => {
-    const problems = all.filter((f) => PURE.has(layerOf(f)) && !f.endsWith('.test.ts')).flatMap((f) => moduleStateProblems(f, readFileSync(f, 'utf8')));
+    const problems = all
+      .filter((f) => PURE.has(layerOf(f)) && !f.endsWith('.test.ts'))
+      .flatMap((f) => moduleStateProblems(f, readFileSync(f, 'utf8')));
     assert.deepEqual(problems, []);
   });
   it('the state checker reports module-level collections, not constant tables or locals', () => {
     const f = join(SRC, 'admission/x.ts');
     const report = (text: string) => moduleStateProblems(f, text);
-    assert.match(report('const cache = new Map<string, number>();')[0] ?? '', /^admission\/x\.ts:1: module-level mutable Map cache: a cache belongs to the snapshot/);
-    assert.match(report('\nexport const memo = new WeakMap<object, string>();')[0] ?? '', /^admission\/x\.ts:2: module-level mutable WeakMap memo/);
+    assert.match(
+      report('const cache = new Map<string, number>();')[0] ?? '',
+      /^admission\/x\.ts:1: module-level mutable Map cache: a cache belongs to the snapshot/,
+    );
+    assert.match(
+      report('\nexport const memo = new WeakMap<object, string>();')[0] ?? '',
+      /^admission\/x\.ts:2: module-level mutable WeakMap memo/,
+    );
     assert.equal(report('let seen = new Set();').length, 1);
     assert.equal(report('const typed: Map<string, number> = new Map();').length, 1);
     assert.equal(report('let table: ReadonlyMap<string, number> = new Map();').length, 1, 'a let can be reassigned');
-    assert.deepEqual(report('const UNITS: ReadonlyMap<string, number> = new Map([["k", 3]]);\nconst NONE: ReadonlySet<string> = new Set();'), []);
+    assert.deepEqual(
+      report('const UNITS: ReadonlyMap<string, number> = new Map([["k", 3]]);\nconst NONE: ReadonlySet<string> = new Set();'),
+      [],
+    );
     assert.deepEqual(report('function f() {\n  const local = new Map();\n  return local;\n}'), []);
   });
 });

@@ -38,7 +38,12 @@ export function isReservedOnly(w: Workload): boolean {
  * The reservation of an admitted Workload, or undefined (no ClusterQueue named, or a
  * problem, pushed on `errors` with the field).
  */
-export function admittedFromStatus(w: Workload, where: Where, classes: ReadonlyMap<string, number>, errors: InputError[]): AdmittedWorkload | undefined {
+export function admittedFromStatus(
+  w: Workload,
+  where: Where,
+  classes: ReadonlyMap<string, number>,
+  errors: InputError[],
+): AdmittedWorkload | undefined {
   const adm = w.status!.admission!;
   if (adm.clusterQueue === undefined) return undefined;
   const info = workloadInfo(w, classes);
@@ -50,7 +55,9 @@ export function admittedFromStatus(w: Workload, where: Where, classes: ReadonlyM
     try {
       const perPod = podRequests(ps.template.spec);
       const count = psa.count ?? ps.count;
-      const usage = psa.resourceUsage ? parseResourceList(psa.resourceUsage, `${field}.resourceUsage`) : Object.fromEntries(Object.entries(perPod).map(([r, v]) => [r, v * count]));
+      const usage = psa.resourceUsage
+        ? parseResourceList(psa.resourceUsage, `${field}.resourceUsage`)
+        : Object.fromEntries(Object.entries(perPod).map(([r, v]) => [r, v * count]));
       const flavors = psa.flavors ?? {};
       const tasFlavor = psa.topologyAssignment ? Object.values(flavors)[0] : undefined;
       podSets.push({
@@ -59,10 +66,16 @@ export function admittedFromStatus(w: Workload, where: Where, classes: ReadonlyM
         flavors,
         perPod,
         usage,
-        ...(tasFlavor !== undefined ? { tasFlavor, assignment: decodeAssignment(psa.topologyAssignment!, { ...where, field: `${field}.topologyAssignment` }) } : {}),
+        ...(tasFlavor !== undefined
+          ? { tasFlavor, assignment: decodeAssignment(psa.topologyAssignment!, { ...where, field: `${field}.topologyAssignment` }) }
+          : {}),
       });
     } catch (e) {
-      errors.push(e instanceof InputError ? new InputError({ ...where, field: e.where.field ?? field }, e.detail) : new InputError({ ...where, field }, (e as Error).message));
+      errors.push(
+        e instanceof InputError
+          ? new InputError({ ...where, field: e.where.field ?? field }, e.detail)
+          : new InputError({ ...where, field }, (e as Error).message),
+      );
       return undefined;
     }
   }

@@ -57,7 +57,12 @@ export function stampObservedGeneration(w: Workload): boolean {
   if (!staleConditions(w)) return false;
   const gen = w.metadata.generation!;
   const conditions = w.status?.conditions ?? [];
-  w.status = { ...w.status, conditions: conditions.map((c) => (c.observedGeneration !== undefined && c.observedGeneration < gen ? { ...c, observedGeneration: gen } : c)) };
+  w.status = {
+    ...w.status,
+    conditions: conditions.map((c) =>
+      c.observedGeneration !== undefined && c.observedGeneration < gen ? { ...c, observedGeneration: gen } : c,
+    ),
+  };
   return true;
 }
 

@@ -19,7 +19,15 @@ interface Scenario {
   hosts: number;
   cpuPerNode: number;
   queues: { tas: boolean; nominal: number; borrowing?: number; lending?: number; cohort: boolean; strict: boolean; preempt: boolean }[];
-  workloads: { q: number; count: number; cpu: number; priority: number; created: number; topology: 'none' | 'required' | 'preferred'; gang?: { min: number; nonStrict: boolean; partner?: number } }[];
+  workloads: {
+    q: number;
+    count: number;
+    cpu: number;
+    priority: number;
+    created: number;
+    topology: 'none' | 'required' | 'preferred';
+    gang?: { min: number; nonStrict: boolean; partner?: number };
+  }[];
 }
 
 const scenario: fc.Arbitrary<Scenario> = fc.record({
@@ -46,7 +54,10 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
       priority: fc.integer({ min: 0, max: 3 }),
       created: fc.integer({ min: 0, max: 100 }),
       topology: fc.constantFrom('none' as const, 'required' as const, 'preferred' as const),
-      gang: fc.option(fc.record({ min: fc.integer({ min: 1, max: 4 }), nonStrict: fc.boolean(), partner: fc.option(fc.nat(), { nil: undefined }) }), { nil: undefined }),
+      gang: fc.option(
+        fc.record({ min: fc.integer({ min: 1, max: 4 }), nonStrict: fc.boolean(), partner: fc.option(fc.nat(), { nil: undefined }) }),
+        { nil: undefined },
+      ),
     }),
     { minLength: 1, maxLength: 12 },
   ),
@@ -54,13 +65,24 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
 
 function build(s: Scenario) {
   const nodes = [];
-  for (let r = 0; r < s.racks; r++) for (let h = 0; h < s.hosts; h++) nodes.push(node(`r${r}-h${h}`).labels({ 'cloud.com/block': 'b0', [RACK]: `r${r}` }).cpu(String(s.cpuPerNode)).build());
+  for (let r = 0; r < s.racks; r++)
+    for (let h = 0; h < s.hosts; h++)
+      nodes.push(
+        node(`r${r}-h${h}`)
+          .labels({ 'cloud.com/block': 'b0', [RACK]: `r${r}` })
+          .cpu(String(s.cpuPerNode))
+          .build(),
+      );
   const tasF = flavor('tas', { topology: 'default' });
   const plain = flavor('plain');
   const tas = tasFlavor(tasF, TAS_LEVELS, nodes);
   const clusterQueues = s.queues.map((q, i) => {
     const b = cq(`q${i}`);
-    const limits: [string, string?, string?] = [String(q.nominal), q.cohort && q.borrowing !== undefined ? String(q.borrowing) : undefined, q.cohort && q.lending !== undefined ? String(Math.min(q.lending, q.nominal)) : undefined];
+    const limits: [string, string?, string?] = [
+      String(q.nominal),
+      q.cohort && q.borrowing !== undefined ? String(q.borrowing) : undefined,
+      q.cohort && q.lending !== undefined ? String(Math.min(q.lending, q.nominal)) : undefined,
+    ];
     b.quota(q.tas ? 'tas' : 'plain', { cpu: limits });
     if (q.cohort) b.cohort('c');
     if (q.strict) b.strict();
@@ -71,10 +93,15 @@ function build(s: Scenario) {
   const workloads: Workload[] = s.workloads.map((w, i) => {
     const qi = w.q % s.queues.length;
     const topo = s.queues[qi]!.tas && w.topology !== 'none' ? { [w.topology]: RACK } : undefined;
-    const b = wl(`w${i}`).queue(`q${qi}`).pods(w.count, { cpu: String(w.cpu) }, topo ? { topology: topo } : {}).priority(w.priority).created(w.created);
+    const b = wl(`w${i}`)
+      .queue(`q${qi}`)
+      .pods(w.count, { cpu: String(w.cpu) }, topo ? { topology: topo } : {})
+      .priority(w.priority)
+      .created(w.created);
     if (w.gang) {
       const partner = w.gang.partner !== undefined ? w.gang.partner % s.workloads.length : undefined;
-      const groups = partner !== undefined && partner !== i && s.workloads[partner]!.gang ? [`default/w${i}`, `default/w${partner}`].sort() : undefined;
+      const groups =
+        partner !== undefined && partner !== i && s.workloads[partner]!.gang ? [`default/w${i}`, `default/w${partner}`].sort() : undefined;
       b.gang(Math.min(w.gang.min, w.count), { mode: w.gang.nonStrict ? 'NonStrict' : 'Strict', ...(groups ? { groups } : {}) });
     }
     return b.build();
@@ -96,7 +123,8 @@ describe('admission cycle invariants', () => {
         const { env, tas } = run(s);
         assert.deepEqual(env.snap.quota.violations(), []);
         const cpu = tas.snapshot.resourceIndex('cpu');
-        for (const leaf of tas.snapshot.leaves()) assert.ok(tas.snapshot.free(leaf, cpu) >= -1e-9, `leaf ${tas.snapshot.id(leaf)} over capacity`);
+        for (const leaf of tas.snapshot.leaves())
+          assert.ok(tas.snapshot.free(leaf, cpu) >= -1e-9, `leaf ${tas.snapshot.id(leaf)} over capacity`);
       }),
       { numRuns: 150 },
     );
@@ -132,7 +160,9 @@ describe('admission cycle invariants', () => {
         for (const a of env.snap.admitted.values()) {
           const g = workloadInfo(a.workload).gang;
           if (!g || a.reservedOnly) continue;
-          for (const id of g.group) if (submitted.has(id)) assert.ok(env.snap.admitted.has(id) && !env.snap.admitted.get(id)!.reservedOnly, `${a.key} admitted without ${id}`);
+          for (const id of g.group)
+            if (submitted.has(id))
+              assert.ok(env.snap.admitted.has(id) && !env.snap.admitted.get(id)!.reservedOnly, `${a.key} admitted without ${id}`);
         }
       }),
       { numRuns: 150 },
@@ -143,7 +173,9 @@ describe('admission cycle invariants', () => {
     fc.assert(
       fc.property(scenario, (s) => {
         const show = (x: ReturnType<typeof run>) =>
-          JSON.stringify([...x.r.workloads.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, w]) => [k, w.status, w.metadata.annotations]));
+          JSON.stringify(
+            [...x.r.workloads.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, w]) => [k, w.status, w.metadata.annotations]),
+          );
         assert.equal(show(run(s)), show(run(s)));
       }),
       { numRuns: 75 },
@@ -176,7 +208,10 @@ describe('admission cycle invariants', () => {
           for (const psa of w.status?.admission?.podSetAssignments ?? []) {
             if (!psa.topologyAssignment) continue;
             const a = decodeV1beta2(psa.topologyAssignment, {});
-            assert.equal(a.domains.reduce((n, d) => n + d.count, 0), psa.count);
+            assert.equal(
+              a.domains.reduce((n, d) => n + d.count, 0),
+              psa.count,
+            );
           }
         }
       }),

@@ -19,16 +19,28 @@ function statusOf(r: SettleResult, key: string): { admitted: boolean; reserved: 
   assert.ok(w, `no decision for ${key}`);
   const qr = w.status?.conditions?.find((c) => c.type === 'QuotaReserved');
   const adm = w.status?.conditions?.find((c) => c.type === 'Admitted');
-  return { admitted: adm?.status === 'True', reserved: qr?.status === 'True', reason: qr?.status === 'False' ? qr.reason : adm?.status === 'False' ? adm.reason : undefined, message: qr?.message, w };
+  return {
+    admitted: adm?.status === 'True',
+    reserved: qr?.status === 'True',
+    reason: qr?.status === 'False' ? qr.reason : adm?.status === 'False' ? adm.reason : undefined,
+    message: qr?.message,
+    w,
+  };
 }
-const admittedCount = (r: SettleResult, key: string) => statusOf(r, key).w.status!.admission!.podSetAssignments.reduce((n, p) => n + (p.count ?? 0), 0);
+const admittedCount = (r: SettleResult, key: string) =>
+  statusOf(r, key).w.status!.admission!.podSetAssignments.reduce((n, p) => n + (p.count ?? 0), 0);
 
 describe('regression: flavor fungibility', () => {
   it('PreemptionOverBorrowing never prefers a NoFit flavor to a flavor that fits by borrowing', () => {
     // f1 fits by borrowing (level 1); f2 cannot hold the workload at all (NoFit, borrowing 0).
     const env = admissionEnv({
       clusterQueues: [
-        cq('q').cohort('c').quota('f1', { cpu: '2' }).quota('f2', { cpu: '1' }).fungibility({ whenCanBorrow: 'TryNextFlavor', whenCanPreempt: 'TryNextFlavor', preference: 'PreemptionOverBorrowing' }).build(),
+        cq('q')
+          .cohort('c')
+          .quota('f1', { cpu: '2' })
+          .quota('f2', { cpu: '1' })
+          .fungibility({ whenCanBorrow: 'TryNextFlavor', whenCanPreempt: 'TryNextFlavor', preference: 'PreemptionOverBorrowing' })
+          .build(),
         cq('lender').cohort('c').quota('f1', { cpu: '10' }).build(),
       ],
     });
@@ -44,7 +56,12 @@ describe('regression: flavor fungibility', () => {
     // level, so with TryNextFlavor the first flavor in order (f1) must be kept.
     const env = admissionEnv({
       clusterQueues: [
-        cq('q').cohort('c').quota('f1', { cpu: ['10', undefined, '0'] }).quota('f2', { cpu: '2' }).fungibility({ whenCanBorrow: 'TryNextFlavor' }).build(),
+        cq('q')
+          .cohort('c')
+          .quota('f1', { cpu: ['10', undefined, '0'] })
+          .quota('f2', { cpu: '2' })
+          .fungibility({ whenCanBorrow: 'TryNextFlavor' })
+          .build(),
         cq('lender').cohort('c').quota('f1', { cpu: '5' }).quota('f2', { cpu: '20' }).build(),
       ],
     });
@@ -55,7 +72,13 @@ describe('regression: flavor fungibility', () => {
 
   it('QuotaTree.borrowingLevel subtracts the private (guaranteed) part before climbing to the cohort', () => {
     const env = admissionEnv({
-      clusterQueues: [cq('q').cohort('c').quota('f1', { cpu: ['10', undefined, '0'] }).build(), cq('lender').cohort('c').quota('f1', { cpu: '5' }).build()],
+      clusterQueues: [
+        cq('q')
+          .cohort('c')
+          .quota('f1', { cpu: ['10', undefined, '0'] })
+          .build(),
+        cq('lender').cohort('c').quota('f1', { cpu: '5' }).build(),
+      ],
     });
     assert.equal(env.snap.quota.available('q', 'f1/cpu'), 15_000);
     // Flat cohort: anything that fits and borrows is level 1; 2 is above the root.
@@ -69,7 +92,10 @@ describe('regression: gang minimum and partial admission', () => {
     env.submit(wl('g').queue('q').pods(4, { cpu: '3' }, { minCount: 1 }).gang(4).build());
     const r = env.settle();
     const s = statusOf(r, 'default/g');
-    assert.ok(!s.admitted || admittedCount(r, 'default/g') >= 4, `gang of min 4 admitted with ${s.admitted ? admittedCount(r, 'default/g') : 0} pods`);
+    assert.ok(
+      !s.admitted || admittedCount(r, 'default/g') >= 4,
+      `gang of min 4 admitted with ${s.admitted ? admittedCount(r, 'default/g') : 0} pods`,
+    );
   });
 
   it('a gang shrink never goes below a PodSet minCount', () => {
@@ -100,15 +126,28 @@ describe('regression: StrictFIFO', () => {
     );
     const r = env.settle();
     assert.equal(statusOf(r, 'default/g').admitted, false);
-    assert.equal(r.workloads.has('default/late') && statusOf(r, 'default/late').admitted, false, 'StrictFIFO let a newer workload past a head that is not admitted');
+    assert.equal(
+      r.workloads.has('default/late') && statusOf(r, 'default/late').admitted,
+      false,
+      'StrictFIFO let a newer workload past a head that is not admitted',
+    );
   });
 });
 
 describe('regression: gang groups', () => {
   it('a gang naming another gang admitted in the same cycle (other ClusterQueue) is admitted too', () => {
     // a goes alone (its list is itself); b lists [a, b]. Both are heads of their queues.
-    const env = admissionEnv({ clusterQueues: [cq('qa').quota('default', { cpu: '10' }).build(), cq('qb').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('a').queue('qa').pods(2, { cpu: '1' }).gang(2).build(), wl('b').queue('qb').pods(2, { cpu: '1' }).gang(2, { groups: ['default/a', 'default/b'] }).build());
+    const env = admissionEnv({
+      clusterQueues: [cq('qa').quota('default', { cpu: '10' }).build(), cq('qb').quota('default', { cpu: '10' }).build()],
+    });
+    env.submit(
+      wl('a').queue('qa').pods(2, { cpu: '1' }).gang(2).build(),
+      wl('b')
+        .queue('qb')
+        .pods(2, { cpu: '1' })
+        .gang(2, { groups: ['default/a', 'default/b'] })
+        .build(),
+    );
     const r = env.settle();
     assert.equal(statusOf(r, 'default/a').admitted, true);
     const b = statusOf(r, 'default/b');
@@ -118,9 +157,16 @@ describe('regression: gang groups', () => {
 
 describe('regression: gang waiting time', () => {
   it('a gang admitted and later preempted is not timed out on its old waiting-since', () => {
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '4' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('default', { cpu: '4' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+    });
     // The gang had waited 10s (annotation written by the scheduler) and is admitted now.
-    const g = wl('g').queue('q').pods(2, { cpu: '2' }).gang(2, { waitingTime: '30s' }).annotate({ [GANG_WAITING_SINCE_ANNOTATION]: formatTime(T0 + 990) }).build();
+    const g = wl('g')
+      .queue('q')
+      .pods(2, { cpu: '2' })
+      .gang(2, { waitingTime: '30s' })
+      .annotate({ [GANG_WAITING_SINCE_ANNOTATION]: formatTime(T0 + 990) })
+      .build();
     env.submit(g);
     const r1 = env.settle({ now: T0 + 1000 });
     assert.equal(statusOf(r1, 'default/g').admitted, true);
@@ -135,7 +181,10 @@ describe('regression: gang waiting time', () => {
 
   it('a NonStrict gang holding a partial reservation is released when its waiting time runs out', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('running').queue('q').pods(1, { cpu: '6' }).priority(10).build(), wl('g').queue('q').pods(5, { cpu: '2' }).gang(5, { mode: 'NonStrict', waitingTime: '30s' }).build());
+    env.submit(
+      wl('running').queue('q').pods(1, { cpu: '6' }).priority(10).build(),
+      wl('g').queue('q').pods(5, { cpu: '2' }).gang(5, { mode: 'NonStrict', waitingTime: '30s' }).build(),
+    );
     const r1 = env.settle({ now: T0 + 1000 });
     assert.equal(statusOf(r1, 'default/g').reason, 'GangAccumulating');
     assert.ok(env.snap.admitted.has('default/g'));
@@ -153,8 +202,13 @@ describe('regression: NonStrict reservation and preemption', () => {
   }
 
   it('a NonStrict gang holding a partial reservation can preempt to reach its minimum (its own reservation is not counted twice)', () => {
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
-    env.submit(wl('r').queue('q').pods(1, { cpu: '6' }).priority(10).build(), wl('g').queue('q').pods(5, { cpu: '2' }).priority(5).gang(5, { mode: 'NonStrict' }).build());
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+    });
+    env.submit(
+      wl('r').queue('q').pods(1, { cpu: '6' }).priority(10).build(),
+      wl('g').queue('q').pods(5, { cpu: '2' }).priority(5).gang(5, { mode: 'NonStrict' }).build(),
+    );
     const r1 = env.settle();
     assert.equal(statusOf(r1, 'default/g').reason, 'GangAccumulating');
     assert.equal(admittedCount(r1, 'default/g'), 2);
@@ -171,10 +225,20 @@ describe('regression: NonStrict reservation and preemption', () => {
 describe('regression: TAS usage restored after a preemptor hold', () => {
   it('the stand-in hold of a NonStrict preemptor does not erase the TAS usage of its own partial reservation', () => {
     const nodes = [];
-    for (let h = 0; h < 10; h++) nodes.push(node(`n${h}`).labels({ [BLOCK]: 'b0', [RACK]: 'r0' }).cpu('4').build());
+    for (let h = 0; h < 10; h++)
+      nodes.push(
+        node(`n${h}`)
+          .labels({ [BLOCK]: 'b0', [RACK]: 'r0' })
+          .cpu('4')
+          .build(),
+      );
     const f = flavor('tas', { topology: 'default' });
     const tas = tasFlavor(f, TAS_LEVELS, nodes);
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()], flavors: [f], tas: [tas] });
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('tas', { cpu: '100' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+      flavors: [f],
+      tas: [tas],
+    });
     env.submit(
       wl('h').queue('q').pods(4, { cpu: '4' }).priority(10).created(0).build(),
       wl('x').queue('q').pods(2, { cpu: '4' }).priority(10).created(1).build(),
@@ -193,7 +257,10 @@ describe('regression: TAS usage restored after a preemptor hold', () => {
     const before = used();
     assert.equal(before, (4 + 2 + 2) * 4000, 'h, y and g hold 8 nodes');
     const r = schedule(env.snap, env.queues, { now: T0 + 1000 });
-    assert.ok(r.decisions.some((d) => d.kind === 'preempt' && d.key === 'default/h'), 'g preempts h');
+    assert.ok(
+      r.decisions.some((d) => d.kind === 'preempt' && d.key === 'default/h'),
+      'g preempts h',
+    );
     assert.ok(env.snap.admitted.has('default/g'), 'g still holds its reservation');
     assert.equal(used(), before, 'TAS usage after the cycle differs from before although nothing was admitted or evicted');
   });

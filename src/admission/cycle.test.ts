@@ -1,25 +1,43 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GangLabel, GangWorkloadKey } from '../api/gang.ts';
-import { RACK, admissionEnv, admittedKeys, cq, cohort, decisionStatus as statusOf, localQueue, rackCluster, wl } from '../testing/admission.ts';
+import {
+  RACK,
+  admissionEnv,
+  admittedKeys,
+  cq,
+  cohort,
+  decisionStatus as statusOf,
+  localQueue,
+  rackCluster,
+  wl,
+} from '../testing/admission.ts';
 
 describe('queue order', () => {
   it('higher priority first, then earlier creation', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('old-low').queue('q').pods(1, { cpu: '6' }).created(0).build(), wl('new-high').queue('q').pods(1, { cpu: '6' }).priority(10).created(5).build(), wl('newer-low').queue('q').pods(1, { cpu: '4' }).created(9).build());
+    env.submit(
+      wl('old-low').queue('q').pods(1, { cpu: '6' }).created(0).build(),
+      wl('new-high').queue('q').pods(1, { cpu: '6' }).priority(10).created(5).build(),
+      wl('newer-low').queue('q').pods(1, { cpu: '4' }).created(9).build(),
+    );
     const r = env.settle();
     assert.deepEqual(admittedKeys(r), ['default/new-high', 'default/newer-low']);
     assert.match(statusOf(r, 'default/old-low').message!, /insufficient unused quota for cpu in flavor default, 2 more needed/);
   });
 
-  it('Koordinator\'s sub-priority label breaks ties between equal priorities (higher first), before creation time', () => {
+  it("Koordinator's sub-priority label breaks ties between equal priorities (higher first), before creation time", () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
     const sub = (b: ReturnType<typeof wl>, v: string) => {
       const w = b.build();
       w.metadata.labels = { ...w.metadata.labels, [GangLabel.SubPriority]: v };
       return w;
     };
-    env.submit(wl('old').queue('q').pods(1, { cpu: '6' }).created(0).build(), sub(wl('new-sub').queue('q').pods(1, { cpu: '6' }).created(5), '0x10'), sub(wl('higher').queue('q').pods(1, { cpu: '4' }).priority(1).created(9), '-5'));
+    env.submit(
+      wl('old').queue('q').pods(1, { cpu: '6' }).created(0).build(),
+      sub(wl('new-sub').queue('q').pods(1, { cpu: '6' }).created(5), '0x10'),
+      sub(wl('higher').queue('q').pods(1, { cpu: '4' }).priority(1).created(9), '-5'),
+    );
     const r = env.settle();
     assert.deepEqual(admittedKeys(r), ['default/higher', 'default/new-sub']);
   });
@@ -34,7 +52,11 @@ describe('queue order', () => {
 
   it('StrictFIFO: a head that does not fit blocks the workloads behind it', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).strict().build()] });
-    env.submit(wl('first').queue('q').pods(1, { cpu: '8' }).created(0).build(), wl('big').queue('q').pods(1, { cpu: '5' }).created(1).build(), wl('small').queue('q').pods(1, { cpu: '1' }).created(2).build());
+    env.submit(
+      wl('first').queue('q').pods(1, { cpu: '8' }).created(0).build(),
+      wl('big').queue('q').pods(1, { cpu: '5' }).created(1).build(),
+      wl('small').queue('q').pods(1, { cpu: '1' }).created(2).build(),
+    );
     const r = env.settle();
     assert.deepEqual(admittedKeys(r), ['default/first']);
     assert.equal(r.workloads.has('default/small'), false, 'small is never tried while big heads the queue');
@@ -43,7 +65,11 @@ describe('queue order', () => {
 
   it('BestEffortFIFO: the next head is tried when the first does not fit', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('first').queue('q').pods(1, { cpu: '8' }).created(0).build(), wl('big').queue('q').pods(1, { cpu: '5' }).created(1).build(), wl('small').queue('q').pods(1, { cpu: '1' }).created(2).build());
+    env.submit(
+      wl('first').queue('q').pods(1, { cpu: '8' }).created(0).build(),
+      wl('big').queue('q').pods(1, { cpu: '5' }).created(1).build(),
+      wl('small').queue('q').pods(1, { cpu: '1' }).created(2).build(),
+    );
     const r = env.settle();
     assert.deepEqual(admittedKeys(r), ['default/first', 'default/small']);
     assert.equal(statusOf(r, 'default/big').reason, 'WaitingForQuota');
@@ -71,7 +97,9 @@ describe('flavor assignment', () => {
   });
 
   it('all resources of one resource group get the same flavor', () => {
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('small', { cpu: '8', memory: '1Gi' }).quota('big', { cpu: '8', memory: '8Gi' }).build()] });
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('small', { cpu: '8', memory: '1Gi' }).quota('big', { cpu: '8', memory: '8Gi' }).build()],
+    });
     env.submit(wl('a').queue('q').pods(1, { cpu: '1', memory: '2Gi' }).build());
     const a = statusOf(env.settle(), 'default/a').w.status!.admission!.podSetAssignments[0]!;
     assert.deepEqual(a.flavors, { cpu: 'big', memory: 'big' });
@@ -81,7 +109,10 @@ describe('flavor assignment', () => {
   it('whenCanBorrow MayStopSearch borrows in the first flavor; TryNextFlavor looks for one without borrowing', () => {
     const build = (policy: 'MayStopSearch' | 'TryNextFlavor') => {
       const env = admissionEnv({
-        clusterQueues: [cq('q').cohort('c').quota('f1', { cpu: '2' }).quota('f2', { cpu: '4' }).fungibility({ whenCanBorrow: policy }).build(), cq('lender').cohort('c').quota('f1', { cpu: '10' }).build()],
+        clusterQueues: [
+          cq('q').cohort('c').quota('f1', { cpu: '2' }).quota('f2', { cpu: '4' }).fungibility({ whenCanBorrow: policy }).build(),
+          cq('lender').cohort('c').quota('f1', { cpu: '10' }).build(),
+        ],
       });
       env.submit(wl('a').queue('q').pods(1, { cpu: '3' }).build());
       return statusOf(env.settle(), 'default/a').w.status!.admission!.podSetAssignments[0]!.flavors!.cpu;
@@ -101,7 +132,15 @@ describe('flavor assignment', () => {
 
 describe('cohorts', () => {
   it('borrows unused quota of the cohort up to the borrowing limit', () => {
-    const env = admissionEnv({ clusterQueues: [cq('a').cohort('c').quota('f', { cpu: ['4', '2'] }).build(), cq('b').cohort('c').quota('f', { cpu: '10' }).build()] });
+    const env = admissionEnv({
+      clusterQueues: [
+        cq('a')
+          .cohort('c')
+          .quota('f', { cpu: ['4', '2'] })
+          .build(),
+        cq('b').cohort('c').quota('f', { cpu: '10' }).build(),
+      ],
+    });
     env.submit(wl('x').queue('a').pods(1, { cpu: '6' }).created(0).build(), wl('y').queue('a').pods(1, { cpu: '1' }).created(1).build());
     const r = env.settle();
     assert.equal(statusOf(r, 'default/x').admitted, true);
@@ -110,7 +149,15 @@ describe('cohorts', () => {
   });
 
   it('a lending limit keeps the rest of the nominal quota private', () => {
-    const env = admissionEnv({ clusterQueues: [cq('a').cohort('c').quota('f', { cpu: '2' }).build(), cq('b').cohort('c').quota('f', { cpu: ['10', undefined, '3'] }).build()] });
+    const env = admissionEnv({
+      clusterQueues: [
+        cq('a').cohort('c').quota('f', { cpu: '2' }).build(),
+        cq('b')
+          .cohort('c')
+          .quota('f', { cpu: ['10', undefined, '3'] })
+          .build(),
+      ],
+    });
     env.submit(wl('x').queue('a').pods(1, { cpu: '6' }).build());
     const s = statusOf(env.settle(), 'default/x');
     assert.equal(s.reason, 'ExceedsMaxQuota', 'a can reach its 2 plus the 3 b lends, not 6');
@@ -129,9 +176,17 @@ describe('cohorts', () => {
 describe('namespaces and stopped queues', () => {
   it('a namespace the ClusterQueue does not select is inadmissible', () => {
     const env = admissionEnv({
-      clusterQueues: [cq('q').quota('default', { cpu: '10' }).namespaceSelector({ matchLabels: { team: 'ml' } }).build()],
+      clusterQueues: [
+        cq('q')
+          .quota('default', { cpu: '10' })
+          .namespaceSelector({ matchLabels: { team: 'ml' } })
+          .build(),
+      ],
       localQueues: [localQueue('q', 'q', 'ml'), localQueue('q', 'q', 'web')],
-      namespaces: new Map([['ml', { team: 'ml' }], ['web', { team: 'web' }]]),
+      namespaces: new Map([
+        ['ml', { team: 'ml' }],
+        ['web', { team: 'web' }],
+      ]),
     });
     env.submit(wl('a', 'ml').queue('q').pods(1, { cpu: '1' }).build(), wl('b', 'web').queue('q').pods(1, { cpu: '1' }).build());
     const r = env.settle();
@@ -151,7 +206,10 @@ describe('namespaces and stopped queues', () => {
 describe('partial admission', () => {
   it('shrinks to the largest count that fits, not below minCount', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('a').queue('q').pods(8, { cpu: '2' }, { minCount: 3 }).build(), wl('b').queue('q').pods(8, { cpu: '2' }, { minCount: 6 }).created(1).build());
+    env.submit(
+      wl('a').queue('q').pods(8, { cpu: '2' }, { minCount: 3 }).build(),
+      wl('b').queue('q').pods(8, { cpu: '2' }, { minCount: 6 }).created(1).build(),
+    );
     const r = env.settle();
     assert.equal(statusOf(r, 'default/a').w.status!.admission!.podSetAssignments[0]!.count, 5);
     assert.equal(statusOf(r, 'default/b').admitted, false);
@@ -162,7 +220,12 @@ describe('topology (TAS during flavor assignment)', () => {
   it('admits with a topology assignment inside the required rack', () => {
     const { f, tas } = rackCluster(2, 2);
     const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).build()], flavors: [f], tas: [tas] });
-    env.submit(wl('a').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).build());
+    env.submit(
+      wl('a')
+        .queue('q')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .build(),
+    );
     const a = statusOf(env.settle(), 'default/a').w.status!.admission!.podSetAssignments[0]!;
     assert.equal(a.count, 2);
     assert.ok(a.topologyAssignment);
@@ -171,16 +234,40 @@ describe('topology (TAS during flavor assignment)', () => {
   it('quota fits but no rack can hold the pods: TopologyPlacementFailed', () => {
     const { f, tas } = rackCluster(2, 2);
     const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).build()], flavors: [f], tas: [tas] });
-    env.submit(wl('a').queue('q').pods(3, { cpu: '4' }, { topology: { required: RACK } }).build());
+    env.submit(
+      wl('a')
+        .queue('q')
+        .pods(3, { cpu: '4' }, { topology: { required: RACK } })
+        .build(),
+    );
     const s = statusOf(env.settle(), 'default/a');
     assert.equal(s.reason, 'TopologyPlacementFailed');
   });
 
   it('a second workload in the same cycle sees the first one placement', () => {
     const { f, tas } = rackCluster(2, 2);
-    const env = admissionEnv({ clusterQueues: [cq('a').quota('tas', { cpu: '100' }).build(), cq('b').quota('tas', { cpu: '100' }).build()], flavors: [f], tas: [tas] });
-    env.submit(wl('x').queue('a').pods(2, { cpu: '4' }, { topology: { required: RACK } }).build(), wl('y').queue('b').pods(2, { cpu: '4' }, { topology: { required: RACK } }).build());
-    env.submit(wl('z').queue('a').pods(1, { cpu: '4' }, { topology: { required: RACK } }).created(5).build());
+    const env = admissionEnv({
+      clusterQueues: [cq('a').quota('tas', { cpu: '100' }).build(), cq('b').quota('tas', { cpu: '100' }).build()],
+      flavors: [f],
+      tas: [tas],
+    });
+    env.submit(
+      wl('x')
+        .queue('a')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .build(),
+      wl('y')
+        .queue('b')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .build(),
+    );
+    env.submit(
+      wl('z')
+        .queue('a')
+        .pods(1, { cpu: '4' }, { topology: { required: RACK } })
+        .created(5)
+        .build(),
+    );
     const r = env.settle();
     assert.deepEqual(admittedKeys(r), ['default/x', 'default/y']);
     for (const leaf of tas.snapshot.leaves()) assert.ok(tas.snapshot.free(leaf, tas.snapshot.resourceIndex('cpu')) >= 0);
@@ -237,12 +324,13 @@ describe('gangs', () => {
     env.submit(wl('g').queue('q').pods(6, { cpu: '1' }).gang(2, { total: 4 }).build());
     assert.equal(statusOf(env.settle(), 'default/g').w.status!.admission!.podSetAssignments[0]!.count, 4);
   });
-
 });
 
 describe('preemption', () => {
   it('within the ClusterQueue: a higher priority workload preempts a lower one and is admitted', () => {
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+    });
     env.submit(wl('low').queue('q').pods(1, { cpu: '8' }).build());
     env.settle();
     env.submit(wl('high').queue('q').pods(1, { cpu: '6' }).priority(5).created(10).build());
@@ -257,8 +345,13 @@ describe('preemption', () => {
   });
 
   it('never preempts when it would not make the preemptor fit', () => {
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
-    env.submit(wl('low').queue('q').pods(1, { cpu: '2' }).build(), wl('same').queue('q').pods(1, { cpu: '8' }).priority(5).created(1).build());
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+    });
+    env.submit(
+      wl('low').queue('q').pods(1, { cpu: '2' }).build(),
+      wl('same').queue('q').pods(1, { cpu: '8' }).priority(5).created(1).build(),
+    );
     env.settle();
     env.submit(wl('high').queue('q').pods(1, { cpu: '9' }).priority(5).created(10).build());
     const r = env.settle();
@@ -268,7 +361,10 @@ describe('preemption', () => {
 
   it('reclaims quota lent within the cohort from a borrowing ClusterQueue', () => {
     const env = admissionEnv({
-      clusterQueues: [cq('a').cohort('c').quota('f', { cpu: '5' }).preemption({ reclaimWithinCohort: 'Any' }).build(), cq('b').cohort('c').quota('f', { cpu: '5' }).build()],
+      clusterQueues: [
+        cq('a').cohort('c').quota('f', { cpu: '5' }).preemption({ reclaimWithinCohort: 'Any' }).build(),
+        cq('b').cohort('c').quota('f', { cpu: '5' }).build(),
+      ],
     });
     env.submit(wl('borrower').queue('b').pods(1, { cpu: '8' }).build());
     env.settle();
@@ -280,8 +376,13 @@ describe('preemption', () => {
 
   it('a gang is preempted whole', () => {
     const group = ['default/g1', 'default/g2'];
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()] });
-    env.submit(wl('g1').queue('q').pods(1, { cpu: '4' }).gang(1, { groups: group }).build(), wl('g2').queue('q').pods(1, { cpu: '4' }).gang(1, { groups: group }).build());
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+    });
+    env.submit(
+      wl('g1').queue('q').pods(1, { cpu: '4' }).gang(1, { groups: group }).build(),
+      wl('g2').queue('q').pods(1, { cpu: '4' }).gang(1, { groups: group }).build(),
+    );
     env.settle();
     assert.equal(env.snap.admitted.size, 2);
     env.submit(wl('high').queue('q').pods(1, { cpu: '5' }).priority(9).created(10).build());
@@ -292,16 +393,36 @@ describe('preemption', () => {
 
   it('topology-aware: frees one rack rather than scattered nodes', () => {
     const { f, tas } = rackCluster(2, 2);
-    const env = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '100' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()], flavors: [f], tas: [tas] });
+    const env = admissionEnv({
+      clusterQueues: [cq('q').quota('tas', { cpu: '100' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+      flavors: [f],
+      tas: [tas],
+    });
     // Four one-node workloads, one per host: r0-h0, r0-h1, r1-h0, r1-h1.
-    for (let i = 0; i < 4; i++) env.submit(wl(`small${i}`).queue('q').pods(1, { cpu: '4' }, { topology: { required: 'kubernetes.io/hostname' } }).created(i).build());
+    for (let i = 0; i < 4; i++)
+      env.submit(
+        wl(`small${i}`)
+          .queue('q')
+          .pods(1, { cpu: '4' }, { topology: { required: 'kubernetes.io/hostname' } })
+          .created(i)
+          .build(),
+      );
     env.settle();
     assert.equal(env.snap.admitted.size, 4);
-    env.submit(wl('high').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(9).created(10).build());
+    env.submit(
+      wl('high')
+        .queue('q')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .priority(9)
+        .created(10)
+        .build(),
+    );
     const r = env.settle();
     assert.equal(statusOf(r, 'default/high').admitted, true);
     assert.equal(r.preempted, 2);
-    const racks = [...env.snap.admitted.values()].filter((a) => a.key !== 'default/high').map((a) => a.podSets[0]!.assignment!.domains[0]!.values.at(-1)!.split('-')[0]);
+    const racks = [...env.snap.admitted.values()]
+      .filter((a) => a.key !== 'default/high')
+      .map((a) => a.podSets[0]!.assignment!.domains[0]!.values.at(-1)!.split('-')[0]);
     assert.equal(new Set(racks).size, 1, 'the two survivors share the rack that was not freed');
   });
 });

@@ -140,7 +140,19 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
     })
     .map((x) => x.e);
 
-  const state: CycleState = { snap, queues, cfg, popped, decisions: [], targeted: new Set(), holds: [], admitted: 0, preempting: 0, parked: 0, changed: false };
+  const state: CycleState = {
+    snap,
+    queues,
+    cfg,
+    popped,
+    decisions: [],
+    targeted: new Set(),
+    holds: [],
+    admitted: 0,
+    preempting: 0,
+    parked: 0,
+    changed: false,
+  };
   for (const e of order) processEntry(state, e);
   for (const h of state.holds) {
     snap.removeAdmitted(h.key);
@@ -211,7 +223,14 @@ function processEntry(st: CycleState, e: Entry): void {
         snap.removeAdmitted(m.info.key);
         st.changed = true;
       }
-      st.decisions.push({ kind: 'gangTimeout', key: m.info.key, workload: m.info.workload, clusterQueue: m.cq?.name, message: e.message, pods: timedOutPods(m.info) });
+      st.decisions.push({
+        kind: 'gangTimeout',
+        key: m.info.key,
+        workload: m.info.workload,
+        clusterQueue: m.cq?.name,
+        message: e.message,
+        pods: timedOutPods(m.info),
+      });
       queues.delete(m.info.key);
     }
     return;

@@ -11,10 +11,19 @@ import { RACK, TAS_LEVELS, admissionEnv, cq, flavor, tasFlavor, wl } from '../te
 import { node } from '../testing/builders.ts';
 
 function env() {
-  const nodes = ['n1', 'n2'].map((n) => node(n).labels({ 'cloud.com/block': 'b', [RACK]: 'r' }).cpu('4').build());
+  const nodes = ['n1', 'n2'].map((n) =>
+    node(n)
+      .labels({ 'cloud.com/block': 'b', [RACK]: 'r' })
+      .cpu('4')
+      .build(),
+  );
   const f = flavor('tas', { topology: 'default' });
   const tas = tasFlavor(f, TAS_LEVELS, nodes);
-  const e = admissionEnv({ clusterQueues: [cq('q').quota('tas', { cpu: '8' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()], flavors: [f], tas: [tas] });
+  const e = admissionEnv({
+    clusterQueues: [cq('q').quota('tas', { cpu: '8' }).preemption({ withinClusterQueue: 'LowerPriority' }).build()],
+    flavors: [f],
+    tas: [tas],
+  });
   return { ...e, tas, cq: e.snap.clusterQueues.get('q')! };
 }
 
@@ -22,9 +31,21 @@ describe('assignFlavors: the placement on an empty topology', () => {
   it('follows bound pods, and not the TAS Workloads admitted and taken back', () => {
     const { snap, submit, settle, tas, cq: q } = env();
     // The rack is full of a low-priority Workload: the whole-rack one is short of quota.
-    submit(wl('low').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(0).build());
+    submit(
+      wl('low')
+        .queue('q')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .priority(0)
+        .build(),
+    );
     assert.equal(settle().admitted, 1);
-    const big = workloadInfo(wl('big').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(5).build());
+    const big = workloadInfo(
+      wl('big')
+        .queue('q')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .priority(5)
+        .build(),
+    );
     const assign = () => assignFlavors(snap, q, big, { placement: {} });
     assert.equal(assign().mode, 'Preempt', 'the rack would hold it once emptied');
     assert.equal(assign().preemptTopology, true);
@@ -48,9 +69,22 @@ describe('assignFlavors: the placement on an empty topology', () => {
 
   it('gives the same answer to Workloads of the same shape, and another to a bigger one', () => {
     const { snap, submit, settle, cq: q } = env();
-    submit(wl('low').queue('q').pods(2, { cpu: '4' }, { topology: { required: RACK } }).priority(0).build());
+    submit(
+      wl('low')
+        .queue('q')
+        .pods(2, { cpu: '4' }, { topology: { required: RACK } })
+        .priority(0)
+        .build(),
+    );
     settle();
-    const shaped = (name: string, pods: number) => workloadInfo(wl(name).queue('q').pods(pods, { cpu: '4' }, { topology: { required: RACK } }).priority(5).build());
+    const shaped = (name: string, pods: number) =>
+      workloadInfo(
+        wl(name)
+          .queue('q')
+          .pods(pods, { cpu: '4' }, { topology: { required: RACK } })
+          .priority(5)
+          .build(),
+      );
     assert.equal(assignFlavors(snap, q, shaped('a', 2), { placement: {} }).mode, 'Preempt');
     assert.equal(assignFlavors(snap, q, shaped('b', 2), { placement: {} }).mode, 'Preempt');
     // Three pods never fit the two-node rack (quota says at most 8 CPU anyway: ExceedsMaxQuota first).

@@ -12,7 +12,13 @@ import type { PodSet, ResourceFlavor } from '../api/objects.ts';
 import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import { hasTopologyConstraint } from '../api/topology-request.ts';
 import type { Assignment } from '../placement/assignment.ts';
-import { placeWorkload, podSetGroups, resourceFlavorMismatch, type TasFlavor, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
+import {
+  placeWorkload,
+  podSetGroups,
+  resourceFlavorMismatch,
+  type TasFlavor,
+  type WorkloadPlacementOptions,
+} from '../placement/workload-placement.ts';
 import { fr, type FR } from './quota.ts';
 import type { AdmissionSnapshot, ClusterQueueInfo, PodSetAdmission } from './snapshot.ts';
 import type { PodSetInfo, WorkloadInfo } from './workload-info.ts';
@@ -40,7 +46,12 @@ export const PendingReason = {
 export type PendingReason = (typeof PendingReason)[keyof typeof PendingReason];
 
 /** Most severe first: the reason a NoFit reports (kueue-core §1b). */
-const SEVERITY: readonly PendingReason[] = [PendingReason.NoMatchingFlavor, PendingReason.ExceedsMaxQuota, PendingReason.WaitingForQuota, PendingReason.TopologyPlacementFailed];
+const SEVERITY: readonly PendingReason[] = [
+  PendingReason.NoMatchingFlavor,
+  PendingReason.ExceedsMaxQuota,
+  PendingReason.WaitingForQuota,
+  PendingReason.TopologyPlacementFailed,
+];
 
 export interface FlavorAssignment {
   mode: Mode;
@@ -158,7 +169,10 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     }
     if (uncovered !== undefined) {
       mode = 'NoFit';
-      reasons.push({ reason: PendingReason.NoMatchingFlavor, message: `couldn't assign flavors to pod set ${ps.name}: resource ${uncovered} unavailable in ClusterQueue` });
+      reasons.push({
+        reason: PendingReason.NoMatchingFlavor,
+        message: `couldn't assign flavors to pod set ${ps.name}: resource ${uncovered} unavailable in ClusterQueue`,
+      });
       continue;
     }
     const tas = usesTopology(ps, cq);
@@ -176,7 +190,8 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
       }
       if (!best || best.mode === 'NoFit') {
         groupMode = 'NoFit';
-        const worst = best?.reasons.map((r) => r.reason).sort((a, b) => SEVERITY.indexOf(a) - SEVERITY.indexOf(b))[0] ?? PendingReason.NoMatchingFlavor;
+        const worst =
+          best?.reasons.map((r) => r.reason).sort((a, b) => SEVERITY.indexOf(a) - SEVERITY.indexOf(b))[0] ?? PendingReason.NoMatchingFlavor;
         reasons.push({ reason: worst, message: `couldn't assign flavors to pod set ${ps.name}: ${tried.join(', ') || 'no flavor'}` });
         continue;
       }
@@ -215,11 +230,17 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     return result(parts, 'NoFit', worst.reason, reasons.map((r) => r.message).join('; '));
   }
   if (tasFlavorOf.size === 0 || options.skipTopology) {
-    return mode === 'Fit' ? result(parts, 'Fit', PendingReason.WaitingForQuota, '') : result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((r) => r.message).join('; '));
+    return mode === 'Fit'
+      ? result(parts, 'Fit', PendingReason.WaitingForQuota, '')
+      : result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((r) => r.message).join('; '));
   }
   // The TAS hook: place on the current snapshot when quota fits; on an empty one to learn
   // whether preemption could ever help.
-  const tasOptions: WorkloadPlacementOptions = { ...options.placement, flavorOf: tasFlavorOf, counts: new Map(podSets.map((p) => [p.name, p.count])) };
+  const tasOptions: WorkloadPlacementOptions = {
+    ...options.placement,
+    flavorOf: tasFlavorOf,
+    counts: new Map(podSets.map((p) => [p.name, p.count])),
+  };
   if (mode === 'Fit') {
     const placed = placeWorkload(info.workload, snap.tasList, tasOptions);
     if (placed.ok) {
@@ -351,11 +372,18 @@ function optionsKeyOf(placement: WorkloadPlacementOptions | undefined): object {
 }
 
 function integralArrays(free: Float64Array, tas: Float64Array, n: number): boolean {
-  for (let i = 0; i < n; i++) if (!(Number.isSafeInteger(free[i]) && Number.isSafeInteger(tas[i]) && Number.isSafeInteger(free[i]! + tas[i]!))) return false;
+  for (let i = 0; i < n; i++)
+    if (!(Number.isSafeInteger(free[i]) && Number.isSafeInteger(tas[i]) && Number.isSafeInteger(free[i]! + tas[i]!))) return false;
   return true;
 }
 
-function placeOnEmpty(snap: AdmissionSnapshot, info: WorkloadInfo, shape: WorkloadShape, placement: WorkloadPlacementOptions, tasOptions: WorkloadPlacementOptions): Answer {
+function placeOnEmpty(
+  snap: AdmissionSnapshot,
+  info: WorkloadInfo,
+  shape: WorkloadShape,
+  placement: WorkloadPlacementOptions,
+  tasOptions: WorkloadPlacementOptions,
+): Answer {
   const memo = memoOf(snap).empty;
   if (!roomUnchanged(memo, snap)) memo.answers = new WeakMap();
   const optionsKey = optionsKeyOf(placement);
@@ -364,7 +392,11 @@ function placeOnEmpty(snap: AdmissionSnapshot, info: WorkloadInfo, shape: Worklo
   // The usual Workload: one PodSet on one flavor, looked up without building a key.
   const lone = shape.groups.length === 1 && shape.groups[0]!.members.length === 1 ? shape.groups[0]!.members[0]!.name : undefined;
   const w = info.workload;
-  shape.placementKey ??= JSON.stringify([w.metadata.annotations ?? null, (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion), w.spec.podSets]);
+  shape.placementKey ??= JSON.stringify([
+    w.metadata.annotations ?? null,
+    (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion),
+    w.spec.podSets,
+  ]);
   let answers = byShape.get(shape.placementKey);
   if (!answers) byShape.set(shape.placementKey, (answers = { key: shape.placementKey, byCount: new Map(), byAsk: new Map() }));
   else shape.placementKey = answers.key;
@@ -401,7 +433,11 @@ function emptyAnswer(snap: AdmissionSnapshot, w: WorkloadInfo['workload'], tasOp
  * Writes the placement into the PodSet admissions. A gang placement may hold fewer pods
  * than asked (its minimum plus what fits): counts and usage follow the placement.
  */
-export function applyPlacement(podSets: PodSetAdmission[], placed: readonly { name: string; count: number; flavor: string; assignment: Assignment }[], coversPods: boolean): void {
+export function applyPlacement(
+  podSets: PodSetAdmission[],
+  placed: readonly { name: string; count: number; flavor: string; assignment: Assignment }[],
+  coversPods: boolean,
+): void {
   for (const p of placed) {
     const ps = podSets.find((x) => x.name === p.name);
     if (!ps) continue;
@@ -444,7 +480,16 @@ interface ResultParts {
 }
 
 function result(p: ResultParts, mode: Mode, reason: PendingReason, message: string): FlavorAssignment {
-  return { mode, podSets: order(p.podSets, p.spec), usage: usageOf(p.podSets), borrowing: p.borrowing, preemptQuota: p.preemptQuota, preemptTopology: false, reason, message };
+  return {
+    mode,
+    podSets: order(p.podSets, p.spec),
+    usage: usageOf(p.podSets),
+    borrowing: p.borrowing,
+    preemptQuota: p.preemptQuota,
+    preemptTopology: false,
+    reason,
+    message,
+  };
 }
 
 /** A PodSet group of a Workload as assignFlavors reads it (workers first, then the leader). */

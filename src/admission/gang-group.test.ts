@@ -6,7 +6,10 @@ import { admissionEnv, admittedKeys, cq, decisionStatus as statusOf, localQueue,
 // Gang groups in the cycle (gang-group.ts): closure, basic check, waiting time, timeout.
 describe('gang groups', () => {
   it('a gang short of members waits with the peer basic-check message', () => {
-    const env2 = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '100' }).build()], localQueues: [localQueue('q', 'q', 'ns')] });
+    const env2 = admissionEnv({
+      clusterQueues: [cq('q').quota('default', { cpu: '100' }).build()],
+      localQueues: [localQueue('q', 'q', 'ns')],
+    });
     env2.submit(wl('g', 'ns').queue('q').pods(2, { cpu: '1' }).gang(3).build());
     const s = statusOf(env2.settle(), 'ns/g');
     assert.equal(s.reason, 'GangNotReady');
@@ -20,7 +23,10 @@ describe('gang groups', () => {
         clusterQueues: [cq('qa').quota('default', { cpu: '10' }).build(), cq('qb').quota('default', { cpu: '10' }).build()],
         localQueues: [localQueue('qa', 'qa', 'ns-a'), localQueue('qb', 'qb', 'ns-b')],
       });
-      env.submit(wl('a', 'ns-a').queue('qa').pods(2, { cpu: '2' }).gang(2, { groups: group }).build(), wl('b', 'ns-b').queue('qb').pods(2, { cpu: bCpu }).gang(2, { groups: group }).build());
+      env.submit(
+        wl('a', 'ns-a').queue('qa').pods(2, { cpu: '2' }).gang(2, { groups: group }).build(),
+        wl('b', 'ns-b').queue('qb').pods(2, { cpu: bCpu }).gang(2, { groups: group }).build(),
+      );
       return env.settle();
     };
     const ok = mk('2');
@@ -30,12 +36,16 @@ describe('gang groups', () => {
     assert.match(statusOf(no, 'ns-a/a').message!, /ns-b\/b/);
   });
 
-  it('in a gang group, each member\'s pending message names that member as the current gang', () => {
+  it("in a gang group, each member's pending message names that member as the current gang", () => {
     const group = ['default/a', 'default/b'];
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('a').queue('q').pods(2, { cpu: '1' }).gang(2, { groups: group }).build(), wl('b').queue('q').pods(1, { cpu: '1' }).gang(2, { groups: group }).build());
+    env.submit(
+      wl('a').queue('q').pods(2, { cpu: '1' }).gang(2, { groups: group }).build(),
+      wl('b').queue('q').pods(1, { cpu: '1' }).gang(2, { groups: group }).build(),
+    );
     const r = env.settle();
-    const prefix = 'gangGroup [default/a default/b] basic check: memberGangs [default/a default/b] child pod not collect enough, current gang: ';
+    const prefix =
+      'gangGroup [default/a default/b] basic check: memberGangs [default/a default/b] child pod not collect enough, current gang: ';
     assert.equal(statusOf(r, 'default/a').message, `${prefix}default/a`);
     assert.equal(statusOf(r, 'default/b').message, `${prefix}default/b`);
   });
@@ -44,27 +54,49 @@ describe('gang groups', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '3' }).build()] });
     env.submit(wl('g').queue('q').pods(4, { cpu: '1' }).gang(0, { total: 0 }).build());
     env.settle();
-    assert.deepEqual(env.snap.admitted.get('default/g')?.podSets.map((p) => p.count), [3]);
+    assert.deepEqual(
+      env.snap.admitted.get('default/g')?.podSets.map((p) => p.count),
+      [3],
+    );
   });
 
   it('a gang whose PodGroup minResources exceed what its ClusterQueue can ever give is not admitted, with the resource gap', () => {
     const mk = (min: string) => {
       const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-      env.submit(wl('g').queue('q').pods(2, { cpu: '1' }).gang(2).annotate({ [GangWorkloadKey.MinResources]: JSON.stringify({ cpu: min, memory: '1Gi' }) }).build());
+      env.submit(
+        wl('g')
+          .queue('q')
+          .pods(2, { cpu: '1' })
+          .gang(2)
+          .annotate({ [GangWorkloadKey.MinResources]: JSON.stringify({ cpu: min, memory: '1Gi' }) })
+          .build(),
+      );
       return env.settle();
     };
     const no = mk('12500m');
     assert.deepEqual(admittedKeys(no), []);
     const s = statusOf(no, 'default/g');
     assert.equal(s.reason, 'ExceedsMaxQuota');
-    assert.equal(s.message, 'gang default/g: its PodGroup\'s spec.minResources exceeds what ClusterQueue q can ever give (its quota with everything it may borrow); resource gap: cpu=2500m');
-    assert.deepEqual(admittedKeys(mk('10')), ['default/g'], 'within the quota (memory is not the ClusterQueue\'s: left to placement)');
+    assert.equal(
+      s.message,
+      "gang default/g: its PodGroup's spec.minResources exceeds what ClusterQueue q can ever give (its quota with everything it may borrow); resource gap: cpu=2500m",
+    );
+    assert.deepEqual(admittedKeys(mk('10')), ['default/g'], "within the quota (memory is not the ClusterQueue's: left to placement)");
   });
 
-  it('a group naming a gang that does not exist waits: memberGangs doesn\'t exists', () => {
+  it("a group naming a gang that does not exist waits: memberGangs doesn't exists", () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('a').queue('q').pods(1, { cpu: '1' }).gang(1, { groups: ['default/a', 'default/typo'] }).build());
-    assert.equal(statusOf(env.settle(), 'default/a').message, "gangGroup [default/a default/typo] basic check: memberGangs [default/typo] doesn't exists, current gang: default/a");
+    env.submit(
+      wl('a')
+        .queue('q')
+        .pods(1, { cpu: '1' })
+        .gang(1, { groups: ['default/a', 'default/typo'] })
+        .build(),
+    );
+    assert.equal(
+      statusOf(env.settle(), 'default/a').message,
+      "gangGroup [default/a default/typo] basic check: memberGangs [default/typo] doesn't exists, current gang: default/a",
+    );
   });
 
   it('when the waiting time runs out the gang releases everything and is timed out', () => {
@@ -90,7 +122,14 @@ describe('gang groups', () => {
 
   it('a timed-out gang is not scheduled until the user acts', () => {
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });
-    env.submit(wl('g').queue('q').pods(1, { cpu: '1' }).gang(1).annotate({ [GangAnnotation.Timeout]: 'true' }).build());
+    env.submit(
+      wl('g')
+        .queue('q')
+        .pods(1, { cpu: '1' })
+        .gang(1)
+        .annotate({ [GangAnnotation.Timeout]: 'true' })
+        .build(),
+    );
     const s = statusOf(env.settle(), 'default/g');
     assert.equal(s.reason, 'GangTimeout');
   });

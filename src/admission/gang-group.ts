@@ -22,7 +22,11 @@ import { type GangInfo, totalPods, type WorkloadInfo } from './workload-info.ts'
 export const gangIdList = (ids: readonly string[]) => `[${ids.join(' ')}]`;
 
 /** The per-Workload checks of the nomination, applied to each gang pulled into the group. */
-export type MemberCheck = (info: WorkloadInfo, cq: ClusterQueueInfo | undefined, cqName: string | undefined) => { reason: PendingReason; message: string } | undefined;
+export type MemberCheck = (
+  info: WorkloadInfo,
+  cq: ClusterQueueInfo | undefined,
+  cqName: string | undefined,
+) => { reason: PendingReason; message: string } | undefined;
 
 export interface GangGroupContext {
   snap: AdmissionSnapshot;
@@ -66,7 +70,14 @@ export function closeGangGroup(ctx: GangGroupContext, entry: Entry, gang: GangIn
       const ocqName = queues.clusterQueueOf(other.key)!;
       const ocq = snap.clusterQueues.get(ocqName);
       const taken = queues.take(other.key);
-      entry.members.push({ info: other, cq: ocq!, targets: [], reservedOnly: false, held: snap.admitted.get(other.key), wasLive: taken?.live ?? true });
+      entry.members.push({
+        info: other,
+        cq: ocq!,
+        targets: [],
+        reservedOnly: false,
+        held: snap.admitted.get(other.key),
+        wasLive: taken?.live ?? true,
+      });
       const p = ctx.check(other, ocq, ocqName);
       if (p) {
         entry.reason = p.reason;
@@ -96,7 +107,8 @@ export function closeGangGroup(ctx: GangGroupContext, entry: Entry, gang: GangIn
   if (waited !== undefined && ctx.now >= waited + gang.waitingSeconds) {
     entry.status = 'timeout';
     entry.reason = PendingReason.GangTimeout;
-    entry.message = `gang ${gang.id} was not satisfied within its waiting time of ${gang.waitingSeconds}s (waiting since ${waited}); ` +
+    entry.message =
+      `gang ${gang.id} was not satisfied within its waiting time of ${gang.waitingSeconds}s (waiting since ${waited}); ` +
       'its reservations are released and its pods are annotated gang.scheduling.koordinator.sh/timeout=true: delete or recreate them to try again';
     return true;
   }
@@ -110,5 +122,7 @@ export function startsWaitingNow(gang: GangInfo | undefined, topologyOnly: boole
 
 /** The Pods (`ns/name`, from the Workload's Pod owner references) a timed-out gang annotates. */
 export function timedOutPods(info: WorkloadInfo): string[] {
-  return (info.workload.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1).map((o) => `${info.namespace}/${o.name}`);
+  return (info.workload.metadata.ownerReferences ?? [])
+    .filter((o) => o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1)
+    .map((o) => `${info.namespace}/${o.name}`);
 }

@@ -65,7 +65,13 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
       const r = nominateMember(snap, m, cfg, entry.members.length === 1);
       if (r.status !== 'fit' && r.status !== 'preempt') {
         entry.reason = r.reason;
-        entry.message = entry.members.length > 1 ? `gang group [${entry.members.map((x) => x.info.gang?.id ?? x.info.key).sort().join(' ')}] is admitted whole or not at all; member ${m.info.key}: ${r.message}` : r.message;
+        entry.message =
+          entry.members.length > 1
+            ? `gang group [${entry.members
+                .map((x) => x.info.gang?.id ?? x.info.key)
+                .sort()
+                .join(' ')}] is admitted whole or not at all; member ${m.info.key}: ${r.message}`
+            : r.message;
         entry.gangWaitingSince = r.gangWaitingSince;
         // A NonStrict gang that held a reservation keeps it (it is re-added below).
         return entry;
@@ -90,16 +96,26 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
   }
 }
 
-function check(snap: AdmissionSnapshot, info: WorkloadInfo, cq: ClusterQueueInfo | undefined, cqName: string | undefined, lqStopped: boolean): { reason: PendingReason; message: string } | undefined {
+function check(
+  snap: AdmissionSnapshot,
+  info: WorkloadInfo,
+  cq: ClusterQueueInfo | undefined,
+  cqName: string | undefined,
+  lqStopped: boolean,
+): { reason: PendingReason; message: string } | undefined {
   if (info.invalid !== undefined) return { reason: PendingReason.Misconfigured, message: info.invalid };
   if (info.gang?.timedOut) {
-    return { reason: PendingReason.GangTimeout, message: `gang ${info.gang.id} timed out (gang.scheduling.koordinator.sh/timeout=true): it is not scheduled until its pods are recreated or the annotation is removed` };
+    return {
+      reason: PendingReason.GangTimeout,
+      message: `gang ${info.gang.id} timed out (gang.scheduling.koordinator.sh/timeout=true): it is not scheduled until its pods are recreated or the annotation is removed`,
+    };
   }
   if (!cq) return { reason: PendingReason.Misconfigured, message: `ClusterQueue ${cqName ?? ''} not found` };
   if (cq.inactive) return { reason: PendingReason.Suspended, message: `ClusterQueue ${cq.name} is inactive` };
   if (lqStopped && info.queueName !== undefined) {
     const lq = snap.localQueues.get(`${info.namespace}/${info.queueName}`);
-    if (lq && lq.spec.stopPolicy !== 'None') return { reason: PendingReason.Suspended, message: `LocalQueue ${info.queueName} is inactive` };
+    if (lq && lq.spec.stopPolicy !== 'None')
+      return { reason: PendingReason.Suspended, message: `LocalQueue ${info.queueName} is inactive` };
   }
   if (!namespaceSelectorMatches(cq.namespaceSelector, snap.namespaces.get(info.namespace))) {
     return { reason: PendingReason.Inadmissible, message: `Workload namespace doesn't match ClusterQueue selector` };
@@ -179,9 +195,16 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
     }
   }
   // NonStrict gangs hold what fits while they accumulate (never less than they held).
-  const startsWaiting = startsWaitingNow(gang, first.preemptQuota.size === 0 && (first.reason === PendingReason.TopologyPlacementFailed || first.preemptTopology), cfg.now);
+  const startsWaiting = startsWaitingNow(
+    gang,
+    first.preemptQuota.size === 0 && (first.reason === PendingReason.TopologyPlacementFailed || first.preemptTopology),
+    cfg.now,
+  );
   // Accumulating is pointless when even an empty cluster or the whole quota is too small.
-  const hopeless = first.reason === PendingReason.ExceedsMaxQuota || first.reason === PendingReason.NoMatchingFlavor || (first.mode === 'NoFit' && first.reason === PendingReason.TopologyPlacementFailed);
+  const hopeless =
+    first.reason === PendingReason.ExceedsMaxQuota ||
+    first.reason === PendingReason.NoMatchingFlavor ||
+    (first.mode === 'NoFit' && first.reason === PendingReason.TopologyPlacementFailed);
   if (gang && gang.mode === GangMode.NonStrict && alone && !hopeless) {
     const { k, best } = searchBelowMinimum(belowMinimum(info, full), fits);
     const heldCount = m.held ? m.held.podSets.reduce((s, p) => s + p.count, 0) : 0;
@@ -192,14 +215,25 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
       return { status: 'fit', reason: PendingReason.GangAccumulating, message: '', gangWaitingSince: gang.waitingSince ?? cfg.now };
     }
   }
-  return { status: 'fail', reason: first.reason, message: first.message, ...(startsWaiting !== undefined ? { gangWaitingSince: startsWaiting } : {}) };
+  return {
+    status: 'fail',
+    reason: first.reason,
+    message: first.message,
+    ...(startsWaiting !== undefined ? { gangWaitingSince: startsWaiting } : {}),
+  };
 }
 
 function tryCounts(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number>): FlavorAssignment {
   return assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts });
 }
 
-function targetsFor(snap: AdmissionSnapshot, m: Member, a: FlavorAssignment, counts: Map<string, number>, cfg: CycleConfig): PreemptionTarget[] {
+function targetsFor(
+  snap: AdmissionSnapshot,
+  m: Member,
+  a: FlavorAssignment,
+  counts: Map<string, number>,
+  cfg: CycleConfig,
+): PreemptionTarget[] {
   return findPreemptionTargets(snap, {
     info: m.info,
     cq: m.cq,

@@ -23,7 +23,11 @@ import {
 } from './pods-ready.ts';
 
 const T0 = 1_800_000_000;
-const cfg = (over: Partial<Omit<WaitForPodsReadyConfig, 'requeuingStrategy'>> & { requeuingStrategy?: Partial<WaitForPodsReadyConfig['requeuingStrategy']> } = {}): WaitForPodsReadyConfig => ({
+const cfg = (
+  over: Partial<Omit<WaitForPodsReadyConfig, 'requeuingStrategy'>> & {
+    requeuingStrategy?: Partial<WaitForPodsReadyConfig['requeuingStrategy']>;
+  } = {},
+): WaitForPodsReadyConfig => ({
   ...DEFAULT_WAIT_FOR_PODS_READY,
   ...over,
   requeuingStrategy: { ...DEFAULT_WAIT_FOR_PODS_READY.requeuingStrategy, ...over.requeuingStrategy },
@@ -33,7 +37,12 @@ const cfg = (over: Partial<Omit<WaitForPodsReadyConfig, 'requeuingStrategy'>> & 
 class WorkloadBuilder {
   private readonly w: Workload;
   constructor(name: string, namespace: string) {
-    this.w = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name, namespace }, spec: { podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] } };
+    this.w = {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Workload',
+      metadata: { name, namespace },
+      spec: { podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+    };
   }
   private cond(type: string, status: Condition['status'], reason: string, t: number, message = ''): this {
     setCondition(this.w, { type, status, reason, message }, t);
@@ -44,8 +53,17 @@ class WorkloadBuilder {
     return this;
   }
   admittedAt(t: number): this {
-    this.w.status = { ...this.w.status, admission: { clusterQueue: 'cq', podSetAssignments: [{ name: 'main', count: 1, flavors: { cpu: 'default' } }] } };
-    return this.cond(WorkloadCondition.QuotaReserved, 'True', 'QuotaReserved', t, 'Quota reserved in ClusterQueue cq').cond(WorkloadCondition.Admitted, 'True', 'Admitted', t, 'The workload is admitted');
+    this.w.status = {
+      ...this.w.status,
+      admission: { clusterQueue: 'cq', podSetAssignments: [{ name: 'main', count: 1, flavors: { cpu: 'default' } }] },
+    };
+    return this.cond(WorkloadCondition.QuotaReserved, 'True', 'QuotaReserved', t, 'Quota reserved in ClusterQueue cq').cond(
+      WorkloadCondition.Admitted,
+      'True',
+      'Admitted',
+      t,
+      'The workload is admitted',
+    );
   }
   podsReady(status: Condition['status'], reason: string, t: number): this {
     return this.cond(WorkloadCondition.PodsReady, status, reason, t);
@@ -100,47 +118,86 @@ describe('waitForPodsReady configuration', () => {
     assert.equal(c.recoveryTimeoutSeconds, 300);
   });
   it('durations are Go durations and requeuingStrategy fields default one by one', () => {
-    const c = parseWaitForPodsReady({ timeout: '1h30m', recoveryTimeout: '1.5s', blockAdmission: true, requeuingStrategy: { timestamp: 'Creation', backoffLimitCount: 3, backoffMaxSeconds: 600 } });
-    assert.deepEqual(c, { timeoutSeconds: 5400, recoveryTimeoutSeconds: 1.5, blockAdmission: true, requeuingStrategy: { timestamp: 'Creation', backoffLimitCount: 3, backoffBaseSeconds: 60, backoffMaxSeconds: 600 } });
+    const c = parseWaitForPodsReady({
+      timeout: '1h30m',
+      recoveryTimeout: '1.5s',
+      blockAdmission: true,
+      requeuingStrategy: { timestamp: 'Creation', backoffLimitCount: 3, backoffMaxSeconds: 600 },
+    });
+    assert.deepEqual(c, {
+      timeoutSeconds: 5400,
+      recoveryTimeoutSeconds: 1.5,
+      blockAdmission: true,
+      requeuingStrategy: { timestamp: 'Creation', backoffLimitCount: 3, backoffBaseSeconds: 60, backoffMaxSeconds: 600 },
+    });
     assert.equal(parseWaitForPodsReady({ timeout: '10m', recoveryTimeout: '0s' }).recoveryTimeoutSeconds, 0);
   });
   it('a bad field is refused with its path and what would be accepted', () => {
     const at = { file: 'config.yaml', document: 1, object: 'Configuration' };
     const cases: [unknown, string | RegExp][] = [
-      [{ timeout: '30 minutes' }, 'config.yaml, document 1, Configuration, waitForPodsReady.timeout: must be a Go duration such as "30m", "1h30m" or "0s", got the string "30 minutes"'],
+      [
+        { timeout: '30 minutes' },
+        'config.yaml, document 1, Configuration, waitForPodsReady.timeout: must be a Go duration such as "30m", "1h30m" or "0s", got the string "30 minutes"',
+      ],
       [{ timeout: 1800 }, /waitForPodsReady\.timeout: must be a Go duration .* got number 1800$/],
       [{ blockAdmission: true }, /waitForPodsReady\.timeout: is required in v1beta2/],
       [{ timeout: '-1s' }, /waitForPodsReady\.timeout: Invalid value: "-1s": must be greater than or equal to 0$/],
       [{ timeout: '5m', recoveryTimeout: 'soon' }, /waitForPodsReady\.recoveryTimeout: must be a Go duration/],
       [{ enable: true, timeout: '5m' }, /waitForPodsReady\.enable: was removed in v1beta2/],
-      [{ timeout: '5m', blockAdmision: true }, /waitForPodsReady\.blockAdmision: unknown field; waitForPodsReady accepts timeout, recoveryTimeout, blockAdmission, requeuingStrategy$/],
+      [
+        { timeout: '5m', blockAdmision: true },
+        /waitForPodsReady\.blockAdmision: unknown field; waitForPodsReady accepts timeout, recoveryTimeout, blockAdmission, requeuingStrategy$/,
+      ],
       [{ timeout: '5m', blockAdmission: 'yes' }, /waitForPodsReady\.blockAdmission: must be true or false, got the string "yes"$/],
-      [{ timeout: '5m', requeuingStrategy: { timestamp: 'Admission' } }, /waitForPodsReady\.requeuingStrategy\.timestamp: Unsupported value: "Admission": supported values: "Creation", "Eviction"$/],
-      [{ timeout: '5m', requeuingStrategy: { backoffLimitCount: -1 } }, /waitForPodsReady\.requeuingStrategy\.backoffLimitCount: Invalid value: -1: must be greater than or equal to 0$/],
-      [{ timeout: '5m', requeuingStrategy: { backoffBaseSeconds: 1.5 } }, /requeuingStrategy\.backoffBaseSeconds: must be an integer from 0 to 2147483647, got number 1.5$/],
-      [{ timeout: '5m', requeuingStrategy: { backoffLimit: 3 } }, /requeuingStrategy\.backoffLimit: unknown field; requeuingStrategy accepts timestamp, backoffLimitCount, backoffBaseSeconds, backoffMaxSeconds$/],
+      [
+        { timeout: '5m', requeuingStrategy: { timestamp: 'Admission' } },
+        /waitForPodsReady\.requeuingStrategy\.timestamp: Unsupported value: "Admission": supported values: "Creation", "Eviction"$/,
+      ],
+      [
+        { timeout: '5m', requeuingStrategy: { backoffLimitCount: -1 } },
+        /waitForPodsReady\.requeuingStrategy\.backoffLimitCount: Invalid value: -1: must be greater than or equal to 0$/,
+      ],
+      [
+        { timeout: '5m', requeuingStrategy: { backoffBaseSeconds: 1.5 } },
+        /requeuingStrategy\.backoffBaseSeconds: must be an integer from 0 to 2147483647, got number 1.5$/,
+      ],
+      [
+        { timeout: '5m', requeuingStrategy: { backoffLimit: 3 } },
+        /requeuingStrategy\.backoffLimit: unknown field; requeuingStrategy accepts timestamp, backoffLimitCount, backoffBaseSeconds, backoffMaxSeconds$/,
+      ],
       ['30m', /^config\.yaml, document 1, Configuration, waitForPodsReady: must be a mapping/],
     ];
     for (const [raw, message] of cases) assert.throws(() => parseWaitForPodsReady(raw, at), inputError(message), JSON.stringify(raw));
-    assert.throws(() => parseWaitForPodsReady({}, { field: 'spec.waitForPodsReady' }), inputError(/^spec\.waitForPodsReady\.timeout: is required/));
+    assert.throws(
+      () => parseWaitForPodsReady({}, { field: 'spec.waitForPodsReady' }),
+      inputError(/^spec\.waitForPodsReady\.timeout: is required/),
+    );
   });
 });
 
 describe('requeuing backoff', () => {
   it('backoff doubles from 60 s and caps at 3600 s', () => {
-    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 8, 100, 5000].map((n) => backoffSeconds(n, DEFAULT_WAIT_FOR_PODS_READY)), [60, 120, 240, 480, 960, 1920, 3600, 3600, 3600, 3600]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8, 100, 5000].map((n) => backoffSeconds(n, DEFAULT_WAIT_FOR_PODS_READY)),
+      [60, 120, 240, 480, 960, 1920, 3600, 3600, 3600, 3600],
+    );
     assert.equal(backoffSeconds(0, DEFAULT_WAIT_FOR_PODS_READY), 0);
   });
   it('backoff is monotone in the count, never above the cap, and exact below it (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 1, max: 3000 }), (base, max, n) => {
-        const c = cfg({ requeuingStrategy: { backoffBaseSeconds: base, backoffMaxSeconds: max } });
-        const a = backoffSeconds(n, c);
-        const b = backoffSeconds(n + 1, c);
-        assert.ok(a <= b && b <= max && a >= 0, `${a} ${b}`);
-        assert.ok(Number.isFinite(a));
-        if (base * 2 ** (n - 1) <= max) assert.equal(a, base * 2 ** (n - 1));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 1, max: 3000 }),
+        (base, max, n) => {
+          const c = cfg({ requeuingStrategy: { backoffBaseSeconds: base, backoffMaxSeconds: max } });
+          const a = backoffSeconds(n, c);
+          const b = backoffSeconds(n + 1, c);
+          assert.ok(a <= b && b <= max && a >= 0, `${a} ${b}`);
+          assert.ok(Number.isFinite(a));
+          if (base * 2 ** (n - 1) <= max) assert.equal(a, base * 2 ** (n - 1));
+        },
+      ),
     );
   });
 });
@@ -149,51 +206,113 @@ describe('PodsReady condition (job reconciler)', () => {
   it('a workload that is not admitted waits for start', () => {
     const w = wl('a').build();
     assert.deepEqual(podsReadyCondition(w, { admitted: false, allReady: false }, T0), {
-      type: 'PodsReady', status: 'False', reason: 'WaitForStart', message: 'Not all pods are ready or succeeded', lastTransitionTime: formatTime(T0),
+      type: 'PodsReady',
+      status: 'False',
+      reason: 'WaitForStart',
+      message: 'Not all pods are ready or succeeded',
+      lastTransitionTime: formatTime(T0),
     });
   });
   it('an admitted workload whose pods are not all ready waits for start until it has started once', () => {
-    assert.equal(podsReadyCondition(wl('a').admittedAt(T0).podsReady('False', 'WaitForStart', T0).build(), { admitted: true, allReady: false }, T0 + 5), undefined);
+    assert.equal(
+      podsReadyCondition(
+        wl('a').admittedAt(T0).podsReady('False', 'WaitForStart', T0).build(),
+        { admitted: true, allReady: false },
+        T0 + 5,
+      ),
+      undefined,
+    );
     assert.equal(podsReadyCondition(wl('a').admittedAt(T0).build(), { admitted: true, allReady: false }, T0)?.reason, 'WaitForStart');
   });
   it('all pods ready starts the workload', () => {
-    const c = podsReadyCondition(wl('a').admittedAt(T0).podsReady('False', 'WaitForStart', T0).build(), { admitted: true, allReady: true }, T0 + 30);
-    assert.deepEqual(c, { type: 'PodsReady', status: 'True', reason: 'Started', message: 'All pods reached readiness and the workload is running', lastTransitionTime: formatTime(T0 + 30) });
+    const c = podsReadyCondition(
+      wl('a').admittedAt(T0).podsReady('False', 'WaitForStart', T0).build(),
+      { admitted: true, allReady: true },
+      T0 + 30,
+    );
+    assert.deepEqual(c, {
+      type: 'PodsReady',
+      status: 'True',
+      reason: 'Started',
+      message: 'All pods reached readiness and the workload is running',
+      lastTransitionTime: formatTime(T0 + 30),
+    });
   });
   it('a started workload whose pods fail waits for recovery', () => {
-    const c = podsReadyCondition(wl('a').admittedAt(T0).podsReady('True', 'Started', T0 + 30).build(), { admitted: true, allReady: false }, T0 + 90);
-    assert.deepEqual(c, { type: 'PodsReady', status: 'False', reason: 'WaitForRecovery', message: 'At least one pod has failed, waiting for recovery', lastTransitionTime: formatTime(T0 + 90) });
-    assert.equal(podsReadyCondition(wl('a').admittedAt(T0).podsReady('False', 'WaitForRecovery', T0 + 90).build(), { admitted: true, allReady: false }, T0 + 95), undefined);
+    const c = podsReadyCondition(
+      wl('a')
+        .admittedAt(T0)
+        .podsReady('True', 'Started', T0 + 30)
+        .build(),
+      { admitted: true, allReady: false },
+      T0 + 90,
+    );
+    assert.deepEqual(c, {
+      type: 'PodsReady',
+      status: 'False',
+      reason: 'WaitForRecovery',
+      message: 'At least one pod has failed, waiting for recovery',
+      lastTransitionTime: formatTime(T0 + 90),
+    });
+    assert.equal(
+      podsReadyCondition(
+        wl('a')
+          .admittedAt(T0)
+          .podsReady('False', 'WaitForRecovery', T0 + 90)
+          .build(),
+        { admitted: true, allReady: false },
+        T0 + 95,
+      ),
+      undefined,
+    );
   });
   it('a workload that was waiting for recovery recovers, and stays Recovered', () => {
-    const w = wl('a').admittedAt(T0).podsReady('False', 'WaitForRecovery', T0 + 90).build();
+    const w = wl('a')
+      .admittedAt(T0)
+      .podsReady('False', 'WaitForRecovery', T0 + 90)
+      .build();
     assert.equal(podsReadyCondition(w, { admitted: true, allReady: true }, T0 + 120)?.reason, 'Recovered');
     assert.equal(updatePodsReady(w, { admitted: true, allReady: true }, T0 + 120), true);
     assert.equal(podsReadyCondition(w, { admitted: true, allReady: true }, T0 + 200), undefined);
     assert.equal(podsReadyCondition(w, { admitted: true, allReady: false }, T0 + 300)?.reason, 'WaitForRecovery');
   });
   it('the condition changes only with status or reason, and its transition time only with status', () => {
-    const w = wl('a').admittedAt(T0).podsReady('False', 'WaitForRecovery', T0 + 90).build();
+    const w = wl('a')
+      .admittedAt(T0)
+      .podsReady('False', 'WaitForRecovery', T0 + 90)
+      .build();
     const c = podsReadyCondition(w, { admitted: false, allReady: false }, T0 + 500);
     assert.deepEqual(c && [c.reason, c.lastTransitionTime], ['WaitForStart', formatTime(T0 + 90)]);
-    assert.equal(updatePodsReady(wl('b').podsReady('False', 'WaitForStart', T0).build(), { admitted: false, allReady: true }, T0 + 5), false);
+    assert.equal(
+      updatePodsReady(wl('b').podsReady('False', 'WaitForStart', T0).build(), { admitted: false, allReady: true }, T0 + 5),
+      false,
+    );
   });
 });
 
 describe('PodsReady timeout (workload controller)', () => {
   it('the timeout clock starts at the Admitted transition', () => {
-    const w = wl('train').created(T0 - 500).admittedAt(T0).build();
+    const w = wl('train')
+      .created(T0 - 500)
+      .admittedAt(T0)
+      .build();
     setCondition(w, { type: WorkloadCondition.QuotaReserved, status: 'True', reason: 'QuotaReserved', message: '' }, T0 - 100);
     assert.deepEqual(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, T0 + 100), { kind: 'wait', at: T0 + 1800 });
     assert.deepEqual(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, T0 + 1799), { kind: 'wait', at: T0 + 1800 });
     assert.equal(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, T0 + 1800).kind, 'evict');
   });
   it('a workload waiting to start is timed like one without PodsReady, whatever its old PodsReady transition', () => {
-    const w = wl('train').podsReady('False', 'WaitForStart', T0 - 9000).admittedAt(T0).build();
+    const w = wl('train')
+      .podsReady('False', 'WaitForStart', T0 - 9000)
+      .admittedAt(T0)
+      .build();
     assert.deepEqual(checkPodsReady(w, cfg({ timeoutSeconds: 300 }), T0), { kind: 'wait', at: T0 + 300 });
   });
   it('the eviction names the workload, the cause, and the next backoff from requeueState.count', () => {
-    const w = wl('train').admittedAt(T0).requeue(2, T0 - 1000).build();
+    const w = wl('train')
+      .admittedAt(T0)
+      .requeue(2, T0 - 1000)
+      .build();
     assert.deepEqual(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, T0 + 2000), {
       kind: 'evict',
       reason: 'PodsReadyTimeout',
@@ -203,59 +322,90 @@ describe('PodsReady timeout (workload controller)', () => {
     });
   });
   it('the recovery clock starts at the PodsReady=False transition and runs recoveryTimeout', () => {
-    const w = wl('train').admittedAt(T0).podsReady('False', 'WaitForRecovery', T0 + 5000).build();
+    const w = wl('train')
+      .admittedAt(T0)
+      .podsReady('False', 'WaitForRecovery', T0 + 5000)
+      .build();
     const c = cfg({ recoveryTimeoutSeconds: 600 });
     assert.deepEqual(checkPodsReady(w, c, T0 + 5100), { kind: 'wait', at: T0 + 5600 });
     const r = checkPodsReady(w, c, T0 + 5600);
     assert.equal(r.kind === 'evict' && r.underlyingCause, 'WaitForRecovery');
   });
   it('recoveryTimeout 0s disables the recovery timeout', () => {
-    const w = wl('train').admittedAt(T0).podsReady('False', 'WaitForRecovery', T0 + 5000).build();
+    const w = wl('train')
+      .admittedAt(T0)
+      .podsReady('False', 'WaitForRecovery', T0 + 5000)
+      .build();
     const c = parseWaitForPodsReady({ timeout: '30m', recoveryTimeout: '0s' });
     assert.deepEqual(checkPodsReady(w, c, T0 + 1e6), { kind: 'none' });
   });
   it('a ready, unadmitted, inactive, evicted or finished workload is not timed', () => {
     const late = T0 + 1e6;
     for (const w of [
-      wl('ready').admittedAt(T0).podsReady('True', 'Started', T0 + 10).build(),
+      wl('ready')
+        .admittedAt(T0)
+        .podsReady('True', 'Started', T0 + 10)
+        .build(),
       wl('pending').created(T0).build(),
       wl('inactive').admittedAt(T0).inactive().build(),
-      wl('evicted').admittedAt(T0).evicted('Preempted', T0 + 10).build(),
-      wl('finished').admittedAt(T0).finished(T0 + 10).build(),
-    ]) assert.deepEqual(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, late), { kind: 'none' }, w.metadata.name);
+      wl('evicted')
+        .admittedAt(T0)
+        .evicted('Preempted', T0 + 10)
+        .build(),
+      wl('finished')
+        .admittedAt(T0)
+        .finished(T0 + 10)
+        .build(),
+    ])
+      assert.deepEqual(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, late), { kind: 'none' }, w.metadata.name);
     const reservedOnly = wl('reserved').admittedAt(T0).build();
-    setCondition(reservedOnly, { type: WorkloadCondition.Admitted, status: 'False', reason: 'UnsatisfiedAdmissionChecks', message: '' }, T0);
+    setCondition(
+      reservedOnly,
+      { type: WorkloadCondition.Admitted, status: 'False', reason: 'UnsatisfiedAdmissionChecks', message: '' },
+      T0,
+    );
     assert.deepEqual(checkPodsReady(reservedOnly, DEFAULT_WAIT_FOR_PODS_READY, late), { kind: 'none' });
   });
   it('exceeding backoffLimitCount deactivates instead of evicting', () => {
     const c = cfg({ requeuingStrategy: { backoffLimitCount: 2 } });
     assert.equal(checkPodsReady(wl('a').admittedAt(T0).requeue(1).build(), c, T0 + 1800).kind, 'evict');
     assert.deepEqual(checkPodsReady(wl('a').admittedAt(T0).requeue(2).build(), c, T0 + 1800), {
-      kind: 'deactivate', reason: 'RequeuingLimitExceeded', message: 'exceeding the maximum number of re-queuing retries',
+      kind: 'deactivate',
+      reason: 'RequeuingLimitExceeded',
+      message: 'exceeding the maximum number of re-queuing retries',
     });
-    assert.equal(checkPodsReady(wl('a').admittedAt(T0).build(), cfg({ requeuingStrategy: { backoffLimitCount: 0 } }), T0 + 1800).kind, 'deactivate');
+    assert.equal(
+      checkPodsReady(wl('a').admittedAt(T0).build(), cfg({ requeuingStrategy: { backoffLimitCount: 0 } }), T0 + 1800).kind,
+      'deactivate',
+    );
   });
   it('without backoffLimitCount a workload is requeued forever, with the backoff capped', () => {
     const r = checkPodsReady(wl('a').admittedAt(T0).requeue(1000).build(), DEFAULT_WAIT_FOR_PODS_READY, T0 + 1800);
     assert.deepEqual(r.kind === 'evict' && r.requeueState, { count: 1001, requeueAt: T0 + 1800 + 3600 });
   });
-  it('a missing Admitted transition time has long expired, as Go\'s zero time does', () => {
+  it("a missing Admitted transition time has long expired, as Go's zero time does", () => {
     const w = wl('a').admittedAt(T0).build();
     delete findCondition(w, WorkloadCondition.Admitted)!.lastTransitionTime;
     assert.equal(checkPodsReady(w, DEFAULT_WAIT_FOR_PODS_READY, T0).kind, 'evict');
   });
   it('nothing is decided before the clock runs out, and something always is at or after it (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 7200 }), fc.integer({ min: 0, max: 20_000 }), fc.boolean(), fc.integer({ min: 0, max: 10 }), (timeout, elapsed, recovering, count) => {
-        const b = wl('p').admittedAt(T0).requeue(count);
-        if (recovering) b.podsReady('False', 'WaitForRecovery', T0 + 100);
-        const start = recovering ? T0 + 100 : T0;
-        const c = cfg({ timeoutSeconds: timeout, recoveryTimeoutSeconds: timeout, requeuingStrategy: { backoffLimitCount: 5 } });
-        const r = checkPodsReady(b.build(), c, start + elapsed);
-        if (timeout === 0 && recovering) assert.equal(r.kind, 'none');
-        else if (elapsed < timeout) assert.deepEqual(r, { kind: 'wait', at: start + timeout });
-        else assert.equal(r.kind, count + 1 > 5 ? 'deactivate' : 'evict');
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 7200 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 10 }),
+        (timeout, elapsed, recovering, count) => {
+          const b = wl('p').admittedAt(T0).requeue(count);
+          if (recovering) b.podsReady('False', 'WaitForRecovery', T0 + 100);
+          const start = recovering ? T0 + 100 : T0;
+          const c = cfg({ timeoutSeconds: timeout, recoveryTimeoutSeconds: timeout, requeuingStrategy: { backoffLimitCount: 5 } });
+          const r = checkPodsReady(b.build(), c, start + elapsed);
+          if (timeout === 0 && recovering) assert.equal(r.kind, 'none');
+          else if (elapsed < timeout) assert.deepEqual(r, { kind: 'wait', at: start + timeout });
+          else assert.equal(r.kind, count + 1 > 5 ? 'deactivate' : 'evict');
+        },
+      ),
     );
   });
 });
@@ -270,7 +420,11 @@ describe('eviction, requeue and deactivation writers', () => {
     const w = wl('train').admittedAt(T0).build();
     w.status!.schedulingStats = { evictions: [{ reason: 'PodsReadyTimeout', underlyingCause: 'WaitForStart', count: 1 }] };
     applyPodsReadyEviction(w, evict(w, T0 + 1800), T0 + 1800);
-    assert.deepEqual(cond(w, 'Evicted'), { status: 'True', reason: 'PodsReadyTimeout', message: 'Exceeded the PodsReady timeout team-a/train' });
+    assert.deepEqual(cond(w, 'Evicted'), {
+      status: 'True',
+      reason: 'PodsReadyTimeout',
+      message: 'Exceeded the PodsReady timeout team-a/train',
+    });
     assert.equal(findCondition(w, 'Evicted')!.lastTransitionTime, formatTime(T0 + 1800));
     assert.deepEqual(w.status!.requeueState, { count: 1, requeueAt: formatTime(T0 + 1860) });
     assert.deepEqual(w.status!.schedulingStats, { evictions: [{ reason: 'PodsReadyTimeout', underlyingCause: 'WaitForStart', count: 2 }] });
@@ -281,12 +435,23 @@ describe('eviction, requeue and deactivation writers', () => {
     applyPodsReadyEviction(w, evict(w, T0 + 1800), T0 + 1800);
     clearReservation(w, T0 + 1805);
     assert.equal(w.status!.admission, undefined);
-    assert.deepEqual(cond(w, 'QuotaReserved'), { status: 'False', reason: 'PendingEvaluation', message: 'Exceeded the PodsReady timeout team-a/train' });
+    assert.deepEqual(cond(w, 'QuotaReserved'), {
+      status: 'False',
+      reason: 'PendingEvaluation',
+      message: 'Exceeded the PodsReady timeout team-a/train',
+    });
     assert.deepEqual(cond(w, 'Admitted'), { status: 'False', reason: 'NoReservation', message: 'The workload has no reservation' });
-    assert.deepEqual(cond(w, 'Requeued'), { status: 'False', reason: 'PodsReadyTimeout', message: 'Exceeded the PodsReady timeout team-a/train' });
+    assert.deepEqual(cond(w, 'Requeued'), {
+      status: 'False',
+      reason: 'PodsReadyTimeout',
+      message: 'Exceeded the PodsReady timeout team-a/train',
+    });
   });
   it('a workload preempted with no backoff pending is requeued at once', () => {
-    const w = wl('train').admittedAt(T0).evicted('Preempted', T0 + 50, 'Preempted to accommodate a workload').build();
+    const w = wl('train')
+      .admittedAt(T0)
+      .evicted('Preempted', T0 + 50, 'Preempted to accommodate a workload')
+      .build();
     clearReservation(w, T0 + 55);
     assert.deepEqual(cond(w, 'Requeued'), { status: 'True', reason: 'Preempted', message: 'Preempted to accommodate a workload' });
   });
@@ -309,7 +474,11 @@ describe('eviction, requeue and deactivation writers', () => {
     const w = wl('train').admittedAt(T0).requeue(3).build();
     assert.equal(checkPodsReady(w, cfg({ requeuingStrategy: { backoffLimitCount: 3 } }), T0 + 1800).kind, 'deactivate');
     applyDeactivation(w, T0 + 1800);
-    assert.deepEqual(cond(w, 'DeactivationTarget'), { status: 'True', reason: 'RequeuingLimitExceeded', message: 'exceeding the maximum number of re-queuing retries' });
+    assert.deepEqual(cond(w, 'DeactivationTarget'), {
+      status: 'True',
+      reason: 'RequeuingLimitExceeded',
+      message: 'exceeding the maximum number of re-queuing retries',
+    });
     assert.equal(w.spec.active, false);
     assert.deepEqual(checkPodsReady(w, cfg({ requeuingStrategy: { backoffLimitCount: 3 } }), T0 + 9000), { kind: 'none' });
   });
@@ -377,13 +546,23 @@ describe('queue order', () => {
 });
 
 describe('blockAdmission', () => {
-  const ready = wl('ready').admittedAt(T0).podsReady('True', 'Started', T0 + 10).build();
+  const ready = wl('ready')
+    .admittedAt(T0)
+    .podsReady('True', 'Started', T0 + 10)
+    .build();
   const starting = wl('starting').admittedAt(T0).podsReady('False', 'WaitForStart', T0).build();
-  const done = wl('done').admittedAt(T0).podsReady('False', 'WaitForRecovery', T0 + 20).finished(T0 + 30).build();
+  const done = wl('done')
+    .admittedAt(T0)
+    .podsReady('False', 'WaitForRecovery', T0 + 20)
+    .finished(T0 + 30)
+    .build();
   it('with blockAdmission any admitted workload not PodsReady blocks admission', () => {
     const c = cfg({ blockAdmission: true });
     assert.equal(blockedByPodsReady([ready, starting], c), 'waiting for all admitted workloads to be in PodsReady condition');
-    assert.equal(blockedByPodsReady([ready, wl('new').admittedAt(T0).build()], c), 'waiting for all admitted workloads to be in PodsReady condition');
+    assert.equal(
+      blockedByPodsReady([ready, wl('new').admittedAt(T0).build()], c),
+      'waiting for all admitted workloads to be in PodsReady condition',
+    );
     assert.equal(blockedByPodsReady([ready, done], c), undefined, 'finished workloads do not block');
     assert.equal(blockedByPodsReady([], c), undefined);
   });

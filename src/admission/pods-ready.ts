@@ -75,7 +75,12 @@ export const DEFAULT_WAIT_FOR_PODS_READY: WaitForPodsReadyConfig = Object.freeze
   timeoutSeconds: 1800,
   recoveryTimeoutSeconds: 1800,
   blockAdmission: false,
-  requeuingStrategy: Object.freeze({ timestamp: 'Eviction', backoffLimitCount: undefined, backoffBaseSeconds: 60, backoffMaxSeconds: 3600 }),
+  requeuingStrategy: Object.freeze({
+    timestamp: 'Eviction',
+    backoffLimitCount: undefined,
+    backoffBaseSeconds: 60,
+    backoffMaxSeconds: 3600,
+  }),
 });
 
 const BLOCK_FIELDS = ['timeout', 'recoveryTimeout', 'blockAdmission', 'requeuingStrategy'];
@@ -97,7 +102,10 @@ export function parseWaitForPodsReady(raw: unknown, where: Where = {}): WaitForP
   const b = raw as Record<string, unknown>;
   for (const key of Object.keys(b)) {
     if (key === 'enable') {
-      fail(key, 'was removed in v1beta2: the presence of waitForPodsReady enables it (and it is on by default since v0.19); remove the field');
+      fail(
+        key,
+        'was removed in v1beta2: the presence of waitForPodsReady enables it (and it is on by default since v0.19); remove the field',
+      );
     }
     if (!BLOCK_FIELDS.includes(key)) fail(key, `unknown field; waitForPodsReady accepts ${BLOCK_FIELDS.join(', ')}`);
   }
@@ -109,14 +117,17 @@ export function parseWaitForPodsReady(raw: unknown, where: Where = {}): WaitForP
     return s!;
   };
   const int32 = (key: string, v: unknown): number => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v > INT32_MAX) fail(key, `must be an integer from 0 to ${INT32_MAX}, got ${describeInput(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v > INT32_MAX)
+      fail(key, `must be an integer from 0 to ${INT32_MAX}, got ${describeInput(v)}`);
     if ((v as number) < 0) fail(key, `Invalid value: ${String(v)}: must be greater than or equal to 0`);
     return v as number;
   };
 
-  if (b.timeout === undefined || b.timeout === null) fail('timeout', 'is required in v1beta2: a Go duration such as "30m" (the default when the whole block is left out)');
+  if (b.timeout === undefined || b.timeout === null)
+    fail('timeout', 'is required in v1beta2: a Go duration such as "30m" (the default when the whole block is left out)');
   const timeoutSeconds = duration('timeout', b.timeout);
-  const recoveryTimeoutSeconds = b.recoveryTimeout === undefined || b.recoveryTimeout === null ? timeoutSeconds : duration('recoveryTimeout', b.recoveryTimeout);
+  const recoveryTimeoutSeconds =
+    b.recoveryTimeout === undefined || b.recoveryTimeout === null ? timeoutSeconds : duration('recoveryTimeout', b.recoveryTimeout);
   let blockAdmission = false;
   if (b.blockAdmission !== undefined && b.blockAdmission !== null) {
     if (typeof b.blockAdmission !== 'boolean') fail('blockAdmission', `must be true or false, got ${describeInput(b.blockAdmission)}`);
@@ -130,7 +141,8 @@ export function parseWaitForPodsReady(raw: unknown, where: Where = {}): WaitForP
     if (!isRecord(rs)) fail('requeuingStrategy', `must be a mapping with ${STRATEGY_FIELDS.join(', ')}, got ${describeInput(rs)}`);
     const r = rs as Record<string, unknown>;
     for (const key of Object.keys(r)) {
-      if (!STRATEGY_FIELDS.includes(key)) fail(`requeuingStrategy.${key}`, `unknown field; requeuingStrategy accepts ${STRATEGY_FIELDS.join(', ')}`);
+      if (!STRATEGY_FIELDS.includes(key))
+        fail(`requeuingStrategy.${key}`, `unknown field; requeuingStrategy accepts ${STRATEGY_FIELDS.join(', ')}`);
     }
     if (r.timestamp !== undefined && r.timestamp !== null) {
       if (r.timestamp !== 'Eviction' && r.timestamp !== 'Creation') {
@@ -138,7 +150,8 @@ export function parseWaitForPodsReady(raw: unknown, where: Where = {}): WaitForP
       }
       strategy.timestamp = r.timestamp as RequeuingTimestamp;
     }
-    const opt = (key: 'backoffLimitCount' | 'backoffBaseSeconds' | 'backoffMaxSeconds') => (r[key] === undefined || r[key] === null ? undefined : int32(`requeuingStrategy.${key}`, r[key]));
+    const opt = (key: 'backoffLimitCount' | 'backoffBaseSeconds' | 'backoffMaxSeconds') =>
+      r[key] === undefined || r[key] === null ? undefined : int32(`requeuingStrategy.${key}`, r[key]);
     strategy.backoffLimitCount = opt('backoffLimitCount');
     strategy.backoffBaseSeconds = opt('backoffBaseSeconds') ?? d.backoffBaseSeconds;
     strategy.backoffMaxSeconds = opt('backoffMaxSeconds') ?? d.backoffMaxSeconds;
@@ -200,7 +213,12 @@ export interface PodsState {
 export function podsReadyCondition(w: Workload, pods: PodsState, now: number): Condition | undefined {
   const old = findCondition(w, WorkloadCondition.PodsReady);
   let next: Condition;
-  const c = (status: 'True' | 'False', reason: string, message: string): Condition => ({ type: WorkloadCondition.PodsReady, status, reason, message });
+  const c = (status: 'True' | 'False', reason: string, message: string): Condition => ({
+    type: WorkloadCondition.PodsReady,
+    status,
+    reason,
+    message,
+  });
   if (!pods.admitted) next = c('False', PodsReadyReason.WaitForStart, PodsReadyMessage.NotReady);
   else if (pods.allReady) {
     const recovered = old?.reason === PodsReadyReason.WaitForRecovery || old?.reason === PodsReadyReason.Recovered;
@@ -209,7 +227,8 @@ export function podsReadyCondition(w: Workload, pods: PodsState, now: number): C
     next = c('False', PodsReadyReason.WaitForStart, PodsReadyMessage.NotReady);
   } else next = c('False', PodsReadyReason.WaitForRecovery, PodsReadyMessage.WaitingForRecovery);
   if (old && old.status === next.status && old.reason === next.reason) return undefined;
-  const lastTransitionTime = old && old.status === next.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : formatTime(now);
+  const lastTransitionTime =
+    old && old.status === next.status && old.lastTransitionTime !== undefined ? old.lastTransitionTime : formatTime(now);
   return { ...next, lastTransitionTime };
 }
 
@@ -275,7 +294,8 @@ export function checkPodsReady(w: Workload, cfg: WaitForPodsReadyConfig, now: nu
 
   const count = requeueStateOf(w).count + 1;
   const limit = cfg.requeuingStrategy.backoffLimitCount;
-  if (limit !== undefined && count > limit) return { kind: 'deactivate', reason: REQUEUING_LIMIT_EXCEEDED, message: REQUEUING_LIMIT_EXCEEDED_MESSAGE };
+  if (limit !== undefined && count > limit)
+    return { kind: 'deactivate', reason: REQUEUING_LIMIT_EXCEEDED, message: REQUEUING_LIMIT_EXCEEDED_MESSAGE };
   const key = `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
   return {
     kind: 'evict',
@@ -325,7 +345,16 @@ export function clearReservation(w: Workload, now: number): void {
     const { admission: _, ...rest } = w.status;
     w.status = rest;
   }
-  setCondition(w, { type: WorkloadCondition.QuotaReserved, status: 'False', reason: PENDING_EVALUATION, message: evicted?.message ?? NO_RESERVATION_MESSAGE }, now);
+  setCondition(
+    w,
+    {
+      type: WorkloadCondition.QuotaReserved,
+      status: 'False',
+      reason: PENDING_EVALUATION,
+      message: evicted?.message ?? NO_RESERVATION_MESSAGE,
+    },
+    now,
+  );
   if (isTrue(w, WorkloadCondition.Admitted)) {
     setCondition(w, { type: WorkloadCondition.Admitted, status: 'False', reason: NO_RESERVATION, message: NO_RESERVATION_MESSAGE }, now);
   }
@@ -333,13 +362,26 @@ export function clearReservation(w: Workload, now: number): void {
     const { requeueAt } = requeueStateOf(w);
     const backoffPending = requeueAt !== undefined && requeueAt > now;
     const direct = DIRECT_REQUEUE_REASONS.has(evicted.reason ?? '') && !backoffPending;
-    setCondition(w, { type: WorkloadCondition.Requeued, status: direct ? 'True' : 'False', reason: evicted.reason, message: evicted.message }, now);
+    setCondition(
+      w,
+      { type: WorkloadCondition.Requeued, status: direct ? 'True' : 'False', reason: evicted.reason, message: evicted.message },
+      now,
+    );
   }
 }
 
 /** DeactivationTarget=True (RequeuingLimitExceeded) and spec.active=false. */
 export function applyDeactivation(w: Workload, now: number): void {
-  setCondition(w, { type: WorkloadCondition.DeactivationTarget, status: 'True', reason: REQUEUING_LIMIT_EXCEEDED, message: REQUEUING_LIMIT_EXCEEDED_MESSAGE }, now);
+  setCondition(
+    w,
+    {
+      type: WorkloadCondition.DeactivationTarget,
+      status: 'True',
+      reason: REQUEUING_LIMIT_EXCEEDED,
+      message: REQUEUING_LIMIT_EXCEEDED_MESSAGE,
+    },
+    now,
+  );
   w.spec = { ...w.spec, active: false };
 }
 

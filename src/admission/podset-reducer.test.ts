@@ -9,7 +9,13 @@ const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b
 
 describe('PodSet reducer', () => {
   it('partial admission shrinks every PodSet with a minCount in proportion, never below its minCount', () => {
-    const info = workloadInfo(wl('w').pods(10, { cpu: '1' }, { name: 'a', minCount: 4 }).pods(4, { cpu: '1' }, { name: 'b', minCount: 1 }).pods(2, { cpu: '1' }, { name: 'c' }).build());
+    const info = workloadInfo(
+      wl('w')
+        .pods(10, { cpu: '1' }, { name: 'a', minCount: 4 })
+        .pods(4, { cpu: '1' }, { name: 'b', minCount: 1 })
+        .pods(2, { cpu: '1' }, { name: 'c' })
+        .build(),
+    );
     const full = fullCounts(info);
     const steps = shrinkSteps(info, full, true);
     assert.equal(steps.n, 9);
@@ -36,8 +42,10 @@ describe('PodSet reducer', () => {
     assert.equal(total(z.at(z.n)), 1);
   });
 
-  it('a gang\'s total-number caps its counts, the excess taken from the last PodSets', () => {
-    const info = workloadInfo(wl('w').pods(4, { cpu: '1' }, { name: 'a' }).pods(4, { cpu: '1' }, { name: 'b' }).gang(2, { total: 5 }).build());
+  it("a gang's total-number caps its counts, the excess taken from the last PodSets", () => {
+    const info = workloadInfo(
+      wl('w').pods(4, { cpu: '1' }, { name: 'a' }).pods(4, { cpu: '1' }, { name: 'b' }).gang(2, { total: 5 }).build(),
+    );
     assert.deepEqual(obj(fullCounts(info)), { a: 4, b: 1 });
   });
 
@@ -53,7 +61,13 @@ describe('PodSet reducer', () => {
     const info = workloadInfo(wl('w').pods(10, { cpu: '1' }).gang(5, { mode: 'NonStrict' }).build());
     const below = belowMinimum(info, fullCounts(info));
     assert.deepEqual(below.map(total), [1, 2, 3, 4]);
-    assert.deepEqual(searchBelowMinimum(below, (c) => (total(c) <= 3 ? 'fit' : undefined)), { k: 3, best: { a: 'fit', counts: below[2] } });
-    assert.deepEqual(searchBelowMinimum(below, () => undefined), { k: 0, best: undefined });
+    assert.deepEqual(
+      searchBelowMinimum(below, (c) => (total(c) <= 3 ? 'fit' : undefined)),
+      { k: 3, best: { a: 'fit', counts: below[2] } },
+    );
+    assert.deepEqual(
+      searchBelowMinimum(below, () => undefined),
+      { k: 0, best: undefined },
+    );
   });
 });

@@ -55,7 +55,10 @@ export function shrinkSteps(info: WorkloadInfo, full: Map<string, number>, parti
   // Kueue: shrink every PodSet with minCount proportionally, `count - delta*i/totalDelta`.
   const deltas = info.podSets.map((p) => (p.minCount !== undefined ? Math.max(0, (full.get(p.name) ?? p.count) - p.minCount) : 0));
   const totalDelta = deltas.reduce((a, b) => a + b, 0);
-  return { n: totalDelta, at: (i) => new Map(info.podSets.map((p, j) => [p.name, (full.get(p.name) ?? p.count) - Math.floor((deltas[j]! * i) / totalDelta)])) };
+  return {
+    n: totalDelta,
+    at: (i) => new Map(info.podSets.map((p, j) => [p.name, (full.get(p.name) ?? p.count) - Math.floor((deltas[j]! * i) / totalDelta)])),
+  };
 }
 
 /** Full counts minus `d` pods, taken from the PodSets in proportion to what each may lose (never below its floor). */
@@ -89,7 +92,10 @@ export function belowMinimum(info: WorkloadInfo, full: Map<string, number>): Map
  * The smallest step i (largest counts) whose candidate fits, with what `fits` answered; or
  * undefined when not even the smallest (`at(n)`) fits.
  */
-export function searchLargest<A>(steps: ReductionSteps, fits: (counts: Map<string, number>) => A | undefined): { a: A; counts: Map<string, number> } | undefined {
+export function searchLargest<A>(
+  steps: ReductionSteps,
+  fits: (counts: Map<string, number>) => A | undefined,
+): { a: A; counts: Map<string, number> } | undefined {
   const probe = (i: number) => {
     const counts = steps.at(i);
     const a = fits(counts);
@@ -110,7 +116,10 @@ export function searchLargest<A>(steps: ReductionSteps, fits: (counts: Map<strin
  * The largest k such that `below[k-1]` fits (bisection), with what `fits` answered; k = 0
  * and no answer when none does.
  */
-export function searchBelowMinimum<A>(below: readonly Map<string, number>[], fits: (counts: Map<string, number>) => A | undefined): { k: number; best?: { a: A; counts: Map<string, number> } } {
+export function searchBelowMinimum<A>(
+  below: readonly Map<string, number>[],
+  fits: (counts: Map<string, number>) => A | undefined,
+): { k: number; best?: { a: A; counts: Map<string, number> } } {
   let lo = 0;
   let hi = below.length;
   let best: { a: A; counts: Map<string, number> } | undefined;

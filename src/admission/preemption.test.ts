@@ -33,7 +33,9 @@ class WorkloadBuilder {
       apiVersion: 'kueue.x-k8s.io/v1beta2',
       kind: 'Workload',
       metadata: { name, namespace: NS, uid: `uid-${name}`, creationTimestamp: at(0) },
-      spec: { podSets: [{ name: 'main', count: 1, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } } }] },
+      spec: {
+        podSets: [{ name: 'main', count: 1, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } } }],
+      },
     };
   }
   priority(p: number): this {
@@ -78,7 +80,10 @@ interface CqOptions {
 
 /** A ClusterQueue in the normalized v1beta2 shape, one resource group. */
 function clusterQueue(name: string, o: CqOptions): ClusterQueue {
-  const flavors = Object.entries(o.quotas).map(([f, rs]) => ({ name: f, resources: Object.entries(rs).map(([r, q]) => ({ name: r, nominalQuota: String(q) })) }));
+  const flavors = Object.entries(o.quotas).map(([f, rs]) => ({
+    name: f,
+    resources: Object.entries(rs).map(([r, q]) => ({ name: r, nominalQuota: String(q) })),
+  }));
   return {
     apiVersion: 'kueue.x-k8s.io/v1beta2',
     kind: 'ClusterQueue',
@@ -95,8 +100,18 @@ function clusterQueue(name: string, o: CqOptions): ClusterQueue {
   };
 }
 
-const DEFAULT_FLAVOR: ResourceFlavor = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default' }, spec: {} };
-const TAS_FLAVOR: ResourceFlavor = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'tas' }, spec: { topologyName: 'default' } };
+const DEFAULT_FLAVOR: ResourceFlavor = {
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'ResourceFlavor',
+  metadata: { name: 'default' },
+  spec: {},
+};
+const TAS_FLAVOR: ResourceFlavor = {
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'ResourceFlavor',
+  metadata: { name: 'tas' },
+  spec: { topologyName: 'default' },
+};
 
 function snapshot(cqs: ClusterQueue[], nodes: ReturnType<typeof node>[] = []): AdmissionSnapshot {
   const tasFlavors: TasFlavor[] = [];
@@ -131,7 +146,9 @@ function admit(snap: AdmissionSnapshot, cq: string, w: Workload, o: AdmitOptions
       flavors: Object.fromEntries(Object.keys(usage).map((r) => [r, flavor])),
       perPod: ps.perPod,
       usage,
-      ...(o.hosts ? { tasFlavor: 'tas', assignment: { levels: [HOST], domains: [...perHost].map(([h, count]) => ({ values: [h], count })) } } : {}),
+      ...(o.hosts
+        ? { tasFlavor: 'tas', assignment: { levels: [HOST], domains: [...perHost].map(([h, count]) => ({ values: [h], count })) } }
+        : {}),
     },
   ];
   const a: AdmittedWorkload = {
@@ -178,8 +195,16 @@ function preemptor(snap: AdmissionSnapshot, cqName: string, w: Workload, exclude
 /** What preemption may change and must put back. */
 function state(snap: AdmissionSnapshot): unknown {
   const cqs = [...snap.clusterQueues.keys()].sort();
-  const quota = cqs.map((q) => [q, snap.quota.usage(q, CPU), snap.quota.usage(q, TAS_CPU), snap.quota.available(q, CPU), snap.quota.available(q, TAS_CPU)]);
-  const tas = snap.tasList.map((t) => t.snapshot.leaves().map((l) => [t.snapshot.id(l), t.snapshot.free(l, 0), t.snapshot.free(l, t.snapshot.resources.get('cpu') ?? 0)]));
+  const quota = cqs.map((q) => [
+    q,
+    snap.quota.usage(q, CPU),
+    snap.quota.usage(q, TAS_CPU),
+    snap.quota.available(q, CPU),
+    snap.quota.available(q, TAS_CPU),
+  ]);
+  const tas = snap.tasList.map((t) =>
+    t.snapshot.leaves().map((l) => [t.snapshot.id(l), t.snapshot.free(l, 0), t.snapshot.free(l, t.snapshot.resources.get('cpu') ?? 0)]),
+  );
   return { keys: [...snap.admitted.keys()], quota, tas };
 }
 
@@ -210,7 +235,9 @@ describe('rule 1: candidates follow the ClusterQueue preemption policy', () => {
   });
 
   it('withinClusterQueue LowerOrNewerEqualPriority: an equal priority only when created after the preemptor', () => {
-    const snap = snapshot([clusterQueue('a', { quotas: { default: { cpu: 2 } }, preemption: { withinClusterQueue: 'LowerOrNewerEqualPriority' } })]);
+    const snap = snapshot([
+      clusterQueue('a', { quotas: { default: { cpu: 2 } }, preemption: { withinClusterQueue: 'LowerOrNewerEqualPriority' } }),
+    ]);
     admit(snap, 'a', workload('old').priority(5).pods(1, 1).created(10).build());
     admit(snap, 'a', workload('young').priority(5).pods(1, 1).created(30).build());
     const t = targetsOf(snap, preemptor(snap, 'a', workload('new').priority(5).pods(1, 1).created(20).build()));
@@ -249,7 +276,11 @@ describe('rule 1: candidates follow the ClusterQueue preemption policy', () => {
   it('borrowWithinCohort: while borrowing, other ClusterQueues lose only Workloads below the threshold', () => {
     const make = (borrowWithinCohort?: ClusterQueuePreemption['borrowWithinCohort']) => {
       const snap = snapshot([
-        clusterQueue('a', { cohort: 'c', quotas: { default: { cpu: 2 } }, preemption: { reclaimWithinCohort: 'LowerPriority', ...(borrowWithinCohort ? { borrowWithinCohort } : {}) } }),
+        clusterQueue('a', {
+          cohort: 'c',
+          quotas: { default: { cpu: 2 } },
+          preemption: { reclaimWithinCohort: 'LowerPriority', ...(borrowWithinCohort ? { borrowWithinCohort } : {}) },
+        }),
         clusterQueue('b', { cohort: 'c', quotas: { default: { cpu: 6 } } }),
       ]);
       admit(snap, 'b', wl('b-lo', 1, 4));
@@ -264,7 +295,11 @@ describe('rule 1: candidates follow the ClusterQueue preemption policy', () => {
     snap = make({ policy: 'LowerPriority', maxPriorityThreshold: 0 });
     assert.deepEqual(targetsOf(snap, preemptor(snap, 'a', wl('new', 10, 4))), []);
     snap = make();
-    assert.deepEqual(targetsOf(snap, preemptor(snap, 'a', wl('new', 10, 4))), [], 'without borrowWithinCohort, reclaiming never lets the preemptor borrow');
+    assert.deepEqual(
+      targetsOf(snap, preemptor(snap, 'a', wl('new', 10, 4))),
+      [],
+      'without borrowWithinCohort, reclaiming never lets the preemptor borrow',
+    );
   });
 
   it('reservedOnly Workloads are candidates like others', () => {
@@ -274,7 +309,9 @@ describe('rule 1: candidates follow the ClusterQueue preemption policy', () => {
   });
 
   it('only Workloads holding a needed flavor-resource are considered', () => {
-    const snap = snapshot([clusterQueue('a', { quotas: { default: { cpu: 2, memory: '100Gi' } }, preemption: { withinClusterQueue: 'LowerPriority' } })]);
+    const snap = snapshot([
+      clusterQueue('a', { quotas: { default: { cpu: 2, memory: '100Gi' } }, preemption: { withinClusterQueue: 'LowerPriority' } }),
+    ]);
     for (let i = 0; i < 50; i++) admit(snap, 'a', workload(`mem-${i}`).priority(0).requests({ memory: '1Gi' }).build());
     admit(snap, 'a', wl('cpu-user', 1, 2));
     const p = preemptor(snap, 'a', wl('new', 5, 2));
@@ -320,7 +357,11 @@ describe('rule 2: a gang is preempted whole', () => {
 describe('rule 3: order', () => {
   it('other ClusterQueues before the own one, then lower priority, then most recently reserved', () => {
     const snap = snapshot([
-      clusterQueue('a', { cohort: 'c', quotas: { default: { cpu: 4 } }, preemption: { reclaimWithinCohort: 'LowerPriority', withinClusterQueue: 'LowerPriority' } }),
+      clusterQueue('a', {
+        cohort: 'c',
+        quotas: { default: { cpu: 4 } },
+        preemption: { reclaimWithinCohort: 'LowerPriority', withinClusterQueue: 'LowerPriority' },
+      }),
       clusterQueue('b', { cohort: 'c', quotas: { default: { cpu: 4 } } }),
     ]);
     admit(snap, 'a', wl('a-lowest', 0, 2), { reservedAt: 9 });
@@ -369,10 +410,20 @@ describe('rule 5: topology-aware preemption frees one compact domain', () => {
   // 2 racks x 4 nodes of 1 cpu, each node holding one victim; victims reserved so that the
   // global order alternates between the racks.
   const setup = () => {
-    const nodes = ['r1', 'r2'].flatMap((r) => [1, 2, 3, 4].map((i) => node(`${r}-x${i}`).labels({ [BLOCK]: 'b1', [RACK]: r }).cpu(1)));
-    const snap = snapshot([clusterQueue('a', { quotas: { tas: { cpu: 100 } }, preemption: { withinClusterQueue: 'LowerPriority' } })], nodes);
+    const nodes = ['r1', 'r2'].flatMap((r) =>
+      [1, 2, 3, 4].map((i) =>
+        node(`${r}-x${i}`)
+          .labels({ [BLOCK]: 'b1', [RACK]: r })
+          .cpu(1),
+      ),
+    );
+    const snap = snapshot(
+      [clusterQueue('a', { quotas: { tas: { cpu: 100 } }, preemption: { withinClusterQueue: 'LowerPriority' } })],
+      nodes,
+    );
     let t = 0;
-    for (const i of [1, 2, 3, 4]) for (const r of ['r1', 'r2']) admit(snap, 'a', wl(`v-${r}-${i}`, 0, 1), { hosts: [`${r}-x${i}`], reservedAt: 100 - t++ });
+    for (const i of [1, 2, 3, 4])
+      for (const r of ['r1', 'r2']) admit(snap, 'a', wl(`v-${r}-${i}`, 0, 1), { hosts: [`${r}-x${i}`], reservedAt: 100 - t++ });
     return snap;
   };
   const racks = (t: PreemptionTarget[]) => [...new Set(keys(t).map((k) => k.split('-')[1]))].sort();
@@ -404,7 +455,9 @@ describe('rule 5: topology-aware preemption frees one compact domain', () => {
 
 describe('rule 6: the first fitting prefix is found by binary search', () => {
   it('300 useless candidates before the one that helps cost a few dozen fits() calls, not 300', () => {
-    const snap = snapshot([clusterQueue('a', { quotas: { default: { cpu: '2300m' } }, preemption: { withinClusterQueue: 'LowerPriority' } })]);
+    const snap = snapshot([
+      clusterQueue('a', { quotas: { default: { cpu: '2300m' } }, preemption: { withinClusterQueue: 'LowerPriority' } }),
+    ]);
     for (let i = 0; i < 300; i++) admit(snap, 'a', wl(`tiny-${String(i).padStart(3, '0')}`, 0, '1m'));
     admit(snap, 'a', wl('big', 1, 2));
     const p = preemptor(snap, 'a', wl('new', 5, 1));
@@ -414,14 +467,23 @@ describe('rule 6: the first fitting prefix is found by binary search', () => {
 });
 
 describe('rule 7: messages', () => {
-  it('name the preemptor UID and the reason in the peer\'s words', () => {
-    assert.equal(preemptionMessage('uid-1', PreemptedReason.InClusterQueue), 'Preempted to accommodate a workload (UID: uid-1) due to prioritization in the ClusterQueue');
-    assert.equal(preemptionMessage('uid-1', PreemptedReason.InCohortReclamation), 'Preempted to accommodate a workload (UID: uid-1) due to reclamation within the cohort');
+  it("name the preemptor UID and the reason in the peer's words", () => {
+    assert.equal(
+      preemptionMessage('uid-1', PreemptedReason.InClusterQueue),
+      'Preempted to accommodate a workload (UID: uid-1) due to prioritization in the ClusterQueue',
+    );
+    assert.equal(
+      preemptionMessage('uid-1', PreemptedReason.InCohortReclamation),
+      'Preempted to accommodate a workload (UID: uid-1) due to reclamation within the cohort',
+    );
     assert.equal(
       preemptionMessage('uid-1', PreemptedReason.InCohortReclaimWhileBorrowing),
       'Preempted to accommodate a workload (UID: uid-1) due to reclamation within the cohort while borrowing',
     );
-    assert.equal(preemptionMessage(undefined, PreemptedReason.InClusterQueue), 'Preempted to accommodate a workload (UID: UNKNOWN) due to prioritization in the ClusterQueue');
+    assert.equal(
+      preemptionMessage(undefined, PreemptedReason.InClusterQueue),
+      'Preempted to accommodate a workload (UID: UNKNOWN) due to prioritization in the ClusterQueue',
+    );
     const snap = snapshot([clusterQueue('a', { quotas: { default: { cpu: 1 } }, preemption: { withinClusterQueue: 'LowerPriority' } })]);
     admit(snap, 'a', wl('old', 0, 1));
     const [t] = targetsOf(snap, preemptor(snap, 'a', wl('new', 1, 1)));
@@ -436,7 +498,7 @@ function component(snap: AdmissionSnapshot, a: AdmittedWorkload): AdmittedWorklo
   if (a.gangGroup === undefined) return [a];
   const ids = new Set(a.gangGroup.split(','));
   const out = new Set<AdmittedWorkload>([a]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const b of snap.admitted.values()) {
       if (out.has(b) || b.gangGroup === undefined || !b.gangGroup.split(',').some((id) => ids.has(id))) continue;
@@ -493,7 +555,15 @@ describe('properties', () => {
     threshold: fc.option(fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }), { nil: null }),
   });
   const admittedArb = fc.array(
-    fc.record({ cq: fc.constantFrom('a', 'b'), prio: fc.integer({ min: 0, max: 4 }), cpu: fc.integer({ min: 1, max: 4 }), reservedAt: fc.nat(5), created: fc.nat(5), gang: fc.option(fc.constantFrom('g0', 'g1', 'g2', 'g0,g1'), { nil: undefined }), reservedOnly: fc.boolean() }),
+    fc.record({
+      cq: fc.constantFrom('a', 'b'),
+      prio: fc.integer({ min: 0, max: 4 }),
+      cpu: fc.integer({ min: 1, max: 4 }),
+      reservedAt: fc.nat(5),
+      created: fc.nat(5),
+      gang: fc.option(fc.constantFrom('g0', 'g1', 'g2', 'g0,g1'), { nil: undefined }),
+      reservedOnly: fc.boolean(),
+    }),
     { maxLength: 12 },
   );
 
@@ -506,9 +576,20 @@ describe('properties', () => {
         admittedArb,
         fc.record({ prio: fc.integer({ min: 0, max: 5 }), cpu: fc.integer({ min: 1, max: 6 }), created: fc.nat(5) }),
         (na, nb, pol, admitted, pre) => {
-          const bwc = pol.threshold !== null && pol.reclaimWithinCohort !== 'Never' ? { policy: 'LowerPriority' as const, ...(pol.threshold !== undefined ? { maxPriorityThreshold: pol.threshold } : {}) } : undefined;
+          const bwc =
+            pol.threshold !== null && pol.reclaimWithinCohort !== 'Never'
+              ? { policy: 'LowerPriority' as const, ...(pol.threshold !== undefined ? { maxPriorityThreshold: pol.threshold } : {}) }
+              : undefined;
           const snap = snapshot([
-            clusterQueue('a', { cohort: 'c', quotas: { default: { cpu: na } }, preemption: { withinClusterQueue: pol.withinClusterQueue, reclaimWithinCohort: pol.reclaimWithinCohort, ...(bwc ? { borrowWithinCohort: bwc } : {}) } }),
+            clusterQueue('a', {
+              cohort: 'c',
+              quotas: { default: { cpu: na } },
+              preemption: {
+                withinClusterQueue: pol.withinClusterQueue,
+                reclaimWithinCohort: pol.reclaimWithinCohort,
+                ...(bwc ? { borrowWithinCohort: bwc } : {}),
+              },
+            }),
             clusterQueue('b', { cohort: 'c', quotas: { default: { cpu: nb } } }),
           ]);
           admitted.forEach((x, i) => {
@@ -549,16 +630,39 @@ describe('properties', () => {
     const hosts = ['r1', 'r2'].flatMap((r) => [1, 2, 3].map((i) => `${r}-x${i}`));
     fc.assert(
       fc.property(
-        fc.array(fc.record({ prio: fc.integer({ min: 0, max: 4 }), hosts: fc.array(fc.constantFrom(...hosts), { minLength: 1, maxLength: 3 }), reservedAt: fc.nat(5), gang: fc.option(fc.nat(1), { nil: undefined }) }), { maxLength: 10 }),
-        fc.record({ prio: fc.integer({ min: 0, max: 5 }), count: fc.integer({ min: 1, max: 6 }), mode: fc.constantFrom('required', 'preferred', 'none' as const) }),
+        fc.array(
+          fc.record({
+            prio: fc.integer({ min: 0, max: 4 }),
+            hosts: fc.array(fc.constantFrom(...hosts), { minLength: 1, maxLength: 3 }),
+            reservedAt: fc.nat(5),
+            gang: fc.option(fc.nat(1), { nil: undefined }),
+          }),
+          { maxLength: 10 },
+        ),
+        fc.record({
+          prio: fc.integer({ min: 0, max: 5 }),
+          count: fc.integer({ min: 1, max: 6 }),
+          mode: fc.constantFrom('required', 'preferred', 'none' as const),
+        }),
         (victims, pre) => {
-          const nodes = hosts.map((h) => node(h).labels({ [BLOCK]: 'b1', [RACK]: h.slice(0, 2) }).cpu(2));
-          const snap = snapshot([clusterQueue('a', { quotas: { tas: { cpu: 100 } }, preemption: { withinClusterQueue: 'LowerPriority' } })], nodes);
+          const nodes = hosts.map((h) =>
+            node(h)
+              .labels({ [BLOCK]: 'b1', [RACK]: h.slice(0, 2) })
+              .cpu(2),
+          );
+          const snap = snapshot(
+            [clusterQueue('a', { quotas: { tas: { cpu: 100 } }, preemption: { withinClusterQueue: 'LowerPriority' } })],
+            nodes,
+          );
           const used = new Map<string, number>();
           victims.forEach((v, i) => {
             if (v.hosts.some((h) => (used.get(h) ?? 0) + v.hosts.filter((x) => x === h).length > 2)) return;
             for (const h of v.hosts) used.set(h, (used.get(h) ?? 0) + 1);
-            admit(snap, 'a', workload(`v${i}`).priority(v.prio).pods(v.hosts.length, 1).build(), { hosts: v.hosts, reservedAt: v.reservedAt, ...(v.gang !== undefined ? { gang: `g${v.gang}` } : {}) });
+            admit(snap, 'a', workload(`v${i}`).priority(v.prio).pods(v.hosts.length, 1).build(), {
+              hosts: v.hosts,
+              reservedAt: v.reservedAt,
+              ...(v.gang !== undefined ? { gang: `g${v.gang}` } : {}),
+            });
           });
           let w = workload('new').priority(pre.prio).pods(pre.count, 1);
           if (pre.mode === 'required') w = w.required(RACK);

@@ -209,7 +209,9 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
 
 function reasonOf(m: AdmittedWorkload, cq: string, threshold: number | undefined): PreemptedReason {
   if (m.clusterQueue === cq) return PreemptedReason.InClusterQueue;
-  return threshold !== undefined && m.priority < threshold ? PreemptedReason.InCohortReclaimWhileBorrowing : PreemptedReason.InCohortReclamation;
+  return threshold !== undefined && m.priority < threshold
+    ? PreemptedReason.InCohortReclaimWhileBorrowing
+    : PreemptedReason.InCohortReclamation;
 }
 
 // ---- candidates ------------------------------------------------------------------------
@@ -276,7 +278,15 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
   const { cq } = req;
   const policy = cq.preemption;
   const cohort: ReadonlySet<string> = cq.cohort !== undefined ? snap.quota.cohortMemberSet(cq.name) : new Set([cq.name]);
-  const c: CandidateCtx = { snap, req, needed: ctx.needed, cohort, borrowingMemo: new Map(), quotaFRs: [...req.assignment.preemptQuota], tasFlavors };
+  const c: CandidateCtx = {
+    snap,
+    req,
+    needed: ctx.needed,
+    cohort,
+    borrowingMemo: new Map(),
+    quotaFRs: [...req.assignment.preemptQuota],
+    tasFlavors,
+  };
 
   const out: Unit[] = [];
   // Only Workloads of the preemptor's ClusterQueue and (reclaiming) of its cohort can be
@@ -335,7 +345,7 @@ function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
   const find = (x: string): string => {
     let r = x;
     while (parent.get(r) !== r) r = parent.get(r)!;
-    for (let y = x; y !== r; ) {
+    for (let y = x; y !== r;) {
       const next = parent.get(y)!;
       parent.set(y, r);
       y = next;
@@ -483,7 +493,13 @@ function estimate(topo: Topo, d: number, units: Unit[]): { count: number; size: 
  * The shortest prefix of `ordered` whose removal lets the preemptor fit, filled back.
  * `hint`: a guess of that prefix length (domain estimates), probed first.
  */
-function solve(ctx: Ctx, ordered: Unit[], allowBorrowing: boolean, threshold: number | undefined, hint: number | undefined): Solution | undefined {
+function solve(
+  ctx: Ctx,
+  ordered: Unit[],
+  allowBorrowing: boolean,
+  threshold: number | undefined,
+  hint: number | undefined,
+): Solution | undefined {
   const eff = keepBorrowing(ctx, ordered);
   const n = eff.length;
   if (n === 0) return undefined;
@@ -525,7 +541,7 @@ function solve(ctx: Ctx, ordered: Unit[], allowBorrowing: boolean, threshold: nu
   const ok = (): boolean => ctx.fits() && (mayBorrow || withinNominal(ctx));
   const kept = new Array<boolean>(k).fill(true);
   let chunk = 1;
-  for (let i = k - 2; i >= 0; ) {
+  for (let i = k - 2; i >= 0;) {
     const c = Math.min(chunk, i + 1);
     for (let j = i; j > i - c; j--) removals.add(eff[j]!);
     if (ok()) {
@@ -540,7 +556,12 @@ function solve(ctx: Ctx, ordered: Unit[], allowBorrowing: boolean, threshold: nu
   }
   const units = eff.slice(0, k).filter((_, i) => kept[i]);
   for (const u of units) removals.add(u);
-  return { units, threshold, size: units.reduce((s, u) => s + u.members.length, 0), maxPriority: Math.max(...units.map((u) => u.priority)) };
+  return {
+    units,
+    threshold,
+    size: units.reduce((s, u) => s + u.members.length, 0),
+    maxPriority: Math.max(...units.map((u) => u.priority)),
+  };
 }
 
 /** Smallest k in [lo, hi] with test(k), given test(hi) and a monotone test; probes `hint` first. */

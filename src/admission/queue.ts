@@ -207,7 +207,14 @@ export class ClusterQueueQueue {
     }
     slot.info = info;
     slot.state = 1;
-    const e: Entry = { slot, key: info.key, priority: info.priority, subPriority: info.subPriority, timestamp: info.timestamp, uid: info.uid };
+    const e: Entry = {
+      slot,
+      key: info.key,
+      priority: info.priority,
+      subPriority: info.subPriority,
+      timestamp: info.timestamp,
+      uid: info.uid,
+    };
     slot.entry = e;
     this.heap.push(e, this.sticky);
   }
@@ -280,7 +287,7 @@ export class ClusterQueueQueue {
   /** Moves every parked Workload (backoff over at `now`) back into the heap. */
   requeueInadmissible(now: number): number {
     let n = 0;
-    for (let slot = this.first; slot; ) {
+    for (let slot = this.first; slot;) {
       const next = slot.next;
       const info = slot.info;
       if (!(info.requeueAt !== undefined && info.requeueAt > now)) {

@@ -4,7 +4,12 @@ import fc from 'fast-check';
 import { fr, FrKeys, QuotaTree, type QuotaNodeSpec, type ResourceQuota } from './quota.ts';
 
 const CPU = fr('default', 'cpu');
-const cq = (name: string, q: ResourceQuota, parent?: string): QuotaNodeSpec => ({ name, kind: 'ClusterQueue', parent, quotas: new Map([[CPU, q]]) });
+const cq = (name: string, q: ResourceQuota, parent?: string): QuotaNodeSpec => ({
+  name,
+  kind: 'ClusterQueue',
+  parent,
+  quotas: new Map([[CPU, q]]),
+});
 
 describe('quota tree', () => {
   it('a ClusterQueue alone uses its nominal quota', () => {
@@ -37,7 +42,7 @@ describe('quota tree', () => {
     assert.equal(t.available('a', CPU), 12);
     assert.equal(t.potentialAvailable('a', CPU), 12);
   });
-  it('cohorts nest: a cohort\'s own quota and its children\'s lendable quota are shared', () => {
+  it("cohorts nest: a cohort's own quota and its children's lendable quota are shared", () => {
     const t = new QuotaTree([
       { name: 'root', kind: 'Cohort', quotas: new Map([[CPU, { nominal: 5 }]]) },
       { name: 'left', kind: 'Cohort', parent: 'root', quotas: new Map() },
@@ -54,28 +59,45 @@ describe('quota tree', () => {
 
 describe('quota invariant (property)', () => {
   it('admitting only what is available never exceeds any quota, and releasing restores availability', () => {
-    const quotaArb = fc.record({ nominal: fc.integer({ min: 0, max: 20 }), borrowingLimit: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }), lendingLimit: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }) });
+    const quotaArb = fc.record({
+      nominal: fc.integer({ min: 0, max: 20 }),
+      borrowingLimit: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }),
+      lendingLimit: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
+    });
     fc.assert(
-      fc.property(fc.array(quotaArb, { minLength: 1, maxLength: 5 }), fc.array(fc.tuple(fc.nat(4), fc.integer({ min: 1, max: 15 })), { maxLength: 30 }), (quotas, requests) => {
-        const specs = quotas.map((q, i) => cq(`q${i}`, { ...q, lendingLimit: q.lendingLimit !== undefined ? Math.min(q.lendingLimit, q.nominal) : undefined }, i % 2 === 0 ? 'even' : 'odd'));
-        specs.push({ name: 'even', kind: 'Cohort', parent: 'all', quotas: new Map() }, { name: 'odd', kind: 'Cohort', parent: 'all', quotas: new Map() });
-        const t = new QuotaTree(specs);
-        const admitted: [string, number][] = [];
-        for (const [i, amount] of requests) {
-          const name = `q${i % quotas.length}`;
-          if (amount <= t.available(name, CPU)) {
-            t.addUsage(name, CPU, amount);
-            admitted.push([name, amount]);
-          } else {
-            assert.ok(amount > t.available(name, CPU));
+      fc.property(
+        fc.array(quotaArb, { minLength: 1, maxLength: 5 }),
+        fc.array(fc.tuple(fc.nat(4), fc.integer({ min: 1, max: 15 })), { maxLength: 30 }),
+        (quotas, requests) => {
+          const specs = quotas.map((q, i) =>
+            cq(
+              `q${i}`,
+              { ...q, lendingLimit: q.lendingLimit !== undefined ? Math.min(q.lendingLimit, q.nominal) : undefined },
+              i % 2 === 0 ? 'even' : 'odd',
+            ),
+          );
+          specs.push(
+            { name: 'even', kind: 'Cohort', parent: 'all', quotas: new Map() },
+            { name: 'odd', kind: 'Cohort', parent: 'all', quotas: new Map() },
+          );
+          const t = new QuotaTree(specs);
+          const admitted: [string, number][] = [];
+          for (const [i, amount] of requests) {
+            const name = `q${i % quotas.length}`;
+            if (amount <= t.available(name, CPU)) {
+              t.addUsage(name, CPU, amount);
+              admitted.push([name, amount]);
+            } else {
+              assert.ok(amount > t.available(name, CPU));
+            }
+            assert.deepEqual(t.violations(), []);
+            assert.ok(t.available(name, CPU) <= t.potentialAvailable(name, CPU));
           }
-          assert.deepEqual(t.violations(), []);
-          assert.ok(t.available(name, CPU) <= t.potentialAvailable(name, CPU));
-        }
-        const before = quotas.map((_, i) => t.potentialAvailable(`q${i}`, CPU));
-        for (const [name, amount] of admitted.reverse()) t.addUsage(name, CPU, -amount);
-        quotas.forEach((_, i) => assert.equal(t.available(`q${i}`, CPU), before[i]));
-      }),
+          const before = quotas.map((_, i) => t.potentialAvailable(`q${i}`, CPU));
+          for (const [name, amount] of admitted.reverse()) t.addUsage(name, CPU, -amount);
+          quotas.forEach((_, i) => assert.equal(t.available(`q${i}`, CPU), before[i]));
+        },
+      ),
       { numRuns: 300, seed: 5 },
     );
   });

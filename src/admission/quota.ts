@@ -239,10 +239,13 @@ export class QuotaTree {
     for (const n of this.nodes.values()) {
       for (const f of this.frs) {
         const u = n.usage.get(f) ?? 0;
-        if (!n.parent && u > (n.subtree.get(f) ?? 0) + 1e-9) out.push(`${n.spec.kind} ${n.spec.name} uses ${u} of ${f}, more than its ${n.subtree.get(f) ?? 0}`);
+        if (!n.parent && u > (n.subtree.get(f) ?? 0) + 1e-9)
+          out.push(`${n.spec.kind} ${n.spec.name} uses ${u} of ${f}, more than its ${n.subtree.get(f) ?? 0}`);
         const q = n.spec.quotas.get(f);
         if (n.parent && q?.borrowingLimit !== undefined && u > (n.subtree.get(f) ?? 0) + q.borrowingLimit + 1e-9) {
-          out.push(`${n.spec.kind} ${n.spec.name} uses ${u} of ${f}, more than its quota ${n.subtree.get(f)} plus borrowing limit ${q.borrowingLimit}`);
+          out.push(
+            `${n.spec.kind} ${n.spec.name} uses ${u} of ${f}, more than its quota ${n.subtree.get(f)} plus borrowing limit ${q.borrowingLimit}`,
+          );
         }
       }
     }

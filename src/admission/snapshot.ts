@@ -8,7 +8,16 @@
 import type { KObject, ResourceFlavor, StringMap, Workload } from '../api/objects.ts';
 import { InputError, type Where } from '../api/errors.ts';
 import { parseQuantity } from '../api/quantity.ts';
-import type { ClusterQueue, ClusterQueuePreemption, Cohort, FlavorFungibility, LocalQueue, QueueingStrategy, ResourceGroup, StopPolicy } from '../api/queues.ts';
+import type {
+  ClusterQueue,
+  ClusterQueuePreemption,
+  Cohort,
+  FlavorFungibility,
+  LocalQueue,
+  QueueingStrategy,
+  ResourceGroup,
+  StopPolicy,
+} from '../api/queues.ts';
 import { resourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import type { LabelSelector } from '../api/volcano-objects.ts';
 import type { Assignment } from '../placement/assignment.ts';
@@ -180,7 +189,10 @@ export class AdmissionSnapshot {
 
   private clusterQueueInfo(cq: ClusterQueue): ClusterQueueInfo {
     const s = cq.spec;
-    const groups: ResourceGroupInfo[] = (s.resourceGroups ?? []).map((g) => ({ covered: [...g.coveredResources], flavors: g.flavors.map((f) => f.name) }));
+    const groups: ResourceGroupInfo[] = (s.resourceGroups ?? []).map((g) => ({
+      covered: [...g.coveredResources],
+      flavors: g.flavors.map((f) => f.name),
+    }));
     const groupOf = new Map<string, number>();
     groups.forEach((g, i) => g.covered.forEach((r) => groupOf.set(r, i)));
     const flavorNames = groups.flatMap((g) => g.flavors);
@@ -199,9 +211,18 @@ export class AdmissionSnapshot {
     // The Active condition (kueue-core §1a): stopped, or a flavor / topology missing.
     const missing = flavorNames.filter((f) => !this.flavors.has(f));
     const noTopology = flavorNames.filter((f) => this.flavors.get(f)?.spec.topologyName !== undefined && !this.tas.has(f));
-    if (s.stopPolicy !== 'None') info.inactive = { reason: 'Stopped', message: `ClusterQueue ${info.name} is inactive: stopPolicy is ${s.stopPolicy}` };
-    else if (missing.length > 0) info.inactive = { reason: 'FlavorNotFound', message: `ClusterQueue ${info.name} is inactive: references missing ResourceFlavor(s): ${missing.join(', ')}` };
-    else if (noTopology.length > 0) info.inactive = { reason: 'TopologyNotFound', message: `ClusterQueue ${info.name} is inactive: the Topology of flavor(s) ${noTopology.join(', ')} is missing` };
+    if (s.stopPolicy !== 'None')
+      info.inactive = { reason: 'Stopped', message: `ClusterQueue ${info.name} is inactive: stopPolicy is ${s.stopPolicy}` };
+    else if (missing.length > 0)
+      info.inactive = {
+        reason: 'FlavorNotFound',
+        message: `ClusterQueue ${info.name} is inactive: references missing ResourceFlavor(s): ${missing.join(', ')}`,
+      };
+    else if (noTopology.length > 0)
+      info.inactive = {
+        reason: 'TopologyNotFound',
+        message: `ClusterQueue ${info.name} is inactive: the Topology of flavor(s) ${noTopology.join(', ')} is missing`,
+      };
     return info;
   }
 

@@ -20,7 +20,10 @@ export interface StatusOptions {
 }
 
 /** `status.admission` of a reservation. */
-export function admissionOf(a: AdmittedWorkload, encodingByHostnamePrefix = true): { clusterQueue: string; podSetAssignments: PodSetAssignment[] } {
+export function admissionOf(
+  a: AdmittedWorkload,
+  encodingByHostnamePrefix = true,
+): { clusterQueue: string; podSetAssignments: PodSetAssignment[] } {
   const byName = new Map(a.podSets.map((p) => [p.name, p]));
   return {
     clusterQueue: a.clusterQueue,
@@ -29,8 +32,16 @@ export function admissionOf(a: AdmittedWorkload, encodingByHostnamePrefix = true
       if (!p) return { name: ps.name, count: 0 };
       const out: PodSetAssignment = {
         name: ps.name,
-        flavors: Object.fromEntries(Object.keys(p.flavors).sort().map((r) => [r, p.flavors[r]!])),
-        resourceUsage: Object.fromEntries(Object.keys(p.usage).sort().map((r) => [r, formatResourceAmount(r, p.usage[r]!)])),
+        flavors: Object.fromEntries(
+          Object.keys(p.flavors)
+            .sort()
+            .map((r) => [r, p.flavors[r]!]),
+        ),
+        resourceUsage: Object.fromEntries(
+          Object.keys(p.usage)
+            .sort()
+            .map((r) => [r, formatResourceAmount(r, p.usage[r]!)]),
+        ),
         count: p.count,
       };
       if (p.assignment) out.topologyAssignment = encodeV1beta2(p.assignment, { encodingByHostnamePrefix });
@@ -42,17 +53,35 @@ export function admissionOf(a: AdmittedWorkload, encodingByHostnamePrefix = true
 /** QuotaReserved=True, and Admitted=True unless the reservation is a NonStrict gang's partial one. */
 export function writeAdmission(w: Workload, a: AdmittedWorkload, opts: StatusOptions = {}): void {
   w.status = { ...(w.status ?? {}), admission: admissionOf(a, opts.encodingByHostnamePrefix ?? true) };
-  setCondition(w, { type: WorkloadCondition.QuotaReserved, status: 'True', reason: 'QuotaReserved', message: `Quota reserved in ClusterQueue ${a.clusterQueue}` }, opts.now);
+  setCondition(
+    w,
+    {
+      type: WorkloadCondition.QuotaReserved,
+      status: 'True',
+      reason: 'QuotaReserved',
+      message: `Quota reserved in ClusterQueue ${a.clusterQueue}`,
+    },
+    opts.now,
+  );
   if (a.reservedOnly) {
     const held = a.podSets.reduce((n, p) => n + p.count, 0);
     const min = w.metadata.annotations?.[GangAnnotation.MinAvailable] ?? '?';
     setCondition(
       w,
-      { type: WorkloadCondition.Admitted, status: 'False', reason: PendingReason.GangAccumulating, message: `NonStrict gang holds ${held} of its minimum ${min} pods; it is admitted when the minimum is reserved` },
+      {
+        type: WorkloadCondition.Admitted,
+        status: 'False',
+        reason: PendingReason.GangAccumulating,
+        message: `NonStrict gang holds ${held} of its minimum ${min} pods; it is admitted when the minimum is reserved`,
+      },
       opts.now,
     );
   } else {
-    setCondition(w, { type: WorkloadCondition.Admitted, status: 'True', reason: 'Admitted', message: 'The workload is admitted' }, opts.now);
+    setCondition(
+      w,
+      { type: WorkloadCondition.Admitted, status: 'True', reason: 'Admitted', message: 'The workload is admitted' },
+      opts.now,
+    );
     // Satisfied: its waiting time no longer runs (a later eviction starts afresh).
     if (w.metadata.annotations?.[GANG_WAITING_SINCE_ANNOTATION] !== undefined) {
       const { [GANG_WAITING_SINCE_ANNOTATION]: _, ...rest } = w.metadata.annotations;
@@ -80,7 +109,12 @@ export function clearAdmission(w: Workload, reason: string, message: string, opt
   }
   setCondition(w, { type: WorkloadCondition.QuotaReserved, status: 'False', reason, message }, opts.now);
   const admitted = w.status?.conditions?.find((c) => c.type === WorkloadCondition.Admitted);
-  if (admitted && admitted.status === 'True') setCondition(w, { type: WorkloadCondition.Admitted, status: 'False', reason: 'NoReservation', message: 'The workload has no reservation' }, opts.now);
+  if (admitted && admitted.status === 'True')
+    setCondition(
+      w,
+      { type: WorkloadCondition.Admitted, status: 'False', reason: 'NoReservation', message: 'The workload has no reservation' },
+      opts.now,
+    );
 }
 
 /** Evicted=True (Preempted), Preempted=True with the detailed reason; the reservation is released and the Workload requeued. */

@@ -3,7 +3,16 @@
 // the seed's annotations (docs/api.md "Gangs"). Reading never throws: a Workload whose
 // requests cannot be read carries `invalid` and is reported pending as Misconfigured.
 
-import { GangAnnotation, GangLabel, GangMode, GangWorkloadKey, gangId, parseGoDuration, parseSubPriority, DEFAULT_GANG_TIMEOUT_SECONDS } from '../api/gang.ts';
+import {
+  GangAnnotation,
+  GangLabel,
+  GangMode,
+  GangWorkloadKey,
+  gangId,
+  parseGoDuration,
+  parseSubPriority,
+  DEFAULT_GANG_TIMEOUT_SECONDS,
+} from '../api/gang.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { PodSet, Workload } from '../api/objects.ts';
 import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
@@ -91,7 +100,10 @@ function gangOf(w: Workload, namespace: string): GangInfo | undefined {
   const rawTotal = a[GangAnnotation.TotalNumber];
   // A total of 0 (min-available 0 with total-number defaulting to it) sets no cap, as for
   // the gang's pods (gang-pods.ts): min-available 0 is a gang without a minimum.
-  const total = rawTotal !== undefined && /^[0-9]+$/.test(rawTotal) && Number(rawTotal) > 0 && Number(rawTotal) >= min ? Number(rawTotal) : Number.MAX_SAFE_INTEGER;
+  const total =
+    rawTotal !== undefined && /^[0-9]+$/.test(rawTotal) && Number(rawTotal) > 0 && Number(rawTotal) >= min
+      ? Number(rawTotal)
+      : Number.MAX_SAFE_INTEGER;
   let group = [id];
   try {
     const g: unknown = JSON.parse(a[GangAnnotation.Groups] ?? '[]');
@@ -144,7 +156,13 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
   }
   for (const [i, ps] of w.spec.podSets.entries()) {
     try {
-      podSets.push({ name: ps.name, count: ps.count, minCount: ps.minCount, perPod: podRequests(ps.template.spec, `spec.podSets[${i}].template.spec`), podSet: ps });
+      podSets.push({
+        name: ps.name,
+        count: ps.count,
+        minCount: ps.minCount,
+        perPod: podRequests(ps.template.spec, `spec.podSets[${i}].template.spec`),
+        podSet: ps,
+      });
     } catch (e) {
       invalid ??= (e as Error).message;
     }

@@ -26,9 +26,19 @@ import { parseObject } from './schemas.ts';
 type Raw = Record<string, unknown>;
 
 class PodBuilder {
-  private readonly o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Raw; annotations?: Raw }; spec: Raw };
+  private readonly o: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string; labels?: Raw; annotations?: Raw };
+    spec: Raw;
+  };
   constructor(name: string, namespace: string | undefined) {
-    this.o = { apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(namespace !== undefined ? { namespace } : {}) }, spec: { containers: [{ name: 'c' }] } };
+    this.o = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, ...(namespace !== undefined ? { namespace } : {}) },
+      spec: { containers: [{ name: 'c' }] },
+    };
   }
   label(key: string, value: unknown): this {
     (this.o.metadata.labels ??= {})[key] = value;
@@ -76,7 +86,11 @@ const podGroup = (name = 'pg', namespace = 'ns') => new PodGroupBuilder(name, Ga
 /** scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1). */
 const pluginsPodGroup = (name = 'pg', namespace = 'ns') => new PodGroupBuilder(name, GangApiVersion.SchedulerPlugins, namespace);
 
-const resolve = (p: PodBuilder, ...pgs: PodGroupBuilder[]) => gangFromPod(p.get(), pgs.map((g) => g.get()));
+const resolve = (p: PodBuilder, ...pgs: PodGroupBuilder[]) =>
+  gangFromPod(
+    p.get(),
+    pgs.map((g) => g.get()),
+  );
 
 /** The gang of a pod, which must have one, with its warnings. */
 function gangOf(p: PodBuilder, ...pgs: PodGroupBuilder[]): { gang: GangSpec; warnings: string[] } {
@@ -125,7 +139,7 @@ describe('gang identity', () => {
     assert.equal(gang.name, 'anno');
   });
 
-  test("identity: the gang id is <pod namespace>/<name>; a pod without a namespace is in default", () => {
+  test('identity: the gang id is <pod namespace>/<name>; a pod without a namespace is in default', () => {
     assert.equal(resolve(pod('p', 'team-a').gang('g', '1')).gangId, 'team-a/g');
     const r = resolve(pod('p', null).gang('g', '1'));
     assert.equal(r.gangId, 'default/g');
@@ -182,7 +196,10 @@ describe('gang: PodGroup (CRD) way', () => {
     assert.equal(resolve(pod().label(L.PodGroup, 'pg'), podGroup('pg', 'other').minMember(2)).gang, undefined);
     const r = resolve(pod().label(L.PodGroup, 'pg'), pluginsPodGroup('pg').minMember(2));
     assert.equal(r.gang, undefined);
-    assert.match(r.warnings[0], /; a scheduling\.x-k8s\.io\/v1alpha1 PodGroup ns\/pg exists: its pods carry label scheduling\.x-k8s\.io\/pod-group$/);
+    assert.match(
+      r.warnings[0],
+      /; a scheduling\.x-k8s\.io\/v1alpha1 PodGroup ns\/pg exists: its pods carry label scheduling\.x-k8s\.io\/pod-group$/,
+    );
   });
 
   test('rule: label scheduling.x-k8s.io/pod-group joins a scheduler-plugins PodGroup; missing -> "PodGroup not found"', () => {
@@ -198,7 +215,10 @@ describe('gang: PodGroup (CRD) way', () => {
     assert.equal(gang.source, 'podgroup');
     assert.equal(gang.minMember, 2);
     assert.equal(gang.mode, 'Strict');
-    oneWarning(warnings, /^Pod\/ns\/p: gang ns\/g is configured by PodGroup ns\/g, which takes over a gang of the same name: the pod's .*min-available.*mode are ignored$/);
+    oneWarning(
+      warnings,
+      /^Pod\/ns\/p: gang ns\/g is configured by PodGroup ns\/g, which takes over a gang of the same name: the pod's .*min-available.*mode are ignored$/,
+    );
   });
 
   test('rule: a scheduler-plugins PodGroup does not take an annotation gang over', () => {
@@ -273,7 +293,10 @@ describe('gang: annotation way', () => {
       const r = resolve(pod().gang('g', raw));
       assert.equal(r.gang, undefined, raw);
       assert.equal(r.gangId, 'ns/g');
-      oneWarning(r.warnings, `Pod/ns/p: annotation gang.scheduling.koordinator.sh/min-available=${JSON.stringify(raw)} is not a base-10 int32: this pod does not initialize gang ns/g`);
+      oneWarning(
+        r.warnings,
+        `Pod/ns/p: annotation gang.scheduling.koordinator.sh/min-available=${JSON.stringify(raw)} is not a base-10 int32: this pod does not initialize gang ns/g`,
+      );
     }
   });
 
@@ -304,7 +327,10 @@ describe('gang: annotation way', () => {
     assert.deepEqual(withAnnotation(A.TotalNumber, '', 'totalNumber'), { value: 3, warnings: [] });
     const bad = withAnnotation(A.TotalNumber, 'ten', 'totalNumber');
     assert.equal(bad.value, 3);
-    oneWarning(bad.warnings, 'Pod/ns/p: annotation gang.scheduling.koordinator.sh/total-number="ten" is not a base-10 int32: using min-available 3');
+    oneWarning(
+      bad.warnings,
+      'Pod/ns/p: annotation gang.scheduling.koordinator.sh/total-number="ten" is not a base-10 int32: using min-available 3',
+    );
     const zero = withAnnotation(A.TotalNumber, '0', 'totalNumber');
     assert.equal(zero.value, 3);
     oneWarning(zero.warnings, 'Pod/ns/p: annotation gang.scheduling.koordinator.sh/total-number="0" reads as unset: using min-available 3');
@@ -320,7 +346,10 @@ describe('gang: annotation way', () => {
     for (const raw of ['nonstrict', 'NONSTRICT', 'strict', 'Lenient']) {
       const r = withAnnotation(A.Mode, raw, 'mode');
       assert.equal(r.value, 'Strict', raw);
-      oneWarning(r.warnings, `Pod/ns/p: annotation gang.scheduling.koordinator.sh/mode=${JSON.stringify(raw)} is not "Strict" or "NonStrict" (case-sensitive): using Strict`);
+      oneWarning(
+        r.warnings,
+        `Pod/ns/p: annotation gang.scheduling.koordinator.sh/mode=${JSON.stringify(raw)} is not "Strict" or "NonStrict" (case-sensitive): using Strict`,
+      );
     }
   });
 
@@ -343,15 +372,24 @@ describe('gang: annotation way', () => {
     for (const raw of ['0', '0s', '-0s']) {
       const r = withAnnotation(A.WaitingTime, raw, 'waitingTimeSeconds');
       assert.equal(r.value, 600, raw);
-      oneWarning(r.warnings, `Pod/ns/p: annotation gang.scheduling.koordinator.sh/waiting-time=${JSON.stringify(raw)} is zero, which means the default, not "no wait": using 600s`);
+      oneWarning(
+        r.warnings,
+        `Pod/ns/p: annotation gang.scheduling.koordinator.sh/waiting-time=${JSON.stringify(raw)} is zero, which means the default, not "no wait": using 600s`,
+      );
     }
     const negative = withAnnotation(A.WaitingTime, '-5s', 'waitingTimeSeconds');
     assert.equal(negative.value, 600);
-    oneWarning(negative.warnings, 'Pod/ns/p: annotation gang.scheduling.koordinator.sh/waiting-time="-5s" is negative: using the default 600s');
+    oneWarning(
+      negative.warnings,
+      'Pod/ns/p: annotation gang.scheduling.koordinator.sh/waiting-time="-5s" is negative: using the default 600s',
+    );
     for (const raw of ['30', '1.5', '5 s', '1d', 'abc', 's']) {
       const r = withAnnotation(A.WaitingTime, raw, 'waitingTimeSeconds');
       assert.equal(r.value, 600, raw);
-      oneWarning(r.warnings, `Pod/ns/p: annotation gang.scheduling.koordinator.sh/waiting-time=${JSON.stringify(raw)} is not a Go duration such as "30s", "10m" or "1h30m": using the default 600s`);
+      oneWarning(
+        r.warnings,
+        `Pod/ns/p: annotation gang.scheduling.koordinator.sh/waiting-time=${JSON.stringify(raw)} is not a Go duration such as "30s", "10m" or "1h30m": using the default 600s`,
+      );
     }
   });
 
@@ -368,7 +406,10 @@ describe('gang: annotation way', () => {
     for (const raw of ['a,b', '[a,b]', 'ns/a']) {
       const r = withAnnotation(A.Groups, raw, 'groups');
       assert.deepEqual(r.value, ['ns/g'], raw);
-      oneWarning(r.warnings, `Pod/ns/p: annotation gang.scheduling.koordinator.sh/groups=${JSON.stringify(raw)} is not a JSON array of gang ids such as ["ns-a/gang-a","ns-b/gang-b"]: the gang group is ns/g alone`);
+      oneWarning(
+        r.warnings,
+        `Pod/ns/p: annotation gang.scheduling.koordinator.sh/groups=${JSON.stringify(raw)} is not a JSON array of gang ids such as ["ns-a/gang-a","ns-b/gang-b"]: the gang group is ns/g alone`,
+      );
     }
     for (const raw of ['[1,2]', '{"a":"ns/a"}', '"ns/a"', '["ns/a", null]']) {
       const r = withAnnotation(A.Groups, raw, 'groups');
@@ -380,7 +421,10 @@ describe('gang: annotation way', () => {
   test('rule: group ids are not validated; one that is not "namespace/name" is kept, with a warning', () => {
     const r = withAnnotation(A.Groups, '["gang-b", "ns/g"]', 'groups');
     assert.deepEqual(r.value, ['gang-b', 'ns/g']);
-    oneWarning(r.warnings, /lists "gang-b", which is not a gang id "namespace\/name": that gang can never be found, so the group can never be satisfied$/);
+    oneWarning(
+      r.warnings,
+      /lists "gang-b", which is not a gang id "namespace\/name": that gang can never be found, so the group can never be satisfied$/,
+    );
   });
 
   test('rule: the gang group id is the sorted ids joined with ","', () => {
@@ -394,14 +438,19 @@ describe('gang: annotation way', () => {
   test('rule: match-policy, read from the alias key pod-group.scheduling.sigs.k8s.io/match-policy when the primary is empty', () => {
     assert.deepEqual(withAnnotation(A.MatchPolicy, 'waiting-and-running', 'matchPolicy'), { value: 'waiting-and-running', warnings: [] });
     assert.deepEqual(withAnnotation(A.PodGroupMatchPolicy, 'only-waiting', 'matchPolicy'), { value: 'only-waiting', warnings: [] });
-    const both = gangOf(pod().gang('g', '1').annotate(A.MatchPolicy, 'only-waiting').annotate(A.PodGroupMatchPolicy, 'waiting-and-running'));
+    const both = gangOf(
+      pod().gang('g', '1').annotate(A.MatchPolicy, 'only-waiting').annotate(A.PodGroupMatchPolicy, 'waiting-and-running'),
+    );
     assert.equal(both.gang.matchPolicy, 'only-waiting');
   });
 
   test('fallback: an unknown match-policy -> the default (once-satisfied)', () => {
     const r = withAnnotation(A.MatchPolicy, 'always', 'matchPolicy');
     assert.equal(r.value, 'once-satisfied');
-    oneWarning(r.warnings, 'Pod/ns/p: annotation gang.scheduling.koordinator.sh/match-policy="always" is not once-satisfied, only-waiting or waiting-and-running: using once-satisfied');
+    oneWarning(
+      r.warnings,
+      'Pod/ns/p: annotation gang.scheduling.koordinator.sh/match-policy="always" is not once-satisfied, only-waiting or waiting-and-running: using once-satisfied',
+    );
   });
 
   test('rule: the timeout annotation is ignored (the peer never writes or acts on it)', () => {
@@ -416,7 +465,9 @@ describe('gang: annotation way', () => {
     // Raw YAML numbers (the seed writes `min-available: 5`) read as their text.
     const raw = pod().gang('g').annotate(A.MinAvailable, 5).annotate(A.TotalNumber, 6);
     assert.deepEqual([gangOf(raw).gang.minMember, gangOf(raw).gang.totalNumber], [5, 6]);
-    assert.doesNotThrow(() => gangFromPodGroup({ apiVersion: GangApiVersion.Koordinator, kind: 'PodGroup', metadata: { name: 'x' } } as PodGroup));
+    assert.doesNotThrow(() =>
+      gangFromPodGroup({ apiVersion: GangApiVersion.Koordinator, kind: 'PodGroup', metadata: { name: 'x' } } as PodGroup),
+    );
     assert.deepEqual(gangsFromPods(null as unknown as KObject[], null as unknown as KObject[]).warnings, []);
   });
 });
@@ -461,7 +512,10 @@ describe('PodGroup', () => {
     for (const t of [0, -5]) {
       const r = gangFromPodGroup(podGroup().timeout(t).get());
       assert.equal(r.gang.waitingTimeSeconds, 600);
-      oneWarning(r.warnings, `PodGroup/ns/pg: spec.scheduleTimeoutSeconds ${t} is not a positive number of seconds: using the default 600s`);
+      oneWarning(
+        r.warnings,
+        `PodGroup/ns/pg: spec.scheduleTimeoutSeconds ${t} is not a positive number of seconds: using the default 600s`,
+      );
     }
     assert.equal(gangFromPodGroup(podGroup().get(), { defaultTimeoutSeconds: 30 }).gang.waitingTimeSeconds, 30);
   });
@@ -478,17 +532,22 @@ describe('PodGroup', () => {
   test('rule: the waiting-time annotation is ignored on a PodGroup', () => {
     const r = gangFromPodGroup(podGroup().timeout(30).annotate(A.WaitingTime, '1h').get());
     assert.equal(r.gang.waitingTimeSeconds, 30);
-    oneWarning(r.warnings, 'PodGroup/ns/pg: annotation gang.scheduling.koordinator.sh/waiting-time="1h" is ignored on a PodGroup: the wait is spec.scheduleTimeoutSeconds');
+    oneWarning(
+      r.warnings,
+      'PodGroup/ns/pg: annotation gang.scheduling.koordinator.sh/waiting-time="1h" is ignored on a PodGroup: the wait is spec.scheduleTimeoutSeconds',
+    );
   });
 
   test('fallback: invalid PodGroup annotations fall back as on pods', () => {
-    const r = gangFromPodGroup(podGroup().minMember(4).annotate(A.TotalNumber, '1').annotate(A.Mode, 'loose').annotate(A.Groups, 'x').get());
+    const r = gangFromPodGroup(
+      podGroup().minMember(4).annotate(A.TotalNumber, '1').annotate(A.Mode, 'loose').annotate(A.Groups, 'x').get(),
+    );
     assert.deepEqual([r.gang.totalNumber, r.gang.mode, r.gang.groups], [4, 'Strict', ['ns/pg']]);
     assert.equal(r.warnings.length, 3);
     assert.ok(r.warnings.every((w) => w.startsWith('PodGroup/ns/pg: annotation gang.scheduling.koordinator.sh/')));
   });
 
-  test('registry: both PodGroup API groups are accepted, beside Volcano\'s', () => {
+  test("registry: both PodGroup API groups are accepted, beside Volcano's", () => {
     const pg = parseObject(podGroup().minMember(2).get(), WHERE);
     assert.deepEqual(pg.errors, []);
     assert.deepEqual(parseObject(pluginsPodGroup().minMember(2).get(), WHERE).errors, []);
@@ -511,14 +570,21 @@ describe('PodGroup', () => {
   });
 
   test('rule: minResources is a resource list; scheduleTimeoutSeconds an int32; status counters whole numbers >= 0', () => {
-    const ok = parseObject({ ...podGroup().get(), spec: { minMember: 2, minResources: { cpu: 5, memory: '2048Mi' }, scheduleTimeoutSeconds: 600 } } as KObject, WHERE);
+    const ok = parseObject(
+      { ...podGroup().get(), spec: { minMember: 2, minResources: { cpu: 5, memory: '2048Mi' }, scheduleTimeoutSeconds: 600 } } as KObject,
+      WHERE,
+    );
     assert.deepEqual(ok.errors, []);
     assert.deepEqual((ok.object as PodGroup).spec.minResources, { cpu: '5', memory: '2048Mi' });
     const bad = parseObject(
       { ...podGroup().get(), spec: { minResources: { cpu: '-1' }, scheduleTimeoutSeconds: '10m' }, status: { running: -1 } } as KObject,
       WHERE,
     );
-    assert.deepEqual(bad.errors.map((x) => x.where.field).sort(), ['spec.minResources.cpu', 'spec.scheduleTimeoutSeconds', 'status.running']);
+    assert.deepEqual(bad.errors.map((x) => x.where.field).sort(), [
+      'spec.minResources.cpu',
+      'spec.scheduleTimeoutSeconds',
+      'status.running',
+    ]);
   });
 
   test("the seed's PodGroup (written with its full apiVersion and quoted annotation values)", () => {
@@ -539,7 +605,9 @@ spec:
     cpu: "5"
     memory: "2048Mi"
   scheduleTimeoutSeconds: 600
-`.replaceAll('namespaceA', 'namespace-a').replaceAll('namespaceB', 'namespace-b');
+`
+      .replaceAll('namespaceA', 'namespace-a')
+      .replaceAll('namespaceB', 'namespace-b');
     const { objects, errors } = parseManifests(yaml, 'pg.yaml');
     assert.deepEqual(errors, []);
     const parsed = parseObject(objects[0].object, objects[0].where);
@@ -556,7 +624,7 @@ spec:
 // ---------------------------------------------------------------------------------------
 
 describe('gangsFromPods', () => {
-  test('rule: the first pod with a valid min-available initializes an annotation gang; later pods\' annotations are ignored', () => {
+  test("rule: the first pod with a valid min-available initializes an annotation gang; later pods' annotations are ignored", () => {
     const r = gangsFromPods(
       [pod('p0').gang('g', '3').get(), pod('p1').gang('g', '5').annotate(A.Mode, 'NonStrict').get(), pod('p2').gang('g', '3').get()],
       [],
@@ -574,7 +642,9 @@ describe('gangsFromPods', () => {
     assert.equal(r.gangs.get('ns/g')?.minMember, 2);
     assert.equal(r.members.get('ns/g')?.length, 3);
     // The invalid value is reported; the missing one is not (another pod initialized the gang).
-    assert.deepEqual(r.warnings, ['Pod/ns/p1: annotation gang.scheduling.koordinator.sh/min-available="x" is not a base-10 int32: this pod does not initialize gang ns/g']);
+    assert.deepEqual(r.warnings, [
+      'Pod/ns/p1: annotation gang.scheduling.koordinator.sh/min-available="x" is not a base-10 int32: this pod does not initialize gang ns/g',
+    ]);
   });
 
   test('rule: a gang no pod initializes is reported once, with its members listed', () => {
@@ -594,7 +664,10 @@ describe('gangsFromPods', () => {
   });
 
   test('rule: every PodGroup is a gang, with or without pods, and configures its pods and namesakes', () => {
-    const r = gangsFromPods([pod('p0').label(L.PodGroup, 'a').get(), pod('p1').gang('b', '9').get()], [podGroup('a').minMember(1).get(), podGroup('b').minMember(2).get(), podGroup('c').minMember(3).get()]);
+    const r = gangsFromPods(
+      [pod('p0').label(L.PodGroup, 'a').get(), pod('p1').gang('b', '9').get()],
+      [podGroup('a').minMember(1).get(), podGroup('b').minMember(2).get(), podGroup('c').minMember(3).get()],
+    );
     assert.deepEqual([...r.gangs.keys()], ['ns/a', 'ns/b', 'ns/c']);
     assert.equal(r.gangs.get('ns/b')?.minMember, 2);
     assert.deepEqual([...r.members.keys()], ['ns/a', 'ns/b']);
@@ -608,7 +681,15 @@ describe('gangsFromPods', () => {
 describe('value parsers', () => {
   test('parseInt32 reads as Go strconv.ParseInt(s, 10, 32)', () => {
     assert.deepEqual(['0', '-0', '+7', '2147483647', '-2147483648'].map(parseInt32), [0, 0, 7, 2147483647, -2147483648]);
-    assert.deepEqual(['', '+', '1e3', '0x1', '1.0', '2147483648', ' 1'].map(parseInt32), [undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
+    assert.deepEqual(['', '+', '1e3', '0x1', '1.0', '2147483648', ' 1'].map(parseInt32), [
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     assert.ok(Object.is(parseInt32('-0'), 0));
   });
 

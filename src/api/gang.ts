@@ -90,7 +90,14 @@ export function parseSubPriority(raw: string | undefined): number {
   const m = /^([+-]?)(?:0[xX]((?:_?[0-9a-fA-F])+)|0[bB]((?:_?[01])+)|0[oO]?((?:_?[0-7])+)|([1-9][0-9]*|0))$/.exec(raw);
   if (!m) return 0;
   const [, sign, hex, bin, oct, dec] = m;
-  const value = hex !== undefined ? parseInt(hex.replaceAll('_', ''), 16) : bin !== undefined ? parseInt(bin.replaceAll('_', ''), 2) : oct !== undefined ? parseInt(oct.replaceAll('_', ''), 8) : Number(dec);
+  const value =
+    hex !== undefined
+      ? parseInt(hex.replaceAll('_', ''), 16)
+      : bin !== undefined
+        ? parseInt(bin.replaceAll('_', ''), 2)
+        : oct !== undefined
+          ? parseInt(oct.replaceAll('_', ''), 8)
+          : Number(dec);
   return Number.isSafeInteger(value) ? (sign === '-' ? -value : value) : 0;
 }
 
@@ -192,7 +199,11 @@ export const gangGroupId = (gang: Pick<GangSpec, 'groups'>): string => [...gang.
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
-const int32 = () => z.int().min(INT32_MIN).max(INT32_MAX, { error: `must be at most ${INT32_MAX} (int32)` });
+const int32 = () =>
+  z
+    .int()
+    .min(INT32_MIN)
+    .max(INT32_MAX, { error: `must be at most ${INT32_MAX} (int32)` });
 
 const podGroup = (minMember: z.ZodType) =>
   kobject({
@@ -318,7 +329,8 @@ function parseTotalNumber(raw: string | undefined, min: number, warn: Warn): num
 
 function parseMode(raw: string | undefined, warn: Warn): GangMode {
   if (raw === GangMode.Strict || raw === GangMode.NonStrict) return raw;
-  if (raw !== undefined && raw !== '') warn(`${show(GangAnnotation.Mode, raw)} is not "Strict" or "NonStrict" (case-sensitive): using Strict`);
+  if (raw !== undefined && raw !== '')
+    warn(`${show(GangAnnotation.Mode, raw)} is not "Strict" or "NonStrict" (case-sensitive): using Strict`);
   return GangMode.Strict;
 }
 
@@ -343,7 +355,9 @@ function parseGroups(raw: string | undefined, self: string, warn: Warn): string[
   for (const id of ids) {
     const slash = id.indexOf('/');
     if (slash <= 0 || slash === id.length - 1 || id.indexOf('/', slash + 1) >= 0) {
-      warn(`${show(GangAnnotation.Groups, raw)} lists ${JSON.stringify(id)}, which is not a gang id "namespace/name": that gang can never be found, so the group can never be satisfied`);
+      warn(
+        `${show(GangAnnotation.Groups, raw)} lists ${JSON.stringify(id)}, which is not a gang id "namespace/name": that gang can never be found, so the group can never be satisfied`,
+      );
     }
   }
   return [...(ids as string[])].sort();
@@ -366,7 +380,15 @@ function parseMatchPolicy(annotations: unknown, fallback: GangMatchPolicy, warn:
  */
 function gangSpec(
   annotations: unknown,
-  g: { name: string; namespace: string; minMember: number; id: string; source: GangSpec['source']; waitingTimeSeconds: () => number; defaultPolicy: GangMatchPolicy },
+  g: {
+    name: string;
+    namespace: string;
+    minMember: number;
+    id: string;
+    source: GangSpec['source'];
+    waitingTimeSeconds: () => number;
+    defaultPolicy: GangMatchPolicy;
+  },
   warn: Warn,
 ): GangSpec {
   return {
@@ -396,7 +418,9 @@ function parseWaitingTime(raw: string | undefined, fallback: number, warn: Warn)
 function warnIgnoredTimeout(annotations: unknown, warn: Warn): void {
   const raw = entry(annotations, GangAnnotation.Timeout);
   if (raw !== undefined) {
-    warn(`${show(GangAnnotation.Timeout, raw)} is ignored: the peer never writes or acts on it; a gang that times out is rejected and tried again`);
+    warn(
+      `${show(GangAnnotation.Timeout, raw)} is ignored: the peer never writes or acts on it; a gang that times out is rejected and tried again`,
+    );
   }
 }
 
@@ -441,7 +465,8 @@ export function gangFromPodGroup(pg: PodGroup, options: GangOptions = {}): { gan
   let waitingTimeSeconds = defaultWait;
   const timeout = spec.scheduleTimeoutSeconds;
   if (typeof timeout === 'number' && timeout > 0) waitingTimeSeconds = timeout;
-  else if (timeout !== undefined) warn(`spec.scheduleTimeoutSeconds ${JSON.stringify(timeout)} is not a positive number of seconds: using the default ${defaultWait}s`);
+  else if (timeout !== undefined)
+    warn(`spec.scheduleTimeoutSeconds ${JSON.stringify(timeout)} is not a positive number of seconds: using the default ${defaultWait}s`);
   const ignoredWait = entry(annotations, GangAnnotation.WaitingTime);
   if (ignoredWait !== undefined) {
     warn(`${show(GangAnnotation.WaitingTime, ignoredWait)} is ignored on a PodGroup: the wait is spec.scheduleTimeoutSeconds`);
@@ -449,9 +474,22 @@ export function gangFromPodGroup(pg: PodGroup, options: GangOptions = {}): { gan
   warnIgnoredTimeout(annotations, warn);
 
   const defaultPolicy = pluginsGroup ? GangMatchPolicy.WaitingAndRunning : (options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied);
-  const gang = gangSpec(annotations, { name, namespace, minMember, id: gangId(namespace, name), source: 'podgroup', waitingTimeSeconds: () => waitingTimeSeconds, defaultPolicy }, warn);
+  const gang = gangSpec(
+    annotations,
+    {
+      name,
+      namespace,
+      minMember,
+      id: gangId(namespace, name),
+      source: 'podgroup',
+      waitingTimeSeconds: () => waitingTimeSeconds,
+      defaultPolicy,
+    },
+    warn,
+  );
   if (typeof m.creationTimestamp === 'string') gang.createdAt = m.creationTimestamp;
-  if (pluginsGroup && isRecord(spec.minResources) && Object.keys(spec.minResources).length > 0) gang.minResources = spec.minResources as ResourceList;
+  if (pluginsGroup && isRecord(spec.minResources) && Object.keys(spec.minResources).length > 0)
+    gang.minResources = spec.minResources as ResourceList;
   return { gang, warnings };
 }
 
@@ -511,7 +549,9 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
     const id = gangId(namespace, name);
     const ignored = POD_PARAMETER_KEYS.filter((k) => entry(annotations, k) !== undefined);
     if (ignored.length > 0) {
-      warn(`annotations ${ignored.join(', ')} are ignored: label ${label}=${JSON.stringify(name)} makes PodGroup ${id} alone configure the gang`);
+      warn(
+        `annotations ${ignored.join(', ')} are ignored: label ${label}=${JSON.stringify(name)} makes PodGroup ${id} alone configure the gang`,
+      );
     }
     const pg = findPodGroup(apiVersion, namespace, name);
     if (pg !== undefined) return { kind: 'podgroup', id, podGroup: pg };
@@ -519,8 +559,13 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
     const otherLabel = apiVersion === GangApiVersion.Koordinator ? GangLabel.SchedulerPluginsPodGroup : GangLabel.PodGroup;
     const hint = findPodGroup(other, namespace, name) ? `; a ${other} PodGroup ${id} exists: its pods carry label ${otherLabel}` : '';
     // The peer's messages: Koordinator's PreEnqueue, scheduler-plugins' Permit.
-    const peer = apiVersion === GangApiVersion.Koordinator ? `gang has not init, gangName: ${id}, podName: ${podRef}` : 'PodGroup not found';
-    return { kind: 'missing', id, why: `${show(label, name, 'label')} names ${apiVersion} PodGroup ${id}, which does not exist: ${peer}${hint}` };
+    const peer =
+      apiVersion === GangApiVersion.Koordinator ? `gang has not init, gangName: ${id}, podName: ${podRef}` : 'PodGroup not found';
+    return {
+      kind: 'missing',
+      id,
+      why: `${show(label, name, 'label')} names ${apiVersion} PodGroup ${id}, which does not exist: ${peer}${hint}`,
+    };
   }
 
   // 3. Annotation way.
@@ -533,7 +578,9 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
   if (name === undefined) {
     for (const k of POD_PARAMETER_KEYS) {
       if (entry(annotations, k) !== undefined) {
-        warn(`annotation ${k} is set but the pod names no gang (label ${GangLabel.PodGroup}, label ${GangLabel.Name} or annotation ${GangAnnotation.Name}): it is not a gang member`);
+        warn(
+          `annotation ${k} is set but the pod names no gang (label ${GangLabel.PodGroup}, label ${GangLabel.Name} or annotation ${GangAnnotation.Name}): it is not a gang member`,
+        );
         break;
       }
     }
@@ -542,8 +589,14 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
   const id = gangId(namespace, name);
   const takeover = findPodGroup(GangApiVersion.Koordinator, namespace, name);
   if (takeover !== undefined) {
-    const ignored = POD_PARAMETER_KEYS.filter((k) => entry(annotations, k) !== undefined || (k === GangAnnotation.MinAvailable && entry(labels, GangLabel.MinAvailable) !== undefined));
-    if (ignored.length > 0) warn(`gang ${id} is configured by PodGroup ${id}, which takes over a gang of the same name: the pod's ${ignored.join(', ')} are ignored`);
+    const ignored = POD_PARAMETER_KEYS.filter(
+      (k) =>
+        entry(annotations, k) !== undefined || (k === GangAnnotation.MinAvailable && entry(labels, GangLabel.MinAvailable) !== undefined),
+    );
+    if (ignored.length > 0)
+      warn(
+        `gang ${id} is configured by PodGroup ${id}, which takes over a gang of the same name: the pod's ${ignored.join(', ')} are ignored`,
+      );
     return { kind: 'podgroup', id, podGroup: takeover };
   }
 
@@ -551,7 +604,11 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
   const fromLabel = nonEmpty(entry(labels, GangLabel.MinAvailable));
   const rawMin = fromLabel ?? nonEmpty(entry(annotations, GangAnnotation.MinAvailable));
   if (rawMin === undefined) {
-    return { kind: 'annotations', id, why: `${named} puts the pod in gang ${id}, but it has no ${GangAnnotation.MinAvailable}: this pod does not initialize the gang` };
+    return {
+      kind: 'annotations',
+      id,
+      why: `${named} puts the pod in gang ${id}, but it has no ${GangAnnotation.MinAvailable}: this pod does not initialize the gang`,
+    };
   }
   const minMember = parseInt32(rawMin);
   if (minMember === undefined) {
@@ -571,7 +628,12 @@ function resolvePod(pod: unknown, findPodGroup: PodGroupLookup, options: GangOpt
       minMember,
       id,
       source: 'annotations',
-      waitingTimeSeconds: () => parseWaitingTime(entry(annotations, GangAnnotation.WaitingTime), options.defaultTimeoutSeconds ?? DEFAULT_GANG_TIMEOUT_SECONDS, warn),
+      waitingTimeSeconds: () =>
+        parseWaitingTime(
+          entry(annotations, GangAnnotation.WaitingTime),
+          options.defaultTimeoutSeconds ?? DEFAULT_GANG_TIMEOUT_SECONDS,
+          warn,
+        ),
       defaultPolicy: options.defaultMatchPolicy ?? GangMatchPolicy.OnceSatisfied,
     },
     warn,
@@ -665,7 +727,9 @@ export function gangsFromPods(
     // Already initialized: this pod's annotations are not read.
     const g = gangs.get(r.id)!;
     if (r.gang !== undefined && !sameParameters(g, r.gang)) {
-      warnings.push(`${ref}: gang ${r.id} was initialized by ${first}; this pod's different gang annotations are ignored (${differences(g, r.gang)})`);
+      warnings.push(
+        `${ref}: gang ${r.id} was initialized by ${first}; this pod's different gang annotations are ignored (${differences(g, r.gang)})`,
+      );
     }
   }
 

@@ -62,13 +62,17 @@ describe('parseManifests', () => {
   });
 
   test('JSON: a single object', () => {
-    const { objects, errors } = parseManifests('{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "p", "namespace": "ns"}}', 'pod.json');
+    const { objects, errors } = parseManifests(
+      '{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "p", "namespace": "ns"}}',
+      'pod.json',
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(objects[0].where, { file: 'pod.json', document: 1, line: 1, object: 'Pod/ns/p' });
   });
 
   test('JSON: an array of objects, each at field [i] with its own line', () => {
-    const text = '[\n  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}},\n  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "b"}},\n  {"kind": "Node", "metadata": {"name": "c"}}\n]';
+    const text =
+      '[\n  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}},\n  {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "b"}},\n  {"kind": "Node", "metadata": {"name": "c"}}\n]';
     const { objects, errors } = parseManifests(text, 'nodes.json');
     assert.deepEqual(
       objects.map((o) => o.where),
@@ -78,11 +82,15 @@ describe('parseManifests', () => {
       ],
     );
     assert.equal(errors.length, 1);
-    assert.equal(errors[0].message, 'nodes.json:4, document 1, Node/c, [2].apiVersion: apiVersion is required: e.g. "v1" or "kueue.x-k8s.io/v1beta2"');
+    assert.equal(
+      errors[0].message,
+      'nodes.json:4, document 1, Node/c, [2].apiVersion: apiVersion is required: e.g. "v1" or "kueue.x-k8s.io/v1beta2"',
+    );
   });
 
-  test('JSON List read by JSON.parse keeps each item\'s line (strings with brackets and escapes do not confuse it); typed lists fill apiVersion and kind', () => {
-    const text = '{\n  "apiVersion": "v1",\n  "kind": "NodeList",\n  "metadata": {"note": "[{\\"x\\"]"},\n  "items": [\n    {"metadata": {"name": "a", "labels": {"k": "}]"}}},\n\n    {\n      "metadata": {"name": "b"}\n    }\n  ]\n}\n';
+  test("JSON List read by JSON.parse keeps each item's line (strings with brackets and escapes do not confuse it); typed lists fill apiVersion and kind", () => {
+    const text =
+      '{\n  "apiVersion": "v1",\n  "kind": "NodeList",\n  "metadata": {"note": "[{\\"x\\"]"},\n  "items": [\n    {"metadata": {"name": "a", "labels": {"k": "}]"}}},\n\n    {\n      "metadata": {"name": "b"}\n    }\n  ]\n}\n';
     const { objects, errors } = parseManifests(text, 'nodes.json');
     assert.deepEqual(errors, []);
     assert.deepEqual(
@@ -124,7 +132,8 @@ describe('parseManifests', () => {
   });
 
   test('a List item that is not an object, or lacks a name, is an error at items[i]; the other items still parse', () => {
-    const text = 'apiVersion: v1\nkind: List\nitems:\n- 42\n- apiVersion: v1\n  kind: Node\n  metadata: {}\n- apiVersion: v1\n  kind: Node\n  metadata: {name: ok}\n';
+    const text =
+      'apiVersion: v1\nkind: List\nitems:\n- 42\n- apiVersion: v1\n  kind: Node\n  metadata: {}\n- apiVersion: v1\n  kind: Node\n  metadata: {name: ok}\n';
     const { objects, errors } = parseManifests(text, FILE);
     assert.deepEqual(
       objects.map((o) => o.object.metadata.name),
@@ -175,7 +184,10 @@ describe('parseManifests', () => {
   });
 
   test('unknown fields and quoted values are kept as written', () => {
-    const { objects } = parseManifests('apiVersion: v1\nkind: Node\nmetadata: {name: a, annotations: {x/y: "true"}}\nextra: {deep: [1, 2]}\n', FILE);
+    const { objects } = parseManifests(
+      'apiVersion: v1\nkind: Node\nmetadata: {name: a, annotations: {x/y: "true"}}\nextra: {deep: [1, 2]}\n',
+      FILE,
+    );
     assert.deepEqual(objects[0].object, {
       apiVersion: 'v1',
       kind: 'Node',

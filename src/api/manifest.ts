@@ -46,7 +46,11 @@ export interface ParseOptions {
 export const MAX_NESTING_DEPTH = 100;
 
 /** Parses every object in a YAML (multi-document) or JSON text. Never throws. */
-export function parseManifests(text: string, file: string, options: ParseOptions = {}): { objects: ParsedObject[]; errors: InputError[]; skipped: SkippedObject[] } {
+export function parseManifests(
+  text: string,
+  file: string,
+  options: ParseOptions = {},
+): { objects: ParsedObject[]; errors: InputError[]; skipped: SkippedObject[] } {
   const objects: ParsedObject[] = [];
   const errors: InputError[] = [];
   const skipped: SkippedObject[] = [];
@@ -56,7 +60,8 @@ export function parseManifests(text: string, file: string, options: ParseOptions
   if (/^\s*[[{]/.test(text)) {
     const fast = parseJsonList(text);
     if (fast !== undefined) {
-      for (const { value, line, field } of fast) addObject(value, { file, document: 1, line, ...(field !== undefined ? { field } : {}) }, null);
+      for (const { value, line, field } of fast)
+        addObject(value, { file, document: 1, line, ...(field !== undefined ? { field } : {}) }, null);
       return { objects, errors, skipped };
     }
   }
@@ -81,7 +86,9 @@ export function parseManifests(text: string, file: string, options: ParseOptions
       }
       const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more problem${doc.errors.length > 2 ? 's' : ''} after it)` : '';
       const col = column !== undefined ? `, column ${column}` : '';
-      errors.push(new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`));
+      errors.push(
+        new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`),
+      );
       return;
     }
     if (contents === null || isEmptyScalar(contents)) return;
@@ -91,7 +98,14 @@ export function parseManifests(text: string, file: string, options: ParseOptions
       value = doc.toJS({ maxAliasCount: 1000 });
     } catch (e) {
       const deep = e instanceof RangeError && /call stack/.test(e.message);
-      errors.push(new InputError(at, deep ? `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped` : `cannot read the document: ${(e as Error).message}`));
+      errors.push(
+        new InputError(
+          at,
+          deep
+            ? `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`
+            : `cannot read the document: ${(e as Error).message}`,
+        ),
+      );
       return;
     }
     if (nestingDepth(value) > MAX_NESTING_DEPTH) {
@@ -142,7 +156,9 @@ export function parseManifests(text: string, file: string, options: ParseOptions
     const need = (f: string, v: unknown, what: string) => {
       if (typeof v === 'string' && v !== '') return;
       ok = false;
-      errors.push(new InputError(field(f), v === undefined ? `${f} is required: ${what}` : `${f} must be a non-empty string, got ${describe(v)}`));
+      errors.push(
+        new InputError(field(f), v === undefined ? `${f} is required: ${what}` : `${f} must be a non-empty string, got ${describe(v)}`),
+      );
     };
     need('apiVersion', value.apiVersion, 'e.g. "v1" or "kueue.x-k8s.io/v1beta2"');
     need('kind', value.kind, 'e.g. "Node" or "Topology"');
@@ -176,7 +192,9 @@ export function parseManifests(text: string, file: string, options: ParseOptions
 
 /** Typed lists from the API (e.g. NodeList) leave apiVersion and kind off their items. */
 function listItemDefaults(list: Record<string, unknown>, kind: string): { apiVersion: string; kind: string } | undefined {
-  return kind !== 'List' && typeof list.apiVersion === 'string' ? { apiVersion: list.apiVersion, kind: kind.slice(0, -'List'.length) } : undefined;
+  return kind !== 'List' && typeof list.apiVersion === 'string'
+    ? { apiVersion: list.apiVersion, kind: kind.slice(0, -'List'.length) }
+    : undefined;
 }
 
 /**
@@ -203,7 +221,11 @@ function parseJsonList(text: string): { value: unknown; line: number; field?: st
   const first = text.slice(0, text.search(/\S/) + 1).split('\n').length;
   if (typeof kind === 'string' && (kind === 'List' || kind.endsWith('List')) && Array.isArray(value.items)) {
     const items = value.items as unknown[];
-    if (starts.length !== items.length || items.some((i) => isRecord(i) && typeof i.kind === 'string' && i.kind.endsWith('List') && Array.isArray(i.items))) return undefined;
+    if (
+      starts.length !== items.length ||
+      items.some((i) => isRecord(i) && typeof i.kind === 'string' && i.kind.endsWith('List') && Array.isArray(i.items))
+    )
+      return undefined;
     const defaults = listItemDefaults(value, kind);
     return items.map((item, i) => {
       if (defaults !== undefined && isRecord(item)) {
@@ -269,7 +291,8 @@ export function nestingDepth(value: unknown): number {
     if (v === null || typeof v !== 'object') continue;
     if (d + 1 > deepest) deepest = d + 1;
     if (deepest > MAX_NESTING_DEPTH) return deepest;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
   }
   return deepest;
 }

@@ -8,7 +8,8 @@ describe('object names (RFC 1123)', () => {
     for (const bad of ['', '-a', 'a-', 'A', 'a.b', 'a_b', 'a'.repeat(64)]) assert.equal(isDnsLabel(bad), false, bad);
   });
   it('a DNS subdomain is labels joined by dots, at most 253 characters', () => {
-    for (const ok of ['a', 'example.com', 'x-1.y-2', `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`]) assert.equal(isDnsSubdomain(ok), true, ok);
+    for (const ok of ['a', 'example.com', 'x-1.y-2', `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`])
+      assert.equal(isDnsSubdomain(ok), true, ok);
     for (const bad of ['', '.a', 'a.', 'a..b', 'a.-b', 'Example.com', 'a'.repeat(254)]) assert.equal(isDnsSubdomain(bad), false, bad);
   });
   it('a label value is empty or letters, digits, -, _ and ., starting and ending with a letter or digit, at most 63 characters', () => {

@@ -106,8 +106,28 @@ describe('parse: every accepted form, exactly, keeping the format', () => {
 
 describe('parse: everything else is refused, saying what is accepted', () => {
   const formatErrors = [
-    '1.5.5', 'Gi', '1 Gi', '1gi', 'abc', '', '--1', ' 1', '1 ', '.', '-', '+', 'e3', 'm',
-    '1.1.M', '1+1.0M', '0.1am', '1e3k', '1e3.5', '1,5', '0x10', '１',
+    '1.5.5',
+    'Gi',
+    '1 Gi',
+    '1gi',
+    'abc',
+    '',
+    '--1',
+    ' 1',
+    '1 ',
+    '.',
+    '-',
+    '+',
+    'e3',
+    'm',
+    '1.1.M',
+    '1+1.0M',
+    '0.1am',
+    '1e3k',
+    '1e3.5',
+    '1,5',
+    '0x10',
+    '１',
   ];
   for (const input of formatErrors) {
     test(`${JSON.stringify(input)} breaks the grammar`, () => {
@@ -364,7 +384,30 @@ describe('properties', () => {
   });
 
   test('every string of the grammar parses, and its canonical form parses to the same value', () => {
-    const suffix = fc.constantFrom('', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei', 'e3', 'E-6', 'e+2', 'e0', 'e-12', 'e18');
+    const suffix = fc.constantFrom(
+      '',
+      'n',
+      'u',
+      'm',
+      'k',
+      'M',
+      'G',
+      'T',
+      'P',
+      'E',
+      'Ki',
+      'Mi',
+      'Gi',
+      'Ti',
+      'Pi',
+      'Ei',
+      'e3',
+      'E-6',
+      'e+2',
+      'e0',
+      'e-12',
+      'e18',
+    );
     const digits = (max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), maxLength: max });
     const input = fc
       .tuple(fc.constantFrom('', '+', '-'), digits(12), fc.option(digits(12)), suffix)

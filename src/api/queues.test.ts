@@ -73,7 +73,10 @@ class ClusterQueueBuilder extends ObjectBuilder {
     return this.set(this.version === V1B1 ? 'spec.cohort' : 'spec.cohortName', name);
   }
   groups(...gs: ResourceGroupBuilder[]): this {
-    return this.set('spec.resourceGroups', gs.map((g) => g.g));
+    return this.set(
+      'spec.resourceGroups',
+      gs.map((g) => g.g),
+    );
   }
   preemption(p: Raw): this {
     return this.set('spec.preemption', p);
@@ -85,8 +88,10 @@ class ClusterQueueBuilder extends ObjectBuilder {
 const cq = (name = 'cq', version: string = V1B2) => new ClusterQueueBuilder(name, version);
 
 const cohortObject = (name = 'team') => new ObjectBuilder(V1B2, 'Cohort', name).set('spec', {});
-const localQueue = (name = 'lq', version: string = V1B2) => new ObjectBuilder(version, 'LocalQueue', name, 'ns').set('spec.clusterQueue', 'cq');
-const priorityClass = (name = 'high', version: string = V1B2) => new ObjectBuilder(version, 'WorkloadPriorityClass', name).set('value', 1000);
+const localQueue = (name = 'lq', version: string = V1B2) =>
+  new ObjectBuilder(version, 'LocalQueue', name, 'ns').set('spec.clusterQueue', 'cq');
+const priorityClass = (name = 'high', version: string = V1B2) =>
+  new ObjectBuilder(version, 'WorkloadPriorityClass', name).set('value', 1000);
 
 const cpuMem = () => group('cpu', 'memory').flavor('on-demand', { cpu: '10', memory: '64Gi' });
 
@@ -132,7 +137,12 @@ describe('ClusterQueue', () => {
         ),
     );
     assert.equal(q.spec.cohortName, 'research');
-    assert.deepEqual(q.spec.resourceGroups![0].flavors[0].resources[0], { name: 'cpu', nominalQuota: '10', borrowingLimit: '4', lendingLimit: '2' });
+    assert.deepEqual(q.spec.resourceGroups![0].flavors[0].resources[0], {
+      name: 'cpu',
+      nominalQuota: '10',
+      borrowingLimit: '4',
+      lendingLimit: '2',
+    });
     assert.equal(q.spec.resourceGroups![1].flavors[0].resources[0].nominalQuota, '8');
   });
 
@@ -156,7 +166,11 @@ describe('ClusterQueue', () => {
         .cohort('c')
         .set('spec.queueingStrategy', 'StrictFIFO')
         .set('spec.stopPolicy', 'HoldAndDrain')
-        .preemption({ reclaimWithinCohort: 'LowerPriority', withinClusterQueue: 'LowerOrNewerEqualPriority', borrowWithinCohort: { policy: 'LowerPriority', maxPriorityThreshold: 100 } })
+        .preemption({
+          reclaimWithinCohort: 'LowerPriority',
+          withinClusterQueue: 'LowerOrNewerEqualPriority',
+          borrowWithinCohort: { policy: 'LowerPriority', maxPriorityThreshold: 100 },
+        })
         .fungibility({ whenCanBorrow: 'TryNextFlavor', whenCanPreempt: 'TryNextFlavor', preference: 'PreemptionOverBorrowing' }),
     );
     assert.equal(q.spec.queueingStrategy, 'StrictFIFO');
@@ -201,11 +215,17 @@ describe('ClusterQueue', () => {
       'spec.namespaceSelector.matchExpressions[0].values',
       "Required value: must be specified when `operator` is 'In' or 'NotIn'",
     );
-    refused(cq().set('spec.namespaceSelector', { matchLabels: { 'bad key!': 'x' } }), 'spec.namespaceSelector.matchLabels["bad key!"]', /not a valid label key/);
+    refused(
+      cq().set('spec.namespaceSelector', { matchLabels: { 'bad key!': 'x' } }),
+      'spec.namespaceSelector.matchLabels["bad key!"]',
+      /not a valid label key/,
+    );
   });
 
   test('rule: at most 16 resource groups', () => {
-    const groups = Array.from({ length: MAX_RESOURCE_GROUPS + 1 }, (_, i) => group(`example.com/r${i}`).flavor(`f${i}`, { [`example.com/r${i}`]: 1 }));
+    const groups = Array.from({ length: MAX_RESOURCE_GROUPS + 1 }, (_, i) =>
+      group(`example.com/r${i}`).flavor(`f${i}`, { [`example.com/r${i}`]: 1 }),
+    );
     accepted(cq().groups(...groups.slice(0, MAX_RESOURCE_GROUPS)));
     refused(cq().groups(...groups), 'spec.resourceGroups', 'must have at most 16 resource groups');
   });
@@ -233,7 +253,11 @@ describe('ClusterQueue', () => {
       'spec.resourceGroups[0].flavors[0].resources',
       'a flavor lists the quota of every covered resource: at least one',
     );
-    refused(cq().set('spec.resourceGroups', [{ coveredResources: ['cpu'], flavors: [] }]), 'spec.resourceGroups[0].flavors', 'a resource group has at least one flavor');
+    refused(
+      cq().set('spec.resourceGroups', [{ coveredResources: ['cpu'], flavors: [] }]),
+      'spec.resourceGroups[0].flavors',
+      'a resource group has at least one flavor',
+    );
   });
 
   test('rule: every flavor lists exactly the covered resources (count: the CEL message)', () => {
@@ -243,7 +267,10 @@ describe('ClusterQueue', () => {
       `${KueueQueueMessage.ResourceCount}: flavor "on-demand" lists 1 ("cpu"), coveredResources has 2 ("cpu", "memory")`,
     );
     const errors = errorsOf(cq().groups(group('cpu').flavor('on-demand', { cpu: '10', memory: '1Gi' })));
-    assert.deepEqual(errors.map((e) => e.field), ['spec.resourceGroups[0].flavors[0].resources']);
+    assert.deepEqual(
+      errors.map((e) => e.field),
+      ['spec.resourceGroups[0].flavors[0].resources'],
+    );
   });
 
   test('rule: every flavor lists the covered resources in their order (the webhook message)', () => {
@@ -253,7 +280,10 @@ describe('ClusterQueue', () => {
       `Invalid value: "nvidia.com/gpu": ${KueueQueueMessage.ResourceName} (spec.resourceGroups[0].coveredResources[1] is "memory"); a flavor lists the covered resources in their order`,
     );
     const swapped = errorsOf(cq().groups(group('cpu', 'memory').flavor('on-demand', { memory: '1Gi', cpu: '10' })));
-    assert.deepEqual(swapped.map((e) => e.field), ['spec.resourceGroups[0].flavors[0].resources[0].name', 'spec.resourceGroups[0].flavors[0].resources[1].name']);
+    assert.deepEqual(
+      swapped.map((e) => e.field),
+      ['spec.resourceGroups[0].flavors[0].resources[0].name', 'spec.resourceGroups[0].flavors[0].resources[1].name'],
+    );
   });
 
   test('rule: a resource appears in only one resource group', () => {
@@ -263,7 +293,11 @@ describe('ClusterQueue', () => {
       'Duplicate value: "cpu": already covered by spec.resourceGroups[0]; a resource may appear in only one resource group',
     );
     const twice = errorsOf(cq().groups(group('cpu', 'cpu').flavor('f', { cpu: '1' }).flavor('g', { cpu: '1' })));
-    assert.ok(twice.some((e) => e.field === 'spec.resourceGroups[0].coveredResources[1]' && /already covered by this resource group/.test(e.detail)));
+    assert.ok(
+      twice.some(
+        (e) => e.field === 'spec.resourceGroups[0].coveredResources[1]' && /already covered by this resource group/.test(e.detail),
+      ),
+    );
   });
 
   test('rule: a flavor appears only once, in one resource group', () => {
@@ -272,7 +306,11 @@ describe('ClusterQueue', () => {
       'spec.resourceGroups[1].flavors[0].name',
       'Duplicate value: "on-demand": already in spec.resourceGroups[0].flavors[0]; a flavor may appear only once, in one resource group',
     );
-    refused(cq().groups(cpuMem().flavor('on-demand', { cpu: '1', memory: '1Gi' })), 'spec.resourceGroups[0].flavors[1].name', /^Duplicate value: "on-demand"/);
+    refused(
+      cq().groups(cpuMem().flavor('on-demand', { cpu: '1', memory: '1Gi' })),
+      'spec.resourceGroups[0].flavors[1].name',
+      /^Duplicate value: "on-demand"/,
+    );
   });
 
   test('rule: borrowingLimit must be nil without a cohort (the CEL message)', () => {
@@ -281,9 +319,17 @@ describe('ClusterQueue', () => {
       'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit',
       'borrowingLimit must be nil when cohort is empty: set spec.cohortName or remove borrowingLimit (without a cohort there is nothing to borrow)',
     );
-    accepted(cq().cohort('c').groups(group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: '5' } })));
+    accepted(
+      cq()
+        .cohort('c')
+        .groups(group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: '5' } })),
+    );
     // "0" is a limit too: it must be absent, not zero.
-    refused(cq().groups(group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: 0 } })), 'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit', /^borrowingLimit must be nil when cohort is empty/);
+    refused(
+      cq().groups(group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: 0 } })),
+      'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit',
+      /^borrowingLimit must be nil when cohort is empty/,
+    );
   });
 
   test('rule: lendingLimit must be nil without a cohort', () => {
@@ -296,19 +342,39 @@ describe('ClusterQueue', () => {
 
   test('rule: lendingLimit <= nominalQuota (compared as quantities)', () => {
     refused(
-      cq().cohort('c').groups(group('memory').flavor('f', { memory: { nominalQuota: '1Gi', lendingLimit: '1025Mi' } })),
+      cq()
+        .cohort('c')
+        .groups(group('memory').flavor('f', { memory: { nominalQuota: '1Gi', lendingLimit: '1025Mi' } })),
       'spec.resourceGroups[0].flavors[0].resources[0].lendingLimit',
       'Invalid value: "1025Mi": must be less than or equal to the nominalQuota (1Gi)',
     );
-    accepted(cq().cohort('c').groups(group('memory').flavor('f', { memory: { nominalQuota: '1Gi', lendingLimit: '1024Mi' } })));
+    accepted(
+      cq()
+        .cohort('c')
+        .groups(group('memory').flavor('f', { memory: { nominalQuota: '1Gi', lendingLimit: '1024Mi' } })),
+    );
   });
 
   test('rule: quotas are quantities >= 0 and nominalQuota is required', () => {
-    refused(cq().groups(group('cpu').flavor('f', { cpu: '-1' })), 'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota', 'Invalid value: "-1": must be greater than or equal to 0');
-    refused(cq().groups(group('cpu').flavor('f', { cpu: '10ki' })), 'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota', /^Invalid value: "10ki": unable to parse quantity's suffix/);
-    refused(cq().groups(group('cpu').flavor('f', { cpu: {} })), 'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota', /^is required: the quota of cpu in this flavor/);
     refused(
-      cq().cohort('c').groups(group('cpu').flavor('f', { cpu: { nominalQuota: '1', borrowingLimit: true } })),
+      cq().groups(group('cpu').flavor('f', { cpu: '-1' })),
+      'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota',
+      'Invalid value: "-1": must be greater than or equal to 0',
+    );
+    refused(
+      cq().groups(group('cpu').flavor('f', { cpu: '10ki' })),
+      'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota',
+      /^Invalid value: "10ki": unable to parse quantity's suffix/,
+    );
+    refused(
+      cq().groups(group('cpu').flavor('f', { cpu: {} })),
+      'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota',
+      /^is required: the quota of cpu in this flavor/,
+    );
+    refused(
+      cq()
+        .cohort('c')
+        .groups(group('cpu').flavor('f', { cpu: { nominalQuota: '1', borrowingLimit: true } })),
       'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit',
       'must be a quantity such as "4", "500m" or "16Gi", got boolean true',
     );
@@ -331,10 +397,30 @@ describe('ClusterQueue', () => {
   test('rule (CEL): reclaimWithinCohort=Never forbids borrowWithinCohort.policy other than Never', () => {
     const message =
       'reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never: set reclaimWithinCohort to LowerPriority or Any, or borrowWithinCohort.policy to Never';
-    refused(cq().cohort('c').preemption({ borrowWithinCohort: { policy: 'LowerPriority' } }), 'spec.preemption', message);
-    refused(cq().cohort('c').preemption({ reclaimWithinCohort: 'Never', borrowWithinCohort: { policy: 'LowerPriority' } }), 'spec.preemption', message);
-    accepted(cq().cohort('c').preemption({ reclaimWithinCohort: 'Never', borrowWithinCohort: { policy: 'Never' } }));
-    accepted(cq().cohort('c').preemption({ reclaimWithinCohort: 'LowerPriority', borrowWithinCohort: { policy: 'LowerPriority' } }));
+    refused(
+      cq()
+        .cohort('c')
+        .preemption({ borrowWithinCohort: { policy: 'LowerPriority' } }),
+      'spec.preemption',
+      message,
+    );
+    refused(
+      cq()
+        .cohort('c')
+        .preemption({ reclaimWithinCohort: 'Never', borrowWithinCohort: { policy: 'LowerPriority' } }),
+      'spec.preemption',
+      message,
+    );
+    accepted(
+      cq()
+        .cohort('c')
+        .preemption({ reclaimWithinCohort: 'Never', borrowWithinCohort: { policy: 'Never' } }),
+    );
+    accepted(
+      cq()
+        .cohort('c')
+        .preemption({ reclaimWithinCohort: 'LowerPriority', borrowWithinCohort: { policy: 'LowerPriority' } }),
+    );
   });
 
   test('rule: flavorFungibility.preference only when whenCanBorrow and whenCanPreempt are both TryNextFlavor', () => {
@@ -347,12 +433,32 @@ describe('ClusterQueue', () => {
   });
 
   test('enums: a wrong value is refused with the accepted values', () => {
-    refused(cq().set('spec.queueingStrategy', 'FIFO'), 'spec.queueingStrategy', 'must be one of "StrictFIFO", "BestEffortFIFO", got "FIFO"');
+    refused(
+      cq().set('spec.queueingStrategy', 'FIFO'),
+      'spec.queueingStrategy',
+      'must be one of "StrictFIFO", "BestEffortFIFO", got "FIFO"',
+    );
     refused(cq().set('spec.stopPolicy', 'Drain'), 'spec.stopPolicy', 'must be one of "None", "Hold", "HoldAndDrain", got "Drain"');
-    refused(cq().preemption({ reclaimWithinCohort: 'Always' }), 'spec.preemption.reclaimWithinCohort', 'must be one of "Never", "LowerPriority", "Any", got "Always"');
-    refused(cq().preemption({ withinClusterQueue: 'Any' }), 'spec.preemption.withinClusterQueue', 'must be one of "Never", "LowerPriority", "LowerOrNewerEqualPriority", got "Any"');
-    refused(cq().preemption({ reclaimWithinCohort: 'Any', borrowWithinCohort: { policy: 'Any' } }), 'spec.preemption.borrowWithinCohort.policy', 'must be one of "Never", "LowerPriority", got "Any"');
-    refused(cq().fungibility({ preference: 'Cheapest' }), 'spec.flavorFungibility.preference', /^must be one of "BorrowingOverPreemption", "PreemptionOverBorrowing"/);
+    refused(
+      cq().preemption({ reclaimWithinCohort: 'Always' }),
+      'spec.preemption.reclaimWithinCohort',
+      'must be one of "Never", "LowerPriority", "Any", got "Always"',
+    );
+    refused(
+      cq().preemption({ withinClusterQueue: 'Any' }),
+      'spec.preemption.withinClusterQueue',
+      'must be one of "Never", "LowerPriority", "LowerOrNewerEqualPriority", got "Any"',
+    );
+    refused(
+      cq().preemption({ reclaimWithinCohort: 'Any', borrowWithinCohort: { policy: 'Any' } }),
+      'spec.preemption.borrowWithinCohort.policy',
+      'must be one of "Never", "LowerPriority", got "Any"',
+    );
+    refused(
+      cq().fungibility({ preference: 'Cheapest' }),
+      'spec.flavorFungibility.preference',
+      /^must be one of "BorrowingOverPreemption", "PreemptionOverBorrowing"/,
+    );
   });
 
   test('v1beta2: the removed v1beta1 fields and values are refused with where they went', () => {
@@ -361,9 +467,21 @@ describe('ClusterQueue', () => {
       'spec.flavorFungibility.whenCanBorrow',
       'must be one of "MayStopSearch", "TryNextFlavor", got "Borrow": "Borrow" is kueue.x-k8s.io/v1beta1; kueue.x-k8s.io/v1beta2 writes MayStopSearch (same meaning)',
     );
-    refused(cq().fungibility({ whenCanPreempt: 'Preempt' }), 'spec.flavorFungibility.whenCanPreempt', /"Preempt" is kueue.x-k8s.io\/v1beta1/);
-    refused(cq().set('spec.cohort', 'c'), 'spec.cohort', 'is kueue.x-k8s.io/v1beta1; in kueue.x-k8s.io/v1beta2 the cohort is spec.cohortName');
-    refused(cq().set('spec.admissionChecks', ['prov']), 'spec.admissionChecks', /^was removed in kueue.x-k8s.io\/v1beta2: write admissionChecksStrategy/);
+    refused(
+      cq().fungibility({ whenCanPreempt: 'Preempt' }),
+      'spec.flavorFungibility.whenCanPreempt',
+      /"Preempt" is kueue.x-k8s.io\/v1beta1/,
+    );
+    refused(
+      cq().set('spec.cohort', 'c'),
+      'spec.cohort',
+      'is kueue.x-k8s.io/v1beta1; in kueue.x-k8s.io/v1beta2 the cohort is spec.cohortName',
+    );
+    refused(
+      cq().set('spec.admissionChecks', ['prov']),
+      'spec.admissionChecks',
+      /^was removed in kueue.x-k8s.io\/v1beta2: write admissionChecksStrategy/,
+    );
   });
 
   test('v1beta1 is normalized to v1beta2: cohort -> cohortName, admissionChecks -> admissionChecksStrategy, Borrow/Preempt -> MayStopSearch', () => {
@@ -391,19 +509,31 @@ describe('ClusterQueue', () => {
       'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit',
       /^borrowingLimit must be nil when cohort is empty: set spec.cohort or remove borrowingLimit/,
     );
-    refused(cq('cq', V1B1).set('spec.cohortName', 'c'), 'spec.cohortName', 'is kueue.x-k8s.io/v1beta2; in kueue.x-k8s.io/v1beta1 the cohort is spec.cohort');
+    refused(
+      cq('cq', V1B1).set('spec.cohortName', 'c'),
+      'spec.cohortName',
+      'is kueue.x-k8s.io/v1beta2; in kueue.x-k8s.io/v1beta1 the cohort is spec.cohort',
+    );
   });
 
   test('v1beta1: admissionChecks and admissionChecksStrategy are not both set', () => {
     refused(
-      cq('cq', V1B1).set('spec.admissionChecks', ['a']).set('spec.admissionChecksStrategy', { admissionChecks: [{ name: 'b' }] }),
+      cq('cq', V1B1)
+        .set('spec.admissionChecks', ['a'])
+        .set('spec.admissionChecksStrategy', { admissionChecks: [{ name: 'b' }] }),
       'spec.admissionChecks',
       'set admissionChecks or admissionChecksStrategy, not both',
     );
   });
 
   test('errors name the file, document, object and field', () => {
-    const r = parseObject(cq().cohort('c').preemption({ borrowWithinCohort: { policy: 'LowerPriority' } }).get(), WHERE);
+    const r = parseObject(
+      cq()
+        .cohort('c')
+        .preemption({ borrowWithinCohort: { policy: 'LowerPriority' } })
+        .get(),
+      WHERE,
+    );
     assert.match(r.errors[0].message, /^q\.yaml, document 1, ClusterQueue\/cq, spec\.preemption: reclaimWithinCohort=Never/);
   });
 
@@ -411,7 +541,10 @@ describe('ClusterQueue', () => {
     const errors = errorsOf(
       cq()
         .preemption({ borrowWithinCohort: { policy: 'LowerPriority' } })
-        .groups(group('cpu', 'memory').flavor('f', { cpu: { nominalQuota: '1', borrowingLimit: '1' } }), group('cpu').flavor('f', { cpu: '1' })),
+        .groups(
+          group('cpu', 'memory').flavor('f', { cpu: { nominalQuota: '1', borrowingLimit: '1' } }),
+          group('cpu').flavor('f', { cpu: '1' }),
+        ),
     );
     assert.deepEqual(errors.map((e) => e.field).sort(), [
       'spec.preemption',
@@ -432,7 +565,9 @@ describe('ClusterQueue', () => {
         stopPolicy: 'None',
         flavorFungibility: { whenCanBorrow: 'MayStopSearch', whenCanPreempt: 'TryNextFlavor' },
         preemption: { reclaimWithinCohort: 'Never', withinClusterQueue: 'Never' },
-        resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'f', resources: [{ name: 'cpu', nominalQuota: '1', borrowingLimit: '1' }] }] }],
+        resourceGroups: [
+          { coveredResources: ['cpu'], flavors: [{ name: 'f', resources: [{ name: 'cpu', nominalQuota: '1', borrowingLimit: '1' }] }] },
+        ],
       },
     };
     assert.deepEqual(
@@ -496,7 +631,11 @@ describe('LocalQueue', () => {
   });
 
   test('rule: spec.clusterQueue is required', () => {
-    refused(localQueue().set('spec', {}), 'spec.clusterQueue', 'is required: the name of the ClusterQueue this LocalQueue submits Workloads to');
+    refused(
+      localQueue().set('spec', {}),
+      'spec.clusterQueue',
+      'is required: the name of the ClusterQueue this LocalQueue submits Workloads to',
+    );
     refused(localQueue().set('spec.clusterQueue', 'CQ'), 'spec.clusterQueue', /is not a valid name/);
   });
 
@@ -506,27 +645,41 @@ describe('LocalQueue', () => {
 
   test('rule: fairSharing.weight is a quantity >= 0', () => {
     assert.deepEqual(accepted<LocalQueue>(localQueue().set('spec.fairSharing', { weight: 2 })).spec.fairSharing, { weight: '2' });
-    refused(localQueue().set('spec.fairSharing', { weight: '-1' }), 'spec.fairSharing.weight', 'Invalid value: "-1": must be greater than or equal to 0');
+    refused(
+      localQueue().set('spec.fairSharing', { weight: '-1' }),
+      'spec.fairSharing.weight',
+      'Invalid value: "-1": must be greater than or equal to 0',
+    );
   });
 });
 
 describe('Cohort (kueue.x-k8s.io/v1beta2)', () => {
   test('a Cohort with a parent and resource groups with limits is accepted', () => {
-    const c = accepted<Cohort>(cohortObject().set('spec.parentName', 'org').set('spec.resourceGroups', [group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: '5', lendingLimit: '5' } }).g]));
+    const c = accepted<Cohort>(
+      cohortObject()
+        .set('spec.parentName', 'org')
+        .set('spec.resourceGroups', [group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: '5', lendingLimit: '5' } }).g]),
+    );
     assert.equal(c.spec.parentName, 'org');
     accepted(new ObjectBuilder(V1B2, 'Cohort', 'root'));
   });
 
   test('rule: borrowingLimit and lendingLimit only with a parentName', () => {
-    const errors = errorsOf(cohortObject().set('spec.resourceGroups', [group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: '5', lendingLimit: '5' } }).g]));
+    const errors = errorsOf(
+      cohortObject().set('spec.resourceGroups', [
+        group('cpu').flavor('f', { cpu: { nominalQuota: '10', borrowingLimit: '5', lendingLimit: '5' } }).g,
+      ]),
+    );
     assert.deepEqual(errors, [
       {
         field: 'spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit',
-        detail: 'must be nil when parentName is empty: a root Cohort has no parent to borrow from; set spec.parentName or remove borrowingLimit',
+        detail:
+          'must be nil when parentName is empty: a root Cohort has no parent to borrow from; set spec.parentName or remove borrowingLimit',
       },
       {
         field: 'spec.resourceGroups[0].flavors[0].resources[0].lendingLimit',
-        detail: 'Invalid value: "5": must be nil when parentName is empty: a root Cohort has no parent to lend to; set spec.parentName or remove lendingLimit',
+        detail:
+          'Invalid value: "5": must be nil when parentName is empty: a root Cohort has no parent to lend to; set spec.parentName or remove lendingLimit',
       },
     ]);
   });
@@ -540,11 +693,19 @@ describe('Cohort (kueue.x-k8s.io/v1beta2)', () => {
   });
 
   test('rule: a Cohort is not its own parent', () => {
-    refused(cohortObject('team').set('spec.parentName', 'team'), 'spec.parentName', '"team" is this Cohort: a Cohort cannot be its own parent');
+    refused(
+      cohortObject('team').set('spec.parentName', 'team'),
+      'spec.parentName',
+      '"team" is this Cohort: a Cohort cannot be its own parent',
+    );
   });
 
   test('only v1beta2 is accepted', () => {
-    refused(new ObjectBuilder(V1B1, 'Cohort', 'c'), 'apiVersion', 'Cohort is not accepted with apiVersion "kueue.x-k8s.io/v1beta1"; accepted: kueue.x-k8s.io/v1beta2');
+    refused(
+      new ObjectBuilder(V1B1, 'Cohort', 'c'),
+      'apiVersion',
+      'Cohort is not accepted with apiVersion "kueue.x-k8s.io/v1beta1"; accepted: kueue.x-k8s.io/v1beta2',
+    );
   });
 });
 
@@ -560,7 +721,11 @@ describe('WorkloadPriorityClass', () => {
     const noValue = priorityClass().get() as unknown as Raw;
     delete noValue.value;
     refused(noValue as unknown as KObject, 'value', 'is required: the priority of the Workloads of this class, a whole number');
-    refused(priorityClass().set('value', 1.5), 'value', /^must be a whole number \(the priority of the Workloads of this class\), an int32/);
+    refused(
+      priorityClass().set('value', 1.5),
+      'value',
+      /^must be a whole number \(the priority of the Workloads of this class\), an int32/,
+    );
     refused(priorityClass().set('value', '10'), 'value', /^must be a whole number/);
     refused(priorityClass().set('value', 2 ** 31), 'value', 'must be at most 2147483647 (int32)');
     accepted(priorityClass().set('value', -(2 ** 31)));

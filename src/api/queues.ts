@@ -182,10 +182,11 @@ export const KueueQueueMessage = {
 // Shapes
 // ---------------------------------------------------------------------------------------
 
-
 const int32 = (what: string) =>
   z
-    .int({ error: (iss) => (iss.input === undefined ? `is required: ${what}, a whole number` : `must be a whole number (${what}), an int32`) })
+    .int({
+      error: (iss) => (iss.input === undefined ? `is required: ${what}, a whole number` : `must be a whole number (${what}), an int32`),
+    })
     .min(INT32_MIN, { error: `must be at least ${INT32_MIN} (int32)` })
     .max(INT32_MAX, { error: `must be at most ${INT32_MAX} (int32)` });
 
@@ -195,7 +196,12 @@ const QUOTA_FIELDS = ['nominalQuota', 'borrowingLimit', 'lendingLimit'] as const
 
 const resourceName = z.string().superRefine((s, ctx) => {
   const p = labelKeyProblem(s);
-  if (p) issue(ctx, [], `${JSON.stringify(s)}: ${p.replaceAll('label key', 'resource name').replace(/\(e\.g\. [^)]*\)/, '(e.g. cpu or nvidia.com/gpu)')}`);
+  if (p)
+    issue(
+      ctx,
+      [],
+      `${JSON.stringify(s)}: ${p.replaceAll('label key', 'resource name').replace(/\(e\.g\. [^)]*\)/, '(e.g. cpu or nvidia.com/gpu)')}`,
+    );
 });
 
 const resourceQuota = z
@@ -259,7 +265,8 @@ const V1BETA1_FUNGIBILITY = { Borrow: 'Borrow', Preempt: 'Preempt' } as const;
 
 function flavorFungibility(version: 'v1beta2' | 'v1beta1') {
   const values: string[] = Object.values(FlavorFungibilityPolicy);
-  const removed = (v: string) => `${JSON.stringify(v)} is ${KueueApiVersion.V1beta1}; ${KueueApiVersion.V1beta2} writes MayStopSearch (same meaning)`;
+  const removed = (v: string) =>
+    `${JSON.stringify(v)} is ${KueueApiVersion.V1beta1}; ${KueueApiVersion.V1beta2} writes MayStopSearch (same meaning)`;
   const policy =
     version === 'v1beta2'
       ? (value: string) => choice(values, { Borrow: removed('Borrow'), Preempt: removed('Preempt') }).default(value)
@@ -337,7 +344,11 @@ function clusterQueue(version: 'v1beta2' | 'v1beta1') {
           );
         }
         if (version === 'v1beta2' && spec.admissionChecks !== undefined) {
-          issue(ctx, ['admissionChecks'], `was removed in ${KueueApiVersion.V1beta2}: write admissionChecksStrategy.admissionChecks: [{name: ...}]`);
+          issue(
+            ctx,
+            ['admissionChecks'],
+            `was removed in ${KueueApiVersion.V1beta2}: write admissionChecksStrategy.admissionChecks: [{name: ...}]`,
+          );
         }
         if (version === 'v1beta1' && spec.admissionChecks !== undefined && spec.admissionChecksStrategy !== undefined) {
           issue(ctx, ['admissionChecks'], 'set admissionChecks or admissionChecksStrategy, not both');
@@ -408,7 +419,10 @@ export interface ClusterQueueInput extends KObject {
   spec: Partial<ClusterQueue['spec']> & {
     cohort?: string;
     admissionChecks?: string[];
-    flavorFungibility?: Partial<Omit<FlavorFungibility, 'whenCanBorrow' | 'whenCanPreempt'>> & { whenCanBorrow?: string; whenCanPreempt?: string };
+    flavorFungibility?: Partial<Omit<FlavorFungibility, 'whenCanBorrow' | 'whenCanPreempt'>> & {
+      whenCanBorrow?: string;
+      whenCanPreempt?: string;
+    };
   };
 }
 
@@ -438,14 +452,21 @@ function checkResourceGroups(groups: readonly ResourceGroup[], parent: { field: 
       if (first === undefined) coveredBy.set(r, i);
       else {
         const where = first === i ? 'this resource group' : `spec.resourceGroups[${first}]`;
-        at(`${gf}.coveredResources[${j}]`, `Duplicate value: ${JSON.stringify(r)}: already covered by ${where}; a resource may appear in only one resource group`);
+        at(
+          `${gf}.coveredResources[${j}]`,
+          `Duplicate value: ${JSON.stringify(r)}: already covered by ${where}; a resource may appear in only one resource group`,
+        );
       }
     });
     g.flavors.forEach((f, j) => {
       const ff = `${gf}.flavors[${j}]`;
       const first = flavorAt.get(f.name);
       if (first === undefined) flavorAt.set(f.name, ff);
-      else at(`${ff}.name`, `Duplicate value: ${JSON.stringify(f.name)}: already in ${first}; a flavor may appear only once, in one resource group`);
+      else
+        at(
+          `${ff}.name`,
+          `Duplicate value: ${JSON.stringify(f.name)}: already in ${first}; a flavor may appear only once, in one resource group`,
+        );
 
       const names = f.resources.map((r) => r.name);
       if (names.length !== g.coveredResources.length) {
@@ -484,7 +505,10 @@ function checkResourceGroups(groups: readonly ResourceGroup[], parent: { field: 
           const lend = tryParseQuantity(rq.lendingLimit);
           const nominal = tryParseQuantity(rq.nominalQuota);
           if (lend !== undefined && nominal !== undefined && compareQuantity(lend, nominal) > 0) {
-            at(`${rf}.lendingLimit`, `Invalid value: ${JSON.stringify(rq.lendingLimit)}: ${KueueQueueMessage.LendingAboveNominal} (${rq.nominalQuota})`);
+            at(
+              `${rf}.lendingLimit`,
+              `Invalid value: ${JSON.stringify(rq.lendingLimit)}: ${KueueQueueMessage.LendingAboveNominal} (${rq.nominalQuota})`,
+            );
           }
         }
       });
@@ -504,11 +528,18 @@ export function validateClusterQueue(cq: ClusterQueueInput, where: Where): Input
   const v1beta1 = cq.apiVersion === KueueApiVersion.V1beta1;
   const cohortField = v1beta1 ? 'cohort' : 'cohortName';
   const cohort = v1beta1 ? spec.cohort : spec.cohortName;
-  checkResourceGroups(spec.resourceGroups ?? [], { field: cohortField, set: cohort !== undefined && cohort !== '', owner: 'ClusterQueue' }, at);
+  checkResourceGroups(
+    spec.resourceGroups ?? [],
+    { field: cohortField, set: cohort !== undefined && cohort !== '', owner: 'ClusterQueue' },
+    at,
+  );
 
   const p = spec.preemption;
   const borrowPolicy = p?.borrowWithinCohort?.policy ?? BorrowWithinCohortPolicy.Never;
-  if ((p?.reclaimWithinCohort ?? ReclaimWithinCohort.Never) === ReclaimWithinCohort.Never && borrowPolicy !== BorrowWithinCohortPolicy.Never) {
+  if (
+    (p?.reclaimWithinCohort ?? ReclaimWithinCohort.Never) === ReclaimWithinCohort.Never &&
+    borrowPolicy !== BorrowWithinCohortPolicy.Never
+  ) {
     at(
       'spec.preemption',
       `${KueueQueueMessage.ReclaimNeverBorrow}: set reclaimWithinCohort to LowerPriority or Any, or borrowWithinCohort.policy to Never`,
@@ -535,7 +566,8 @@ export function validateCohort(c: Cohort, where: Where): InputError[] {
   const { errors, at } = reporter(where);
   const spec = c.spec ?? {};
   const parent = spec.parentName;
-  if (parent !== undefined && parent === c.metadata.name) at('spec.parentName', `${JSON.stringify(parent)} is this Cohort: a Cohort cannot be its own parent`);
+  if (parent !== undefined && parent === c.metadata.name)
+    at('spec.parentName', `${JSON.stringify(parent)} is this Cohort: a Cohort cannot be its own parent`);
   checkResourceGroups(spec.resourceGroups ?? [], { field: 'parentName', set: parent !== undefined && parent !== '', owner: 'Cohort' }, at);
   return errors;
 }
@@ -558,7 +590,11 @@ export function normalizeClusterQueue(cq: ClusterQueueInput): ClusterQueue {
   const ff = spec.flavorFungibility;
   if (ff !== undefined) {
     const v2 = (v: string | undefined, dflt: FlavorFungibilityPolicy): FlavorFungibilityPolicy =>
-      v === undefined ? dflt : v === V1BETA1_FUNGIBILITY.Borrow || v === V1BETA1_FUNGIBILITY.Preempt ? FlavorFungibilityPolicy.MayStopSearch : (v as FlavorFungibilityPolicy);
+      v === undefined
+        ? dflt
+        : v === V1BETA1_FUNGIBILITY.Borrow || v === V1BETA1_FUNGIBILITY.Preempt
+          ? FlavorFungibilityPolicy.MayStopSearch
+          : (v as FlavorFungibilityPolicy);
     out.spec.flavorFungibility = {
       ...ff,
       whenCanBorrow: v2(ff.whenCanBorrow, FlavorFungibilityPolicy.MayStopSearch),

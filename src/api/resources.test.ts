@@ -153,7 +153,7 @@ describe('parseResourceList', () => {
     assert.throws(
       () => parseResourceList({ cpu: '2K' }, 'spec.containers[0].resources.requests'),
       inputError(
-        "spec.containers[0].resources.requests.cpu: Invalid value: \"2K\": unable to parse quantity's suffix; accepted suffixes are n, u, m, k, M, G, T, P, E (decimal), Ki, Mi, Gi, Ti, Pi, Ei (binary) or an exponent such as e3 or E-6",
+        'spec.containers[0].resources.requests.cpu: Invalid value: "2K": unable to parse quantity\'s suffix; accepted suffixes are n, u, m, k, M, G, T, P, E (decimal), Ki, Mi, Gi, Ti, Pi, Ei (binary) or an exponent such as e3 or E-6',
       ),
     );
   });
@@ -191,7 +191,10 @@ describe('podRequests: Kubernetes effective pod request', () => {
   });
 
   test('app containers: sum per resource', () => {
-    const spec = pod().containers(container('a').cpu('1').memory('1Gi'), container('b').cpu('500m').requests({ cpu: '500m', 'nvidia.com/gpu': '1' })).spec;
+    const spec = pod().containers(
+      container('a').cpu('1').memory('1Gi'),
+      container('b').cpu('500m').requests({ cpu: '500m', 'nvidia.com/gpu': '1' }),
+    ).spec;
     assert.deepEqual(podRequests(spec), { cpu: 1500, memory: 2 ** 30, 'nvidia.com/gpu': 1 });
   });
 
@@ -203,14 +206,15 @@ describe('podRequests: Kubernetes effective pod request', () => {
   test('init containers: max of the largest init container and the app sum', () => {
     const spec = pod()
       .init(container('i1').cpu('2').memory('100Mi'), container('i2').cpu('500m').memory('3Gi'))
-      .containers(container('a').cpu('1').memory('1Gi'), container('b').cpu('1').memory('1Gi'))
-      .spec;
+      .containers(container('a').cpu('1').memory('1Gi'), container('b').cpu('1').memory('1Gi')).spec;
     // cpu: max(2, 1+1) = 2; memory: max(3Gi, 2Gi) = 3Gi
     assert.deepEqual(podRequests(spec), { cpu: 2000, memory: 3 * 2 ** 30 });
   });
 
   test('init containers: a resource only an init container requests still counts', () => {
-    const spec = pod().init(container('i').requests({ 'example.com/dongle': '1' })).containers(container('a').cpu('1')).spec;
+    const spec = pod()
+      .init(container('i').requests({ 'example.com/dongle': '1' }))
+      .containers(container('a').cpu('1')).spec;
     assert.deepEqual(podRequests(spec), { cpu: 1000, 'example.com/dongle': 1 });
   });
 
@@ -222,8 +226,7 @@ describe('podRequests: Kubernetes effective pod request', () => {
   test('sidecars: an init container after a sidecar runs beside it (own + earlier sidecars)', () => {
     const spec = pod()
       .init(container('proxy').cpu('500m').sidecar(), container('migrate').cpu('2'), container('log').cpu('100m').sidecar())
-      .containers(container('a').cpu('1'))
-      .spec;
+      .containers(container('a').cpu('1')).spec;
     // migrate runs with proxy: 2 + 0.5 = 2.5; app: 1 + 0.5 + 0.1 = 1.6
     assert.deepEqual(podRequests(spec), { cpu: 2500 });
   });
@@ -231,8 +234,7 @@ describe('podRequests: Kubernetes effective pod request', () => {
   test('sidecars: an init container before a sidecar does not add it', () => {
     const spec = pod()
       .init(container('migrate').cpu('2'), container('proxy').cpu('500m').sidecar())
-      .containers(container('a').cpu('1'))
-      .spec;
+      .containers(container('a').cpu('1')).spec;
     // migrate alone: 2; app: 1 + 0.5 = 1.5
     assert.deepEqual(podRequests(spec), { cpu: 2000 });
   });
@@ -242,8 +244,7 @@ describe('podRequests: Kubernetes effective pod request', () => {
     // cumulative sidecar sum is both an init-phase and a running-phase requirement.
     const spec = pod()
       .init(container('s1').memory('1Gi').sidecar(), container('s2').memory('1Gi').sidecar())
-      .containers(container('a').cpu('1'))
-      .spec;
+      .containers(container('a').cpu('1')).spec;
     assert.deepEqual(podRequests(spec), { memory: 2 * 2 ** 30, cpu: 1000 });
   });
 
@@ -251,8 +252,7 @@ describe('podRequests: Kubernetes effective pod request', () => {
     const spec = pod()
       .init(container('i').cpu('4'))
       .containers(container('a').cpu('1').memory('1Gi'))
-      .overhead({ cpu: '250m', memory: '120Mi', pods: '1' })
-      .spec;
+      .overhead({ cpu: '250m', memory: '120Mi', pods: '1' }).spec;
     assert.deepEqual(podRequests(spec), { cpu: 4250, memory: 2 ** 30 + 120 * 2 ** 20, pods: 1 });
   });
 
@@ -262,8 +262,7 @@ describe('podRequests: Kubernetes effective pod request', () => {
         container('a').limits({ cpu: '2', memory: '4Gi' }),
         container('b').requests({ cpu: '100m' }).limits({ cpu: '1', memory: '1Gi' }),
       )
-      .init(container('i').limits({ 'nvidia.com/gpu': '1' }))
-      .spec;
+      .init(container('i').limits({ 'nvidia.com/gpu': '1' })).spec;
     // a: cpu 2 (limit), memory 4Gi (limit); b: cpu 100m (request wins), memory 1Gi (limit)
     assert.deepEqual(podRequests(spec), { cpu: 2100, memory: 5 * 2 ** 30, 'nvidia.com/gpu': 1 });
   });
@@ -282,7 +281,9 @@ describe('podRequests: Kubernetes effective pod request', () => {
     );
     assert.throws(
       () => podRequests(pod().init(container('i').limits({ memory: '-1Gi' })).spec, 'spec.podSets[0].template.spec'),
-      inputError('spec.podSets[0].template.spec.initContainers[0].resources.limits.memory: Invalid value: "-1Gi": must be greater than or equal to 0'),
+      inputError(
+        'spec.podSets[0].template.spec.initContainers[0].resources.limits.memory: Invalid value: "-1Gi": must be greater than or equal to 0',
+      ),
     );
     assert.throws(
       () => podRequests(pod().overhead({ cpu: 'x' }).spec),
@@ -319,7 +320,10 @@ describe('addAmounts and scaleAmounts', () => {
     assert.throws(() => scaleAmounts(a, 1.5), /scaleAmounts: expected an integer factor, got 1.5/);
   });
   test('both refuse to leave the exact range of a number', () => {
-    assert.throws(() => addAmounts({ memory: Number.MAX_SAFE_INTEGER }, { memory: 1 }), /memory: 9007199254740992 is beyond the exact range/);
+    assert.throws(
+      () => addAmounts({ memory: Number.MAX_SAFE_INTEGER }, { memory: 1 }),
+      /memory: 9007199254740992 is beyond the exact range/,
+    );
     assert.throws(() => scaleAmounts({ memory: 2 ** 40 }, 2 ** 14), /memory: .* is beyond the exact range/);
   });
   test('addAmounts agrees with exact quantity addition', () => {
@@ -328,7 +332,8 @@ describe('addAmounts and scaleAmounts', () => {
       fc.property(amounts, amounts, (a, b) => {
         const sum = addAmounts(a, b);
         for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
-          const exact = parseQuantity(formatResourceAmount(name, a[name] ?? 0)).nano + parseQuantity(formatResourceAmount(name, b[name] ?? 0)).nano;
+          const exact =
+            parseQuantity(formatResourceAmount(name, a[name] ?? 0)).nano + parseQuantity(formatResourceAmount(name, b[name] ?? 0)).nano;
           assert.equal(parseQuantity(formatResourceAmount(name, sum[name])).nano, exact);
         }
       }),

@@ -10,7 +10,8 @@ import { isDnsLabel, isDnsSubdomain } from './names.ts';
 
 export type Ctx = z.core.$RefinementCtx;
 
-export const issue = (ctx: Ctx, path: (string | number)[], message: string, input?: unknown) => ctx.addIssue({ code: 'custom', path, message, input });
+export const issue = (ctx: Ctx, path: (string | number)[], message: string, input?: unknown) =>
+  ctx.addIssue({ code: 'custom', path, message, input });
 
 /** A plain description of a value that is not what was expected. */
 export function describeInput(v: unknown): string {
@@ -171,9 +172,7 @@ export const nodeSelectorTerm = z.looseObject({
 });
 
 export const nodeAffinity = z.looseObject({
-  requiredDuringSchedulingIgnoredDuringExecution: z
-    .looseObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) })
-    .optional(),
+  requiredDuringSchedulingIgnoredDuringExecution: z.looseObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) }).optional(),
   preferredDuringSchedulingIgnoredDuringExecution: z
     .array(z.looseObject({ weight: z.int().min(1).max(100), preference: nodeSelectorTerm }))
     .optional(),
@@ -200,9 +199,7 @@ export const podSpec = z.looseObject({
 });
 
 export const podTemplate = z.looseObject({
-  metadata: z
-    .looseObject({ name: z.string().optional(), labels: labelMap.optional(), annotations: annotationMap.optional() })
-    .optional(),
+  metadata: z.looseObject({ name: z.string().optional(), labels: labelMap.optional(), annotations: annotationMap.optional() }).optional(),
   spec: podSpec,
 });
 

@@ -33,8 +33,7 @@ class ObjectBuilder {
   }
 }
 
-const container = (requests?: Record<string, string | number>) =>
-  requests ? { name: 'c', resources: { requests } } : { name: 'c' };
+const container = (requests?: Record<string, string | number>) => (requests ? { name: 'c', resources: { requests } } : { name: 'c' });
 const template = (requests?: Record<string, string | number>, annotations?: Record<string, string>) => ({
   ...(annotations ? { metadata: { annotations } } : {}),
   spec: { containers: [container(requests)] },
@@ -152,7 +151,11 @@ describe('registry', () => {
   });
 
   test('unknown fields survive parsing (loose schemas)', () => {
-    const obj = topology(BLOCK).set('spec.extra', { a: [1] }).set('status', { x: 1 }).set('metadata.labels', { a: 'b' }).get();
+    const obj = topology(BLOCK)
+      .set('spec.extra', { a: [1] })
+      .set('status', { x: 1 })
+      .set('metadata.labels', { a: 'b' })
+      .get();
     const { object, errors } = parseObject(obj, WHERE);
     assert.deepEqual(errors, []);
     assert.deepEqual(object, obj);
@@ -165,7 +168,9 @@ describe('registry', () => {
 
   test('the input object is not modified', () => {
     // Defaults (name, count) and quantity strings are applied to the output only.
-    const obj = workload(podSet().without('count')).set('spec.podSets.0.template', template({ cpu: 2 })).get();
+    const obj = workload(podSet().without('count'))
+      .set('spec.podSets.0.template', template({ cpu: 2 }))
+      .get();
     const copy = structuredClone(obj);
     const { object } = parseObject(obj, WHERE);
     assert.deepEqual(obj, copy);
@@ -179,7 +184,13 @@ describe('registry', () => {
 
   test('label keys and values in metadata.labels and annotation keys are valid', () => {
     assert.deepEqual(
-      fields(check(node('n').set('metadata.labels', { 'ok/key': 'bad value', '-bad': 'ok' }).set('metadata.annotations', { 'a b': 'any value at all' }))),
+      fields(
+        check(
+          node('n')
+            .set('metadata.labels', { 'ok/key': 'bad value', '-bad': 'ok' })
+            .set('metadata.annotations', { 'a b': 'any value at all' }),
+        ),
+      ),
       ['metadata.labels["ok/key"]', 'metadata.labels["-bad"]', 'metadata.annotations["a b"]'],
     );
   });
@@ -254,13 +265,20 @@ describe('Pod and pod templates', () => {
   test('pod templates of Jobs, JobSets, LWS and Workloads follow the same rules', () => {
     const bad = { spec: { containers: [{ name: 'c', resources: { requests: { cpu: 'x' } } }] } };
     const cases: [ObjectBuilder, string][] = [
-      [new ObjectBuilder('batch/v1', 'Job', 'j', 'ns').set('spec.template', bad), 'spec.template.spec.containers[0].resources.requests.cpu'],
       [
-        new ObjectBuilder('jobset.x-k8s.io/v1alpha2', 'JobSet', 'js', 'ns').set('spec.replicatedJobs', [{ name: 'w', template: { spec: { template: bad } } }]),
+        new ObjectBuilder('batch/v1', 'Job', 'j', 'ns').set('spec.template', bad),
+        'spec.template.spec.containers[0].resources.requests.cpu',
+      ],
+      [
+        new ObjectBuilder('jobset.x-k8s.io/v1alpha2', 'JobSet', 'js', 'ns').set('spec.replicatedJobs', [
+          { name: 'w', template: { spec: { template: bad } } },
+        ]),
         'spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu',
       ],
       [
-        new ObjectBuilder('leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet', 'l', 'ns').set('spec.leaderWorkerTemplate', { workerTemplate: bad }),
+        new ObjectBuilder('leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet', 'l', 'ns').set('spec.leaderWorkerTemplate', {
+          workerTemplate: bad,
+        }),
         'spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests.cpu',
       ],
       [workload(podSet('main')).set('spec.podSets.0.template', bad), 'spec.podSets[0].template.spec.containers[0].resources.requests.cpu'],
@@ -290,7 +308,11 @@ describe('Topology', () => {
 
   test('Topology: kubernetes.io/hostname only as the last level', () => {
     assert.deepEqual(check(topology(BLOCK, RACK, HOSTNAME_LABEL)), []);
-    only(check(topology(HOSTNAME_LABEL, RACK)), 'spec.levels[0].nodeLabel', /^the kubernetes.io\/hostname label can only be used at the lowest level of topology$/);
+    only(
+      check(topology(HOSTNAME_LABEL, RACK)),
+      'spec.levels[0].nodeLabel',
+      /^the kubernetes.io\/hostname label can only be used at the lowest level of topology$/,
+    );
   });
 
   test('Topology: v1beta1 is accepted with the same rules', () => {
@@ -302,7 +324,11 @@ describe('Topology', () => {
 
 describe('ResourceFlavor', () => {
   test('ResourceFlavor: topologyName requires at least one nodeLabels entry', () => {
-    only(check(flavor().set('spec.topologyName', 'default')), 'spec.nodeLabels', /^at least one nodeLabel is required when topology is set/);
+    only(
+      check(flavor().set('spec.topologyName', 'default')),
+      'spec.nodeLabels',
+      /^at least one nodeLabel is required when topology is set/,
+    );
     only(check(flavor().set('spec', { topologyName: 'default', nodeLabels: {} })), 'spec.nodeLabels', /at least one nodeLabel/);
     assert.deepEqual(check(flavor().set('spec', { topologyName: 'default', nodeLabels: { 'cloud.com/pool': 'tas' } })), []);
   });
@@ -389,11 +415,25 @@ describe('Workload', () => {
   test('Workload: topologyRequest is checked by the topology-request rules', () => {
     const w = workload(
       podSet('leader').request({ required: RACK, podSetGroupName: 'g' }),
-      podSet('workers').count(8).request({ required: RACK, podSetGroupName: 'g', podSetSliceRequiredTopology: HOSTNAME_LABEL, podSetSliceSize: 3 }),
+      podSet('workers')
+        .count(8)
+        .request({ required: RACK, podSetGroupName: 'g', podSetSliceRequiredTopology: HOSTNAME_LABEL, podSetSliceSize: 3 }),
     );
-    only(check(w), 'spec.podSets[1].topologyRequest.podSetSliceSize', /podSet "workers": podSetSliceSize 3 must evenly divide the PodSet count 8/);
-    only(check(workload(podSet('a').request({ required: 'not a key' }))), 'spec.podSets[0].topologyRequest.required', /not a valid label key/);
-    only(check(workload(podSet('a').request({ podSetSliceSize: 'two' as unknown as number }))), 'spec.podSets[0].topologyRequest.podSetSliceSize', /whole number/);
+    only(
+      check(w),
+      'spec.podSets[1].topologyRequest.podSetSliceSize',
+      /podSet "workers": podSetSliceSize 3 must evenly divide the PodSet count 8/,
+    );
+    only(
+      check(workload(podSet('a').request({ required: 'not a key' }))),
+      'spec.podSets[0].topologyRequest.required',
+      /not a valid label key/,
+    );
+    only(
+      check(workload(podSet('a').request({ podSetSliceSize: 'two' as unknown as number }))),
+      'spec.podSets[0].topologyRequest.podSetSliceSize',
+      /whole number/,
+    );
   });
 
   test('Workload: status.admission.podSetAssignments names match podSets', () => {
@@ -414,13 +454,24 @@ describe('Workload', () => {
     const ref = { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: 'high' };
     only(check(workload(podSet('a')).set('spec.priorityClassRef', ref)), 'spec.priority', /required when priorityClassRef is set/);
     assert.deepEqual(check(workload(podSet('a')).set('spec.priorityClassRef', ref).set('spec.priority', 100)), []);
-    only(check(workload(podSet('a')).set('spec.priorityClassRef', { ...ref, kind: 'Class' }).set('spec.priority', 1)), 'spec.priorityClassRef.kind', /must be one of/);
+    only(
+      check(
+        workload(podSet('a'))
+          .set('spec.priorityClassRef', { ...ref, kind: 'Class' })
+          .set('spec.priority', 1),
+      ),
+      'spec.priorityClassRef.kind',
+      /must be one of/,
+    );
   });
 
   test('Workload: a v1beta2 topologyAssignment is written as slices', () => {
     const ta = (t: unknown) =>
       workload(podSet('a')).set('status.admission', { clusterQueue: 'cq', podSetAssignments: [{ name: 'a', topologyAssignment: t }] });
-    const slices = { levels: [HOSTNAME_LABEL], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'x1' }], podCounts: { universal: 1 } }] };
+    const slices = {
+      levels: [HOSTNAME_LABEL],
+      slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'x1' }], podCounts: { universal: 1 } }],
+    };
     assert.deepEqual(check(ta(slices)), []);
     only(
       check(ta({ levels: [HOSTNAME_LABEL], domains: [{ values: ['x1'], count: 1 }] })),
@@ -440,7 +491,9 @@ describe('Workload v1beta1', () => {
       .set('status', {
         admission: {
           clusterQueue: 'cq',
-          podSetAssignments: [{ name: 'main', count: 2, topologyAssignment: { levels: [HOSTNAME_LABEL], domains: [{ values: ['x1'], count: 2 }] } }],
+          podSetAssignments: [
+            { name: 'main', count: 2, topologyAssignment: { levels: [HOSTNAME_LABEL], domains: [{ values: ['x1'], count: 2 }] } },
+          ],
         },
         accumulatedPastExexcutionTimeSeconds: 30,
       });
@@ -509,8 +562,15 @@ describe('Job, JobSet, LeaderWorkerSet (shapes for building Workloads)', () => {
   });
 
   test('LeaderWorkerSet: leaderWorkerTemplate with size >= 1 and a worker template', () => {
-    assert.deepEqual(check(lws().set('spec', { replicas: 2, leaderWorkerTemplate: { size: 4, leaderTemplate: template(), workerTemplate: template() } })), []);
-    only(check(lws().set('spec.leaderWorkerTemplate', { size: 0, workerTemplate: template() })), 'spec.leaderWorkerTemplate.size', /at least 1/);
+    assert.deepEqual(
+      check(lws().set('spec', { replicas: 2, leaderWorkerTemplate: { size: 4, leaderTemplate: template(), workerTemplate: template() } })),
+      [],
+    );
+    only(
+      check(lws().set('spec.leaderWorkerTemplate', { size: 0, workerTemplate: template() })),
+      'spec.leaderWorkerTemplate.size',
+      /at least 1/,
+    );
     only(check(lws().set('spec.leaderWorkerTemplate', { size: 2 })), 'spec.leaderWorkerTemplate.workerTemplate', /is required/);
     only(check(lws().set('spec', {})), 'spec.leaderWorkerTemplate', /is required/);
   });
@@ -518,7 +578,11 @@ describe('Job, JobSet, LeaderWorkerSet (shapes for building Workloads)', () => {
   test('template annotations are shape-checked only (TAS annotation rules run when the Workload is built)', () => {
     const annotated = job().set('spec.template', template({}, { [KueueAnnotation.PodSetSliceSize]: 'abc' }));
     assert.deepEqual(check(annotated), []);
-    only(check(job().set('spec.template.metadata.annotations', { a: 1 })), 'spec.template.metadata.annotations.a', /must be a string, got number 1/);
+    only(
+      check(job().set('spec.template.metadata.annotations', { a: 1 })),
+      'spec.template.metadata.annotations.a',
+      /must be a string, got number 1/,
+    );
   });
 });
 

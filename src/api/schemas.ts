@@ -83,7 +83,11 @@ export const topology = kobject({
         levels.forEach((l, i) => {
           const seen = first.get(l.nodeLabel);
           if (seen !== undefined) {
-            issue(ctx, [i, 'nodeLabel'], `${JSON.stringify(l.nodeLabel)} is already level ${seen} (spec.levels[${seen}]): levels must be unique`);
+            issue(
+              ctx,
+              [i, 'nodeLabel'],
+              `${JSON.stringify(l.nodeLabel)} is already level ${seen} (spec.levels[${seen}]): levels must be unique`,
+            );
           } else first.set(l.nodeLabel, i);
           if (l.nodeLabel === HOSTNAME_LABEL && i !== levels.length - 1) {
             issue(ctx, [i, 'nodeLabel'], `the ${HOSTNAME_LABEL} label can only be used at the lowest level of topology`);
@@ -107,7 +111,11 @@ export const resourceFlavor = kobject({
     .superRefine((spec, ctx) => {
       // KEP-2724 "Validation": the creation-time rule, in the peer's CEL wording.
       if (spec.topologyName !== undefined && Object.keys(spec.nodeLabels ?? {}).length === 0) {
-        issue(ctx, ['nodeLabels'], `at least one nodeLabel is required when topology is set (topologyName ${JSON.stringify(spec.topologyName)})`);
+        issue(
+          ctx,
+          ['nodeLabels'],
+          `at least one nodeLabel is required when topology is set (topologyName ${JSON.stringify(spec.topologyName)})`,
+        );
       }
     })
     .default({}),
@@ -148,7 +156,11 @@ function checkPodSets(podSets: PodSetShape[], ctx: Ctx): void {
   podSets.forEach((ps, i) => {
     const seen = first.get(ps.name);
     if (seen !== undefined) {
-      issue(ctx, ['podSets', i, 'name'], `podSet name ${JSON.stringify(ps.name)} is already used by spec.podSets[${seen}]: names must be unique`);
+      issue(
+        ctx,
+        ['podSets', i, 'name'],
+        `podSet name ${JSON.stringify(ps.name)} is already used by spec.podSets[${seen}]: names must be unique`,
+      );
     } else first.set(ps.name, i);
     if (ps.minCount !== undefined) {
       if (ps.minCount > ps.count) {
@@ -336,7 +348,11 @@ const jobSet = kobject({
       spec.replicatedJobs.forEach((rj, i) => {
         const seen = first.get(rj.name);
         if (seen !== undefined) {
-          issue(ctx, ['replicatedJobs', i, 'name'], `${JSON.stringify(rj.name)} is already spec.replicatedJobs[${seen}]: names must be unique`);
+          issue(
+            ctx,
+            ['replicatedJobs', i, 'name'],
+            `${JSON.stringify(rj.name)} is already spec.replicatedJobs[${seen}]: names must be unique`,
+          );
         } else first.set(rj.name, i);
       });
     }),
@@ -360,15 +376,15 @@ const mpiReplicaSpec = z.looseObject({ replicas: z.int().min(0).optional(), temp
 
 const mpiJob = kobject({
   spec: z.looseObject({
-    mpiReplicaSpecs: z
-      .looseObject({ Launcher: mpiReplicaSpec.optional(), Worker: mpiReplicaSpec.optional() })
-      .superRefine((specs, ctx) => {
-        for (const t of Object.keys(specs)) {
-          if (!MPI_REPLICA_TYPES.includes(t)) issue(ctx, [t], `Unsupported value: ${JSON.stringify(t)}: supported values: "Launcher", "Worker"`);
-        }
-        if (specs.Launcher === undefined) issue(ctx, ['Launcher'], 'Required value: an MPIJob needs a Launcher replica spec');
-        else if ((specs.Launcher.replicas ?? 1) !== 1) issue(ctx, ['Launcher', 'replicas'], `Invalid value: ${specs.Launcher.replicas}: must be 1`);
-      }),
+    mpiReplicaSpecs: z.looseObject({ Launcher: mpiReplicaSpec.optional(), Worker: mpiReplicaSpec.optional() }).superRefine((specs, ctx) => {
+      for (const t of Object.keys(specs)) {
+        if (!MPI_REPLICA_TYPES.includes(t))
+          issue(ctx, [t], `Unsupported value: ${JSON.stringify(t)}: supported values: "Launcher", "Worker"`);
+      }
+      if (specs.Launcher === undefined) issue(ctx, ['Launcher'], 'Required value: an MPIJob needs a Launcher replica spec');
+      else if ((specs.Launcher.replicas ?? 1) !== 1)
+        issue(ctx, ['Launcher', 'replicas'], `Invalid value: ${specs.Launcher.replicas}: must be 1`);
+    }),
     runPolicy: z.looseObject({ suspend: z.boolean().optional() }).optional(),
     runLauncherAsWorker: z.boolean().optional(),
     slotsPerWorker: z.int().min(0).optional(),
@@ -411,14 +427,18 @@ function checkAdmission(w: Workload, where: Where): InputError[] {
   assignments.forEach((a, i) => {
     const field = `status.admission.podSetAssignments[${i}].name`;
     if (!names.includes(a.name)) {
-      at(field, `${JSON.stringify(a.name)} is not a PodSet of this Workload; spec.podSets are ${names.map((n) => JSON.stringify(n)).join(', ')}`);
+      at(
+        field,
+        `${JSON.stringify(a.name)} is not a PodSet of this Workload; spec.podSets are ${names.map((n) => JSON.stringify(n)).join(', ')}`,
+      );
     } else if (seen.has(a.name)) {
       at(field, `podSet ${JSON.stringify(a.name)} is assigned twice`);
     }
     seen.add(a.name);
   });
   for (const n of names) {
-    if (!seen.has(n)) at('status.admission.podSetAssignments', `no assignment for podSet ${JSON.stringify(n)}: an admission assigns every PodSet`);
+    if (!seen.has(n))
+      at('status.admission.podSetAssignments', `no assignment for podSet ${JSON.stringify(n)}: an admission assigns every PodSet`);
   }
   return errors;
 }
@@ -531,7 +551,6 @@ function withoutNulls(v: unknown): unknown {
 // ---------------------------------------------------------------------------------------
 // zod issues in plain words (used only where a schema gives no message of its own)
 // ---------------------------------------------------------------------------------------
-
 
 const EXPECTED: Record<string, string> = {
   string: 'a string',

@@ -81,7 +81,8 @@ const spec = z
   .superRefine((s, ctx) => {
     if (s.action === SimulationAction.Taint) {
       if (s.taint === undefined) issue(ctx, ['taint'], 'the Taint action needs a taint: {key, value (optional), effect}');
-      else if (s.taint.effect === undefined) issue(ctx, ['taint', 'effect'], 'the Taint action needs an effect: one of "NoSchedule", "PreferNoSchedule", "NoExecute"');
+      else if (s.taint.effect === undefined)
+        issue(ctx, ['taint', 'effect'], 'the Taint action needs an effect: one of "NoSchedule", "PreferNoSchedule", "NoExecute"');
     } else if (s.action === SimulationAction.Untaint) {
       if (s.taint === undefined) issue(ctx, ['taint'], 'the Untaint action needs the key of the taint to remove: {key, effect (optional)}');
     } else if (s.taint !== undefined && s.action !== undefined) {

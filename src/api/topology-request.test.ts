@@ -62,7 +62,11 @@ class PodSetBuilder {
 }
 const podSet = (name: string) => new PodSetBuilder(name);
 const wl: Where = { file: 'wl.yaml', document: 2, object: 'Workload/ns/w' };
-const validate = (...b: PodSetBuilder[]) => validatePodSetTopologyRequests(b.map((x) => x.get()), wl);
+const validate = (...b: PodSetBuilder[]) =>
+  validatePodSetTopologyRequests(
+    b.map((x) => x.get()),
+    wl,
+  );
 
 describe('topologyRequestFromAnnotations', () => {
   test('maps each TAS annotation to its request field', () => {
@@ -224,15 +228,33 @@ describe('topologyRequestFromAnnotations', () => {
       oneAnnotationError(fromAnn({ [C]: noSize }).errors, C, noSize, /needs a "size"/, entry(1, { topology: RACK }));
       for (const size of [0, '0', 'x', 1.5]) {
         const v = json([{ topology: RACK, size }]);
-        oneAnnotationError(fromAnn({ [C]: v }).errors, C, v, /size must be a whole number of at least 1/, entry(1, { topology: RACK, size }));
+        oneAnnotationError(
+          fromAnn({ [C]: v }).errors,
+          C,
+          v,
+          /size must be a whole number of at least 1/,
+          entry(1, { topology: RACK, size }),
+        );
       }
       const badKey = json([{ topology: 'no spaces', size: 1 }]);
-      oneAnnotationError(fromAnn({ [C]: badKey }).errors, C, badKey, /topology not a valid label key/, entry(1, { topology: 'no spaces', size: 1 }));
+      oneAnnotationError(
+        fromAnn({ [C]: badKey }).errors,
+        C,
+        badKey,
+        /topology not a valid label key/,
+        entry(1, { topology: 'no spaces', size: 1 }),
+      );
     });
 
     test('the first layer size evenly divides the PodSet count', () => {
       const v = json([{ topology: RACK, size: 3 }]);
-      oneAnnotationError(fromAnn({ [C]: v }, 8).errors, C, v, /size 3 must evenly divide the PodSet count 8/, entry(1, { topology: RACK, size: 3 }));
+      oneAnnotationError(
+        fromAnn({ [C]: v }, 8).errors,
+        C,
+        v,
+        /size 3 must evenly divide the PodSet count 8/,
+        entry(1, { topology: RACK, size: 3 }),
+      );
     });
 
     test('each size evenly divides the previous layer size', () => {
@@ -282,10 +304,7 @@ describe('topologyRequestFromAnnotations', () => {
 
 describe('validatePodSetTopologyRequests', () => {
   test('a valid leader + workers group passes', () => {
-    assert.deepEqual(
-      validate(podSet('leader').required(RACK).group('g'), podSet('workers').count(4).required(RACK).group('g')),
-      [],
-    );
+    assert.deepEqual(validate(podSet('leader').required(RACK).group('g'), podSet('workers').count(4).required(RACK).group('g')), []);
   });
 
   test('per-PodSet rules apply to topologyRequest fields, named by field', () => {
@@ -330,7 +349,10 @@ describe('validatePodSetTopologyRequests', () => {
   test('required or preferred on one PodSet must be set on every PodSet', () => {
     const e = only(validate(podSet('launcher'), podSet('worker').count(4).preferred(RACK)));
     assert.equal(e.where.field, 'spec.podSets[0].topologyRequest');
-    assert.match(e.detail, /podSet "launcher": sets neither required nor preferred topology, but podSet "worker" does \(preferred "cloud.com\/rack"\)/);
+    assert.match(
+      e.detail,
+      /podSet "launcher": sets neither required nor preferred topology, but podSet "worker" does \(preferred "cloud.com\/rack"\)/,
+    );
     // Unconstrained on the other PodSet is not enough.
     assert.equal(validate(podSet('a').request({ unconstrained: true }), podSet('b').required(RACK)).length, 1);
     // Mixing required and preferred across PodSets is allowed.
@@ -340,11 +362,11 @@ describe('validatePodSetTopologyRequests', () => {
   test('a PodSet group members must have the same required/preferred value', () => {
     const e = only(validate(podSet('leader').required(RACK).group('g'), podSet('workers').count(4).required(BLOCK).group('g')));
     assert.equal(e.where.field, 'spec.podSets[1].topologyRequest.required');
-    assert.match(e.detail, /required "cloud.com\/block" differs from podSet "leader" \(required "cloud.com\/rack"\) in podSetGroupName "g"/);
-    assert.equal(
-      validate(podSet('leader').required(RACK).group('g'), podSet('workers').count(4).preferred(RACK).group('g')).length,
-      1,
+    assert.match(
+      e.detail,
+      /required "cloud.com\/block" differs from podSet "leader" \(required "cloud.com\/rack"\) in podSetGroupName "g"/,
     );
+    assert.equal(validate(podSet('leader').required(RACK).group('g'), podSet('workers').count(4).preferred(RACK).group('g')).length, 1);
   });
 
   test('a podSetGroupName group must contain exactly two PodSets', () => {

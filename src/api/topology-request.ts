@@ -219,10 +219,7 @@ function checkRequest(r: PodSetTopologyRequest, count: number, n: Naming): void 
   if (n.has('podSetGroupName')) {
     if (r.podSetGroupName === '') n.report('podSetGroupName', `${n.show('podSetGroupName')} must not be empty`);
     if (!n.has('required') && !n.has('preferred')) {
-      n.report(
-        'podSetGroupName',
-        `${n.show('podSetGroupName')} needs ${n.name('required')} or ${n.name('preferred')} on the same PodSet`,
-      );
+      n.report('podSetGroupName', `${n.show('podSetGroupName')} needs ${n.name('required')} or ${n.name('preferred')} on the same PodSet`);
     }
   }
 

@@ -13,7 +13,14 @@ import {
   validateVolcanoJob,
   validateVolcanoPodGroup,
 } from './volcano.ts';
-import { VolcanoAnnotation, VolcanoApiVersion, type HyperJob, type HyperNode, type VolcanoJob, type VolcanoPodGroup } from './volcano-objects.ts';
+import {
+  VolcanoAnnotation,
+  VolcanoApiVersion,
+  type HyperJob,
+  type HyperNode,
+  type VolcanoJob,
+  type VolcanoPodGroup,
+} from './volcano-objects.ts';
 
 // ---------------------------------------------------------------------------------------
 // Fixture builders
@@ -172,7 +179,14 @@ function refused(o: KObject, field: string, detail: string | RegExp): void {
 
 describe('HyperNode', () => {
   test('a HyperNode of node members and one of HyperNode members are accepted', () => {
-    accepted(hyperNode('leaf-a').tier(1).node('node-0').nodes('^gpu-[0-9]+$').labelled({ matchLabels: { rack: 'r1' } }).get());
+    accepted(
+      hyperNode('leaf-a')
+        .tier(1)
+        .node('node-0')
+        .nodes('^gpu-[0-9]+$')
+        .labelled({ matchLabels: { rack: 'r1' } })
+        .get(),
+    );
     accepted(hyperNode('spine').tier(2).set('spec.tierName', 'volcano.sh/spine').child('leaf-a').child('leaf-b').get());
   });
 
@@ -200,16 +214,28 @@ describe('HyperNode', () => {
   });
 
   test('member type: Node or HyperNode, required', () => {
-    refused(hyperNode('s').member({ selector: { exactMatch: { name: 'n' } } }).get(), 'spec.members[0].type', /is required: "Node" .* or "HyperNode"/);
     refused(
-      hyperNode('s').member({ type: 'node', selector: { exactMatch: { name: 'n' } } }).get(),
+      hyperNode('s')
+        .member({ selector: { exactMatch: { name: 'n' } } })
+        .get(),
+      'spec.members[0].type',
+      /is required: "Node" .* or "HyperNode"/,
+    );
+    refused(
+      hyperNode('s')
+        .member({ type: 'node', selector: { exactMatch: { name: 'n' } } })
+        .get(),
       'spec.members[0].type',
       'must be one of "Node", "HyperNode", got the string "node"',
     );
   });
 
   test('member selector: one of exactMatch, regexMatch or labelMatch is required', () => {
-    refused(hyperNode('s').member({ type: 'Node' }).get(), 'spec.members[0].selector', 'member selector must have one of exactMatch, regexMatch, or labelMatch');
+    refused(
+      hyperNode('s').member({ type: 'Node' }).get(),
+      'spec.members[0].selector',
+      'member selector must have one of exactMatch, regexMatch, or labelMatch',
+    );
     refused(hyperNode('s').member({ type: 'Node', selector: {} }).get(), 'spec.members[0].selector', VolcanoMessage.NoSelector);
   });
 
@@ -227,26 +253,45 @@ describe('HyperNode', () => {
 
   test('member selector: more than one selector type is refused', () => {
     refused(
-      hyperNode('s').member({ type: 'Node', selector: { exactMatch: { name: 'n' }, regexMatch: { pattern: 'n' } } }).get(),
+      hyperNode('s')
+        .member({ type: 'Node', selector: { exactMatch: { name: 'n' }, regexMatch: { pattern: 'n' } } })
+        .get(),
       'spec.members[0].selector',
       'cannot specify more than one selector type (exactMatch, regexMatch, labelMatch)',
     );
     refused(
-      hyperNode('s').member({ type: 'Node', selector: { regexMatch: { pattern: 'n' }, labelMatch: { matchLabels: { a: 'b' } } } }).get(),
+      hyperNode('s')
+        .member({ type: 'Node', selector: { regexMatch: { pattern: 'n' }, labelMatch: { matchLabels: { a: 'b' } } } })
+        .get(),
       'spec.members[0].selector',
       VolcanoMessage.SeveralSelectors,
     );
   });
 
   test('exactMatch name: required', () => {
-    refused(hyperNode('s').member({ type: 'Node', selector: { exactMatch: {} } }).get(), 'spec.members[0].selector.exactMatch.name', 'member exactMatch name is required');
+    refused(
+      hyperNode('s')
+        .member({ type: 'Node', selector: { exactMatch: {} } })
+        .get(),
+      'spec.members[0].selector.exactMatch.name',
+      'member exactMatch name is required',
+    );
     refused(hyperNode('s').node('').get(), 'spec.members[0].selector.exactMatch.name', VolcanoMessage.ExactNameRequired);
   });
 
   test('exactMatch name: a DNS subdomain of at most 253 characters', () => {
-    accepted(hyperNode('s').node('ip-10-0-0-1.ec2.internal').node(`${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`).get());
+    accepted(
+      hyperNode('s')
+        .node('ip-10-0-0-1.ec2.internal')
+        .node(`${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`)
+        .get(),
+    );
     for (const bad of ['Node_1', 'node-', '-node', 'NODE', 'a..b']) {
-      refused(hyperNode('s').node(bad).get(), 'spec.members[0].selector.exactMatch.name', /^member exactMatch validate failed \[a lowercase RFC 1123 subdomain must consist of/);
+      refused(
+        hyperNode('s').node(bad).get(),
+        'spec.members[0].selector.exactMatch.name',
+        /^member exactMatch validate failed \[a lowercase RFC 1123 subdomain must consist of/,
+      );
     }
     refused(
       hyperNode('s').node('a'.repeat(254)).get(),
@@ -257,44 +302,103 @@ describe('HyperNode', () => {
 
   test('regexMatch pattern: required', () => {
     refused(hyperNode('s').nodes('').get(), 'spec.members[0].selector.regexMatch.pattern', 'member regexMatch pattern is required');
-    refused(hyperNode('s').member({ type: 'Node', selector: { regexMatch: {} } }).get(), 'spec.members[0].selector.regexMatch.pattern', VolcanoMessage.RegexPatternRequired);
+    refused(
+      hyperNode('s')
+        .member({ type: 'Node', selector: { regexMatch: {} } })
+        .get(),
+      'spec.members[0].selector.regexMatch.pattern',
+      VolcanoMessage.RegexPatternRequired,
+    );
   });
 
   test('regexMatch pattern: must compile as Go RE2 (the error is the Go regexp error)', () => {
-    refused(hyperNode('s').nodes('node-(').get(), 'spec.members[0].selector.regexMatch.pattern', 'member regexMatch pattern is invalid: error parsing regexp: missing closing ): `node-(`');
-    refused(hyperNode('s').nodes('node-[0-9').get(), 'spec.members[0].selector.regexMatch.pattern', 'member regexMatch pattern is invalid: error parsing regexp: missing closing ]: `[0-9`');
+    refused(
+      hyperNode('s').nodes('node-(').get(),
+      'spec.members[0].selector.regexMatch.pattern',
+      'member regexMatch pattern is invalid: error parsing regexp: missing closing ): `node-(`',
+    );
+    refused(
+      hyperNode('s').nodes('node-[0-9').get(),
+      'spec.members[0].selector.regexMatch.pattern',
+      'member regexMatch pattern is invalid: error parsing regexp: missing closing ]: `[0-9`',
+    );
   });
 
   test('regexMatch pattern: RE2-unsupported syntax (backreference, lookahead) is refused', () => {
-    refused(hyperNode('s').nodes('(a)\\1').get(), 'spec.members[0].selector.regexMatch.pattern', 'member regexMatch pattern is invalid: error parsing regexp: invalid escape sequence: `\\1`');
-    refused(hyperNode('s').nodes('node(?=-gpu)').get(), 'spec.members[0].selector.regexMatch.pattern', /^member regexMatch pattern is invalid: error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`$/);
+    refused(
+      hyperNode('s').nodes('(a)\\1').get(),
+      'spec.members[0].selector.regexMatch.pattern',
+      'member regexMatch pattern is invalid: error parsing regexp: invalid escape sequence: `\\1`',
+    );
+    refused(
+      hyperNode('s').nodes('node(?=-gpu)').get(),
+      'spec.members[0].selector.regexMatch.pattern',
+      /^member regexMatch pattern is invalid: error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`$/,
+    );
     // Go-only syntax is accepted.
     accepted(hyperNode('s').nodes('^(?P<rack>r[0-9]+)-[[:digit:]]+\\z').get());
   });
 
   test('HyperNode members with regexMatch or labelMatch are accepted, as Volcano does (the tree ignores them with a note)', () => {
-    accepted(hyperNode('spine').tier(2).member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } }).get());
-    accepted(hyperNode('spine').tier(2).member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { tier: 'leaf' } } } }).get());
+    accepted(
+      hyperNode('spine')
+        .tier(2)
+        .member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } })
+        .get(),
+    );
+    accepted(
+      hyperNode('spine')
+        .tier(2)
+        .member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { tier: 'leaf' } } } })
+        .get(),
+    );
   });
 
   test('labelMatch: a valid label selector', () => {
-    accepted(hyperNode('s').labelled({ matchExpressions: [{ key: 'cloud.com/rack', operator: 'In', values: ['r1', 'r2'] }, { key: 'gpu', operator: 'Exists' }] }).get());
+    accepted(
+      hyperNode('s')
+        .labelled({
+          matchExpressions: [
+            { key: 'cloud.com/rack', operator: 'In', values: ['r1', 'r2'] },
+            { key: 'gpu', operator: 'Exists' },
+          ],
+        })
+        .get(),
+    );
     // An empty selector is accepted, as by the peer (where it selects no node).
     accepted(hyperNode('s').labelled({}).get());
-    refused(hyperNode('s').labelled({ matchLabels: { 'bad key!': 'v' } }).get(), 'spec.members[0].selector.labelMatch.matchLabels["bad key!"]', /^key "bad key!": not a valid label key/);
-    refused(hyperNode('s').labelled({ matchLabels: { rack: 'bad value!' } }).get(), 'spec.members[0].selector.labelMatch.matchLabels.rack', /^value "bad value!": not a valid label value/);
     refused(
-      hyperNode('s').labelled({ matchExpressions: [{ key: 'rack', operator: 'In' }] }).get(),
+      hyperNode('s')
+        .labelled({ matchLabels: { 'bad key!': 'v' } })
+        .get(),
+      'spec.members[0].selector.labelMatch.matchLabels["bad key!"]',
+      /^key "bad key!": not a valid label key/,
+    );
+    refused(
+      hyperNode('s')
+        .labelled({ matchLabels: { rack: 'bad value!' } })
+        .get(),
+      'spec.members[0].selector.labelMatch.matchLabels.rack',
+      /^value "bad value!": not a valid label value/,
+    );
+    refused(
+      hyperNode('s')
+        .labelled({ matchExpressions: [{ key: 'rack', operator: 'In' }] })
+        .get(),
       'spec.members[0].selector.labelMatch.matchExpressions[0].values',
       "Required value: must be specified when `operator` is 'In' or 'NotIn'",
     );
     refused(
-      hyperNode('s').labelled({ matchExpressions: [{ key: 'rack', operator: 'DoesNotExist', values: ['x'] }] }).get(),
+      hyperNode('s')
+        .labelled({ matchExpressions: [{ key: 'rack', operator: 'DoesNotExist', values: ['x'] }] })
+        .get(),
       'spec.members[0].selector.labelMatch.matchExpressions[0].values',
       "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
     );
     refused(
-      hyperNode('s').labelled({ matchExpressions: [{ key: 'rack', operator: 'Gt', values: ['1'] }] }).get(),
+      hyperNode('s')
+        .labelled({ matchExpressions: [{ key: 'rack', operator: 'Gt', values: ['1'] }] })
+        .get(),
       'spec.members[0].selector.labelMatch.matchExpressions[0].operator',
       /^must be one of "In", "NotIn", "Exists", "DoesNotExist"/,
     );
@@ -325,7 +429,10 @@ describe('networkTopology', () => {
   const withTopology = (nt: unknown) => vcjob().tasks(task('worker')).topology(nt).get();
 
   test('networkTopology mode: hard or soft, default hard', () => {
-    assert.deepEqual((accepted(withTopology({ highestTierAllowed: 1 })) as VolcanoJob).spec.networkTopology, { mode: 'hard', highestTierAllowed: 1 });
+    assert.deepEqual((accepted(withTopology({ highestTierAllowed: 1 })) as VolcanoJob).spec.networkTopology, {
+      mode: 'hard',
+      highestTierAllowed: 1,
+    });
     assert.deepEqual((accepted(withTopology({ mode: 'soft' })) as VolcanoJob).spec.networkTopology, { mode: 'soft' });
     refused(withTopology({ mode: 'Hard' }), 'spec.networkTopology.mode', 'must be one of "hard", "soft", got the string "Hard"');
   });
@@ -337,7 +444,11 @@ describe('networkTopology', () => {
 
   test('networkTopology highestTierName: 1 to 253 characters', () => {
     accepted(withTopology({ highestTierName: 'volcano.sh/hypernode' }));
-    refused(withTopology({ highestTierName: 'x'.repeat(254) }), 'spec.networkTopology.highestTierName', 'must be at most 253 characters long');
+    refused(
+      withTopology({ highestTierName: 'x'.repeat(254) }),
+      'spec.networkTopology.highestTierName',
+      'must be at most 253 characters long',
+    );
   });
 
   test("networkTopology: the seed's one-element list is normalized to the object", () => {
@@ -363,8 +474,14 @@ describe('networkTopology', () => {
     assert.equal(networkTopologyOf(undefined), undefined);
     assert.equal(networkTopologyOf({}), undefined);
     assert.deepEqual(networkTopologyOf({ networkTopology: {} }), { mode: 'hard' });
-    assert.deepEqual(networkTopologyOf({ networkTopology: [{ mode: 'soft', highestTierAllowed: 2 }] }), { mode: 'soft', highestTierAllowed: 2 });
-    assert.deepEqual(networkTopologyOf({ networkTopology: { highestTierName: 'volcano.sh/tor' } }), { mode: 'hard', highestTierName: 'volcano.sh/tor' });
+    assert.deepEqual(networkTopologyOf({ networkTopology: [{ mode: 'soft', highestTierAllowed: 2 }] }), {
+      mode: 'soft',
+      highestTierAllowed: 2,
+    });
+    assert.deepEqual(networkTopologyOf({ networkTopology: { highestTierName: 'volcano.sh/tor' } }), {
+      mode: 'hard',
+      highestTierName: 'volcano.sh/tor',
+    });
     assert.equal(networkTopologyOf({ networkTopology: [{}, {}] }), undefined);
     assert.equal(networkTopologyOf({ networkTopology: 'hard' }), undefined);
     // Raw input: unreadable fields are dropped.
@@ -420,57 +537,136 @@ describe('Volcano Job (batch.volcano.sh/v1alpha1)', () => {
 
   test("task minAvailable: at most the task's replicas", () => {
     accepted(vcjob().tasks(task('w').replicas(4).minAvailable(4)).get());
-    refused(vcjob().tasks(task('w').replicas(4).minAvailable(5)).get(), 'spec.tasks[0].minAvailable', "'minAvailable' is greater than 'replicas' in task: w, job: job");
+    refused(
+      vcjob().tasks(task('w').replicas(4).minAvailable(5)).get(),
+      'spec.tasks[0].minAvailable',
+      "'minAvailable' is greater than 'replicas' in task: w, job: job",
+    );
   });
 
   test("job minAvailable: at most the tasks' total replicas", () => {
     accepted(vcjob().tasks(task('a').replicas(2), task('b').replicas(2)).minAvailable(4).get());
-    refused(vcjob().tasks(task('a').replicas(2), task('b').replicas(2)).minAvailable(5).get(), 'spec.minAvailable', "job 'minAvailable' should not be greater than total replicas in tasks");
+    refused(
+      vcjob().tasks(task('a').replicas(2), task('b').replicas(2)).minAvailable(5).get(),
+      'spec.minAvailable',
+      "job 'minAvailable' should not be greater than total replicas in tasks",
+    );
     refused(vcjob().tasks(task('a')).minAvailable(-1).get(), 'spec.minAvailable', 'must be at least 0, got -1');
   });
 
   test('partitionPolicy: a consistent policy is accepted (minPartitions defaults to 0)', () => {
-    const job = accepted(vcjob().tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, networkTopology: { highestTierAllowed: 1 } })).get()) as VolcanoJob;
-    assert.deepEqual(job.spec.tasks[0].partitionPolicy, { totalPartitions: 4, partitionSize: 2, minPartitions: 0, networkTopology: { mode: 'hard', highestTierAllowed: 1 } });
+    const job = accepted(
+      vcjob()
+        .tasks(
+          task('w')
+            .replicas(8)
+            .partitions({ totalPartitions: 4, partitionSize: 2, networkTopology: { highestTierAllowed: 1 } }),
+        )
+        .get(),
+    ) as VolcanoJob;
+    assert.deepEqual(job.spec.tasks[0].partitionPolicy, {
+      totalPartitions: 4,
+      partitionSize: 2,
+      minPartitions: 0,
+      networkTopology: { mode: 'hard', highestTierAllowed: 1 },
+    });
   });
 
   test("partitionPolicy: 'PartitionSize' must be greater than 0", () => {
-    refused(vcjob('train').tasks(task('w').replicas(0).partitions({ totalPartitions: 4, partitionSize: 0 })).get(), 'spec.tasks[0].partitionPolicy.partitionSize', "'PartitionSize' must be greater than 0 in task: w, job: train");
-    refused(vcjob('train').tasks(task('w').replicas(0).partitions({ totalPartitions: 4 })).get(), 'spec.tasks[0].partitionPolicy.partitionSize', "'PartitionSize' must be greater than 0 in task: w, job: train");
+    refused(
+      vcjob('train')
+        .tasks(task('w').replicas(0).partitions({ totalPartitions: 4, partitionSize: 0 }))
+        .get(),
+      'spec.tasks[0].partitionPolicy.partitionSize',
+      "'PartitionSize' must be greater than 0 in task: w, job: train",
+    );
+    refused(
+      vcjob('train')
+        .tasks(task('w').replicas(0).partitions({ totalPartitions: 4 }))
+        .get(),
+      'spec.tasks[0].partitionPolicy.partitionSize',
+      "'PartitionSize' must be greater than 0 in task: w, job: train",
+    );
   });
 
   test("partitionPolicy: 'TotalPartitions' must be greater than 0", () => {
-    refused(vcjob('train').tasks(task('w').replicas(0).partitions({ totalPartitions: -1, partitionSize: 2 })).get(), 'spec.tasks[0].partitionPolicy.totalPartitions', "'TotalPartitions' must be greater than 0 in task: w, job: train");
+    refused(
+      vcjob('train')
+        .tasks(task('w').replicas(0).partitions({ totalPartitions: -1, partitionSize: 2 }))
+        .get(),
+      'spec.tasks[0].partitionPolicy.totalPartitions',
+      "'TotalPartitions' must be greater than 0 in task: w, job: train",
+    );
   });
 
   test("partitionPolicy: 'Replicas' must equal TotalPartitions*PartitionSize", () => {
-    refused(vcjob('train').tasks(task('w').replicas(7).partitions({ totalPartitions: 4, partitionSize: 2 })).get(), 'spec.tasks[0].replicas', "'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: train");
+    refused(
+      vcjob('train')
+        .tasks(task('w').replicas(7).partitions({ totalPartitions: 4, partitionSize: 2 }))
+        .get(),
+      'spec.tasks[0].replicas',
+      "'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: train",
+    );
     // replicas defaults to 1
-    refused(vcjob('train').tasks(task('w').partitions({ totalPartitions: 4, partitionSize: 2 })).get(), 'spec.tasks[0].replicas', /^'Replicas' are not equal/);
+    refused(
+      vcjob('train')
+        .tasks(task('w').partitions({ totalPartitions: 4, partitionSize: 2 }))
+        .get(),
+      'spec.tasks[0].replicas',
+      /^'Replicas' are not equal/,
+    );
   });
 
   test("partitionPolicy: 'MinAvailable' must equal MinPartitions*PartitionSize when minPartitions > 0", () => {
-    accepted(vcjob().tasks(task('w').replicas(8).minAvailable(4).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 2 })).get());
+    accepted(
+      vcjob()
+        .tasks(task('w').replicas(8).minAvailable(4).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 2 }))
+        .get(),
+    );
     refused(
-      vcjob('train').tasks(task('w').replicas(8).minAvailable(5).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 2 })).get(),
+      vcjob('train')
+        .tasks(task('w').replicas(8).minAvailable(5).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 2 }))
+        .get(),
       'spec.tasks[0].minAvailable',
       "'MinAvailable' is not equal to MinPartitions*PartitionSize in task: w, job: train",
     );
     // A task's minAvailable defaults to its replicas.
-    accepted(vcjob().tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 4 })).get());
+    accepted(
+      vcjob()
+        .tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 4 }))
+        .get(),
+    );
     refused(
-      vcjob('train').tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 2 })).get(),
+      vcjob('train')
+        .tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: 2 }))
+        .get(),
       'spec.tasks[0].partitionPolicy.minPartitions',
       "'MinAvailable' is not equal to MinPartitions*PartitionSize in task: w, job: train",
     );
     // Not checked when minPartitions is 0.
-    accepted(vcjob().tasks(task('w').replicas(8).minAvailable(3).partitions({ totalPartitions: 4, partitionSize: 2 })).get());
-    refused(vcjob().tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: -1 })).get(), 'spec.tasks[0].partitionPolicy.minPartitions', 'must be at least 0, got -1');
+    accepted(
+      vcjob()
+        .tasks(task('w').replicas(8).minAvailable(3).partitions({ totalPartitions: 4, partitionSize: 2 }))
+        .get(),
+    );
+    refused(
+      vcjob()
+        .tasks(task('w').replicas(8).partitions({ totalPartitions: 4, partitionSize: 2, minPartitions: -1 }))
+        .get(),
+      'spec.tasks[0].partitionPolicy.minPartitions',
+      'must be at least 0, got -1',
+    );
   });
 
   test('partitionPolicy networkTopology: highestTierAllowed and highestTierName together are refused', () => {
     refused(
-      vcjob().tasks(task('w').replicas(4).partitions({ totalPartitions: 2, partitionSize: 2, networkTopology: [{ highestTierAllowed: 1, highestTierName: 'x' }] })).get(),
+      vcjob()
+        .tasks(
+          task('w')
+            .replicas(4)
+            .partitions({ totalPartitions: 2, partitionSize: 2, networkTopology: [{ highestTierAllowed: 1, highestTierName: 'x' }] }),
+        )
+        .get(),
       'spec.tasks[0].partitionPolicy.networkTopology',
       "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously",
     );
@@ -562,7 +758,9 @@ describe('PodGroup (scheduling.volcano.sh/v1beta1)', () => {
 
   test('subGroupPolicy networkTopology: highestTierAllowed and highestTierName together are refused', () => {
     refused(
-      podGroup().subGroup({ name: 'worker', networkTopology: { highestTierAllowed: 1, highestTierName: 'volcano.sh/tor' } }).get(),
+      podGroup()
+        .subGroup({ name: 'worker', networkTopology: { highestTierAllowed: 1, highestTierName: 'volcano.sh/tor' } })
+        .get(),
       'spec.subGroupPolicy[0].networkTopology',
       "in subGroupPolicy 'worker': must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously.",
     );
@@ -572,12 +770,20 @@ describe('PodGroup (scheduling.volcano.sh/v1beta1)', () => {
     const pg = accepted(podGroup().subGroup({ name: 'w' }).get()) as VolcanoPodGroup;
     assert.deepEqual(pg.spec.subGroupPolicy, [{ name: 'w', subGroupSize: 1, minSubGroups: 0 }]);
     refused(podGroup().subGroup({ name: 'w', subGroupSize: 0 }).get(), 'spec.subGroupPolicy[0].subGroupSize', 'must be at least 1, got 0');
-    refused(podGroup().subGroup({ name: 'w', minSubGroups: -1 }).get(), 'spec.subGroupPolicy[0].minSubGroups', 'must be at least 0, got -1');
+    refused(
+      podGroup().subGroup({ name: 'w', minSubGroups: -1 }).get(),
+      'spec.subGroupPolicy[0].minSubGroups',
+      'must be at least 0, got -1',
+    );
   });
 
   test('subGroupPolicy: name required and unique', () => {
     refused(podGroup().subGroup({}).get(), 'spec.subGroupPolicy[0].name', 'is required');
-    refused(podGroup().subGroup({ name: 'w' }).subGroup({ name: 'w' }).get(), 'spec.subGroupPolicy[1].name', '"w" is already spec.subGroupPolicy[0]: subGroupPolicy names must be unique');
+    refused(
+      podGroup().subGroup({ name: 'w' }).subGroup({ name: 'w' }).get(),
+      'spec.subGroupPolicy[1].name',
+      '"w" is already spec.subGroupPolicy[0]: subGroupPolicy names must be unique',
+    );
   });
 
   test('subGroupPolicy: labelSelector is a valid label selector, matchLabelKeys are label keys', () => {
@@ -591,12 +797,29 @@ describe('PodGroup (scheduling.volcano.sh/v1beta1)', () => {
     };
     const pg = accepted(podGroup().set('spec.minMember', 8).subGroup(policy).get()) as VolcanoPodGroup;
     assert.deepEqual(pg.spec.subGroupPolicy![0].networkTopology, { mode: 'hard', highestTierAllowed: 1 });
-    refused(podGroup().subGroup({ name: 'w', labelSelector: { matchExpressions: [{ key: 'a', operator: 'NotIn', values: [] }] } }).get(), 'spec.subGroupPolicy[0].labelSelector.matchExpressions[0].values', /^Required value/);
-    refused(podGroup().subGroup({ name: 'w', matchLabelKeys: ['not a key'] }).get(), 'spec.subGroupPolicy[0].matchLabelKeys[0]', /^"not a key": not a valid label key/);
+    refused(
+      podGroup()
+        .subGroup({ name: 'w', labelSelector: { matchExpressions: [{ key: 'a', operator: 'NotIn', values: [] }] } })
+        .get(),
+      'spec.subGroupPolicy[0].labelSelector.matchExpressions[0].values',
+      /^Required value/,
+    );
+    refused(
+      podGroup()
+        .subGroup({ name: 'w', matchLabelKeys: ['not a key'] })
+        .get(),
+      'spec.subGroupPolicy[0].matchLabelKeys[0]',
+      /^"not a key": not a valid label key/,
+    );
   });
 
   test('validateVolcanoPodGroup takes the typed PodGroup', () => {
-    const pg: VolcanoPodGroup = { apiVersion: VolcanoApiVersion.PodGroup, kind: 'PodGroup', metadata: { name: 'pg' }, spec: { subGroupPolicy: [{ name: 'a' }, { name: 'a' }] } };
+    const pg: VolcanoPodGroup = {
+      apiVersion: VolcanoApiVersion.PodGroup,
+      kind: 'PodGroup',
+      metadata: { name: 'pg' },
+      spec: { subGroupPolicy: [{ name: 'a' }, { name: 'a' }] },
+    };
     assert.equal(validateVolcanoPodGroup(pg, {}).length, 1);
   });
 });
@@ -609,7 +832,11 @@ describe('HyperJob (training.volcano.sh/v1alpha1)', () => {
   const worker = () => task('worker').replicas(4);
 
   test('replicatedJobs: replicas default 1; templateSpec is a Volcano JobSpec', () => {
-    const hj = accepted(hyperJob().replicated({ name: 'trainer', templateSpec: jobSpec(worker()) }).get()) as HyperJob;
+    const hj = accepted(
+      hyperJob()
+        .replicated({ name: 'trainer', templateSpec: jobSpec(worker()) })
+        .get(),
+    ) as HyperJob;
     assert.equal(hj.spec.replicatedJobs[0].replicas, 1);
     assert.equal(hj.spec.replicatedJobs[0].templateSpec.tasks[0].replicas, 4);
   });
@@ -619,45 +846,90 @@ describe('HyperJob (training.volcano.sh/v1alpha1)', () => {
   });
 
   test('replicatedJob name: a DNS label, unique', () => {
-    refused(hyperJob().replicated({ name: 'Trainer', templateSpec: jobSpec(worker()) }).get(), 'spec.replicatedJobs[0].name', /is not a valid name/);
     refused(
-      hyperJob().replicated({ name: 'a', templateSpec: jobSpec(worker()) }).replicated({ name: 'a', templateSpec: jobSpec(worker()) }).get(),
+      hyperJob()
+        .replicated({ name: 'Trainer', templateSpec: jobSpec(worker()) })
+        .get(),
+      'spec.replicatedJobs[0].name',
+      /is not a valid name/,
+    );
+    refused(
+      hyperJob()
+        .replicated({ name: 'a', templateSpec: jobSpec(worker()) })
+        .replicated({ name: 'a', templateSpec: jobSpec(worker()) })
+        .get(),
       'spec.replicatedJobs[1].name',
       '"a" is already spec.replicatedJobs[0]: replicatedJob names must be unique',
     );
   });
 
   test("replicatedJob template: the seed's alias of templateSpec, normalized", () => {
-    const hj = accepted(hyperJob().replicated({ name: 'a', replicas: 2, template: jobSpec(worker()) }).get()) as HyperJob;
+    const hj = accepted(
+      hyperJob()
+        .replicated({ name: 'a', replicas: 2, template: jobSpec(worker()) })
+        .get(),
+    ) as HyperJob;
     assert.equal('template' in hj.spec.replicatedJobs[0], false);
     assert.equal(hj.spec.replicatedJobs[0].templateSpec.tasks[0].name, 'worker');
-    refused(hyperJob().replicated({ name: 'a', template: jobSpec(worker()), templateSpec: jobSpec(worker()) }).get(), 'spec.replicatedJobs[0].template', 'set templateSpec or its alias template, not both');
+    refused(
+      hyperJob()
+        .replicated({ name: 'a', template: jobSpec(worker()), templateSpec: jobSpec(worker()) })
+        .get(),
+      'spec.replicatedJobs[0].template',
+      'set templateSpec or its alias template, not both',
+    );
     refused(hyperJob().replicated({ name: 'a' }).get(), 'spec.replicatedJobs[0].templateSpec', /^is required/);
   });
 
   test('replicatedJob templateSpec: the Job rules apply, naming the replicatedJob', () => {
     refused(
-      hyperJob().replicated({ name: 'slice', template: jobSpec(task('w').replicas(3).partitions({ totalPartitions: 2, partitionSize: 2 })) }).get(),
+      hyperJob()
+        .replicated({ name: 'slice', template: jobSpec(task('w').replicas(3).partitions({ totalPartitions: 2, partitionSize: 2 })) })
+        .get(),
       'spec.replicatedJobs[0].template.tasks[0].replicas',
       "'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: slice",
     );
-    refused(hyperJob().replicated({ name: 'slice', templateSpec: { tasks: [] } }).get(), 'spec.replicatedJobs[0].templateSpec.tasks', 'No task specified in job spec');
+    refused(
+      hyperJob()
+        .replicated({ name: 'slice', templateSpec: { tasks: [] } })
+        .get(),
+      'spec.replicatedJobs[0].templateSpec.tasks',
+      'No task specified in job spec',
+    );
   });
 
   test('HyperJob networkTopology: accepted at HyperJob level (list form too), tier conflict refused', () => {
-    const hj = accepted(hyperJob().set('spec.networkTopology', [{ mode: 'hard', highestTierAllowed: 2 }]).replicated({ name: 'a', templateSpec: jobSpec(worker()) }).get()) as HyperJob;
+    const hj = accepted(
+      hyperJob()
+        .set('spec.networkTopology', [{ mode: 'hard', highestTierAllowed: 2 }])
+        .replicated({ name: 'a', templateSpec: jobSpec(worker()) })
+        .get(),
+    ) as HyperJob;
     assert.deepEqual(hj.spec.networkTopology, { mode: 'hard', highestTierAllowed: 2 });
     refused(
-      hyperJob().set('spec.networkTopology', { highestTierAllowed: 2, highestTierName: 'spine' }).replicated({ name: 'a', templateSpec: jobSpec(worker()) }).get(),
+      hyperJob()
+        .set('spec.networkTopology', { highestTierAllowed: 2, highestTierName: 'spine' })
+        .replicated({ name: 'a', templateSpec: jobSpec(worker()) })
+        .get(),
       'spec.networkTopology',
       VolcanoMessage.JobTierConflict,
     );
   });
 
   test('HyperJob minAvailable: at most the Jobs the replicatedJobs create', () => {
-    accepted(hyperJob().set('spec.minAvailable', 3).replicated({ name: 'a', replicas: 2, templateSpec: jobSpec(worker()) }).replicated({ name: 'b', templateSpec: jobSpec(worker()) }).get());
+    accepted(
+      hyperJob()
+        .set('spec.minAvailable', 3)
+        .replicated({ name: 'a', replicas: 2, templateSpec: jobSpec(worker()) })
+        .replicated({ name: 'b', templateSpec: jobSpec(worker()) })
+        .get(),
+    );
     refused(
-      hyperJob().set('spec.minAvailable', 4).replicated({ name: 'a', replicas: 2, templateSpec: jobSpec(worker()) }).replicated({ name: 'b', templateSpec: jobSpec(worker()) }).get(),
+      hyperJob()
+        .set('spec.minAvailable', 4)
+        .replicated({ name: 'a', replicas: 2, templateSpec: jobSpec(worker()) })
+        .replicated({ name: 'b', templateSpec: jobSpec(worker()) })
+        .get(),
       'spec.minAvailable',
       '4 is more than the 3 Jobs the replicatedJobs create',
     );
@@ -708,7 +980,12 @@ spec:
   });
 
   test('validateHyperJob takes the typed HyperJob', () => {
-    const hj: HyperJob = { apiVersion: VolcanoApiVersion.HyperJob, kind: 'HyperJob', metadata: { name: 'h' }, spec: { replicatedJobs: [] } };
+    const hj: HyperJob = {
+      apiVersion: VolcanoApiVersion.HyperJob,
+      kind: 'HyperJob',
+      metadata: { name: 'h' },
+      spec: { replicatedJobs: [] },
+    };
     assert.equal(validateHyperJob(hj, {}).length, 1);
   });
 });
@@ -727,8 +1004,14 @@ describe('podGroupAnnotationsTopology', () => {
   });
 
   test('mode annotation: hard or soft, any case', () => {
-    assert.deepEqual(podGroupAnnotationsTopology({ [MODE]: 'Soft', [TIER]: '2' }), { topology: { mode: 'soft', highestTierAllowed: 2 }, warnings: [] });
-    assert.deepEqual(podGroupAnnotationsTopology({ [MODE]: 'HARD', [TIER]: '1' }), { topology: { mode: 'hard', highestTierAllowed: 1 }, warnings: [] });
+    assert.deepEqual(podGroupAnnotationsTopology({ [MODE]: 'Soft', [TIER]: '2' }), {
+      topology: { mode: 'soft', highestTierAllowed: 2 },
+      warnings: [],
+    });
+    assert.deepEqual(podGroupAnnotationsTopology({ [MODE]: 'HARD', [TIER]: '1' }), {
+      topology: { mode: 'hard', highestTierAllowed: 1 },
+      warnings: [],
+    });
   });
 
   test('mode annotation: any other value warns and falls back to hard', () => {
@@ -751,7 +1034,9 @@ describe('podGroupAnnotationsTopology', () => {
     for (const bad of ['two', '1.5', '', ' 1', '-1', '99999999999999999999']) {
       const r = podGroupAnnotationsTopology({ [MODE]: 'soft', [TIER]: bad });
       assert.deepEqual(r.topology, { mode: 'soft' }, bad);
-      assert.deepEqual(r.warnings, [`annotation volcano.sh/network-topology-highest-tier=${JSON.stringify(bad)} is not a whole number >= 0: no highest tier is set`]);
+      assert.deepEqual(r.warnings, [
+        `annotation volcano.sh/network-topology-highest-tier=${JSON.stringify(bad)} is not a whole number >= 0: no highest tier is set`,
+      ]);
     }
   });
 });

@@ -74,7 +74,6 @@ export const jobMessage = {
   jobMinAvailable: "job 'minAvailable' should not be greater than total replicas in tasks",
 } as const;
 
-
 // ---------------------------------------------------------------------------------------
 // Shapes shared by the four kinds
 // ---------------------------------------------------------------------------------------
@@ -202,11 +201,15 @@ export const hyperJob = kobject({
   }),
 });
 
-
 /** Registry entries (see schemas.ts KINDS) for Volcano's HyperNode, Job, PodGroup and HyperJob. */
 export function volcanoKindEntries(): KindEntry[] {
   return [
-    { apiVersion: VolcanoApiVersion.HyperNode, kind: 'HyperNode', schema: hyperNode, check: (o, w) => validateHyperNode(o as HyperNodeInput, w) },
+    {
+      apiVersion: VolcanoApiVersion.HyperNode,
+      kind: 'HyperNode',
+      schema: hyperNode,
+      check: (o, w) => validateHyperNode(o as HyperNodeInput, w),
+    },
     { apiVersion: VolcanoApiVersion.Job, kind: 'Job', schema: volcanoJob, check: (o, w) => validateVolcanoJob(o as VolcanoJobInput, w) },
     {
       apiVersion: VolcanoApiVersion.PodGroup,
@@ -374,7 +377,10 @@ export function validateVolcanoPodGroup(pg: VolcanoPodGroupInput, where: Where):
     if (bothTiers(p.networkTopology)) at(`spec.subGroupPolicy[${i}].networkTopology`, subGroupTierConflictMessage(p.name));
     const seen = first.get(p.name);
     if (seen !== undefined) {
-      at(`spec.subGroupPolicy[${i}].name`, `${JSON.stringify(p.name)} is already spec.subGroupPolicy[${seen}]: subGroupPolicy names must be unique`);
+      at(
+        `spec.subGroupPolicy[${i}].name`,
+        `${JSON.stringify(p.name)} is already spec.subGroupPolicy[${seen}]: subGroupPolicy names must be unique`,
+      );
     } else first.set(p.name, i);
   });
   return errors;
@@ -468,7 +474,8 @@ export function podGroupAnnotationsTopology(annotations: StringMap | undefined):
   const topology: NetworkTopologySpec = { mode };
   if (rawTier !== undefined) {
     const n = WHOLE_RE.test(rawTier) ? Number(rawTier) : NaN;
-    if (Number.isSafeInteger(n) && n >= 0) topology.highestTierAllowed = Math.max(0, n); // not -0
+    if (Number.isSafeInteger(n) && n >= 0)
+      topology.highestTierAllowed = Math.max(0, n); // not -0
     else warnings.push(`annotation ${tierKey}=${JSON.stringify(rawTier)} is not a whole number >= 0: no highest tier is set`);
   }
   return { topology, warnings };

@@ -86,7 +86,12 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
     try {
       nodeInfos.push(nodeInfoFromNode(node, cache));
     } catch (e) {
-      errors.push(new InputError({ ...where, field: e instanceof InputError ? e.where.field : undefined }, e instanceof InputError ? e.detail : (e as Error).message));
+      errors.push(
+        new InputError(
+          { ...where, field: e instanceof InputError ? e.where.field : undefined },
+          e instanceof InputError ? e.detail : (e as Error).message,
+        ),
+      );
     }
   }
   const notReady = nodeInfos.filter((n) => !n.ready || n.unschedulable).length;
@@ -94,32 +99,62 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
 
   // Volcano jobs need a HyperNode topology even when the input has no HyperNodes: the peer
   // then treats the whole cluster as its root (tier 1).
-  const volcanoInput = input.others.some((o) => isVolcanoApiVersion(o.object.apiVersion) || (o.object.kind === 'Pod' && hasNetworkTopology(o.object.metadata.annotations)));
+  const volcanoInput = input.others.some(
+    (o) => isVolcanoApiVersion(o.object.apiVersion) || (o.object.kind === 'Pod' && hasNetworkTopology(o.object.metadata.annotations)),
+  );
   let tree: HyperNodeTree | undefined;
   if (input.hyperNodes.length > 0 || volcanoInput) {
-    tree = new HyperNodeTree(input.hyperNodes.map((h) => h.hyperNode), nodeInfos);
+    tree = new HyperNodeTree(
+      input.hyperNodes.map((h) => h.hyperNode),
+      nodeInfos,
+    );
     for (const p of tree.problems) notes.push(`HyperNode ${p.hyperNodes.join(', ')}: ${p.message}`);
     for (const w of tree.warnings) notes.push(w);
-    if (!tree.ready) notes.push('hyperNodes are not ready for scheduling: jobs with a network topology stay pending until the HyperNodes are fixed');
+    if (!tree.ready)
+      notes.push('hyperNodes are not ready for scheduling: jobs with a network topology stay pending until the HyperNodes are fixed');
   }
 
-  const built = buildTasFlavors({ flavors: input.flavors.map((f) => f.flavor), topologies: new Map([...input.topologies].map(([k, v]) => [k, v.topology])), tree, nodes: nodeInfos });
+  const built = buildTasFlavors({
+    flavors: input.flavors.map((f) => f.flavor),
+    topologies: new Map([...input.topologies].map(([k, v]) => [k, v.topology])),
+    tree,
+    nodes: nodeInfos,
+  });
   const flavors = built.flavors;
   notes.push(...levelLabelNotes(flavors, nodeInfos));
   for (const p of built.problems) {
     const { where } = input.flavors[p.index]!;
     const topoWhere = input.topologies.get(p.topology)?.where;
     if (p.kind === 'missing-topology') {
-      errors.push(new InputError({ ...where, field: 'spec.topologyName' }, `Topology "${p.topology}" is not in the input; add it, or point the ResourceFlavor at one of: ${[...input.topologies.keys()].join(', ') || '(none)'}`));
+      errors.push(
+        new InputError(
+          { ...where, field: 'spec.topologyName' },
+          `Topology "${p.topology}" is not in the input; add it, or point the ResourceFlavor at one of: ${[...input.topologies.keys()].join(', ') || '(none)'}`,
+        ),
+      );
     } else if (p.kind === 'mixed-levels') {
-      errors.push(new InputError({ ...topoWhere, field: 'spec.levels' }, `a Topology takes its levels either from node labels or from HyperNode tiers (${TIER_LEVEL_PREFIX}<N>, then optionally ${HOSTNAME_LABEL}), not both`));
+      errors.push(
+        new InputError(
+          { ...topoWhere, field: 'spec.levels' },
+          `a Topology takes its levels either from node labels or from HyperNode tiers (${TIER_LEVEL_PREFIX}<N>, then optionally ${HOSTNAME_LABEL}), not both`,
+        ),
+      );
     } else {
-      errors.push(new InputError({ ...topoWhere, field: 'spec.levels' }, `levels ${TIER_LEVEL_PREFIX}<N> come from HyperNodes, and the input has none`));
+      errors.push(
+        new InputError(
+          { ...topoWhere, field: 'spec.levels' },
+          `levels ${TIER_LEVEL_PREFIX}<N> come from HyperNodes, and the input has none`,
+        ),
+      );
     }
   }
 
   // Pods of admitted Workloads count through the Workload's assignment, not twice.
-  const admittedNames = new Set(input.workloads.filter((w) => isAdmitted(w.workload)).map((w) => `${w.workload.metadata.namespace ?? 'default'}/${w.workload.metadata.name}`));
+  const admittedNames = new Set(
+    input.workloads
+      .filter((w) => isAdmitted(w.workload))
+      .map((w) => `${w.workload.metadata.namespace ?? 'default'}/${w.workload.metadata.name}`),
+  );
   const known = new Set(nodeInfos.map((n) => n.name));
   let unknownNode = 0;
   for (const { pod, where } of input.pods) {
@@ -132,7 +167,12 @@ export function buildTasCluster(input: ClusterInput, options: { recordAdmitted?:
     try {
       req = podRequests(pod.spec);
     } catch (e) {
-      errors.push(new InputError({ ...where, field: e instanceof InputError ? e.where.field : 'spec' }, e instanceof InputError ? e.detail : (e as Error).message));
+      errors.push(
+        new InputError(
+          { ...where, field: e instanceof InputError ? e.where.field : 'spec' },
+          e instanceof InputError ? e.detail : (e as Error).message,
+        ),
+      );
       continue;
     }
     for (const f of flavors) f.snapshot.addPod(`${ns}/${pod.metadata.name}`, pod.spec.nodeName, req);
@@ -160,17 +200,24 @@ export function levelLabelNotes(flavors: readonly TasFlavor[], nodes: readonly N
     const selector = f.flavor.spec.nodeLabels ?? {};
     const mine = nodes.filter((n) => Object.entries(selector).every(([k, v]) => n.labels[k] === v));
     if (mine.length === 0) {
-      notes.push(`ResourceFlavor ${f.flavor.metadata.name}: no node carries its nodeLabels ${JSON.stringify(selector)}: nothing can be placed on it`);
+      notes.push(
+        `ResourceFlavor ${f.flavor.metadata.name}: no node carries its nodeLabels ${JSON.stringify(selector)}: nothing can be placed on it`,
+      );
       continue;
     }
     const levels = f.snapshot.levels;
     const missing = mine.filter((n) => levels.some((l) => n.labels[l] === undefined));
     for (const level of levels) {
-      if (mine.every((n) => n.labels[level] === undefined)) notes.push(`Topology ${f.snapshot.name}: no node of ResourceFlavor ${f.flavor.metadata.name} carries the level label "${level}"; levels: ${levels.join(', ')}`);
+      if (mine.every((n) => n.labels[level] === undefined))
+        notes.push(
+          `Topology ${f.snapshot.name}: no node of ResourceFlavor ${f.flavor.metadata.name} carries the level label "${level}"; levels: ${levels.join(', ')}`,
+        );
     }
     if (missing.length > 0) {
       const shown = missing.slice(0, 5).map((n) => `${n.name} (no ${levels.filter((l) => n.labels[l] === undefined).join(', ')})`);
-      notes.push(`ResourceFlavor ${f.flavor.metadata.name}: ${missing.length} node(s) lack a level label of Topology ${f.snapshot.name} and take no part in placement: ${shown.join(', ')}${missing.length > 5 ? ', ...' : ''}`);
+      notes.push(
+        `ResourceFlavor ${f.flavor.metadata.name}: ${missing.length} node(s) lack a level label of Topology ${f.snapshot.name} and take no part in placement: ${shown.join(', ')}${missing.length > 5 ? ', ...' : ''}`,
+      );
     }
   }
   return notes;

@@ -86,7 +86,12 @@ const job = (name: string, opts: { pods: number; run?: string; priority?: string
     parallelism: opts.pods,
     completions: opts.pods,
     template: {
-      metadata: { annotations: { 'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack', 'topoqueue.io/run-duration': opts.run ?? '2m' } },
+      metadata: {
+        annotations: {
+          'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack',
+          'topoqueue.io/run-duration': opts.run ?? '2m',
+        },
+      },
       spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x', resources: { requests: { 'nvidia.com/gpu': '8' } } }] },
     },
   },
@@ -111,40 +116,86 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
 
   const startServer = async (p = 0) => {
     serve = await startServe(
-      { port: p, address: '127.0.0.1', kubeconfig: join(dir, 'kubeconfig'), filename: p === 0 ? [join(dir, 'cluster.yaml')] : [], timeScale: 60, controllers: 'none', dataDir: join(dir, 'data') },
+      {
+        port: p,
+        address: '127.0.0.1',
+        kubeconfig: join(dir, 'kubeconfig'),
+        filename: p === 0 ? [join(dir, 'cluster.yaml')] : [],
+        timeScale: 60,
+        controllers: 'none',
+        dataDir: join(dir, 'data'),
+      },
       { out: () => {}, err: () => {} },
     );
     port = serve.port;
   };
 
   const startController = (identity: string, extra: string[] = []): Controller => {
-    const proc = spawn(process.execPath, ['bin/topoqueue.js', 'controller', '--kubeconfig', join(dir, 'kubeconfig'), '--metrics-port', '0', '--webhook-port', '0', '--log-format', 'json', '--identity', identity, ...extra], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      [
+        'bin/topoqueue.js',
+        'controller',
+        '--kubeconfig',
+        join(dir, 'kubeconfig'),
+        '--metrics-port',
+        '0',
+        '--webhook-port',
+        '0',
+        '--log-format',
+        'json',
+        '--identity',
+        identity,
+        ...extra,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     const c: Controller = { proc, identity, log: [], exited: new Promise((r) => proc.on('exit', (code) => r(code))) };
     proc.stderr!.setEncoding('utf8');
     proc.stderr!.on('data', (s: string) => c.log.push(...s.split('\n').filter(Boolean)));
     controllers.push(c);
     return c;
   };
-  const leading = (c: Controller) => eventually(() => (c.log.some((l) => l.includes('controllers running')) ? true : undefined), `${c.identity} running its controllers`, 20_000);
+  const leading = (c: Controller) =>
+    eventually(
+      () => (c.log.some((l) => l.includes('controllers running')) ? true : undefined),
+      `${c.identity} running its controllers`,
+      20_000,
+    );
   const kill = async (c: Controller, signal: NodeJS.Signals = 'SIGKILL') => {
     c.proc.kill(signal);
     return c.exited;
   };
 
   const workload = async (jobName: string) => {
-    const list = (await custom.listNamespacedCustomObject({ group: 'kueue.x-k8s.io', version: 'v1beta2', namespace: 'default', plural: 'workloads' })) as { items: { metadata: { name: string; ownerReferences?: { name: string }[] }; status?: { conditions?: { type: string; status: string; reason?: string }[]; admission?: unknown } }[] };
+    const list = (await custom.listNamespacedCustomObject({
+      group: 'kueue.x-k8s.io',
+      version: 'v1beta2',
+      namespace: 'default',
+      plural: 'workloads',
+    })) as {
+      items: {
+        metadata: { name: string; ownerReferences?: { name: string }[] };
+        status?: { conditions?: { type: string; status: string; reason?: string }[]; admission?: unknown };
+      }[];
+    };
     return list.items.find((w) => w.metadata.ownerReferences?.some((o) => o.name === jobName));
   };
-  const condition = (w: Awaited<ReturnType<typeof workload>>, type: string) => w?.status?.conditions?.find((c) => c.type === type && c.status === 'True');
-  const finished = (jobName: string, timeoutMs = 30_000) => eventually(async () => (condition(await workload(jobName), 'Finished') ? true : undefined), `Job ${jobName} finished`, timeoutMs);
-  const admitted = (jobName: string, timeoutMs = 30_000) => eventually(async () => (condition(await workload(jobName), 'Admitted') ? true : undefined), `Job ${jobName} admitted`, timeoutMs);
+  const condition = (w: Awaited<ReturnType<typeof workload>>, type: string) =>
+    w?.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+  const finished = (jobName: string, timeoutMs = 30_000) =>
+    eventually(async () => (condition(await workload(jobName), 'Finished') ? true : undefined), `Job ${jobName} finished`, timeoutMs);
+  const admitted = (jobName: string, timeoutMs = 30_000) =>
+    eventually(async () => (condition(await workload(jobName), 'Admitted') ? true : undefined), `Job ${jobName} admitted`, timeoutMs);
   /** Admitted events per workload name, counting repeats (an aggregated Event's count). */
   const admissions = async (): Promise<Map<string, number>> => {
     const events = await core.listNamespacedEvent({ namespace: 'default' });
     const out = new Map<string, number>();
-    for (const e of events.items) if (e.reason === 'Admitted' && e.involvedObject.kind === 'Workload') out.set(e.involvedObject.name!, (out.get(e.involvedObject.name!) ?? 0) + (e.count ?? 1));
+    for (const e of events.items)
+      if (e.reason === 'Admitted' && e.involvedObject.kind === 'Workload')
+        out.set(e.involvedObject.name!, (out.get(e.involvedObject.name!) ?? 0) + (e.count ?? 1));
     return out;
   };
 
@@ -177,7 +228,8 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
 
   it('preempts a low-priority Job for a high-priority one', async () => {
     // Two low-priority Jobs fill the quota, a rack each; the high-priority one needs a rack.
-    for (const name of ['low-a', 'low-b']) await batch.createNamespacedJob({ namespace: 'default', body: job(name, { pods: HOSTS, run: '10h', priority: 'low' }) });
+    for (const name of ['low-a', 'low-b'])
+      await batch.createNamespacedJob({ namespace: 'default', body: job(name, { pods: HOSTS, run: '10h', priority: 'low' }) });
     await admitted('low-a');
     await admitted('low-b');
     await batch.createNamespacedJob({ namespace: 'default', body: job('high', { pods: HOSTS, run: '10h', priority: 'high' }) });
@@ -186,8 +238,12 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     const preempted = lows.filter((w) => w?.status?.conditions?.some((x) => x.type === 'Evicted' && x.reason === 'Preempted'));
     assert.equal(preempted.length, 1, 'one low-priority Job was preempted');
     assert.ok(!condition(preempted[0], 'Admitted'), 'and lost its admission');
-    for (const name of ['low-a', 'low-b', 'high']) await batch.deleteNamespacedJob({ name, namespace: 'default', propagationPolicy: 'Background' });
-    await eventually(async () => ((await workload('low-a')) || (await workload('low-b')) || (await workload('high')) ? undefined : true), 'the Workloads of deleted Jobs gone');
+    for (const name of ['low-a', 'low-b', 'high'])
+      await batch.deleteNamespacedJob({ name, namespace: 'default', propagationPolicy: 'Background' });
+    await eventually(
+      async () => ((await workload('low-a')) || (await workload('low-b')) || (await workload('high')) ? undefined : true),
+      'the Workloads of deleted Jobs gone',
+    );
   });
 
   it('restarted after a SIGKILL mid-run, the controller admits nothing twice', async () => {
@@ -197,7 +253,13 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     const watch = await new k8s.Watch(kc).watch(
       '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads',
       {},
-      (_type, obj: { metadata: { name: string; ownerReferences?: { name: string }[] }; status?: { conditions?: { type: string; status: string }[] } }) => {
+      (
+        _type,
+        obj: {
+          metadata: { name: string; ownerReferences?: { name: string }[] };
+          status?: { conditions?: { type: string; status: string }[] };
+        },
+      ) => {
         const job = obj.metadata.ownerReferences?.[0]?.name ?? obj.metadata.name;
         const now = obj.status?.conditions?.some((c) => c.type === 'Admitted' && c.status === 'True') ?? false;
         if (now && !admittedNow.get(job)) transitions.set(job, (transitions.get(job) ?? 0) + 1);
@@ -206,7 +268,8 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
       () => {},
     );
     try {
-      for (let i = 0; i < 6; i++) await batch.createNamespacedJob({ namespace: 'default', body: job(`burst-${i}`, { pods: 4, run: '1m' }) });
+      for (let i = 0; i < 6; i++)
+        await batch.createNamespacedJob({ namespace: 'default', body: job(`burst-${i}`, { pods: 4, run: '1m' }) });
       await admitted('burst-0');
       await kill(controllers[0]!);
       startController('solo-again');
@@ -220,13 +283,19 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
   it('with two replicas and leader election, the standby takes over within the lease when the leader dies', async () => {
     await kill(controllers.at(-1)!);
     const cfg = join(dir, 'config.yaml');
-    writeFileSync(cfg, 'apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nleaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n');
+    writeFileSync(
+      cfg,
+      'apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nleaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n',
+    );
     const a = startController('replica-a', ['--config', cfg]);
     await leading(a);
     const b = startController('replica-b', ['--config', cfg]);
     await eventually(() => (b.log.some((l) => l.includes('topoqueue controller starting')) ? true : undefined), 'the standby started');
     await new Promise((r) => setTimeout(r, 1000));
-    assert.ok(b.log.some((l) => l.includes('caches synced')), 'the standby keeps its caches (and serves the webhooks)');
+    assert.ok(
+      b.log.some((l) => l.includes('caches synced')),
+      'the standby keeps its caches (and serves the webhooks)',
+    );
     assert.ok(!b.log.some((l) => l.includes('controllers running')), 'but waits while the leader renews');
     const t0 = Date.now();
     await kill(a);
@@ -235,7 +304,9 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     assert.ok(took < 3000 + 2000, `took over in ${took} ms (lease 3 s)`);
     await batch.createNamespacedJob({ namespace: 'default', body: job('after-failover', { pods: 2 }) });
     await finished('after-failover');
-    const lease = (await kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'c1f6bfd2.kueue.x-k8s.io', namespace: 'topoqueue-system' })) as k8s.V1Lease;
+    const lease = (await kc
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: 'c1f6bfd2.kueue.x-k8s.io', namespace: 'topoqueue-system' })) as k8s.V1Lease;
     assert.equal(lease.spec?.holderIdentity, 'replica-b');
   });
 
@@ -250,19 +321,27 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
 
   it('sent only requests the generated RBAC rules allow (deploy/rbac.yaml)', async () => {
     const b = controllers.at(-1)!;
-    const started = b.log.map((l) => JSON.parse(l) as { msg?: string; metricsPort?: number }).find((l) => l.msg === 'topoqueue controller starting');
+    const started = b.log
+      .map((l) => JSON.parse(l) as { msg?: string; metricsPort?: number })
+      .find((l) => l.msg === 'topoqueue controller starting');
     const text = await (await fetch(`http://127.0.0.1:${started!.metricsPort}/metrics`)).text();
-    const seen = [...text.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)",group="([^"]*)",resource="([^"]*)"\} (\d+)/gm)].map((m) => ({ verb: m[1]!, group: m[2]!, resource: m[3]! }));
+    const seen = [...text.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)",group="([^"]*)",resource="([^"]*)"\} (\d+)/gm)].map(
+      (m) => ({ verb: m[1]!, group: m[2]!, resource: m[3]! }),
+    );
     assert.ok(seen.length >= 10, `requests recorded: ${seen.length}`);
     const rules = [...clusterRules(controllerSurface().informerKinds), ...leaderElectionRules()];
-    const denied = seen.filter((r) => !allows(rules, r.verb, r.group, r.resource)).map((r) => `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}`);
+    const denied = seen
+      .filter((r) => !allows(rules, r.verb, r.group, r.resource))
+      .map((r) => `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}`);
     assert.deepEqual(denied, [], 'every request is covered by a rule');
   });
 
   it('a graceful stop releases the lease', async () => {
     const b = controllers.at(-1)!;
     assert.equal(await kill(b, 'SIGTERM'), 0);
-    const lease = (await kc.makeApiClient(k8s.CoordinationV1Api).readNamespacedLease({ name: 'c1f6bfd2.kueue.x-k8s.io', namespace: 'topoqueue-system' })) as k8s.V1Lease;
+    const lease = (await kc
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: 'c1f6bfd2.kueue.x-k8s.io', namespace: 'topoqueue-system' })) as k8s.V1Lease;
     assert.equal(lease.spec?.holderIdentity ?? '', '');
   });
 });

@@ -18,23 +18,35 @@ import { MemoryStore } from '../runtime/memory-store.ts';
 import { type RunningController, startController } from './controller.ts';
 import { kubeconfigText } from './serve.ts';
 
-function review(port: number, ca: string, path: string, req: object): Promise<{ status: number; body: { response?: { allowed: boolean; patch?: string; status?: { message: string } } } }> {
+function review(
+  port: number,
+  ca: string,
+  path: string,
+  req: object,
+): Promise<{ status: number; body: { response?: { allowed: boolean; patch?: string; status?: { message: string } } } }> {
   const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', ...req } });
   return new Promise((resolve, reject) => {
-    const r = request({ host: '127.0.0.1', port, path, method: 'POST', ca, servername: 'localhost', headers: { 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: (res.headers['content-type'] === 'application/json' ? JSON.parse(text) : {}) as never });
-      });
-    });
+    const r = request(
+      { host: '127.0.0.1', port, path, method: 'POST', ca, servername: 'localhost', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            status: res.statusCode ?? 0,
+            body: (res.headers['content-type'] === 'application/json' ? JSON.parse(text) : {}) as never,
+          });
+        });
+      },
+    );
     r.on('error', reject);
     r.end(body);
   });
 }
 
-const patchOf = (b: { response?: { patch?: string } }) => JSON.parse(Buffer.from(b.response?.patch ?? 'W10=', 'base64').toString('utf8')) as { op: string; path: string; value?: unknown }[];
+const patchOf = (b: { response?: { patch?: string } }) =>
+  JSON.parse(Buffer.from(b.response?.patch ?? 'W10=', 'base64').toString('utf8')) as { op: string; path: string; value?: unknown }[];
 
 describe('Kueue Configuration for topoqueue controller', () => {
   it('reads the fields that apply, with Kueue defaults', () => {
@@ -65,7 +77,11 @@ describe('Kueue Configuration for topoqueue controller', () => {
   });
 
   it('refuses unknown fields and bad values, naming the field', () => {
-    const bad = (raw: unknown, re: RegExp) => assert.throws(() => parseControllerConfig(raw, 'cfg.yaml'), (e: unknown) => e instanceof InputError && re.test(e.message));
+    const bad = (raw: unknown, re: RegExp) =>
+      assert.throws(
+        () => parseControllerConfig(raw, 'cfg.yaml'),
+        (e: unknown) => e instanceof InputError && re.test(e.message),
+      );
     bad({ waitForPodReady: {} }, /cfg\.yaml.*waitForPodReady: unknown field/);
     bad({ integrations: { frameworks: ['batch/jobz'] } }, /integrations\.frameworks\[0\]: unknown framework "batch\/jobz"/);
     bad({ featureGates: { NoSuchGate: true } }, /featureGates\.NoSuchGate: unknown field/);
@@ -87,7 +103,10 @@ describe('topoqueue controller in-process', () => {
     const port = await api.listen(0);
     const dir = mkdtempSync(join(tmpdir(), 'tq-ctl-'));
     writeFileSync(join(dir, 'kubeconfig'), kubeconfigText(`http://127.0.0.1:${port}`));
-    running = await startController({ kubeconfig: join(dir, 'kubeconfig'), metricsPort: 0, webhookPort: 0, logFormat: 'json' }, { err: () => {} });
+    running = await startController(
+      { kubeconfig: join(dir, 'kubeconfig'), metricsPort: 0, webhookPort: 0, logFormat: 'json' },
+      { err: () => {} },
+    );
   });
   after(async () => {
     await running.stop();
@@ -110,18 +129,38 @@ describe('topoqueue controller in-process', () => {
       metadata: { name: 'j', namespace: 'default', labels: { 'kueue.x-k8s.io/queue-name': 'q' } },
       spec: { parallelism: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
     };
-    const r = await review(running.webhookPort, running.tls.ca, '/mutate/mjob.kb.io', { kind: { group: 'batch', version: 'v1', kind: 'Job' }, operation: 'CREATE', object: job });
+    const r = await review(running.webhookPort, running.tls.ca, '/mutate/mjob.kb.io', {
+      kind: { group: 'batch', version: 'v1', kind: 'Job' },
+      operation: 'CREATE',
+      object: job,
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.response?.allowed, true);
     assert.deepEqual(
       patchOf(r.body).find((o) => o.path === '/spec/suspend'),
       { op: 'add', path: '/spec/suspend', value: true },
     );
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', labels: { 'kueue.x-k8s.io/queue-name': 'q' } }, spec: { containers: [{ name: 'c', image: 'x' }] } };
-    const p = await review(running.webhookPort, running.tls.ca, '/mutate/mpod.kb.io', { kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', object: pod });
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default', labels: { 'kueue.x-k8s.io/queue-name': 'q' } },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    };
+    const p = await review(running.webhookPort, running.tls.ca, '/mutate/mpod.kb.io', {
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      operation: 'CREATE',
+      object: pod,
+    });
     const gates = patchOf(p.body).find((o) => o.path === '/spec/schedulingGates');
-    assert.deepEqual(gates?.value, [{ name: 'kueue.x-k8s.io/admission' }, { name: 'kueue.x-k8s.io/topology' }], JSON.stringify(patchOf(p.body)));
-    assert.ok(patchOf(p.body).some((o) => o.path === '/metadata/finalizers'), 'the managed finalizer');
+    assert.deepEqual(
+      gates?.value,
+      [{ name: 'kueue.x-k8s.io/admission' }, { name: 'kueue.x-k8s.io/topology' }],
+      JSON.stringify(patchOf(p.body)),
+    );
+    assert.ok(
+      patchOf(p.body).some((o) => o.path === '/metadata/finalizers'),
+      'the managed finalizer',
+    );
   });
 
   it('denies an invalid Topology with the parser message, and 404s an unknown path', async () => {

@@ -120,7 +120,12 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   } catch (e) {
     throw new InputError({ field: args.kubeconfig ? '--kubeconfig' : args.context ? '--context' : 'kubeconfig' }, (e as Error).message);
   }
-  const requests = new Counter({ name: 'topoqueue_api_requests_total', help: 'Requests sent to the API server, by RBAC verb, group and resource', labelNames: ['verb', 'group', 'resource'], registers: [] });
+  const requests = new Counter({
+    name: 'topoqueue_api_requests_total',
+    help: 'Requests sent to the API server, by RBAC verb, group and resource',
+    labelNames: ['verb', 'group', 'resource'],
+    registers: [],
+  });
   const store = new ClientStore({
     kubeConfig,
     qps: config.clientConnection.qps,
@@ -135,7 +140,8 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
     config: config.topoqueue,
     events: { timeNames: true, keep: 1000 },
     logger: {
-      error: (controller, key, err) => log.error({ controller, key, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed'),
+      error: (controller, key, err) =>
+        log.error({ controller, key, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed'),
       info: (controller, message) => log.info({ controller }, message),
     },
   });
@@ -193,7 +199,9 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
     }
   });
   const metricsPort = await new Promise<number>((resolve, reject) => {
-    http.once('error', (e) => reject(new InputError({ field: '--metrics-port' }, `cannot listen on port ${config.metricsPort}: ${e.message}`)));
+    http.once('error', (e) =>
+      reject(new InputError({ field: '--metrics-port' }, `cannot listen on port ${config.metricsPort}: ${e.message}`)),
+    );
     http.listen(config.metricsPort, () => resolve((http.address() as AddressInfo).port));
   });
 
@@ -202,7 +210,18 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   let elector: LeaderElector | undefined;
   const le = config.leaderElection;
   const identity = args.identity ?? `${hostname()}_${randomUUID()}`;
-  log.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.topoqueue.namespace, metricsPort, webhookPort, certificate: tls.generated ? 'generated' : args.certDir, leaderElect: le.leaderElect, identity }, 'topoqueue controller starting');
+  log.info(
+    {
+      server: kubeConfig.getCurrentCluster()?.server,
+      namespace: config.topoqueue.namespace,
+      metricsPort,
+      webhookPort,
+      certificate: tls.generated ? 'generated' : args.certDir,
+      leaderElect: le.leaderElect,
+      identity,
+    },
+    'topoqueue controller starting',
+  );
   if (le.leaderElect) {
     elector = new LeaderElector({
       leases: leaseClient((method, path, body) => store.request(method, path, body)),

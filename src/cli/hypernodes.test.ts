@@ -25,7 +25,14 @@ const byValue = (hns: HyperNode[], key: string, value: string) => hns.find((h) =
 /** `spines` x `tors` x `perTor` nodes with 8 GPUs each. */
 const fabric = (spines = 2, tors = 2, perTor = 2) =>
   Array.from({ length: spines }, (_, s) =>
-    Array.from({ length: tors }, (_, t) => Array.from({ length: perTor }, (_, n) => node(`s${s}-t${t}-n${n}`).labels({ [SPINE]: `s${s}`, [TOR]: `s${s}-t${t}` }).cpu(16).gpu(8))),
+    Array.from({ length: tors }, (_, t) =>
+      Array.from({ length: perTor }, (_, n) =>
+        node(`s${s}-t${t}-n${n}`)
+          .labels({ [SPINE]: `s${s}`, [TOR]: `s${s}-t${t}` })
+          .cpu(16)
+          .gpu(8),
+      ),
+    ),
   ).flat(2);
 
 describe('topoqueue hypernodes discover', () => {
@@ -34,20 +41,19 @@ describe('topoqueue hypernodes discover', () => {
     assert.equal(r.code, 0, r.err);
     const list = JSON.parse(r.out) as { apiVersion: string; kind: string; items: HyperNode[] };
     assert.equal(list.kind, 'List');
-    assert.deepEqual(list.items.map((h) => `${h.spec.tier} ${h.spec.tierName} ${h.metadata.labels![TOR] ?? h.metadata.labels![SPINE]}`), [
-      `1 ${TOR} s0-t0`,
-      `1 ${TOR} s0-t1`,
-      `1 ${TOR} s1-t0`,
-      `1 ${TOR} s1-t1`,
-      `2 ${SPINE} s0`,
-      `2 ${SPINE} s1`,
-    ]);
+    assert.deepEqual(
+      list.items.map((h) => `${h.spec.tier} ${h.spec.tierName} ${h.metadata.labels![TOR] ?? h.metadata.labels![SPINE]}`),
+      [`1 ${TOR} s0-t0`, `1 ${TOR} s0-t1`, `1 ${TOR} s1-t0`, `1 ${TOR} s1-t1`, `2 ${SPINE} s0`, `2 ${SPINE} s1`],
+    );
     const tor = byValue(list.items, TOR, 's0-t0');
     assert.deepEqual(tor.spec.members, [
       { type: 'Node', selector: { exactMatch: { name: 's0-t0-n0' } } },
       { type: 'Node', selector: { exactMatch: { name: 's0-t0-n1' } } },
     ]);
-    assert.deepEqual(byValue(list.items, SPINE, 's0').spec.members.map((m) => `${m.type}:${m.selector.exactMatch?.name}`), [`HyperNode:${tor.metadata.name}`, `HyperNode:${byValue(list.items, TOR, 's0-t1').metadata.name}`].sort());
+    assert.deepEqual(
+      byValue(list.items, SPINE, 's0').spec.members.map((m) => `${m.type}:${m.selector.exactMatch?.name}`),
+      [`HyperNode:${tor.metadata.name}`, `HyperNode:${byValue(list.items, TOR, 's0-t1').metadata.name}`].sort(),
+    );
     assert.equal(r.err, '');
   });
   it('YAML by default, the same List', async () => {
@@ -71,7 +77,10 @@ describe('topoqueue hypernodes discover', () => {
     const r = await run(['hypernodes', 'discover', '-f', f, '--levels', LEVELS, '-o', 'json']);
     assert.equal(r.code, 0);
     assert.ok(items(r.out).every((h) => h.spec.members.every((m) => !['cpu-0', 'odd'].includes(m.selector.exactMatch!.name))));
-    assert.match(r.err, /^note: 2 node\(s\) have no label example\.com\/tor \(tier 1\) and are in no HyperNode: cpu-0, odd; 1 of them have a higher-level label too/);
+    assert.match(
+      r.err,
+      /^note: 2 node\(s\) have no label example\.com\/tor \(tier 1\) and are in no HyperNode: cpu-0, odd; 1 of them have a higher-level label too/,
+    );
     const check = await run(['hypernodes', 'discover', '-f', f, '--levels', LEVELS, '--check']);
     assert.equal(check.code, 1);
     assert.match(check.out, /^! 2 node\(s\) have no label example\.com\/tor \(tier 1\)/);
@@ -101,7 +110,7 @@ describe('topoqueue hypernodes discover', () => {
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, 'ok: 6 HyperNode(s) (tier 1: 4, tier 2: 2) from 8 node(s); no problems\n');
   });
-  it('reused names: a re-run over its own output changes nothing; an existing label-sourced name (the peer\'s random suffix) is kept', async () => {
+  it("reused names: a re-run over its own output changes nothing; an existing label-sourced name (the peer's random suffix) is kept", async () => {
     const nodes = listFile('nodes.json', fabric());
     const first = await run(['hypernodes', 'discover', '-f', nodes, '--levels', LEVELS]);
     const again = await run(['hypernodes', 'discover', '-f', nodes, '-f', tmpFile('hn.yaml', first.out), '--levels', LEVELS]);
@@ -129,20 +138,46 @@ describe('topoqueue hypernodes discover', () => {
     assert.equal(check.code, 1);
     assert.match(check.out, new RegExp(`^! stale: ${old} \\(would be deleted\\)`));
   });
-  it('type name length: more than 20 characters is refused with the peer\'s message (exit 2)', async () => {
-    const r = await run(['hypernodes', 'discover', '-f', listFile('nodes.json', fabric()), '--levels', LEVELS, '--type', 'a-very-long-type-name-x']);
+  it("type name length: more than 20 characters is refused with the peer's message (exit 2)", async () => {
+    const r = await run([
+      'hypernodes',
+      'discover',
+      '-f',
+      listFile('nodes.json', fabric()),
+      '--levels',
+      LEVELS,
+      '--type',
+      'a-very-long-type-name-x',
+    ]);
     assert.equal(r.code, 2);
     assert.equal(r.err, 'error: --type: The length of topologyTypeName exceeds 20. topologyTypeName is a-very-long-type-name-x\n');
   });
-  it('duplicate labels are refused with the peer\'s message (exit 2)', async () => {
-    const r = await run(['hypernodes', 'discover', '-f', listFile('nodes.json', fabric()), '--levels', `${TOR},${SPINE},${TOR},${HOSTNAME_LABEL}`]);
+  it("duplicate labels are refused with the peer's message (exit 2)", async () => {
+    const r = await run([
+      'hypernodes',
+      'discover',
+      '-f',
+      listFile('nodes.json', fabric()),
+      '--levels',
+      `${TOR},${SPINE},${TOR},${HOSTNAME_LABEL}`,
+    ]);
     assert.equal(r.code, 2);
     assert.equal(r.err, `error: --levels: there are duplicate labels (${TOR} given more than once)\n`);
   });
   it('usage: --levels and -f are required, and the input needs Nodes (exit 2)', async () => {
     assert.match((await run(['hypernodes', 'discover', '-f', listFile('nodes.json', fabric())])).err, /^error: --levels: required/);
     assert.match((await run(['hypernodes', 'discover', '--levels', LEVELS])).err, /^error: -f: at least one -f PATH/);
-    const none = await run(['hypernodes', 'discover', '-f', tmpFile('topology.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: kubernetes.io/hostname}]}\n'), '--levels', LEVELS]);
+    const none = await run([
+      'hypernodes',
+      'discover',
+      '-f',
+      tmpFile(
+        'topology.yaml',
+        'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: kubernetes.io/hostname}]}\n',
+      ),
+      '--levels',
+      LEVELS,
+    ]);
     assert.equal(none.code, 2);
     assert.match(none.err, /no Node in the input/);
     const empty = await run(['hypernodes', 'discover', '-f', tmpFile('empty.yaml', ''), '--levels', LEVELS]);
@@ -152,9 +187,15 @@ describe('topoqueue hypernodes discover', () => {
 });
 
 describe('topology show over HyperNodes', () => {
-  const view = (tree: ReturnType<typeof hyperNodeSnapshotOf>['tree'], tierNames: [string, string][] = []) => ({ tree, tierNames: new Map(tierNames) });
+  const view = (tree: ReturnType<typeof hyperNodeSnapshotOf>['tree'], tierNames: [string, string][] = []) => ({
+    tree,
+    tierNames: new Map(tierNames),
+  });
   it('one line per HyperNode: tier, tierName when known, name, node count, free capacity', () => {
-    const { snapshot, tree } = hyperNodeSnapshotOf(seedSpineLeaf(), Array.from({ length: 8 }, (_, i) => node(`node${i}`).cpu(4)));
+    const { snapshot, tree } = hyperNodeSnapshotOf(
+      seedSpineLeaf(),
+      Array.from({ length: 8 }, (_, i) => node(`node${i}`).cpu(4)),
+    );
     const out = renderTopology(snapshot, 'HyperNodes', { hyperNodes: view(tree, [['s6', 'roce']]) });
     assert.equal(
       out.split('\n').slice(0, 5).join('\n'),
@@ -168,18 +209,35 @@ describe('topology show over HyperNodes', () => {
     );
   });
   it('a HyperNode standing in for a skipped tier and a node in no HyperNode are shown once; HyperNodes before nodes', () => {
-    const hns = [...seedSpineLeaf().slice(0, 6), hyperNode('s6').tier(3).hyperNodes('s4', 's5', 's7'), hyperNode('s7').tier(1, 'leaf').nodes('node8'), hyperNode('s8').tier(2).nodes('node9')];
-    const { snapshot, tree } = hyperNodeSnapshotOf(hns, Array.from({ length: 11 }, (_, i) => node(`node${i}`).cpu(1)));
+    const hns = [
+      ...seedSpineLeaf().slice(0, 6),
+      hyperNode('s6').tier(3).hyperNodes('s4', 's5', 's7'),
+      hyperNode('s7').tier(1, 'leaf').nodes('node8'),
+      hyperNode('s8').tier(2).nodes('node9'),
+    ];
+    const { snapshot, tree } = hyperNodeSnapshotOf(
+      hns,
+      Array.from({ length: 11 }, (_, i) => node(`node${i}`).cpu(1)),
+    );
     const out = renderTopology(snapshot, 'T', { hyperNodes: view(tree, [['s7', 'leaf']]) });
     assert.match(out, /\n {4}tier 1 \(leaf\) s7 \(also tier 2\) {2}nodes=1 /);
-    assert.match(out, /\n {2}tier 2 s8 \(also tier 3\) {2}nodes=1 .*\n {4}kubernetes\.io\/hostname=node9 \(in no HyperNode of tier 1\) {2}nodes=1 /);
+    assert.match(
+      out,
+      /\n {2}tier 2 s8 \(also tier 3\) {2}nodes=1 .*\n {4}kubernetes\.io\/hostname=node9 \(in no HyperNode of tier 1\) {2}nodes=1 /,
+    );
     assert.match(out, /\n {2}kubernetes\.io\/hostname=node10 \(in no HyperNode\) {2}nodes=1 [^\n]*$/);
     assert.equal(out.match(/s7/g)!.length, 1);
     assert.equal(out.match(/node10/g)!.length, 1);
     assert.match(out.split('\n')[0]!, /9 HyperNode\(s\), 11 node\(s\) in the tree \(1 in no HyperNode\)$/);
   });
   it('problems of the tree (double parent, cycle) come first, with "!"', () => {
-    const hns = [hyperNode('a').tier(1).nodes('node0'), hyperNode('p1').tier(2).hyperNodes('a'), hyperNode('p2').tier(2).hyperNodes('a'), hyperNode('x').tier(1).hyperNodes('y'), hyperNode('y').tier(2).hyperNodes('x')];
+    const hns = [
+      hyperNode('a').tier(1).nodes('node0'),
+      hyperNode('p1').tier(2).hyperNodes('a'),
+      hyperNode('p2').tier(2).hyperNodes('a'),
+      hyperNode('x').tier(1).hyperNodes('y'),
+      hyperNode('y').tier(2).hyperNodes('x'),
+    ];
     const { snapshot, tree } = hyperNodeSnapshotOf(hns, [node('node0').cpu(1)]);
     const lines = renderTopology(snapshot, 'T', { hyperNodes: view(tree) }).split('\n');
     assert.deepEqual(lines.slice(1, 5), [
@@ -190,7 +248,10 @@ describe('topology show over HyperNodes', () => {
     ]);
   });
   it('--depth and --max-children keep working', () => {
-    const { snapshot, tree } = hyperNodeSnapshotOf(seedSpineLeaf(), Array.from({ length: 9 }, (_, i) => node(`node${i}`).cpu(1)));
+    const { snapshot, tree } = hyperNodeSnapshotOf(
+      seedSpineLeaf(),
+      Array.from({ length: 9 }, (_, i) => node(`node${i}`).cpu(1)),
+    );
     const out = renderTopology(snapshot, 'T', { depth: 2, maxChildren: 1, hyperNodes: view(tree) });
     assert.deepEqual(out.split('\n').slice(1), [
       '  tier 3 s6  nodes=8  free: pods=880 cpu=8',
@@ -204,15 +265,35 @@ describe('topology show over HyperNodes', () => {
     const hns = await run(['hypernodes', 'discover', '-f', nodes, '--levels', LEVELS]);
     const r = await run(['topology', 'show', '-f', nodes, '-f', tmpFile('hn.yaml', hns.out)]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^HyperNodes \(implicit ResourceFlavor hypernodes\): HyperNode tiers 2, 1, then kubernetes\.io\/hostname; 6 HyperNode\(s\), 8 node\(s\) in the tree\n/);
-    assert.ok(r.out.includes(`\n  tier 2 (${SPINE}) hypernode-label-tier2-${hex5(`${SPINE}=s0`)}  nodes=4  free: pods=440 cpu=64 nvidia.com/gpu=32  used: pods=0 cpu=0 nvidia.com/gpu=0  total: pods=440 cpu=64 nvidia.com/gpu=32\n`), r.out);
+    assert.match(
+      r.out,
+      /^HyperNodes \(implicit ResourceFlavor hypernodes\): HyperNode tiers 2, 1, then kubernetes\.io\/hostname; 6 HyperNode\(s\), 8 node\(s\) in the tree\n/,
+    );
+    assert.ok(
+      r.out.includes(
+        `\n  tier 2 (${SPINE}) hypernode-label-tier2-${hex5(`${SPINE}=s0`)}  nodes=4  free: pods=440 cpu=64 nvidia.com/gpu=32  used: pods=0 cpu=0 nvidia.com/gpu=0  total: pods=440 cpu=64 nvidia.com/gpu=32\n`,
+      ),
+      r.out,
+    );
   });
   it('from the command line: the double parent of examples/tas-basic is printed first', async () => {
     const levels = 'cloud.provider.com/topology-block,cloud.provider.com/topology-rack,kubernetes.io/hostname';
     const hns = await run(['hypernodes', 'discover', '-f', 'examples/tas-basic/cluster.yaml', '--levels', levels]);
-    const r = await run(['topology', 'show', '-f', 'examples/tas-basic/cluster.yaml', '-f', tmpFile('hn.yaml', hns.out), '--flavor', 'hypernodes']);
+    const r = await run([
+      'topology',
+      'show',
+      '-f',
+      'examples/tas-basic/cluster.yaml',
+      '-f',
+      tmpFile('hn.yaml', hns.out),
+      '--flavor',
+      'hypernodes',
+    ]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out.split('\n')[1]!, /^! HyperNode hypernode-label-tier1-\w{5} already has a parent hypernode-label-tier2-\w{5}, and cannot set another parent hypernode-label-tier2-\w{5}$/);
+    assert.match(
+      r.out.split('\n')[1]!,
+      /^! HyperNode hypernode-label-tier1-\w{5} already has a parent hypernode-label-tier2-\w{5}, and cannot set another parent hypernode-label-tier2-\w{5}$/,
+    );
   });
   it('a 1,000-node tree stays readable: siblings past --max-children collapse', async () => {
     const nodes = listFile('nodes.json', fabric(5, 25, 8));

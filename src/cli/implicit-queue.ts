@@ -28,16 +28,31 @@ const WHERE: Where = { object: `ClusterQueue/${IMPLICIT_CLUSTER_QUEUE}`, field: 
 /** The implicit ClusterQueue and LocalQueues for `objects`, or none (see the header). */
 export function implicitQueueObjects(objects: readonly ParsedObject[]): ParsedObject[] {
   if (objects.some((o) => o.object.kind === 'ClusterQueue')) return [];
-  const flavors = objects.filter((o) => o.object.kind === 'ResourceFlavor' && (o.object as ResourceFlavor).spec?.topologyName !== undefined).map((o) => o.object.metadata.name);
+  const flavors = objects
+    .filter((o) => o.object.kind === 'ResourceFlavor' && (o.object as ResourceFlavor).spec?.topologyName !== undefined)
+    .map((o) => o.object.metadata.name);
   // Volcano jobs (and pods with a network topology) go to the HyperNode tree, whole cluster
   // as tier 1 without HyperNodes: the scheduler's implicit flavor, first for them as in plan.
-  const volcano = objects.some((o) => o.object.kind === 'HyperNode' || isVolcanoApiVersion(o.object.apiVersion) || (o.object.kind === 'Pod' && hasNetworkTopology(o.object.metadata.annotations)));
+  const volcano = objects.some(
+    (o) =>
+      o.object.kind === 'HyperNode' ||
+      isVolcanoApiVersion(o.object.apiVersion) ||
+      (o.object.kind === 'Pod' && hasNetworkTopology(o.object.metadata.annotations)),
+  );
   const hyperNodeObjects: ParsedObject[] = [];
   if (volcano) {
     // The scheduler's implicit HyperNode flavor (every node, every tier) under its name; the
     // object makes the ClusterQueue's flavor exist. Kueue wants nodeLabels with a
     // topologyName: a label of topoqueue's own, which withImplicitQueue puts on every node.
-    hyperNodeObjects.push({ object: { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: IMPLICIT_HYPERNODE_FLAVOR }, spec: { topologyName: IMPLICIT_HYPERNODE_FLAVOR, nodeLabels: { [IMPLICIT_FLAVOR_LABEL]: IMPLICIT_HYPERNODE_FLAVOR } } } as KObject, where: { ...WHERE, object: `ResourceFlavor/${IMPLICIT_HYPERNODE_FLAVOR}` } });
+    hyperNodeObjects.push({
+      object: {
+        apiVersion: KueueApiVersion.V1beta2,
+        kind: 'ResourceFlavor',
+        metadata: { name: IMPLICIT_HYPERNODE_FLAVOR },
+        spec: { topologyName: IMPLICIT_HYPERNODE_FLAVOR, nodeLabels: { [IMPLICIT_FLAVOR_LABEL]: IMPLICIT_HYPERNODE_FLAVOR } },
+      } as KObject,
+      where: { ...WHERE, object: `ResourceFlavor/${IMPLICIT_HYPERNODE_FLAVOR}` },
+    });
     flavors.unshift(IMPLICIT_HYPERNODE_FLAVOR);
   }
   if (flavors.length === 0) return [];
@@ -52,7 +67,9 @@ export function implicitQueueObjects(objects: readonly ParsedObject[]): ParsedOb
       // A node with a bad quantity is refused and reported by the input check.
     }
   }
-  const resources = Object.keys(total).filter((r) => total[r]! > 0).sort();
+  const resources = Object.keys(total)
+    .filter((r) => total[r]! > 0)
+    .sort();
   if (resources.length === 0) return [];
   const clusterQueue = {
     apiVersion: KueueApiVersion.V1beta2,
@@ -64,7 +81,10 @@ export function implicitQueueObjects(objects: readonly ParsedObject[]): ParsedOb
       resourceGroups: [
         {
           coveredResources: resources,
-          flavors: flavors.map((name) => ({ name, resources: resources.map((r) => ({ name: r, nominalQuota: formatResourceAmount(r, total[r]!) })) })),
+          flavors: flavors.map((name) => ({
+            name,
+            resources: resources.map((r) => ({ name: r, nominalQuota: formatResourceAmount(r, total[r]!) })),
+          })),
         },
       ],
     },
@@ -79,13 +99,22 @@ export function implicitQueueObjects(objects: readonly ParsedObject[]): ParsedOb
     if (q !== undefined && q !== '') names.add(q);
     queues.set(ns, names);
   }
-  const existing = new Set(objects.filter((o) => o.object.kind === 'LocalQueue').map((o) => `${o.object.metadata.namespace ?? 'default'}/${o.object.metadata.name}`));
+  const existing = new Set(
+    objects
+      .filter((o) => o.object.kind === 'LocalQueue')
+      .map((o) => `${o.object.metadata.namespace ?? 'default'}/${o.object.metadata.name}`),
+  );
   const localQueues: ParsedObject[] = [];
   for (const ns of [...queues.keys()].sort()) {
     for (const name of [...queues.get(ns)!].sort()) {
       if (existing.has(`${ns}/${name}`)) continue;
       localQueues.push({
-        object: { apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace: ns }, spec: { clusterQueue: IMPLICIT_CLUSTER_QUEUE } } as KObject,
+        object: {
+          apiVersion: KueueApiVersion.V1beta2,
+          kind: 'LocalQueue',
+          metadata: { name, namespace: ns },
+          spec: { clusterQueue: IMPLICIT_CLUSTER_QUEUE },
+        } as KObject,
         where: { ...WHERE, object: `LocalQueue/${ns}/${name}` },
       });
     }

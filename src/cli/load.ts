@@ -124,7 +124,9 @@ function binaryExcerpt(buf: Buffer): string | undefined {
   const head = buf.subarray(0, 8192);
   const text = head.toString('utf8');
   if (!head.includes(0) && !text.includes('\uFFFD')) return undefined;
-  const shown = [...buf.subarray(0, 16)].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
+  const shown = [...buf.subarray(0, 16)]
+    .map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`))
+    .join('');
   return shown;
 }
 
@@ -138,7 +140,12 @@ function readText(file: string, options: LoadOptions, errors: InputError[]): str
   }
   const binary = binaryExcerpt(buf);
   if (binary !== undefined) {
-    errors.push(new InputError({ file: file === STDIN ? STDIN_NAME : file }, `not a YAML or JSON text (binary data; it starts with "${binary}"); the file is skipped`));
+    errors.push(
+      new InputError(
+        { file: file === STDIN ? STDIN_NAME : file },
+        `not a YAML or JSON text (binary data; it starts with "${binary}"); the file is skipped`,
+      ),
+    );
     return undefined;
   }
   return buf.toString('utf8');
@@ -150,10 +157,15 @@ function sizeProblem(object: KObject, where: Where): InputError | undefined {
   if (annotations && typeof annotations === 'object') {
     let bytes = 0;
     for (const [k, v] of Object.entries(annotations)) bytes += Buffer.byteLength(k) + (typeof v === 'string' ? Buffer.byteLength(v) : 0);
-    if (bytes > MAX_ANNOTATIONS_BYTES) return new InputError({ ...where, field: 'metadata.annotations' }, `annotations take ${bytes} bytes; Kubernetes allows at most 262144 (256 KiB) in total`);
+    if (bytes > MAX_ANNOTATIONS_BYTES)
+      return new InputError(
+        { ...where, field: 'metadata.annotations' },
+        `annotations take ${bytes} bytes; Kubernetes allows at most 262144 (256 KiB) in total`,
+      );
   }
   const size = Buffer.byteLength(JSON.stringify(object));
-  if (size > MAX_OBJECT_BYTES) return new InputError(where, `the object takes ${size} bytes; Kubernetes allows at most 1572864 (1.5 MiB) per object`);
+  if (size > MAX_OBJECT_BYTES)
+    return new InputError(where, `the object takes ${size} bytes; Kubernetes allows at most 1572864 (1.5 MiB) per object`);
   return undefined;
 }
 
@@ -210,7 +222,10 @@ export function loadManifests(paths: readonly string[], options: LoadOptions = {
       const id = identity(r.object);
       const first = byIdentity.get(id);
       if (first) {
-        const e = new InputError(p.where, `a second ${r.object.kind} with this name (the first is at ${formatWhere(first)}); the second is refused`);
+        const e = new InputError(
+          p.where,
+          `a second ${r.object.kind} with this name (the first is at ${formatWhere(first)}); the second is refused`,
+        );
         errors.push(e);
         continue;
       }
@@ -218,9 +233,12 @@ export function loadManifests(paths: readonly string[], options: LoadOptions = {
       objects.push({ object: r.object, where: p.where });
     }
   }
-  for (const [key, s] of skipped) notes.push(`skipped ${s.count} ${key} object(s), first at ${formatWhere(s.first)}: topoqueue does not use this kind`);
+  for (const [key, s] of skipped)
+    notes.push(`skipped ${s.count} ${key} object(s), first at ${formatWhere(s.first)}: topoqueue does not use this kind`);
   if (files.length > 0 && documents === 0 && errors.length === 0) {
-    errors.push(new InputError({ file: files.map((f) => (f === STDIN ? STDIN_NAME : f)).join(', ') }, 'the input is empty: no object in it'));
+    errors.push(
+      new InputError({ file: files.map((f) => (f === STDIN ? STDIN_NAME : f)).join(', ') }, 'the input is empty: no object in it'),
+    );
   }
   return { objects, errors, notes, refused };
 }

@@ -14,12 +14,18 @@ describe('topoqueue plan on examples/tas-basic', () => {
     const r = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
     assert.equal(r.code, 0, r.err);
     const items = (JSON.parse(r.out) as { items: Workload[] }).items;
-    assert.deepEqual(items.map((w) => w.metadata.name.replace(/-[0-9a-f]{5}$/, '')), ['job-train-rack', 'jobset-pretrain', 'job-serve-batch', 'job-too-big']);
+    assert.deepEqual(
+      items.map((w) => w.metadata.name.replace(/-[0-9a-f]{5}$/, '')),
+      ['job-train-rack', 'jobset-pretrain', 'job-serve-batch', 'job-too-big'],
+    );
     // rack-1 of block-1 has a notebook on n1 using 4 GPUs: the 4x8-GPU job goes to rack-2.
     assert.deepEqual(hosts(items[0]!), { 'b1-r2-n1': 1, 'b1-r2-n2': 1, 'b1-r2-n3': 1, 'b1-r2-n4': 1 });
     // Two slices of 4 pods, one rack each, inside one block (block-2 is the only one with room).
     assert.deepEqual(hosts(items[1]!), { 'b2-r1-n1': 2, 'b2-r1-n2': 2, 'b2-r1-n3': 2, 'b2-r1-n4': 2 });
-    assert.equal(Object.values(hosts(items[2]!)).reduce((a, b) => a + b, 0), 6);
+    assert.equal(
+      Object.values(hosts(items[2]!)).reduce((a, b) => a + b, 0),
+      6,
+    );
     const pending = items[3]!.status!.conditions!.find((c) => c.type === 'QuotaReserved')!;
     assert.equal(pending.status, 'False');
     assert.equal(pending.reason, 'Pending');
@@ -33,7 +39,7 @@ describe('topoqueue plan on examples/tas-basic', () => {
     const b = await run(['plan', '-f', 'examples/tas-basic']);
     assert.equal(a.out, b.out);
   });
-  it('--replace-node repairs an admitted Workload, moving only that node\'s pods inside its required domain', async () => {
+  it("--replace-node repairs an admitted Workload, moving only that node's pods inside its required domain", async () => {
     const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
     const first = (JSON.parse(planned.out) as { items: Workload[] }).items[0]!;
     first.spec.podSets[0]!.topologyRequest = { required: 'cloud.provider.com/topology-block' };
@@ -48,7 +54,19 @@ describe('topoqueue plan on examples/tas-basic', () => {
     const first = (JSON.parse(planned.out) as { items: Workload[] }).items[0]!;
     first.spec.podSets[0]!.topologyRequest = { required: 'cloud.provider.com/topology-block' };
     const admitted = tmpFile('admitted.json', JSON.stringify(first));
-    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', admitted, '--replace-node', 'b1-r2-n2', '--replace-node', 'b1-r2-n3', '-o', 'json']);
+    const r = await run([
+      'plan',
+      '-f',
+      'examples/tas-basic/cluster.yaml',
+      '-f',
+      admitted,
+      '--replace-node',
+      'b1-r2-n2',
+      '--replace-node',
+      'b1-r2-n3',
+      '-o',
+      'json',
+    ]);
     assert.equal(r.code, 0, r.err);
     const [repaired] = (JSON.parse(r.out) as { items: Workload[] }).items;
     const after = hosts(repaired!);
@@ -56,8 +74,14 @@ describe('topoqueue plan on examples/tas-basic', () => {
     assert.equal(after['b1-r2-n4'], 1);
     assert.equal(after['b1-r2-n2'], undefined);
     assert.equal(after['b1-r2-n3'], undefined);
-    assert.equal(Object.values(after).reduce((a, b) => a + b, 0), 4);
-    assert.ok(Object.keys(after).every((h) => h.startsWith('b1-')), JSON.stringify(after));
+    assert.equal(
+      Object.values(after).reduce((a, b) => a + b, 0),
+      4,
+    );
+    assert.ok(
+      Object.keys(after).every((h) => h.startsWith('b1-')),
+      JSON.stringify(after),
+    );
   });
   it('--replace-node with no room left in the required domain reports the eviction', async () => {
     const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
@@ -87,7 +111,9 @@ describe('plan output is valid input', () => {
     assert.equal(hosts(w!)[node], undefined);
   });
   it('a job whose PodSets break a cross-PodSet rule is refused like a Workload object', async () => {
-    const f = tmpFile('js.yaml', `apiVersion: jobset.x-k8s.io/v1alpha2
+    const f = tmpFile(
+      'js.yaml',
+      `apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata: {name: js, namespace: research}
 spec:
@@ -103,7 +129,8 @@ spec:
       spec:
         template:
           spec: {restartPolicy: Never, containers: [{name: c, image: i}]}
-`);
+`,
+    );
     const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f]);
     assert.equal(r.code, 2);
     assert.match(r.err, /js\.yaml:1, document 1, JobSet\/research\/js/);
@@ -116,13 +143,30 @@ describe('feature gates', () => {
     const first = (JSON.parse(planned.out) as { items: Workload[] }).items[0]!;
     first.spec.podSets[0]!.topologyRequest = { required: 'cloud.provider.com/topology-block' };
     const admitted = tmpFile('admitted.json', JSON.stringify(first));
-    const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', admitted, '--replace-node', 'b1-r2-n2', '-o', 'json', '--feature-gates', 'TASFailedNodeReplacement=false']);
+    const r = await run([
+      'plan',
+      '-f',
+      'examples/tas-basic/cluster.yaml',
+      '-f',
+      admitted,
+      '--replace-node',
+      'b1-r2-n2',
+      '-o',
+      'json',
+      '--feature-gates',
+      'TASFailedNodeReplacement=false',
+    ]);
     const [w] = (JSON.parse(r.out) as { items: Workload[] }).items;
-    assert.equal(w!.status!.conditions!.find((c) => c.type === 'Evicted')!.message!, 'Workload was evicted as there was no replacement for unhealthy node(s): b1-r2-n2');
+    assert.equal(
+      w!.status!.conditions!.find((c) => c.type === 'Evicted')!.message!,
+      'Workload was evicted as there was no replacement for unhealthy node(s): b1-r2-n2',
+    );
     assert.match(r.err, /note: Workload [^:]+: node b1-r2-n2 failed and TASFailedNodeReplacement is off/);
   });
   it('TASProfileMixed=false places unconstrained requests with BestFit', async () => {
-    const f = tmpFile('w.yaml', `apiVersion: batch/v1
+    const f = tmpFile(
+      'w.yaml',
+      `apiVersion: batch/v1
 kind: Job
 metadata: {name: j, namespace: research}
 spec:
@@ -131,9 +175,20 @@ spec:
     spec:
       restartPolicy: Never
       containers: [{name: c, image: i, resources: {requests: {nvidia.com/gpu: "4"}}}]
-`);
+`,
+    );
     const mixed = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f, '-o', 'json']);
-    const bestFit = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f, '-o', 'json', '--feature-gates', 'TASProfileMixed=false']);
+    const bestFit = await run([
+      'plan',
+      '-f',
+      'examples/tas-basic/cluster.yaml',
+      '-f',
+      f,
+      '-o',
+      'json',
+      '--feature-gates',
+      'TASProfileMixed=false',
+    ]);
     // 4 pods of 4 GPUs. LeastFreeCapacity starts from the node with 4 GPUs left (n1: 1, n2: 2, n3: 1);
     // BestFit starts from the roomiest and optimizes the last one (n2: 2, n3: 2).
     assert.equal(hosts((JSON.parse(mixed.out) as { items: Workload[] }).items[0]!)['b1-r1-n1'], 1);
@@ -155,7 +210,10 @@ describe('bad input exits 2 and names file, document and field', () => {
     assert.match(r.err, /k\.yaml:1, document 1, Gizmo\/g, kind: unknown kind "Gizmo"/);
   });
   it('a TAS flavor pointing at a missing Topology', async () => {
-    const f = tmpFile('f.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {nodeLabels: {a: b}, topologyName: nope}\n');
+    const f = tmpFile(
+      'f.yaml',
+      'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {nodeLabels: {a: b}, topologyName: nope}\n',
+    );
     const r = await run(['plan', '-f', f]);
     assert.equal(r.code, 2);
     assert.match(r.err, /f\.yaml:1, document 1, ResourceFlavor\/f, spec\.topologyName: Topology "nope" is not in the input/);

@@ -47,7 +47,10 @@ describe('one bad object never sinks the rest', () => {
   });
 
   it('a job breaking a TAS rule appears deactivated, with the rule as its reason', async () => {
-    const f = tmpFile('bad-job.yaml', JOB('both', ',\n        kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-block'));
+    const f = tmpFile(
+      'bad-job.yaml',
+      JOB('both', ',\n        kueue.x-k8s.io/podset-preferred-topology: cloud.provider.com/topology-block'),
+    );
     const r = await run(['plan', '-f', 'examples/tas-basic/cluster.yaml', '-f', f, '-f', tmpFile('ok.yaml', JOB('fine')), '-o', 'json']);
     assert.equal(r.code, 2);
     const all = items(r.out);
@@ -63,7 +66,10 @@ describe('one bad object never sinks the rest', () => {
   });
 
   it('a Workload failing its schema is reported deactivated under its own name', async () => {
-    const f = tmpFile('w.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: research}\nspec: {podSets: [{name: main, count: -1, template: {spec: {containers: [{name: c}]}}}]}\n');
+    const f = tmpFile(
+      'w.yaml',
+      'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: research}\nspec: {podSets: [{name: main, count: -1, template: {spec: {containers: [{name: c}]}}}]}\n',
+    );
     const r = await run(['plan', '-f', 'examples/tas-basic', '-f', f, '-o', 'json']);
     assert.equal(r.code, 2);
     const w = items(r.out).find((x) => x.metadata.name === 'w')!;
@@ -73,8 +79,14 @@ describe('one bad object never sinks the rest', () => {
 
   it('kinds topoqueue does not use are skipped with one note per kind; exit 0', async () => {
     const d = dir();
-    writeFileSync(join(d, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n');
-    writeFileSync(join(d, 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [cm.yaml]\n');
+    writeFileSync(
+      join(d, 'cm.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n',
+    );
+    writeFileSync(
+      join(d, 'kustomization.yaml'),
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [cm.yaml]\n',
+    );
     const r = await run(['plan', '-f', 'examples/tas-basic', '-f', d, '-o', 'json']);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err.match(/note: skipped 2 ConfigMap \(v1\) object\(s\)/g)?.length, 1);
@@ -87,13 +99,22 @@ describe('one bad object never sinks the rest', () => {
     const l = loadManifests([f]);
     assert.equal(l.objects.length, 1);
     assert.equal(l.errors.length, 1);
-    assert.match(l.errors[0]!.message, /document 2, Node\/n: a second Node with this name \(the first is at .*document 1, Node\/n\); the second is refused/);
+    assert.match(
+      l.errors[0]!.message,
+      /document 2, Node\/n: a second Node with this name \(the first is at .*document 1, Node\/n\); the second is refused/,
+    );
   });
 
   it('a batch Job and a Volcano Job of the same name are different objects', () => {
-    const f = tmpFile('j.yaml', `${JOB('same')}---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: same, namespace: research}\nspec:\n  minAvailable: 1\n  tasks: [{name: t, replicas: 1, template: {spec: {containers: [{name: c}]}}}]\n`);
+    const f = tmpFile(
+      'j.yaml',
+      `${JOB('same')}---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: same, namespace: research}\nspec:\n  minAvailable: 1\n  tasks: [{name: t, replicas: 1, template: {spec: {containers: [{name: c}]}}}]\n`,
+    );
     const l = loadManifests([f]);
-    assert.deepEqual(l.errors.map((e) => e.message), []);
+    assert.deepEqual(
+      l.errors.map((e) => e.message),
+      [],
+    );
     assert.equal(l.objects.length, 2);
   });
 });
@@ -115,7 +136,10 @@ describe('inputs that crashed are refused with a message', () => {
   });
 
   it('objects nested deeper than the limit', () => {
-    const f = tmpFile('deep.json', `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}}`);
+    const f = tmpFile(
+      'deep.json',
+      `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}}`,
+    );
     const l = loadManifests([f]);
     assert.equal(l.objects.length, 0);
     assert.match(l.errors[0]!.message, /deep\.json, document 1: nested deeper than 100 levels; the document is skipped/);
@@ -126,8 +150,14 @@ describe('inputs that crashed are refused with a message', () => {
   it('annotations over 256 KiB and objects over 1.5 MiB', () => {
     const big = 'x'.repeat(300 * 1024);
     const f = tmpFile('a.yaml', `apiVersion: v1\nkind: Node\nmetadata: {name: n, annotations: {a: "${big}"}}\n`);
-    assert.match(loadManifests([f]).errors[0]!.message, /Node\/n, metadata\.annotations: annotations take \d+ bytes; Kubernetes allows at most 262144/);
-    const g = tmpFile('b.yaml', `apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {a: b}}\nstatus: {images: [${Array.from({ length: 20 }, () => `{names: ["${'y'.repeat(100 * 1024)}"]}`).join(', ')}]}\n`);
+    assert.match(
+      loadManifests([f]).errors[0]!.message,
+      /Node\/n, metadata\.annotations: annotations take \d+ bytes; Kubernetes allows at most 262144/,
+    );
+    const g = tmpFile(
+      'b.yaml',
+      `apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {a: b}}\nstatus: {images: [${Array.from({ length: 20 }, () => `{names: ["${'y'.repeat(100 * 1024)}"]}`).join(', ')}]}\n`,
+    );
     assert.match(loadManifests([g]).errors[0]!.message, /Node\/n: the object takes \d+ bytes; Kubernetes allows at most 1572864/);
   });
 
@@ -157,7 +187,9 @@ describe('silent drops get a note', () => {
   });
 
   it('nodes without a level label, and a level no node carries', async () => {
-    const f = tmpFile('t.yaml', `apiVersion: kueue.x-k8s.io/v1beta2
+    const f = tmpFile(
+      't.yaml',
+      `apiVersion: kueue.x-k8s.io/v1beta2
 kind: Topology
 metadata: {name: t}
 spec: {levels: [{nodeLabel: example.com/rack}, {nodeLabel: example.com/zone}]}
@@ -176,10 +208,17 @@ apiVersion: v1
 kind: Node
 metadata: {name: n2, labels: {pool: a}}
 status: {allocatable: {cpu: "4"}, conditions: [{type: Ready, status: "True"}]}
-`);
+`,
+    );
     const r = await run(['plan', '-f', f]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.err, /note: Topology t: no node of ResourceFlavor f carries the level label "example\.com\/zone"; levels: example\.com\/rack, example\.com\/zone/);
-    assert.match(r.err, /note: ResourceFlavor f: 2 node\(s\) lack a level label of Topology t and take no part in placement: n1 \(no example\.com\/zone\), n2 \(no example\.com\/rack, example\.com\/zone\)/);
+    assert.match(
+      r.err,
+      /note: Topology t: no node of ResourceFlavor f carries the level label "example\.com\/zone"; levels: example\.com\/rack, example\.com\/zone/,
+    );
+    assert.match(
+      r.err,
+      /note: ResourceFlavor f: 2 node\(s\) lack a level label of Topology t and take no part in placement: n1 \(no example\.com\/zone\), n2 \(no example\.com\/rack, example\.com\/zone\)/,
+    );
   });
 });

@@ -16,15 +16,18 @@ async function planItems(args: string[]): Promise<{ items: Map<string, Workload>
 describe('topoqueue plan with queues (examples/queues-gangs)', () => {
   it('prints every Workload with its status: admitted, pending with why, or preempted', async () => {
     const { items, err } = await planItems(['-f', 'examples/queues-gangs']);
-    assert.deepEqual([...items.keys()], [
-      'research/job-sweep',
-      'research/job-finetune',
-      'prod/job-nightly',
-      'prod/encoder',
-      'prod/embed',
-      'research/retrieval',
-      'research/eval',
-    ]);
+    assert.deepEqual(
+      [...items.keys()],
+      [
+        'research/job-sweep',
+        'research/job-finetune',
+        'prod/job-nightly',
+        'prod/encoder',
+        'prod/embed',
+        'research/retrieval',
+        'research/eval',
+      ],
+    );
     const admitted = [...items].filter(([, w]) => cond(w, 'Admitted')?.status === 'True').map(([k]) => k);
     assert.deepEqual(admitted, ['research/job-finetune', 'prod/job-nightly', 'prod/encoder', 'research/eval']);
     // The running low-priority sweep is preempted in its own ClusterQueue.
@@ -38,7 +41,10 @@ describe('topoqueue plan with queues (examples/queues-gangs)', () => {
     assert.equal(ft.status!.admission!.clusterQueue, 'research');
     // The gang group across namespaces waits together, with one reason.
     for (const k of ['prod/embed', 'research/retrieval']) {
-      assert.match(cond(items.get(k)!, 'QuotaReserved')!.message!, /^gang group \[prod\/embed research\/retrieval\] is admitted whole or not at all/);
+      assert.match(
+        cond(items.get(k)!, 'QuotaReserved')!.message!,
+        /^gang group \[prod\/embed research\/retrieval\] is admitted whole or not at all/,
+      );
     }
     // Gang Workloads carry the seed's annotations.
     assert.equal(items.get('prod/encoder')!.metadata.annotations?.['gang.scheduling.koordinator.sh/min-available'], '2');
@@ -66,7 +72,7 @@ spec:
 `,
     );
     const { items } = await planItems(['-f', 'examples/queues-gangs/cluster.yaml', '-f', 'examples/queues-gangs/queues.yaml', '-f', job]);
-    assert.equal(cond(items.get('research/job-lost')!, 'QuotaReserved')?.message, 'LocalQueue nope doesn\'t exist');
+    assert.equal(cond(items.get('research/job-lost')!, 'QuotaReserved')?.message, "LocalQueue nope doesn't exist");
   });
 
   it('a Koordinator gang whose pods are short of its minimum waits with the peer message', async () => {
@@ -95,7 +101,10 @@ spec:
   });
 
   it('stopPolicy HoldAndDrain evicts what the ClusterQueue admitted and admits nothing new', async () => {
-    const queues = readFileSync('examples/queues-gangs/queues.yaml', 'utf8').replace('  queueingStrategy: BestEffortFIFO', '  queueingStrategy: BestEffortFIFO\n  stopPolicy: HoldAndDrain');
+    const queues = readFileSync('examples/queues-gangs/queues.yaml', 'utf8').replace(
+      '  queueingStrategy: BestEffortFIFO',
+      '  queueingStrategy: BestEffortFIFO\n  stopPolicy: HoldAndDrain',
+    );
     const q = tmpFile('queues.yaml', queues);
     const { items } = await planItems(['-f', 'examples/queues-gangs/cluster.yaml', '-f', q, '-f', 'examples/queues-gangs/workloads.yaml']);
     const sweep = items.get('research/job-sweep')!;

@@ -14,7 +14,14 @@
 import type { InputError, Where } from '../api/errors.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { StringMap, Workload } from '../api/objects.ts';
-import { type ClusterQueue, type ClusterQueueInput, type Cohort, type LocalQueue, normalizeClusterQueue, type WorkloadPriorityClass } from '../api/queues.ts';
+import {
+  type ClusterQueue,
+  type ClusterQueueInput,
+  type Cohort,
+  type LocalQueue,
+  normalizeClusterQueue,
+  type WorkloadPriorityClass,
+} from '../api/queues.ts';
 import { parseTime } from '../api/time.ts';
 import { admittedFromStatus } from '../admission/admitted.ts';
 import { PendingReason } from '../admission/flavor-assigner.ts';
@@ -49,7 +56,10 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
   const classes = new Map(byKind('WorkloadPriorityClass').map((o) => [o.object.metadata.name, (o.object as WorkloadPriorityClass).value]));
   const namespaces = new Map<string, StringMap>(byKind('Namespace').map((o) => [o.object.metadata.name, o.object.metadata.labels ?? {}]));
   const snap = new AdmissionSnapshot({
-    clusterQueues: byKind('ClusterQueue').map((o) => ({ object: normalizeClusterQueue(o.object as ClusterQueueInput) as ClusterQueue, where: o.where })),
+    clusterQueues: byKind('ClusterQueue').map((o) => ({
+      object: normalizeClusterQueue(o.object as ClusterQueueInput) as ClusterQueue,
+      where: o.where,
+    })),
     cohorts: byKind('Cohort').map((o) => ({ object: o.object as Cohort, where: o.where })),
     localQueues: byKind('LocalQueue').map((o) => o.object as LocalQueue),
     flavors: p.input.flavors.map((f) => f.flavor),
@@ -68,8 +78,16 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
     // stopPolicy HoldAndDrain evicts what the queue has admitted (kueue-core §1a).
     const cqName = workload.status!.admission!.clusterQueue;
     const cqObj = cqName !== undefined ? snap.clusterQueues.get(cqName) : undefined;
-    const lq = workload.spec.queueName !== undefined ? snap.localQueues.get(`${workload.metadata.namespace ?? 'default'}/${workload.spec.queueName}`) : undefined;
-    const stopped = cqObj?.stopPolicy === 'HoldAndDrain' ? 'ClusterQueueStopped' : lq?.spec.stopPolicy === 'HoldAndDrain' ? 'LocalQueueStopped' : undefined;
+    const lq =
+      workload.spec.queueName !== undefined
+        ? snap.localQueues.get(`${workload.metadata.namespace ?? 'default'}/${workload.spec.queueName}`)
+        : undefined;
+    const stopped =
+      cqObj?.stopPolicy === 'HoldAndDrain'
+        ? 'ClusterQueueStopped'
+        : lq?.spec.stopPolicy === 'HoldAndDrain'
+          ? 'LocalQueueStopped'
+          : undefined;
     if (stopped) {
       const w = structuredClone(workload);
       const message = stopped === 'ClusterQueueStopped' ? 'The ClusterQueue is stopped' : 'The LocalQueue is stopped';
@@ -92,7 +110,8 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
     // Without a creation time, input order stands for it.
     if (workload.metadata.creationTimestamp === undefined) info.timestamp = index;
     // A named class resolves to spec.priority, as Kueue writes it.
-    if (workload.spec.priority === undefined && workload.spec.priorityClassRef !== undefined) info.workload = { ...workload, spec: { ...workload.spec, priority: info.priority } };
+    if (workload.spec.priority === undefined && workload.spec.priorityClassRef !== undefined)
+      info.workload = { ...workload, spec: { ...workload.spec, priority: info.priority } };
     const key = info.key;
     const lqName = info.queueName;
     const unqueued = (message: string) => {
@@ -132,7 +151,11 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
       if (r.workloads.has(info.key)) continue;
       const head = waiting.find((x) => r.workloads.has(x.key));
       const w = structuredClone(info.workload);
-      writePending(w, PendingReason.Inadmissible, head ? `waiting in ClusterQueue ${name} behind ${head.key} (StrictFIFO)` : `waiting in ClusterQueue ${name}`);
+      writePending(
+        w,
+        PendingReason.Inadmissible,
+        head ? `waiting in ClusterQueue ${name} behind ${head.key} (StrictFIFO)` : `waiting in ClusterQueue ${name}`,
+      );
       r.workloads.set(info.key, w);
     }
   }

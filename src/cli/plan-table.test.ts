@@ -45,20 +45,29 @@ describe('topology show: used, total and free; -o json|yaml', () => {
     const r = await run(['topology', 'show', '-f', 'examples/tas-basic', '--depth', '2']);
     assert.equal(r.code, 0, r.err);
     // The notebook uses 8 CPUs and 4 GPUs of rack-1 in block-1.
-    assert.match(r.out, /topology-rack=rack-1 {2}nodes=4 {2}free: pods=439 cpu=376 memory=4Ti nvidia\.com\/gpu=28 {2}used: pods=1 cpu=8 memory=0 nvidia\.com\/gpu=4 {2}total: pods=440 cpu=384 memory=4Ti nvidia\.com\/gpu=32/);
+    assert.match(
+      r.out,
+      /topology-rack=rack-1 {2}nodes=4 {2}free: pods=439 cpu=376 memory=4Ti nvidia\.com\/gpu=28 {2}used: pods=1 cpu=8 memory=0 nvidia\.com\/gpu=4 {2}total: pods=440 cpu=384 memory=4Ti nvidia\.com\/gpu=32/,
+    );
   });
 
   it('-o json: the tree with free, used and total per domain, and HyperNode nodeCount', async () => {
     const r = await run(['topology', 'show', '-f', 'examples/volcano-spine-leaf', '-o', 'json']);
     assert.equal(r.code, 0, r.err);
-    const data = JSON.parse(r.out) as { flavors: { domains: { value: string; nodes: number; total: Record<string, string>; children?: unknown[] }[] }[]; hyperNodes: { name: string; nodeCount: number; nodes: number }[] };
+    const data = JSON.parse(r.out) as {
+      flavors: { domains: { value: string; nodes: number; total: Record<string, string>; children?: unknown[] }[] }[];
+      hyperNodes: { name: string; nodeCount: number; nodes: number }[];
+    };
     const root = data.flavors[0]!.domains[0]!;
     assert.equal(root.value, 's6');
     assert.equal(root.nodes, 8);
     assert.equal(root.total['nvidia.com/gpu'], '64');
     assert.ok(root.children && root.children.length > 0);
     // status.nodeCount as the peer writes it counts direct members (two HyperNodes); nodes counts every node under it.
-    assert.deepEqual(data.hyperNodes.find((h) => h.name === 's6'), { name: 's6', tier: 3, nodeCount: 2, nodes: 8 });
+    assert.deepEqual(
+      data.hyperNodes.find((h) => h.name === 's6'),
+      { name: 's6', tier: 3, nodeCount: 2, nodes: 8 },
+    );
     const yaml = await run(['topology', 'show', '-f', 'examples/tas-basic', '-o', 'yaml', '--depth', '1']);
     assert.match(yaml.out, /value: block-1\n/);
   });

@@ -32,7 +32,11 @@ function reasonOf(w: Workload): string {
  * Where each PodSet's pods go: per PodSet, the domains at the level it asked for (the
  * node's label for that level), with pod counts; the hosts when the level is unknown.
  */
-function whereOf(w: Workload, nodeLabels: ReadonlyMap<string, Record<string, string>>, ancestorsOf: (level: string) => readonly string[]): string {
+function whereOf(
+  w: Workload,
+  nodeLabels: ReadonlyMap<string, Record<string, string>>,
+  ancestorsOf: (level: string) => readonly string[],
+): string {
   const admission = w.status?.admission;
   if (!admission) return '';
   const parts: string[] = [];
@@ -73,11 +77,25 @@ function whereOf(w: Workload, nodeLabels: ReadonlyMap<string, Record<string, str
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('   ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+          .join('   ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** `-o table` (and `wide`: plus ClusterQueue, owner and pod count). */
-export function renderPlanTable(workloads: readonly Workload[], nodes: readonly Node[], topologies: readonly Topology[], wide: boolean): string {
+export function renderPlanTable(
+  workloads: readonly Workload[],
+  nodes: readonly Node[],
+  topologies: readonly Topology[],
+  wide: boolean,
+): string {
   const ancestorsOf = (level: string): string[] => {
     for (const t of topologies) {
       const keys = t.spec.levels.map((l) => l.nodeLabel);
@@ -91,14 +109,18 @@ export function renderPlanTable(workloads: readonly Workload[], nodes: readonly 
     const h = n.metadata.labels?.[HOSTNAME_LABEL];
     if (h !== undefined && !labels.has(h)) labels.set(h, n.metadata.labels ?? {});
   }
-  const head = wide ? ['WORKLOAD', 'STATUS', 'CLUSTERQUEUE', 'OWNER', 'PODS', 'WHERE', 'REASON'] : ['WORKLOAD', 'STATUS', 'WHERE', 'REASON'];
+  const head = wide
+    ? ['WORKLOAD', 'STATUS', 'CLUSTERQUEUE', 'OWNER', 'PODS', 'WHERE', 'REASON']
+    : ['WORKLOAD', 'STATUS', 'WHERE', 'REASON'];
   const rows = workloads.map((w) => {
     const name = `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`;
     const owner = w.metadata.ownerReferences?.[0];
     const pods = String(w.spec.podSets.reduce((a, p) => a + p.count, 0));
     const base = [name, statusOf(w)];
     const rest = [whereOf(w, labels, ancestorsOf) || '-', reasonOf(w)];
-    return wide ? [...base, w.status?.admission?.clusterQueue ?? '-', owner ? `${owner.kind}/${owner.name}` : '-', pods, ...rest] : [...base, ...rest];
+    return wide
+      ? [...base, w.status?.admission?.clusterQueue ?? '-', owner ? `${owner.kind}/${owner.name}` : '-', pods, ...rest]
+      : [...base, ...rest];
   });
   return table([head, ...rows]);
 }

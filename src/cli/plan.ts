@@ -48,7 +48,10 @@ export const KNOWN_GATES = Object.keys(DEFAULT_GATES) as (keyof FeatureGates)[];
 /** Parses `NAME=true|false,...` against the known gates. */
 export function parseFeatureGates(text: string): Partial<FeatureGates> {
   const out: Partial<FeatureGates> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z0-9]+)=(true|false)$/.exec(part);
     if (!m) throw new InputError({ field: '--feature-gates' }, `"${part}" is not NAME=true|false`);
     if (!(KNOWN_GATES as string[]).includes(m[1]!)) {
@@ -77,7 +80,9 @@ export function admit(w: Workload, placed: readonly PodSetPlacement[], gates: Fe
     return {
       name: ps.name,
       flavors: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, p.flavor])),
-      resourceUsage: Object.fromEntries(resourceNames(p.perPod).map((r) => [r, formatResourceAmount(r, (p.perPod[r] ?? (r === 'pods' ? 1 : 0)) * p.count)])),
+      resourceUsage: Object.fromEntries(
+        resourceNames(p.perPod).map((r) => [r, formatResourceAmount(r, (p.perPod[r] ?? (r === 'pods' ? 1 : 0)) * p.count)]),
+      ),
       count: p.count,
       topologyAssignment: encodeV1beta2(p.assignment, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix }),
     };
@@ -93,7 +98,9 @@ export function admit(w: Workload, placed: readonly PodSetPlacement[], gates: Fe
 
 /** Resources the PodSet requests; a pod with no requests still takes one `pods`. */
 function resourceNames(a: ResourceAmounts): string[] {
-  const names = Object.keys(a).filter((k) => a[k]! > 0).sort();
+  const names = Object.keys(a)
+    .filter((k) => a[k]! > 0)
+    .sort();
   return names.length > 0 ? names : ['pods'];
 }
 
@@ -114,7 +121,18 @@ export function deactivate(w: Workload, why: string): void {
 }
 
 /** Kinds that describe the cluster rather than work: refusing one makes no Workload. */
-const CLUSTER_KINDS = new Set(['Node', 'Namespace', 'Topology', 'ResourceFlavor', 'HyperNode', 'ClusterQueue', 'LocalQueue', 'Cohort', 'WorkloadPriorityClass', 'SimulationEvent']);
+const CLUSTER_KINDS = new Set([
+  'Node',
+  'Namespace',
+  'Topology',
+  'ResourceFlavor',
+  'HyperNode',
+  'ClusterQueue',
+  'LocalQueue',
+  'Cohort',
+  'WorkloadPriorityClass',
+  'SimulationEvent',
+]);
 
 /**
  * The not-admitted Workload of each refused Workload or job (a Workload object keeps its
@@ -135,7 +153,9 @@ export function refusedWorkloads(refused: readonly Refused[]): Workload[] {
       metadata: {
         name: isWorkload ? o.metadata.name : workloadNameForOwner({ kind: o.kind, group, name: o.metadata.name, uid }),
         namespace,
-        ...(isWorkload ? {} : { ownerReferences: [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid, controller: true }] }),
+        ...(isWorkload
+          ? {}
+          : { ownerReferences: [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid, controller: true }] }),
       },
       spec: { podSets: [] },
     };
@@ -161,13 +181,26 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   const cluster = buildTasCluster(input, { recordAdmitted: !queued });
   const errors = [...cluster.errors];
   const notes = [...cluster.notes];
-  if (cluster.flavors.length === 0) notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
+  if (cluster.flavors.length === 0)
+    notes.push('no TAS ResourceFlavor (a ResourceFlavor with spec.topologyName) in the input: nothing can be placed');
 
   if (options.replaceNode !== undefined) {
     const failed = typeof options.replaceNode === 'string' ? [options.replaceNode] : options.replaceNode;
     const unknown = failed.filter((node) => !input.nodes.some((n) => n.node.metadata.name === node));
     if (unknown.length > 0) {
-      return { workloads: [], errors: [...errors, ...unknown.map((node) => unknownNodeError(node, input.nodes.map((n) => n.node.metadata.name)))], notes };
+      return {
+        workloads: [],
+        errors: [
+          ...errors,
+          ...unknown.map((node) =>
+            unknownNodeError(
+              node,
+              input.nodes.map((n) => n.node.metadata.name),
+            ),
+          ),
+        ],
+        notes,
+      };
     }
     const repaired = replaceInAdmitted(input.workloads, cluster.flavors, failed, placementOptions, gates, notes);
     return { workloads: repaired, errors, notes };
@@ -183,12 +216,17 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   const invalid = new Map<Workload, string>();
   for (const b of built.workloads) {
     const problems = validatePodSetTopologyRequests(b.workload.spec.podSets, b.source);
-    if (problems.length > 0) invalid.set(b.workload, problems.map((e) => (e.where.field ? `${e.where.field}: ${e.detail}` : e.detail)).join('; '));
+    if (problems.length > 0)
+      invalid.set(b.workload, problems.map((e) => (e.where.field ? `${e.where.field}: ${e.detail}` : e.detail)).join('; '));
     errors.push(...problems);
   }
   const todo: { workload: Workload; where: Where; at: number }[] = [
-    ...input.workloads.filter((w) => !isAdmitted(w.workload) && !isFinished(w.workload)).map((w) => ({ ...w, at: order.get(w.where) ?? 0 })),
-    ...built.workloads.filter((b) => !invalid.has(b.workload)).map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
+    ...input.workloads
+      .filter((w) => !isAdmitted(w.workload) && !isFinished(w.workload))
+      .map((w) => ({ ...w, at: order.get(w.where) ?? 0 })),
+    ...built.workloads
+      .filter((b) => !invalid.has(b.workload))
+      .map((b) => ({ workload: b.workload, where: b.source, at: order.get(b.source) ?? objects.length })),
   ].sort((a, b) => a.at - b.at);
 
   const refused = [
@@ -211,15 +249,33 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     const tree = cluster.hyperNodeTree;
     if (tree && !tree.ready && workloadHasNetworkTopology(w)) {
       // The peer skips every job with a network topology while the tree is broken.
-      pending(w, `hyperNodes are not ready for scheduling: ${tree.problems.filter((p) => p.reason !== 'InvalidMember').map((p) => p.message).join('; ')}`);
+      pending(
+        w,
+        `hyperNodes are not ready for scheduling: ${tree.problems
+          .filter((p) => p.reason !== 'InvalidMember')
+          .map((p) => p.message)
+          .join('; ')}`,
+      );
       out.push(w);
       continue;
     }
     let result;
     try {
-      result = placeWorkload(w, cluster.flavors, placementOptions, runningPodsOf(w, input.pods.map((p) => p.pod)));
+      result = placeWorkload(
+        w,
+        cluster.flavors,
+        placementOptions,
+        runningPodsOf(
+          w,
+          input.pods.map((p) => p.pod),
+        ),
+      );
     } catch (e) {
-      errors.push(e instanceof InputError ? new InputError({ ...where, field: e.where.field }, e.detail) : new InputError(where, (e as Error).message));
+      errors.push(
+        e instanceof InputError
+          ? new InputError({ ...where, field: e.where.field }, e.detail)
+          : new InputError(where, (e as Error).message),
+      );
       continue;
     }
     if (result.ok) {
@@ -266,7 +322,9 @@ export function runningPodsOf(w: Workload, pods: readonly Pod[]): RunningPods | 
   for (const p of pods) {
     if ((p.metadata.namespace ?? 'default') !== ns || !p.spec.nodeName) continue;
     if (isTerminal(p)) continue;
-    const mine = byJob ? p.metadata.labels?.[VolcanoLabel.JobName] === owner.name : p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === owner.name;
+    const mine = byJob
+      ? p.metadata.labels?.[VolcanoLabel.JobName] === owner.name
+      : p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === owner.name;
     if (!mine) continue;
     nodes.push(p.spec.nodeName);
     // A PodGroup's Workload covers only its pending pods: running ones bound the domain
@@ -306,6 +364,9 @@ function replaceInAdmitted(
     } else w.status!.admission!.podSetAssignments = r.podSetAssignments;
     out.push(w);
   }
-  if (out.length === 0) notes.push(`no admitted Workload in the input uses ${nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`}: nothing to repair`);
+  if (out.length === 0)
+    notes.push(
+      `no admitted Workload in the input uses ${nodes.length === 1 ? `node ${nodes[0]}` : `nodes ${nodes.join(', ')}`}: nothing to repair`,
+    );
   return out;
 }

@@ -46,7 +46,9 @@ function scenario(): KObject[] {
     namespace(NS),
     ...[1, 2, 3, 4].map((i) => readyNode(`n${i}`, { cpu: '8', memory: '32Gi', pods: '110' })),
     flavor('default'),
-    cq('cq').quota('default', { cpu: String(NOMINAL_MILLI_CPU / 1000), memory: '512Gi' }).build(),
+    cq('cq')
+      .quota('default', { cpu: String(NOMINAL_MILLI_CPU / 1000), memory: '512Gi' })
+      .build(),
     localQueue('lq', NS),
   ];
 }
@@ -59,16 +61,26 @@ interface Serve {
 }
 
 async function serve(dir: string, file: string): Promise<Serve> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--data-dir', dir, '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '--time-scale', '60', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    [BIN, 'serve', '--data-dir', dir, '--port', '0', '--kubeconfig', join(dir, 'kubeconfig'), '--time-scale', '60', '-f', file],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    proc.on('exit', (code, signal) => r({ code, signal })),
+  );
   let exited = false;
   void exit.then(() => (exited = true));
-  const url = await eventually(() => {
-    if (exited) throw new Error(`serve exited before listening: ${err}`);
-    return /serving the Kubernetes API on (http:\/\/\S+) /.exec(err)?.[1];
-  }, 'serve to listen', 60_000);
+  const url = await eventually(
+    () => {
+      if (exited) throw new Error(`serve exited before listening: ${err}`);
+      return /serving the Kubernetes API on (http:\/\/\S+) /.exec(err)?.[1];
+    },
+    'serve to listen',
+    60_000,
+  );
   return { proc, url, exit, err: () => err };
 }
 
@@ -103,7 +115,8 @@ class AdmissionHistory {
     const key = objectKey(w);
     const s = this.state.get(key) ?? { admissions: 0, finished: false, usage: 0 };
     const admission = deleted || !w.status?.admission ? undefined : JSON.stringify(w.status.admission);
-    if (s.admission && admission && s.admission !== admission) this.problems.push(`${at}: Workload ${key} admitted again without its admission being cleared: ${s.admission} -> ${admission}`);
+    if (s.admission && admission && s.admission !== admission)
+      this.problems.push(`${at}: Workload ${key} admitted again without its admission being cleared: ${s.admission} -> ${admission}`);
     if (!s.admission && admission) s.admissions++;
     s.admission = admission;
     s.finished = (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True');
@@ -116,7 +129,8 @@ class AdmissionHistory {
 
   private checkQuota(at: string, after: string): void {
     const used = [...this.state.values()].reduce((n, x) => n + x.usage, 0);
-    if (used > NOMINAL_MILLI_CPU) this.problems.push(`${at}: ClusterQueue cq has ${used}m cpu admitted, over its nominal ${NOMINAL_MILLI_CPU}m (after ${after})`);
+    if (used > NOMINAL_MILLI_CPU)
+      this.problems.push(`${at}: ClusterQueue cq has ${used}m cpu admitted, over its nominal ${NOMINAL_MILLI_CPU}m (after ${after})`);
   }
 }
 
@@ -127,7 +141,12 @@ describe('serve --data-dir under SIGKILL', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tq-serve-crash-'));
     const data = join(dir, 'data');
     const file = join(dir, 'cluster.yaml');
-    writeFileSync(file, scenario().map((o) => stringify(o)).join('---\n'));
+    writeFileSync(
+      file,
+      scenario()
+        .map((o) => stringify(o))
+        .join('---\n'),
+    );
     const rng = new Rng(11_2026);
     const told: Told[] = [];
     const history = new AdmissionHistory();
@@ -150,7 +169,11 @@ describe('serve --data-dir under SIGKILL', () => {
         if (lastListRv !== undefined) {
           const old = await raw(s.url, 'GET', `${WORKLOADS}?watch=1&resourceVersion=${maxSeenBefore}`);
           const first = JSON.parse(old.text.split('\n')[0]!) as { type: string; object: { code?: number; reason?: string } };
-          assert.deepEqual([first.type, first.object.code, first.object.reason], ['ERROR', 410, 'Expired'], `round ${round}: a watch from ${maxSeenBefore} (before the restart): ${old.text}`);
+          assert.deepEqual(
+            [first.type, first.object.code, first.object.reason],
+            ['ERROR', 410, 'Expired'],
+            `round ${round}: a watch from ${maxSeenBefore} (before the restart): ${old.text}`,
+          );
         }
         // 2. List, then watch from the list.
         const list = (await raw(s.url, 'GET', WORKLOADS)).json() as { metadata: { resourceVersion: string }; items: Workload[] };
@@ -165,17 +188,39 @@ describe('serve --data-dir under SIGKILL', () => {
             const job = rng.chance(0.6);
             const name = `r${round}-c${c}-${i}`;
             const obj = job
-              ? batchJob(name, { namespace: NS, parallelism: 2, completions: 2, template: podTemplate({ cpu: '2', annotations: { [TopoqueueAnnotation.RunDuration]: '30s' } }) })
+              ? batchJob(name, {
+                  namespace: NS,
+                  parallelism: 2,
+                  completions: 2,
+                  template: podTemplate({ cpu: '2', annotations: { [TopoqueueAnnotation.RunDuration]: '30s' } }),
+                })
               : ({
                   apiVersion: 'kueue.x-k8s.io/v1beta2',
                   kind: 'Workload',
                   metadata: { name, namespace: NS, annotations: { [TopoqueueAnnotation.RunDuration]: '40s' } },
-                  spec: { queueName: 'lq', podSets: [{ name: 'main', count: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '2' } } }] } } }] },
+                  spec: {
+                    queueName: 'lq',
+                    podSets: [
+                      {
+                        name: 'main',
+                        count: 1,
+                        template: {
+                          spec: {
+                            restartPolicy: 'Never',
+                            containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '2' } } }],
+                          },
+                        },
+                      },
+                    ],
+                  },
                 } as KObject);
             const t: Told = { kind: job ? 'Job' : 'Workload', name };
             told.push(t);
             try {
-              const r = await raw(s.url, 'POST', job ? JOBS : WORKLOADS, { body: JSON.stringify(obj), headers: { 'Content-Type': 'application/json' } });
+              const r = await raw(s.url, 'POST', job ? JOBS : WORKLOADS, {
+                body: JSON.stringify(obj),
+                headers: { 'Content-Type': 'application/json' },
+              });
               assert.equal(r.status, 201, `create ${t.kind} ${name}: ${r.text}`);
               const o = r.json() as KObject;
               t.uid = o.metadata.uid;
@@ -203,7 +248,10 @@ describe('serve --data-dir under SIGKILL', () => {
           await eventually(
             async () => {
               const l = (await raw(s.url, 'GET', WORKLOADS)).json() as { items: Workload[] };
-              return l.items.length > 0 && l.items.every((w) => (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True')) ? true : undefined;
+              return l.items.length > 0 &&
+                l.items.every((w) => (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True'))
+                ? true
+                : undefined;
             },
             'every Workload to finish',
             120_000,
@@ -237,9 +285,16 @@ describe('serve --data-dir under SIGKILL', () => {
             await disk.close();
           }
         }
-        if (process.env.CRASH_VERBOSE) console.log(`round ${round}: list at ${listRv} with ${list.items.length} Workloads, ${acked.length} creates acknowledged, ${watch.lines.length} events up to ${maxSeen}, on disk up to ${horizon}`);
+        if (process.env.CRASH_VERBOSE)
+          console.log(
+            `round ${round}: list at ${listRv} with ${list.items.length} Workloads, ${acked.length} creates acknowledged, ${watch.lines.length} events up to ${maxSeen}, on disk up to ${horizon}`,
+          );
         // 6. Everything this round saw is above everything the rounds before saw.
-        if (round > 0) assert.ok(minSeen > maxSeenBefore, `round ${round}: resourceVersions from ${minSeen}, not above ${maxSeenBefore} seen before the restart`);
+        if (round > 0)
+          assert.ok(
+            minSeen > maxSeenBefore,
+            `round ${round}: resourceVersions from ${minSeen}, not above ${maxSeenBefore} seen before the restart`,
+          );
         maxSeenBefore = Math.max(maxSeenBefore, maxSeen);
         lastListRv = listRv;
         if (last) {
@@ -263,27 +318,42 @@ async function verify(data: string, told: readonly Told[], history: AdmissionHis
   const store = await openDurableStore(data, { clock });
   try {
     // Acknowledged creates are there, as they were given.
-    const lost = told.filter((t) => t.uid !== undefined && store.getSync(t.kind, NS, t.name)?.metadata.uid !== t.uid).map((t) => `${t.kind} ${t.name}`);
+    const lost = told
+      .filter((t) => t.uid !== undefined && store.getSync(t.kind, NS, t.name)?.metadata.uid !== t.uid)
+      .map((t) => `${t.kind} ${t.name}`);
     assert.deepEqual(lost, [], 'acknowledged creates missing from the store (or with another uid)');
     // The store is what the clients were last told.
     const differ = finalLists.filter((o) => {
       const s = store.getSync(o.kind, NS, o.metadata.name);
       return s?.metadata.uid !== o.metadata.uid || s?.metadata.resourceVersion !== o.metadata.resourceVersion;
     });
-    assert.deepEqual(differ.map((o) => `${o.kind} ${o.metadata.name}`), [], 'objects whose stored uid or resourceVersion differs from the final list');
+    assert.deepEqual(
+      differ.map((o) => `${o.kind} ${o.metadata.name}`),
+      [],
+      'objects whose stored uid or resourceVersion differs from the final list',
+    );
     // No double admission, each Workload admitted once, quota respected.
     assert.deepEqual(history.problems, []);
     const workloads = store.listSync<Workload>('Workload', { namespace: NS });
-    const admittedTimes = workloads.map((w) => [objectKey(w), history.state.get(objectKey(w))?.admissions ?? 0] as const).filter(([, n]) => n !== 1);
+    const admittedTimes = workloads
+      .map((w) => [objectKey(w), history.state.get(objectKey(w))?.admissions ?? 0] as const)
+      .filter(([, n]) => n !== 1);
     assert.deepEqual(admittedTimes, [], 'Workloads not admitted exactly once in the history on disk');
     // One Workload per Job, every Job complete, every Workload finished.
     const jobs = store.listSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>('Job', { namespace: NS });
     for (const j of jobs) {
-      const owned = workloads.filter((w) => w.metadata.ownerReferences?.some((o) => o.kind === 'Job' && o.name === j.metadata.name && o.uid === j.metadata.uid));
+      const owned = workloads.filter((w) =>
+        w.metadata.ownerReferences?.some((o) => o.kind === 'Job' && o.name === j.metadata.name && o.uid === j.metadata.uid),
+      );
       assert.equal(owned.length, 1, `Job ${j.metadata.name} has one Workload: ${owned.map((w) => w.metadata.name).join(', ')}`);
-      assert.ok(j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'), `Job ${j.metadata.name} complete: ${JSON.stringify(j.status)}`);
+      assert.ok(
+        j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
+        `Job ${j.metadata.name} complete: ${JSON.stringify(j.status)}`,
+      );
     }
-    const unfinished = workloads.filter((w) => !(w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True')).map(objectKey);
+    const unfinished = workloads
+      .filter((w) => !(w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True'))
+      .map(objectKey);
     assert.deepEqual(unfinished, []);
     const bare = workloads.filter((w) => !w.metadata.ownerReferences?.length).length;
     assert.equal(bare + jobs.length, workloads.length);

@@ -13,8 +13,18 @@ const HOST = 'kubernetes.io/hostname';
 export function exampleDataCentre(): KObject[] {
   const objects: KObject[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'research' } },
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 'default' }, spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOST }] } } as KObject,
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'tas-flavor' }, spec: { nodeLabels: { 'cloud.provider.com/node-group': 'tas' }, topologyName: 'default' } } as KObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Topology',
+      metadata: { name: 'default' },
+      spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOST }] },
+    } as KObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
+      metadata: { name: 'tas-flavor' },
+      spec: { nodeLabels: { 'cloud.provider.com/node-group': 'tas' }, topologyName: 'default' },
+    } as KObject,
   ];
   for (let b = 1; b <= 2; b++) {
     for (let r = 1; r <= 2; r++) {
@@ -43,13 +53,27 @@ export function exampleDataCentre(): KObject[] {
       resourceGroups: [
         {
           coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
-          flavors: [{ name: 'tas-flavor', resources: [{ name: 'cpu', nominalQuota: '1536' }, { name: 'memory', nominalQuota: '16Ti' }, { name: 'nvidia.com/gpu', nominalQuota: '128' }] }],
+          flavors: [
+            {
+              name: 'tas-flavor',
+              resources: [
+                { name: 'cpu', nominalQuota: '1536' },
+                { name: 'memory', nominalQuota: '16Ti' },
+                { name: 'nvidia.com/gpu', nominalQuota: '128' },
+              ],
+            },
+          ],
         },
       ],
     },
   } as KObject);
   for (const ns of ['default', 'research']) {
-    objects.push({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'user-queue', namespace: ns }, spec: { clusterQueue: 'cluster-queue' } } as KObject);
+    objects.push({
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'LocalQueue',
+      metadata: { name: 'user-queue', namespace: ns },
+      spec: { clusterQueue: 'cluster-queue' },
+    } as KObject);
   }
   return objects;
 }

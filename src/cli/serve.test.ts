@@ -26,10 +26,14 @@ async function serve(args: string[]): Promise<Child> {
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const exit = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-  const port = await eventually(() => {
-    const m = /\(port (\d+),/.exec(err);
-    return m ? Number(m[1]) : undefined;
-  }, `serve to print its port (stderr so far: ${err})`, 30_000);
+  const port = await eventually(
+    () => {
+      const m = /\(port (\d+),/.exec(err);
+      return m ? Number(m[1]) : undefined;
+    },
+    `serve to print its port (stderr so far: ${err})`,
+    30_000,
+  );
   return { proc, out: () => out, err: () => err, port, exit };
 }
 
@@ -46,7 +50,9 @@ describe('topoqueue serve (the command)', () => {
       assert.equal(nodes.items.length, 16);
       if (!KUBECTL_MISSING) {
         const r = await new Promise<string>((resolve) =>
-          execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'localqueues', '-A'], (_e, stdout) => resolve(stdout)),
+          execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'localqueues', '-A'], (_e, stdout) =>
+            resolve(stdout),
+          ),
         );
         assert.match(r, /research\s+user-queue\s+cluster-queue/);
       }
@@ -62,7 +68,10 @@ describe('topoqueue serve (the command)', () => {
     const args = ['--kubeconfig', join(dir, 'kc'), '--data-dir', join(dir, 'data'), '-f', 'examples/tas-basic/cluster.yaml'];
     const first = await serve(args);
     const url = `http://127.0.0.1:${first.port}`;
-    const created = await raw(url, 'POST', '/api/v1/namespaces', { body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kept' } }), headers: { 'Content-Type': 'application/json' } });
+    const created = await raw(url, 'POST', '/api/v1/namespaces', {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kept' } }),
+      headers: { 'Content-Type': 'application/json' },
+    });
     assert.equal(created.status, 201);
     first.proc.kill('SIGTERM');
     assert.equal(await first.exit, 0);

@@ -74,13 +74,18 @@ export function kubeconfigText(server: string): string {
 
 export function parseTimeScale(v: string): number {
   const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InputError({ field: '--time-scale' }, `must be a positive number (1 is real time, 60 makes an hour pass in a minute), got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new InputError(
+      { field: '--time-scale' },
+      `must be a positive number (1 is real time, 60 makes an hour pass in a minute), got ${JSON.stringify(v)}`,
+    );
   return n;
 }
 
 export function parsePort(v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InputError({ field: '--port' }, `must be a port number from 0 to 65535 (0 picks a free one), got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InputError({ field: '--port' }, `must be a port number from 0 to 65535 (0 picks a free one), got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -117,7 +122,9 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     objects = loaded.objects.map((o) => o.object);
   } else if (args.dataDir === undefined) {
     objects = exampleDataCentre();
-    io.err('note: no -f given: loaded the built-in example data centre (16 GPU nodes in 2 blocks x 2 racks, ClusterQueue "cluster-queue", LocalQueue "user-queue" in namespaces default and research)\n');
+    io.err(
+      'note: no -f given: loaded the built-in example data centre (16 GPU nodes in 2 blocks x 2 racks, ClusterQueue "cluster-queue", LocalQueue "user-queue" in namespaces default and research)\n',
+    );
   } else {
     objects = [];
   }
@@ -132,7 +139,8 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
       throw e;
     }
     clock.resumeFrom(latestRecordedTime(store));
-    if (store.opened.objects > 0) io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
+    if (store.opened.objects > 0)
+      io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
   }
   // Real time: a burst of API writes makes one scheduling cycle, not one per write.
   const cluster = new EmbeddedCluster({
@@ -146,7 +154,8 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
   // webhook configurations make kube-apiserver do), hosted here on caches of their own.
   const webhooks = args.controllers === 'none' ? await startWebhookHost(cluster.store, clock) : undefined;
   // Objects already in the data directory stay as they are: -f adds only what is missing.
-  const missing = (o: KObject) => !cluster.store.getSync(o.kind, cluster.store.namespaced(o.kind) ? (o.metadata.namespace ?? 'default') : undefined, o.metadata.name);
+  const missing = (o: KObject) =>
+    !cluster.store.getSync(o.kind, cluster.store.namespaced(o.kind) ? (o.metadata.namespace ?? 'default') : undefined, o.metadata.name);
   for (const ns of SYSTEM_NAMESPACES) {
     const obj = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } };
     if (missing(obj)) cluster.create(obj);
@@ -155,7 +164,12 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
   cluster.manager.startWorkers();
 
   const dashboard = createDashboard({ store: cluster.store, clock, title: 'serve' });
-  const server = new ApiServer({ store: cluster.store, clock, metrics: () => cluster.manager.metrics.text(), fallback: (req, res) => dashboard.handle(req, res) });
+  const server = new ApiServer({
+    store: cluster.store,
+    clock,
+    metrics: () => cluster.manager.metrics.text(),
+    fallback: (req, res) => dashboard.handle(req, res),
+  });
   let port: number;
   try {
     port = await server.listen(args.port, args.address);

@@ -31,7 +31,10 @@ describe('topoqueue simulate: arguments', () => {
     for (const bad of ['tomorrow', '24', '-1h']) {
       const r = await run(['simulate', '-f', f, '--until', bad]);
       assert.equal(r.code, 2, bad);
-      assert.equal(r.err, `error: --until: must be "idle" or a non-negative Go duration such as "24h", "90m" or "1h30m", got ${JSON.stringify(bad)}\n`);
+      assert.equal(
+        r.err,
+        `error: --until: must be "idle" or a non-negative Go duration such as "24h", "90m" or "1h30m", got ${JSON.stringify(bad)}\n`,
+      );
     }
     assert.equal(parseUntil('idle'), undefined);
     assert.equal(parseUntil(undefined), undefined);
@@ -54,7 +57,10 @@ describe('topoqueue simulate: bad input is refused as plan refuses it', () => {
   });
 
   it('malformed YAML and a bad field name the file, line, document and field; nothing runs', async () => {
-    const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n---\nkind: [\n`);
+    const f = tmpFile(
+      'bad.yaml',
+      `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n---\nkind: [\n`,
+    );
     const r = await run(['simulate', '-f', f, '--strict']);
     assert.equal(r.code, 2);
     const lines = r.err.trim().split('\n');
@@ -126,7 +132,10 @@ describe('topoqueue simulate: output', () => {
     const report = join(dirname(f), 'report.json');
     const r = await run(['simulate', '-f', f, '--until', '2h', '--report', report]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^simulated 2h0m0s of virtual time in \d+ steps \(nothing left to do\)\nworkloads: 0 \(Finished 0, Admitted 0, Pending 0, Evicted 0, Failed 0\)\n/);
+    assert.match(
+      r.out,
+      /^simulated 2h0m0s of virtual time in \d+ steps \(nothing left to do\)\nworkloads: 0 \(Finished 0, Admitted 0, Pending 0, Evicted 0, Failed 0\)\n/,
+    );
     assert.match(r.out, /\nviolations: none\n/);
     assert.ok(existsSync(report));
     const json = JSON.parse(readFileSync(report, 'utf8')) as { kind: string; run: { end: number; until: number } };
@@ -160,7 +169,7 @@ describe('topoqueue simulate: output', () => {
   });
 });
 
-describe('topoqueue simulate -f examples/gb200-day (the README\'s main command)', async () => {
+describe("topoqueue simulate -f examples/gb200-day (the README's main command)", async () => {
   const dir = dirname(tmpFile('x', ''));
   const first = await run(['simulate', '-f', 'examples/gb200-day', '--report', join(dir, 'a.json')]);
   const second = await run(['simulate', '-f', 'examples/gb200-day', '--report', join(dir, 'b.json')]);
@@ -188,7 +197,8 @@ describe('topoqueue simulate -f examples/gb200-day (the README\'s main command)'
     for (const w of rackJobs) {
       const racks = new Set(w.pods.filter((p) => p.phase === 'Succeeded').map((p) => p.node!.replace(/-n\d+$/, '')));
       if (w.status === 'Finished') assert.equal(racks.size, 1, `${w.name}: ${[...racks].join(', ')}`);
-      for (const p of w.placement) assert.equal(new Set(p.domains.map((d) => d.values[0]!.replace(/-n\d+$/, ''))).size, 1, `${w.name}: ${JSON.stringify(p.domains)}`);
+      for (const p of w.placement)
+        assert.equal(new Set(p.domains.map((d) => d.values[0]!.replace(/-n\d+$/, ''))).size, 1, `${w.name}: ${JSON.stringify(p.domains)}`);
     }
     assert.equal(report.summary.evictionsByReason.NodeFailures, 1);
     assert.ok((report.summary.evictionsByReason.Preempted ?? 0) > 0);
@@ -197,8 +207,16 @@ describe('topoqueue simulate -f examples/gb200-day (the README\'s main command)'
 
   it('two trays failing together under sweep-6 are repaired together: its pods there fail, the Workload is not evicted', () => {
     const sweep = byName.get('Job research/sweep-6')!;
-    assert.deepEqual(sweep.evictions.filter((e) => e.reason === 'NodeFailures'), []);
-    for (const tray of ['b2-r3-n01', 'b2-r3-n02']) assert.deepEqual(sweep.pods.filter((p) => p.node === tray).map((p) => p.phase), ['Failed'], tray);
+    assert.deepEqual(
+      sweep.evictions.filter((e) => e.reason === 'NodeFailures'),
+      [],
+    );
+    for (const tray of ['b2-r3-n01', 'b2-r3-n02'])
+      assert.deepEqual(
+        sweep.pods.filter((p) => p.node === tray).map((p) => p.phase),
+        ['Failed'],
+        tray,
+      );
     assert.equal(sweep.status, 'Finished');
   });
 
@@ -211,14 +229,20 @@ describe('topoqueue simulate -f examples/gb200-day (the README\'s main command)'
 
   it('every other workload finishes', () => {
     const notFinished = report.workloads.filter((w) => w.status !== 'Finished' && w.kind !== 'LeaderWorkerSet');
-    assert.deepEqual(notFinished.map((w) => `${w.kind} ${w.namespace}/${w.name}: ${w.status}`), []);
+    assert.deepEqual(
+      notFinished.map((w) => `${w.kind} ${w.namespace}/${w.name}: ${w.status}`),
+      [],
+    );
   });
 });
 
 describe('plan and simulate agree on the same input (issue 14 §2)', () => {
   it('without ClusterQueues, simulate runs what plan places, through the same implicit queue', async () => {
     const planned = await run(['plan', '-f', 'examples/tas-basic', '-o', 'json']);
-    const placed = (JSON.parse(planned.out) as { items: { metadata: { name: string }; status?: { admission?: unknown } }[] }).items.filter((w) => w.status?.admission).map((w) => w.metadata.name).sort();
+    const placed = (JSON.parse(planned.out) as { items: { metadata: { name: string }; status?: { admission?: unknown } }[] }).items
+      .filter((w) => w.status?.admission)
+      .map((w) => w.metadata.name)
+      .sort();
     assert.equal(placed.length, 3);
     const r = await run(['simulate', '-f', 'examples/tas-basic']);
     assert.equal(r.code, 0, r.err);
@@ -235,7 +259,13 @@ describe('plan and simulate agree on the same input (issue 14 §2)', () => {
       for (const w of (JSON.parse(planned.out) as { items: Workload[] }).items) {
         const owner = w.metadata.ownerReferences?.[0]?.name ?? w.metadata.name;
         const a = w.status?.admission;
-        if (a) planNodes.set(owner, a.podSetAssignments.flatMap((p) => decodeV1beta2(p.topologyAssignment!).domains.flatMap((d) => Array<string>(d.count).fill(d.values.at(-1)!))).sort());
+        if (a)
+          planNodes.set(
+            owner,
+            a.podSetAssignments
+              .flatMap((p) => decodeV1beta2(p.topologyAssignment!).domains.flatMap((d) => Array<string>(d.count).fill(d.values.at(-1)!)))
+              .sort(),
+          );
       }
       const report = join(dirname(tmpFile('x', '')), 'report.json');
       const r = await run(['simulate', '-f', example, '--report', report]);
@@ -298,7 +328,10 @@ describe('--report is checked before the run', () => {
 
 describe('simulate: one bad object never sinks the rest', () => {
   it('a bad Node is left out, the rest runs, the report lists what was refused; exit 2', async () => {
-    const f = tmpFile('bad.yaml', `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n`);
+    const f = tmpFile(
+      'bad.yaml',
+      `${CLUSTER}---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus:\n  allocatable: {cpu: "9x6"}\n`,
+    );
     const report = join(dirname(f), 'report.json');
     const r = await run(['simulate', '-f', f, '-f', 'examples/tas-basic', '--report', report]);
     assert.equal(r.code, 2);

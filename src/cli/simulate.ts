@@ -48,7 +48,11 @@ export interface SimulateArgs {
 export function parseUntil(v: string | undefined): number | undefined {
   if (v === undefined || v === 'idle') return undefined;
   const s = parseGoDuration(v);
-  if (s === undefined || s < 0) throw new InputError({ field: '--until' }, `must be "idle" or a non-negative Go duration such as "24h", "90m" or "1h30m", got ${JSON.stringify(v)}`);
+  if (s === undefined || s < 0)
+    throw new InputError(
+      { field: '--until' },
+      `must be "idle" or a non-negative Go duration such as "24h", "90m" or "1h30m", got ${JSON.stringify(v)}`,
+    );
   return Math.round(s * 1000);
 }
 
@@ -67,7 +71,8 @@ export function checkSimulationInput(objects: readonly ParsedObject[]): InputErr
   for (const { object, where } of objects) {
     if (object.kind !== 'SimulationEvent') continue;
     const node = (object as KObject & { spec?: { node?: string } }).spec?.node;
-    if (node !== undefined && !nodes.has(node)) errors.push(new InputError({ ...where, field: 'spec.node' }, `no Node named ${JSON.stringify(node)} in the input`));
+    if (node !== undefined && !nodes.has(node))
+      errors.push(new InputError({ ...where, field: 'spec.node' }, `no Node named ${JSON.stringify(node)} in the input`));
   }
   return errors;
 }
@@ -118,7 +123,9 @@ export function clockText(ms: number): string {
 function progressPrinter(io: SimulateIo): (p: SimulationProgress) => void {
   if (io.errIsTTY) {
     return (p) => {
-      io.err(`\rsimulate: ${clockText(p.atMs)} virtual, ${p.finished}/${p.total} workloads finished, ${p.steps} steps\x1b[K${p.done ? '\n' : ''}`);
+      io.err(
+        `\rsimulate: ${clockText(p.atMs)} virtual, ${p.finished}/${p.total} workloads finished, ${p.steps} steps\x1b[K${p.done ? '\n' : ''}`,
+      );
     };
   }
   return (p) => {
@@ -165,7 +172,14 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   }
   const report = buildReport(run);
   report.input = {
-    errors: errors.map((e) => ({ file: e.where.file ?? null, document: e.where.document ?? null, line: e.where.line ?? null, object: e.where.object ?? null, field: e.where.field ?? null, message: e.detail })),
+    errors: errors.map((e) => ({
+      file: e.where.file ?? null,
+      document: e.where.document ?? null,
+      line: e.where.line ?? null,
+      object: e.where.object ?? null,
+      field: e.where.field ?? null,
+      message: e.detail,
+    })),
     notes,
   };
   if (args.report !== undefined) {
@@ -193,6 +207,7 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
     io.err('error: interrupted: the report and the summary cover the run so far (run.partial)\n');
     return { code: 130, report };
   }
-  if (errors.length > 0) io.err(`error: ${errors.length} problem(s) in the input (above): the objects they name were left out of the run\n`);
+  if (errors.length > 0)
+    io.err(`error: ${errors.length} problem(s) in the input (above): the objects they name were left out of the run\n`);
   return { code: errors.length > 0 ? 2 : 0, report };
 }

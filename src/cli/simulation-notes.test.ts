@@ -29,12 +29,28 @@ spec:
     metadata: {annotations: {topoqueue.io/run-duration: soon}}
     spec: {containers: [{name: c}]}
 `);
-    assert.match(n!, /Job\/t\/j, spec\.template\.metadata\.annotations\["topoqueue\.io\/run-duration"\]: "soon" is not a Go duration .*: its pods run the default 60s/);
-    assert.deepEqual(notes(`apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {topoqueue.io/run-duration: 2h}}\nspec: {containers: [{name: c}]}\n`), []);
+    assert.match(
+      n!,
+      /Job\/t\/j, spec\.template\.metadata\.annotations\["topoqueue\.io\/run-duration"\]: "soon" is not a Go duration .*: its pods run the default 60s/,
+    );
+    assert.deepEqual(
+      notes(
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {topoqueue.io/run-duration: 2h}}\nspec: {containers: [{name: c}]}\n`,
+      ),
+      [],
+    );
   });
 
   it('SimulationEvents that change nothing: the state they set is already there, the node is gone, or --until comes first', () => {
-    const text = NODE + event('e1', '1m', 'Ready') + event('e2', '2m', 'NotReady') + event('e3', '3m', 'Uncordon') + event('e4', '4m', 'Untaint', ', taint: {key: gpu}') + event('e5', '5m', 'Delete') + event('e6', '6m', 'Ready') + event('e7', '9h', 'NotReady');
+    const text =
+      NODE +
+      event('e1', '1m', 'Ready') +
+      event('e2', '2m', 'NotReady') +
+      event('e3', '3m', 'Uncordon') +
+      event('e4', '4m', 'Untaint', ', taint: {key: gpu}') +
+      event('e5', '5m', 'Delete') +
+      event('e6', '6m', 'Ready') +
+      event('e7', '9h', 'NotReady');
     const out = notes(text, 3_600_000);
     assert.equal(out.length, 5, out.join('\n'));
     assert.match(out[0]!, /SimulationEvent\/e1: Ready on node n1 does nothing: it is already Ready/);

@@ -23,7 +23,9 @@ function badRunDurations(o: ParsedObject): string[] {
       if (k === 'annotations' && child !== null && typeof child === 'object') {
         const raw = (child as Record<string, unknown>)[TopoqueueAnnotation.RunDuration];
         if (raw !== undefined && (typeof raw !== 'string' || (parseGoDuration(raw) ?? -1) < 0)) {
-          out.push(`${formatWhere({ ...o.where, field: `${p}["${TopoqueueAnnotation.RunDuration}"]` })}: ${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": its pods run the default ${DEFAULT_RUN_DURATION_S}s`);
+          out.push(
+            `${formatWhere({ ...o.where, field: `${p}["${TopoqueueAnnotation.RunDuration}"]` })}: ${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": its pods run the default ${DEFAULT_RUN_DURATION_S}s`,
+          );
         }
       } else if (k !== 'status' && child !== null && typeof child === 'object') {
         if (Array.isArray(child)) child.forEach((c, i) => stack.push([c, `${p}[${i}]`]));
@@ -59,7 +61,12 @@ export function simulationNotes(objects: readonly ParsedObject[], untilMs?: numb
   }
   const events = objects
     .filter((o) => o.object.kind === 'SimulationEvent')
-    .map((o, i) => ({ o, e: o.object as SimulationEvent, atMs: Math.round((parseGoDuration((o.object as SimulationEvent).spec.at) ?? 0) * 1000), i }))
+    .map((o, i) => ({
+      o,
+      e: o.object as SimulationEvent,
+      atMs: Math.round((parseGoDuration((o.object as SimulationEvent).spec.at) ?? 0) * 1000),
+      i,
+    }))
     .sort((a, b) => a.atMs - b.atMs || a.i - b.i);
   for (const { o, e, atMs } of events) {
     const at = formatWhere(o.where);
@@ -98,8 +105,11 @@ export function simulationNotes(objects: readonly ParsedObject[], untilMs?: numb
         break;
       case SimulationAction.Untaint: {
         const key = e.spec.taint?.key ?? '';
-        const matching = [...n.taints].filter((t) => t.startsWith(`${key}\u0000`) && (e.spec.taint?.effect === undefined || t === taintKey));
-        if (matching.length === 0) nothing(`it has no taint with key ${key}${e.spec.taint?.effect ? ` and effect ${e.spec.taint.effect}` : ''}`);
+        const matching = [...n.taints].filter(
+          (t) => t.startsWith(`${key}\u0000`) && (e.spec.taint?.effect === undefined || t === taintKey),
+        );
+        if (matching.length === 0)
+          nothing(`it has no taint with key ${key}${e.spec.taint?.effect ? ` and effect ${e.spec.taint.effect}` : ''}`);
         for (const t of matching) n.taints.delete(t);
         break;
       }

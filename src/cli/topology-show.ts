@@ -86,12 +86,17 @@ export interface DomainJson {
 }
 
 /** The tree as data (`-o json|yaml`): levels, node count, and every domain down to `depth`. */
-export function topologyData(s: TopologySnapshot, title: string, options: ShowOptions = {}): { title: string; levels: string[]; nodes: number; domains: DomainJson[] } {
+export function topologyData(
+  s: TopologySnapshot,
+  title: string,
+  options: ShowOptions = {},
+): { title: string; levels: string[]; nodes: number; domains: DomainJson[] } {
   const depth = options.depth ?? s.levels.length;
   const R = s.resourceCount;
   const { free, total, nodes } = rollUp(s);
   const names = shownResources(s, options);
-  const amounts = (d: number, f: (r: number) => number) => Object.fromEntries(names.map((r) => [s.resources.names[r]!, formatResourceAmount(s.resources.names[r]!, f(d * R + r))]));
+  const amounts = (d: number, f: (r: number) => number) =>
+    Object.fromEntries(names.map((r) => [s.resources.names[r]!, formatResourceAmount(s.resources.names[r]!, f(d * R + r))]));
   const ranks = s.ranks();
   const domain = (d: number): DomainJson => {
     const out: DomainJson = {
@@ -102,7 +107,8 @@ export function topologyData(s: TopologySnapshot, title: string, options: ShowOp
       used: amounts(d, (i) => Math.max(0, total[i]! - free[i]!)),
       total: amounts(d, (i) => total[i]!),
     };
-    if (s.level(d) + 1 < depth && s.children(d).length > 0) out.children = [...s.children(d)].sort((a, b) => ranks[a]! - ranks[b]!).map(domain);
+    if (s.level(d) + 1 < depth && s.children(d).length > 0)
+      out.children = [...s.children(d)].sort((a, b) => ranks[a]! - ranks[b]!).map(domain);
     return out;
   };
   const roots = [...s.domainsAt(0)].sort((a, b) => ranks[a]! - ranks[b]!);
@@ -111,7 +117,9 @@ export function topologyData(s: TopologySnapshot, title: string, options: ShowOp
 
 /** Resource indexes shown: every resource some leaf has free, plus pods (or the caller's list). */
 function shownResources(s: TopologySnapshot, options: ShowOptions): number[] {
-  const names = options.resources ?? s.resources.names.filter((n, r) => s.domainsAt(s.levels.length - 1).some((d) => s.free(d, r) !== 0) || n === 'pods');
+  const names =
+    options.resources ??
+    s.resources.names.filter((n, r) => s.domainsAt(s.levels.length - 1).some((d) => s.free(d, r) !== 0) || n === 'pods');
   return names.map((n) => s.resources.get(n)).filter((r): r is number => r !== undefined);
 }
 
@@ -178,10 +186,13 @@ function hyperNodeHeader(s: TopologySnapshot, view: HyperNodeView, title: string
   const total = s.domainsAt(0).reduce((n, d) => n + nodes[d]!, 0);
   const loose = s.leaves().reduce((n, d) => n + (tree.leafHyperNode(s.node(s.leafFirstNode(d)).name) === undefined ? nodes[d]! : 0), 0);
   const tiers = s.levels.slice(0, -1).map((k) => tierOfLevelKey(k)!);
-  const lines = [`${title}: HyperNode ${tierList(tiers)}, then ${s.levels[L - 1]}; ${shown.size} HyperNode(s), ${total} node(s) in the tree${loose > 0 ? ` (${loose} in no HyperNode)` : ''}`];
+  const lines = [
+    `${title}: HyperNode ${tierList(tiers)}, then ${s.levels[L - 1]}; ${shown.size} HyperNode(s), ${total} node(s) in the tree${loose > 0 ? ` (${loose} in no HyperNode)` : ''}`,
+  ];
   for (const p of tree.problems) lines.push(`! ${p.message}`);
   for (const w of tree.warnings) lines.push(`! ${w}`);
-  if (!tree.ready) lines.push('! hyperNodes are not ready for scheduling: jobs with a network topology stay pending until the HyperNodes are fixed');
+  if (!tree.ready)
+    lines.push('! hyperNodes are not ready for scheduling: jobs with a network topology stay pending until the HyperNodes are fixed');
   const empty = tree.hyperNodeNames.filter((h) => tiers.includes(tree.tier(h)!) && !shown.has(h)).sort();
   if (empty.length > 0) {
     const more = empty.length > maxNames ? `, ... (${empty.length - maxNames} more)` : '';
@@ -196,8 +207,12 @@ export function renderTopology(s: TopologySnapshot, title: string, options: Show
   const R = s.resourceCount;
   const { free, total, nodes } = rollUp(s);
   const idx = shownResources(s, options);
-  const list = (d: number, f: (i: number) => number) => idx.map((r) => `${s.resources.names[r]}=${formatResourceAmount(s.resources.names[r]!, f(d * R + r))}`).join(' ');
-  const fmt = (d: number) => (options.usedAndTotal ? `${list(d, (i) => free[i]!)}  used: ${list(d, (i) => Math.max(0, total[i]! - free[i]!))}  total: ${list(d, (i) => total[i]!)}` : list(d, (i) => free[i]!));
+  const list = (d: number, f: (i: number) => number) =>
+    idx.map((r) => `${s.resources.names[r]}=${formatResourceAmount(s.resources.names[r]!, f(d * R + r))}`).join(' ');
+  const fmt = (d: number) =>
+    options.usedAndTotal
+      ? `${list(d, (i) => free[i]!)}  used: ${list(d, (i) => Math.max(0, total[i]! - free[i]!))}  total: ${list(d, (i) => total[i]!)}`
+      : list(d, (i) => free[i]!);
   const roots = s.domainsAt(0);
   const view = options.hyperNodes && isTierTopology(s) ? options.hyperNodes : undefined;
   const lines: string[] = [];
@@ -212,7 +227,9 @@ export function renderTopology(s: TopologySnapshot, title: string, options: Show
   }
   const ranks = s.ranks();
   const walk = (list: readonly number[], indent: string) => {
-    const sorted = list.map((d0) => ({ ...show(d0), rank: ranks[d0]! })).sort((a, b) => Number(b.first) - Number(a.first) || a.rank - b.rank);
+    const sorted = list
+      .map((d0) => ({ ...show(d0), rank: ranks[d0]! }))
+      .sort((a, b) => Number(b.first) - Number(a.first) || a.rank - b.rank);
     for (const { d, label } of sorted.slice(0, maxChildren)) {
       lines.push(`${indent}${label}  nodes=${nodes[d]}  free: ${fmt(d)}`);
       if (s.level(d) + 1 < depth) walk(s.children(d), indent + '  ');

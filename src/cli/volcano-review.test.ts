@@ -11,16 +11,19 @@ async function plan(file: string): Promise<Workload[]> {
   assert.equal(r.code, 0, r.err);
   return (JSON.parse(r.out) as { items: Workload[] }).items;
 }
-const hosts = (w: Workload) => (w.status?.admission?.podSetAssignments ?? []).flatMap((p) => (p.topologyAssignment ? decodeV1beta2(p.topologyAssignment).domains.map((d) => d.values[0]!) : []));
+const hosts = (w: Workload) =>
+  (w.status?.admission?.podSetAssignments ?? []).flatMap((p) =>
+    p.topologyAssignment ? decodeV1beta2(p.topologyAssignment).domains.map((d) => d.values[0]!) : [],
+  );
 const admitted = (w: Workload) => w.status?.conditions?.some((c) => c.type === 'Admitted' && c.status === 'True') ?? false;
 
 describe('Volcano review regressions', () => {
-  it('a Kueue job\'s assignment is usage in the implicit HyperNode flavor too: no GPU is given twice', async () => {
+  it("a Kueue job's assignment is usage in the implicit HyperNode flavor too: no GPU is given twice", async () => {
     const [kueue, volcano] = await plan('volcano-and-kueue-share-nodes.yaml');
     assert.ok(admitted(kueue!));
     assert.equal(admitted(volcano!), false);
   });
-  it('a Volcano job sees every node and tier (the implicit flavor first), not a declared flavor\'s subset', async () => {
+  it("a Volcano job sees every node and tier (the implicit flavor first), not a declared flavor's subset", async () => {
     const [w] = await plan('volcano-prefers-implicit-flavor.yaml');
     assert.ok(admitted(w!));
   });

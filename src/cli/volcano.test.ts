@@ -14,31 +14,45 @@ async function plan(...args: string[]): Promise<{ code: number; items: Workload[
 
 const byName = (items: Workload[], prefix: string) => items.find((w) => w.metadata.name.startsWith(prefix))!;
 function hosts(w: Workload): string[] {
-  return (w.status?.admission?.podSetAssignments ?? []).flatMap((p) => (p.topologyAssignment ? decodeV1beta2(p.topologyAssignment).domains.flatMap((d) => Array(d.count).fill(d.values[0]) as string[]) : []));
+  return (w.status?.admission?.podSetAssignments ?? []).flatMap((p) =>
+    p.topologyAssignment ? decodeV1beta2(p.topologyAssignment).domains.flatMap((d) => Array(d.count).fill(d.values[0]) as string[]) : [],
+  );
 }
 const message = (w: Workload) => w.status!.conditions!.find((c) => c.type === 'QuotaReserved')!.message ?? '';
 
-describe('plan: examples/volcano-spine-leaf (the seed\'s example 1)', () => {
+describe("plan: examples/volcano-spine-leaf (the seed's example 1)", () => {
   it('hard tier 1 in one leaf, tier 2 in one spine, the too-tight job pending, soft in the tightest domain left', async () => {
     const r = await plan('-f', 'examples/volcano-spine-leaf');
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(hosts(byName(r.items, 'job-leaf-job')), ['node0', 'node1']);
     assert.deepEqual(hosts(byName(r.items, 'job-spine-job')).sort(), ['node4', 'node5', 'node6', 'node7']);
-    assert.equal(message(byName(r.items, 'job-too-tight')), 'couldn\'t assign flavors to pod set worker: topology "hypernodes" allows to fit only 2 out of 3 pod(s). Total nodes: 8; excluded: resource "nvidia.com/gpu": 6');
+    assert.equal(
+      message(byName(r.items, 'job-too-tight')),
+      'couldn\'t assign flavors to pod set worker: topology "hypernodes" allows to fit only 2 out of 3 pod(s). Total nodes: 8; excluded: resource "nvidia.com/gpu": 6',
+    );
     assert.deepEqual(hosts(byName(r.items, 'job-soft-job')), ['node2', 'node3']);
   });
-  it('a HyperNode with two parents pends every job with a network topology, with the peer\'s message', async () => {
-    const f = tmpFile('extra.yaml', 'apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s9}\nspec:\n  tier: 2\n  members:\n  - type: HyperNode\n    selector: {exactMatch: {name: s0}}\n');
+  it("a HyperNode with two parents pends every job with a network topology, with the peer's message", async () => {
+    const f = tmpFile(
+      'extra.yaml',
+      'apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: s9}\nspec:\n  tier: 2\n  members:\n  - type: HyperNode\n    selector: {exactMatch: {name: s0}}\n',
+    );
     const r = await plan('-f', 'examples/volcano-spine-leaf', '-f', f);
     assert.equal(r.code, 0, r.err);
     assert.match(r.err, /HyperNode s0 already has a parent s4, and cannot set another parent s9/);
-    for (const w of r.items) assert.equal(message(w), 'hyperNodes are not ready for scheduling: HyperNode s0 already has a parent s4, and cannot set another parent s9');
+    for (const w of r.items)
+      assert.equal(
+        message(w),
+        'hyperNodes are not ready for scheduling: HyperNode s0 already has a parent s4, and cannot set another parent s9',
+      );
   });
 });
 
 describe('plan: Volcano details', () => {
   it('a Volcano Job without networkTopology is placed anywhere, even with no HyperNodes in the input; tier 0 never schedules', async () => {
-    const f = tmpFile('vj.yaml', `apiVersion: batch.volcano.sh/v1alpha1
+    const f = tmpFile(
+      'vj.yaml',
+      `apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 metadata: {name: plain, namespace: team-a}
 spec:
@@ -64,11 +78,15 @@ spec:
       spec:
         restartPolicy: OnFailure
         containers: [{name: w, image: i, resources: {requests: {nvidia.com/gpu: "8"}}}]
-`);
+`,
+    );
     const r = await plan('-f', 'examples/tas-basic/cluster.yaml', '-f', f);
     assert.equal(r.code, 0, r.err);
     assert.equal(hosts(byName(r.items, 'job-plain')).length, 3);
-    assert.equal(message(byName(r.items, 'job-tier0')), "couldn't assign flavors to pod set worker: no HyperNode of tier <= 0: the job cannot be placed");
+    assert.equal(
+      message(byName(r.items, 'job-tier0')),
+      "couldn't assign flavors to pod set worker: no HyperNode of tier <= 0: the job cannot be placed",
+    );
   });
   it('BalancedPlacement does not lift a hard tier limit', async () => {
     const r = await plan('-f', 'examples/volcano-spine-leaf', '--profile', 'BalancedPlacement');
@@ -77,7 +95,7 @@ spec:
   });
 });
 
-describe('plan: examples/volcano-roce-nvlink (the seed\'s example 2)', () => {
+describe("plan: examples/volcano-roce-nvlink (the seed's example 2)", () => {
   it('the HyperJob takes one RoCE network, each child job one NVLink domain; the Kueue Job a tier-1 domain left', async () => {
     const r = await plan('-f', 'examples/volcano-roce-nvlink');
     assert.equal(r.code, 0, r.err);

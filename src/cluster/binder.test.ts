@@ -20,9 +20,21 @@ const scheduled = (p: Pod | undefined) => p?.status?.conditions?.find((x) => x.t
 
 describe('binder', () => {
   it('binds to the first fitting node in name order and packs nodes before moving on', async () => {
-    const c = await testCluster([binder()], [readyNode('b', { cpu: '2', pods: '110' }), readyNode('a', { cpu: '2', pods: '110' }), pendingPod('p1'), pendingPod('p2'), pendingPod('p3')]);
+    const c = await testCluster(
+      [binder()],
+      [
+        readyNode('b', { cpu: '2', pods: '110' }),
+        readyNode('a', { cpu: '2', pods: '110' }),
+        pendingPod('p1'),
+        pendingPod('p2'),
+        pendingPod('p3'),
+      ],
+    );
     await c.run();
-    assert.deepEqual(['p1', 'p2', 'p3'].map((n) => nodeOf(c, n)), ['a', 'a', 'b']);
+    assert.deepEqual(
+      ['p1', 'p2', 'p3'].map((n) => nodeOf(c, n)),
+      ['a', 'a', 'b'],
+    );
   });
 
   it('honours nodeSelector and every required node affinity operator, and matchFields metadata.name', async () => {
@@ -31,13 +43,24 @@ describe('binder', () => {
       readyNode('n2', undefined, { zone: 'z2', gen: '5', gpu: 'yes' }),
       readyNode('n3', undefined, { zone: 'z3', gen: '7' }),
     ];
-    const affinity = (expr: NodeSelectorRequirement[], fields: NodeSelectorRequirement[] = []) => ({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: expr, ...(fields.length ? { matchFields: fields } : {}) }] } } });
+    const affinity = (expr: NodeSelectorRequirement[], fields: NodeSelectorRequirement[] = []) => ({
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: expr, ...(fields.length ? { matchFields: fields } : {}) }],
+        },
+      },
+    });
     const pods = [
       pendingPod('sel', undefined, { nodeSelector: { zone: 'z2' } }),
       pendingPod('in', undefined, { affinity: affinity([{ key: 'zone', operator: 'In', values: ['z3'] }]) }),
       pendingPod('notin', undefined, { affinity: affinity([{ key: 'zone', operator: 'NotIn', values: ['z1', 'z2'] }]) }),
       pendingPod('exists', undefined, { affinity: affinity([{ key: 'gpu', operator: 'Exists' }]) }),
-      pendingPod('dne', undefined, { affinity: affinity([{ key: 'gpu', operator: 'DoesNotExist' }, { key: 'zone', operator: 'In', values: ['z3'] }]) }),
+      pendingPod('dne', undefined, {
+        affinity: affinity([
+          { key: 'gpu', operator: 'DoesNotExist' },
+          { key: 'zone', operator: 'In', values: ['z3'] },
+        ]),
+      }),
       pendingPod('gt', undefined, { affinity: affinity([{ key: 'gen', operator: 'Gt', values: ['5'] }]) }),
       pendingPod('lt', undefined, { affinity: affinity([{ key: 'gen', operator: 'Lt', values: ['5'] }]) }),
       pendingPod('field', undefined, { affinity: affinity([], [{ key: 'metadata.name', operator: 'In', values: ['n2'] }]) }),
@@ -47,7 +70,17 @@ describe('binder', () => {
     await c.run();
     assert.deepEqual(
       pods.map((p) => [p.metadata.name, nodeOf(c, p.metadata.name)]),
-      [['sel', 'n2'], ['in', 'n3'], ['notin', 'n3'], ['exists', 'n2'], ['dne', 'n3'], ['gt', 'n3'], ['lt', 'n1'], ['field', 'n2'], ['nowhere', undefined]],
+      [
+        ['sel', 'n2'],
+        ['in', 'n3'],
+        ['notin', 'n3'],
+        ['exists', 'n2'],
+        ['dne', 'n3'],
+        ['gt', 'n3'],
+        ['lt', 'n1'],
+        ['field', 'n2'],
+        ['nowhere', undefined],
+      ],
     );
     assert.equal(scheduled(c.pod('nowhere'))?.message, "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.");
   });
@@ -72,7 +105,10 @@ describe('binder', () => {
         notReady,
         pendingPod('plain', { cpu: '100' }),
         pendingPod('tolerates', undefined, { tolerations: tol }),
-        pendingPod('tolerates-all', undefined, { tolerations: [{ operator: 'Exists' }], nodeSelector: { 'kubernetes.io/hostname': 'b-noexecute' } }),
+        pendingPod('tolerates-all', undefined, {
+          tolerations: [{ operator: 'Exists' }],
+          nodeSelector: { 'kubernetes.io/hostname': 'b-noexecute' },
+        }),
       ],
     );
     await c.run();
@@ -90,10 +126,17 @@ describe('binder', () => {
     assert.equal(nodeOf(d, 'p'), 'x');
   });
 
-  it('respects capacity per resource and the pods count, with kube-scheduler\'s message', async () => {
+  it("respects capacity per resource and the pods count, with kube-scheduler's message", async () => {
     const c = await testCluster(
       [binder()],
-      [readyNode('n1', { cpu: '4', memory: '8Gi', pods: '2' }), readyNode('n2', { cpu: '2', memory: '1Gi', pods: '110' }), pendingPod('a', { cpu: '1' }), pendingPod('b', { cpu: '1' }), pendingPod('c', { cpu: '1', memory: '2Gi' }), pendingPod('g', { 'nvidia.com/gpu': '1' })],
+      [
+        readyNode('n1', { cpu: '4', memory: '8Gi', pods: '2' }),
+        readyNode('n2', { cpu: '2', memory: '1Gi', pods: '110' }),
+        pendingPod('a', { cpu: '1' }),
+        pendingPod('b', { cpu: '1' }),
+        pendingPod('c', { cpu: '1', memory: '2Gi' }),
+        pendingPod('g', { 'nvidia.com/gpu': '1' }),
+      ],
     );
     await c.run();
     assert.equal(nodeOf(c, 'a'), 'n1');
@@ -104,7 +147,15 @@ describe('binder', () => {
   });
 
   it('a waiting pod is bound once a pod on its node finishes, or once a node is added', async () => {
-    const c = await testCluster([binder()], [readyNode('n1', { cpu: '2', pods: '110' }), pendingPod('a', { cpu: '2' }), pendingPod('b', { cpu: '2' }), pendingPod('big', { cpu: '6' })]);
+    const c = await testCluster(
+      [binder()],
+      [
+        readyNode('n1', { cpu: '2', pods: '110' }),
+        pendingPod('a', { cpu: '2' }),
+        pendingPod('b', { cpu: '2' }),
+        pendingPod('big', { cpu: '6' }),
+      ],
+    );
     await c.run();
     assert.equal(nodeOf(c, 'a'), 'n1');
     assert.equal(nodeOf(c, 'b'), undefined);
@@ -126,13 +177,18 @@ describe('binder', () => {
     const c = await testCluster([binder()], [n, pendingPod('p')]);
     await c.run();
     assert.equal(nodeOf(c, 'p'), undefined);
-    await retryOnConflict(c.store, 'Node', undefined, 'n1', (x) => void (x.status!.conditions = [{ type: 'Ready', status: 'True' }]), { status: true });
+    await retryOnConflict(c.store, 'Node', undefined, 'n1', (x) => void (x.status!.conditions = [{ type: 'Ready', status: 'True' }]), {
+      status: true,
+    });
     await c.run();
     assert.equal(nodeOf(c, 'p'), 'n1');
   });
 
   it('gated pods are left alone until their last gate is removed', async () => {
-    const c = await testCluster([binder()], [readyNode('n1'), pendingPod('g', undefined, { schedulingGates: [{ name: 'kueue.x-k8s.io/topology' }] })]);
+    const c = await testCluster(
+      [binder()],
+      [readyNode('n1'), pendingPod('g', undefined, { schedulingGates: [{ name: 'kueue.x-k8s.io/topology' }] })],
+    );
     await c.run();
     assert.equal(nodeOf(c, 'g'), undefined);
     assert.equal(scheduled(c.pod('g')), undefined, 'a gated pod is not reported unschedulable');
@@ -146,7 +202,10 @@ describe('binder', () => {
     running.status = { phase: 'Running' };
     const done = pendingPod('done', { cpu: '4' }, { nodeName: 'n1' });
     done.status = { phase: 'Succeeded' };
-    const c = await testCluster([binder()], [readyNode('n1', { cpu: '4', pods: '110' }), running, done, pendingPod('p', { cpu: '2' }), pendingPod('q', { cpu: '1' })]);
+    const c = await testCluster(
+      [binder()],
+      [readyNode('n1', { cpu: '4', pods: '110' }), running, done, pendingPod('p', { cpu: '2' }), pendingPod('q', { cpu: '1' })],
+    );
     await c.run();
     assert.equal(nodeOf(c, 'p'), undefined);
     assert.equal(nodeOf(c, 'q'), 'n1');

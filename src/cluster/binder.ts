@@ -295,7 +295,8 @@ function unschedulableMessage(nodes: NodeTable, c: PodClass, taints: TaintHistog
   for (const n of c.cand) {
     for (let i = 0; i < c.req.idx.length; i++) {
       const r = c.req.idx[i]!;
-      if (nodes.alloc[r]![n]! - nodes.used[r]![n]! < c.req.amt[i]!) bump(r === 0 ? FitReason.TooManyPods : FitReason.Insufficient(nodes.resources.names[r]!));
+      if (nodes.alloc[r]![n]! - nodes.used[r]![n]! < c.req.amt[i]!)
+        bump(r === 0 ? FitReason.TooManyPods : FitReason.Insufficient(nodes.resources.names[r]!));
     }
   }
   const parts = [...hist].map(([r, k]) => `${k} ${r}`).sort();
@@ -309,7 +310,13 @@ function unschedulableMessage(nodes: NodeTable, c: PodClass, taints: TaintHistog
 export function bindable(p: Pod): boolean {
   const phase = p.status?.phase;
   if (typeof p.spec !== 'object' || p.spec === null) return false;
-  return !p.spec.nodeName && (p.spec.schedulingGates?.length ?? 0) === 0 && !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
+  return (
+    !p.spec.nodeName &&
+    (p.spec.schedulingGates?.length ?? 0) === 0 &&
+    !p.metadata.deletionTimestamp &&
+    phase !== 'Succeeded' &&
+    phase !== 'Failed'
+  );
 }
 
 /** Does the pod hold capacity on a node (bound and not finished)? */
@@ -461,7 +468,13 @@ export class Binder {
       (p) => {
         if (!bindable(p) || p.metadata.uid !== pod.metadata.uid) return false;
         const conditions = (p.status?.conditions ?? []).filter((x) => x.type !== 'PodScheduled');
-        conditions.push({ type: 'PodScheduled', status: 'False', reason, message, lastTransitionTime: have?.status === 'False' ? (have.lastTransitionTime ?? now) : now });
+        conditions.push({
+          type: 'PodScheduled',
+          status: 'False',
+          reason,
+          message,
+          lastTransitionTime: have?.status === 'False' ? (have.lastTransitionTime ?? now) : now,
+        });
         p.status = { ...p.status, phase: p.status?.phase ?? 'Pending', conditions };
       },
       { status: true },

@@ -18,11 +18,23 @@ import { readyNode } from '../testing/cluster.ts';
 import { batchJob, localQueue, namespace, podTemplate } from '../testing/jobs.ts';
 import { CLUSTER_KINDS, clusterFirst, EmbeddedCluster } from './embedded.ts';
 
-const obj = (kind: string, name: string, namespace?: string): KObject => ({ apiVersion: 'v1', kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
+const obj = (kind: string, name: string, namespace?: string): KObject => ({
+  apiVersion: 'v1',
+  kind,
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+});
 
 describe('the embedded cluster', () => {
   it('creates cluster objects first, in CLUSTER_KINDS order, and everything else in input order', () => {
-    const input = [obj('Job', 'j1', 'a'), obj('LocalQueue', 'lq', 'a'), obj('Pod', 'p1', 'a'), obj('Node', 'n1'), obj('ClusterQueue', 'cq'), obj('Namespace', 'a'), obj('Job', 'j0', 'a')];
+    const input = [
+      obj('Job', 'j1', 'a'),
+      obj('LocalQueue', 'lq', 'a'),
+      obj('Pod', 'p1', 'a'),
+      obj('Node', 'n1'),
+      obj('ClusterQueue', 'cq'),
+      obj('Namespace', 'a'),
+      obj('Job', 'j0', 'a'),
+    ];
     assert.deepEqual(
       clusterFirst(input, (o) => o.kind).map((o) => `${o.kind}/${o.metadata.name}`),
       ['Namespace/a', 'Node/n1', 'ClusterQueue/cq', 'LocalQueue/lq', 'Job/j1', 'Pod/p1', 'Job/j0'],
@@ -47,13 +59,21 @@ describe('the embedded cluster', () => {
     const deny: Reconciler<TopoqueueConfig> = {
       name: 'deny',
       setup(ctx) {
-        ctx.store.addAdmissionHook({ name: 'no-pods.example.com', kinds: ['Pod'], operations: ['CREATE'], type: 'validating', admit: () => ({ denied: ['spec: pods are not welcome'] }) });
+        ctx.store.addAdmissionHook({
+          name: 'no-pods.example.com',
+          kinds: ['Pod'],
+          operations: ['CREATE'],
+          type: 'validating',
+          admit: () => ({ denied: ['spec: pods are not welcome'] }),
+        });
       },
       reconcile: async () => undefined,
     };
     const c = new EmbeddedCluster({ controllers: [deny] });
     await c.start();
-    assert.deepEqual(c.create(obj('Pod', 'p', 'a')), { error: 'admission webhook "no-pods.example.com" denied the request: spec: pods are not welcome' });
+    assert.deepEqual(c.create(obj('Pod', 'p', 'a')), {
+      error: 'admission webhook "no-pods.example.com" denied the request: spec: pods are not welcome',
+    });
     assert.equal(c.create(node('n1').build()).error, undefined);
     assert.deepEqual(c.create(node('n1').build()), { error: 'nodes "n1" already exists' });
   });
@@ -82,7 +102,22 @@ describe('the embedded cluster', () => {
 
   it('registers every controller and stand-in by default, under their fixed names', () => {
     const c = new EmbeddedCluster();
-    const names = ['scheduler', 'workload', 'job', 'pod-group', 'topology-ungater', 'node-failure', 'hypernode-status', 'podgroup-status', 'job-controllers', 'binder', 'kubelet', 'garbage-collector', 'workload-runner', 'scenario'];
+    const names = [
+      'scheduler',
+      'workload',
+      'job',
+      'pod-group',
+      'topology-ungater',
+      'node-failure',
+      'hypernode-status',
+      'podgroup-status',
+      'job-controllers',
+      'binder',
+      'kubelet',
+      'garbage-collector',
+      'workload-runner',
+      'scenario',
+    ];
     for (const n of names) assert.ok(c.manager.queue(n), n);
   });
 
@@ -93,16 +128,34 @@ describe('the embedded cluster', () => {
       const admitted = new Map<string, number>();
       const countAdmissions = (store: MemoryStore) =>
         store.watch<Workload>('Workload', (e) => {
-          if (e.type !== 'DELETED' && !e.old?.status?.admission && e.object.status?.admission) admitted.set(objectKey(e.object), (admitted.get(objectKey(e.object)) ?? 0) + 1);
+          if (e.type !== 'DELETED' && !e.old?.status?.admission && e.object.status?.admission)
+            admitted.set(objectKey(e.object), (admitted.get(objectKey(e.object)) ?? 0) + 1);
         });
-      const job = (name: string) => batchJob(name, { parallelism: 2, completions: 2, template: podTemplate({ cpu: '4', annotations: { [TopoqueueAnnotation.RunDuration]: '5m' } }) });
+      const job = (name: string) =>
+        batchJob(name, {
+          parallelism: 2,
+          completions: 2,
+          template: podTemplate({ cpu: '4', annotations: { [TopoqueueAnnotation.RunDuration]: '5m' } }),
+        });
       const firstStore = await openDurableStore(dir, { clock });
       const first = new EmbeddedCluster({ clock, store: firstStore });
       const stopFirst = countAdmissions(first.store);
       await first.start();
       // One node of 8 cpu: the three Jobs of 2 x 4 cpu run one after another.
-      const loaded = first.load([namespace('ns'), readyNode('n1'), flavor('default'), cq('cq').quota('default', { cpu: '8' }).build(), localQueue('lq'), job('a'), job('b'), job('c')]);
-      assert.deepEqual(loaded.filter((r) => r.error), []);
+      const loaded = first.load([
+        namespace('ns'),
+        readyNode('n1'),
+        flavor('default'),
+        cq('cq').quota('default', { cpu: '8' }).build(),
+        localQueue('lq'),
+        job('a'),
+        job('b'),
+        job('c'),
+      ]);
+      assert.deepEqual(
+        loaded.filter((r) => r.error),
+        [],
+      );
       await first.run({ untilMs: clock.now() + 7 * 60_000 });
       assert.equal(admitted.size, 2, 'two Jobs admitted before the stop (the first finished)');
       first.stop();
@@ -118,7 +171,10 @@ describe('the embedded cluster', () => {
       assert.equal(r.idle, true);
       for (const name of ['a', 'b', 'c']) {
         const j = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>('Job', 'ns', name);
-        assert.ok(j?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'), `Job ${name} complete: ${JSON.stringify(j?.status)}`);
+        assert.ok(
+          j?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
+          `Job ${name} complete: ${JSON.stringify(j?.status)}`,
+        );
       }
       assert.equal(store.listSync<Workload>('Workload', { namespace: 'ns' }).length, 3, 'one Workload per Job');
       assert.deepEqual([...admitted.values()], [1, 1, 1], `admitted once each: ${JSON.stringify([...admitted])}`);

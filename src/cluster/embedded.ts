@@ -87,7 +87,13 @@ export class EmbeddedCluster {
   constructor(opts: EmbeddedClusterOptions = {}) {
     this.clock = opts.clock ?? new VirtualClock();
     this.store = opts.store ?? new MemoryStore({ clock: this.clock });
-    this.manager = new Manager<TopoqueueConfig>({ store: this.store, clock: this.clock, config: defaultConfig(opts.config), events: opts.events, keepErrors: opts.keepErrors });
+    this.manager = new Manager<TopoqueueConfig>({
+      store: this.store,
+      clock: this.clock,
+      config: defaultConfig(opts.config),
+      events: opts.events,
+      keepErrors: opts.keepErrors,
+    });
     this.autoNamespaces = opts.autoNamespaces ?? true;
     this.store.addAdmissionHook({
       name: 'namespace-lifecycle.topoqueue.io',

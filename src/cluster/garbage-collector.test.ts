@@ -10,7 +10,13 @@ const obj = (kind: string, name: string, owners: KObject[] = [], apiVersion = 'v
   metadata: {
     name,
     namespace: 'default',
-    ownerReferences: owners.map((o): OwnerReference => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid!, controller: false })),
+    ownerReferences: owners.map((o): OwnerReference => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.metadata.name,
+      uid: o.metadata.uid!,
+      controller: false,
+    })),
   },
 });
 
@@ -42,7 +48,10 @@ describe('garbage collector', () => {
     await c.run();
     await c.store.delete('Workload', 'default', 'a');
     await c.run();
-    assert.deepEqual(c.pod('shared')?.metadata.ownerReferences?.map((r) => r.name), ['b']);
+    assert.deepEqual(
+      c.pod('shared')?.metadata.ownerReferences?.map((r) => r.name),
+      ['b'],
+    );
     await c.store.delete('Workload', 'default', 'b');
     await c.run();
     assert.equal(c.pod('shared'), undefined);

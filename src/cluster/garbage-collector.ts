@@ -90,7 +90,12 @@ export class GarbageCollector {
       if (o.metadata.uid !== obj.metadata.uid) return false;
       o.metadata.ownerReferences = (o.metadata.ownerReferences ?? []).filter((r) => !goneUids.has(r.uid));
     });
-    this.recorder.event(obj, 'Normal', 'OwnerRefsRemoved', `removed references to owners that no longer exist: ${gone.map((r) => `${r.kind}/${r.name}`).join(', ')}`);
+    this.recorder.event(
+      obj,
+      'Normal',
+      'OwnerRefsRemoved',
+      `removed references to owners that no longer exist: ${gone.map((r) => `${r.kind}/${r.name}`).join(', ')}`,
+    );
   }
 
   private async ownerExists(r: OwnerReference, namespace: string | undefined): Promise<boolean> {
@@ -101,7 +106,9 @@ export class GarbageCollector {
   }
 }
 
-export function garbageCollector(opts: { kinds?: readonly string[] } = {}): Reconciler<TopoqueueConfig> & { readonly state: GarbageCollector } {
+export function garbageCollector(
+  opts: { kinds?: readonly string[] } = {},
+): Reconciler<TopoqueueConfig> & { readonly state: GarbageCollector } {
   const state = new GarbageCollector(opts.kinds ?? DEFAULT_GC_KINDS);
   return {
     name: 'garbage-collector',

@@ -29,7 +29,14 @@ function admit(w: Workload, clusterQueue: string, podSets: PsAdmission[]): Workl
         count: p.count,
         flavors: { 'nvidia.com/gpu': 'gpu' },
         resourceUsage: { 'nvidia.com/gpu': String(p.gpus) },
-        ...(p.hosts ? { topologyAssignment: { levels: [HOST], domains: Object.entries(p.hosts).map(([h, count]) => ({ values: [h], count })) } as never } : {}),
+        ...(p.hosts
+          ? {
+              topologyAssignment: {
+                levels: [HOST],
+                domains: Object.entries(p.hosts).map(([h, count]) => ({ values: [h], count })),
+              } as never,
+            }
+          : {}),
       })),
     },
     conditions: [{ type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: '' }],
@@ -37,7 +44,12 @@ function admit(w: Workload, clusterQueue: string, podSets: PsAdmission[]): Workl
   return w;
 }
 
-function wlPod(name: string, workload: string, nodeName: string | undefined, opts: { gpu?: number; gated?: boolean; phase?: Pod['status'] } = {}): Pod {
+function wlPod(
+  name: string,
+  workload: string,
+  nodeName: string | undefined,
+  opts: { gpu?: number; gated?: boolean; phase?: Pod['status'] } = {},
+): Pod {
   const b = pod(name).request('nvidia.com/gpu', opts.gpu ?? 1);
   if (nodeName) b.on(nodeName);
   const p = b.build();
@@ -59,12 +71,28 @@ describe('the invariant checker', () => {
     store = new MemoryStore({ clock });
     checker = new InvariantChecker({ store, clock });
     await checker.start();
-    for (const r of ['r1', 'r2']) for (const n of [1, 2]) store.createSync(node(`${r}-n${n}`).labels({ [RACK]: r }).gpu(4).pods(3).build());
+    for (const r of ['r1', 'r2'])
+      for (const n of [1, 2])
+        store.createSync(
+          node(`${r}-n${n}`)
+            .labels({ [RACK]: r })
+            .gpu(4)
+            .pods(3)
+            .build(),
+        );
   });
 
   it('a consistent cluster has no violation, in step and full checks', () => {
     store.createSync(cq('team').quota('gpu', { 'nvidia.com/gpu': '8' }).build());
-    store.createSync(admit(wl('w1').pods(2, { 'nvidia.com/gpu': '4' }, { topology: { required: RACK } }).build(), 'team', [{ count: 2, gpus: 8, hosts: { 'r1-n1': 1, 'r1-n2': 1 } }]));
+    store.createSync(
+      admit(
+        wl('w1')
+          .pods(2, { 'nvidia.com/gpu': '4' }, { topology: { required: RACK } })
+          .build(),
+        'team',
+        [{ count: 2, gpus: 8, hosts: { 'r1-n1': 1, 'r1-n2': 1 } }],
+      ),
+    );
     store.createSync(wlPod('p0', 'w1', 'r1-n1', { gpu: 4 }));
     store.createSync(wlPod('p1', 'w1', 'r1-n2', { gpu: 4 }));
     checker.step();
@@ -94,7 +122,10 @@ describe('the invariant checker', () => {
     checker.step();
     assert.deepEqual(kinds(), [Invariant.UnreadablePodRequests]);
     assert.equal(checker.violations[0]!.object, 'Pod/default/bad');
-    assert.match(checker.violations[0]!.message, /pod default\/bad runs on node r1-n1, but its requests cannot be read \(.*spec\.containers\[0\]\.resources\.requests.*lots.*\)/);
+    assert.match(
+      checker.violations[0]!.message,
+      /pod default\/bad runs on node r1-n1, but its requests cannot be read \(.*spec\.containers\[0\]\.resources\.requests.*lots.*\)/,
+    );
     checker.full();
     assert.equal(checker.violations.length, 1, 'reported once while it stands');
     store.deleteSync('Pod', 'default', 'bad');
@@ -125,7 +156,12 @@ describe('the invariant checker', () => {
   it('a ClusterQueue using more than nominal without a cohort, or more than nominal + borrowingLimit, is over quota', () => {
     store.createSync(cq('alone').quota('gpu', { 'nvidia.com/gpu': '8' }).build());
     store.createSync(cq('lender').cohort('org').quota('gpu', { 'nvidia.com/gpu': '16' }).build());
-    store.createSync(cq('borrower').cohort('org').quota('gpu', { 'nvidia.com/gpu': ['4', '2'] }).build());
+    store.createSync(
+      cq('borrower')
+        .cohort('org')
+        .quota('gpu', { 'nvidia.com/gpu': ['4', '2'] })
+        .build(),
+    );
     store.createSync(admit(wl('a1').pods(2, { 'nvidia.com/gpu': '4' }).build(), 'alone', [{ count: 2, gpus: 8 }]));
     store.createSync(admit(wl('b1').pods(6, { 'nvidia.com/gpu': '1' }).build(), 'borrower', [{ count: 6, gpus: 6 }]));
     checker.step();
@@ -159,30 +195,60 @@ describe('the invariant checker', () => {
     store.createSync(admit(wl('ok').pods(4, { 'nvidia.com/gpu': '1' }, { minCount: 3 }).gang(3).build(), 'q', [{ count: 3, gpus: 3 }]));
     checker.step();
     assert.deepEqual(kinds(), [Invariant.GangMinimum, Invariant.GangMinimum]);
-    assert.deepEqual(checker.violations.map((v) => v.object), ['Workload/default/gang', 'Workload/default/partial']);
+    assert.deepEqual(
+      checker.violations.map((v) => v.object),
+      ['Workload/default/gang', 'Workload/default/partial'],
+    );
   });
 
   it('an assignment or pods spanning two domains of the required level break it', () => {
-    store.createSync(admit(wl('split').pods(2, { 'nvidia.com/gpu': '1' }, { topology: { required: RACK } }).build(), 'q', [{ count: 2, gpus: 2, hosts: { 'r1-n1': 1, 'r2-n1': 1 } }]));
+    store.createSync(
+      admit(
+        wl('split')
+          .pods(2, { 'nvidia.com/gpu': '1' }, { topology: { required: RACK } })
+          .build(),
+        'q',
+        [{ count: 2, gpus: 2, hosts: { 'r1-n1': 1, 'r2-n1': 1 } }],
+      ),
+    );
     checker.step();
     assert.deepEqual(kinds(), [Invariant.RequiredTopology]);
     assert.match(checker.violations[0]!.message, /spans 2 domains of required level example\.com\/rack: r1, r2/);
   });
 
-  it('a pod bound outside its PodSet\'s assignment, or outside the required domain, is caught', () => {
-    store.createSync(admit(wl('w').pods(2, { 'nvidia.com/gpu': '1' }, { topology: { required: RACK } }).build(), 'q', [{ count: 2, gpus: 2, hosts: { 'r1-n1': 2 } }]));
+  it("a pod bound outside its PodSet's assignment, or outside the required domain, is caught", () => {
+    store.createSync(
+      admit(
+        wl('w')
+          .pods(2, { 'nvidia.com/gpu': '1' }, { topology: { required: RACK } })
+          .build(),
+        'q',
+        [{ count: 2, gpus: 2, hosts: { 'r1-n1': 2 } }],
+      ),
+    );
     store.createSync(wlPod('p0', 'w', 'r1-n1'));
     store.createSync(wlPod('p1', 'w', 'r1-n2'));
     checker.step();
     assert.deepEqual(kinds(), [Invariant.PodOutsideAssignment]);
     store.createSync(wlPod('p2', 'w', 'r2-n1'));
     checker.step();
-    assert.deepEqual(kinds().sort(), [Invariant.AdmittedTwice, Invariant.PodOutsideAssignment, Invariant.PodOutsideAssignment, Invariant.RequiredTopology].sort());
-    assert.ok(checker.violations.some((v) => v.invariant === Invariant.AdmittedTwice && /3 pods of PodSet main of Workload default\/w are bound, more than the 2/.test(v.message)));
+    assert.deepEqual(
+      kinds().sort(),
+      [Invariant.AdmittedTwice, Invariant.PodOutsideAssignment, Invariant.PodOutsideAssignment, Invariant.RequiredTopology].sort(),
+    );
+    assert.ok(
+      checker.violations.some(
+        (v) =>
+          v.invariant === Invariant.AdmittedTwice &&
+          /3 pods of PodSet main of Workload default\/w are bound, more than the 2/.test(v.message),
+      ),
+    );
   });
 
   it('the full check counts pods per domain against the assignment', () => {
-    store.createSync(admit(wl('w').pods(2, { 'nvidia.com/gpu': '1' }).build(), 'q', [{ count: 2, gpus: 2, hosts: { 'r1-n1': 1, 'r1-n2': 1 } }]));
+    store.createSync(
+      admit(wl('w').pods(2, { 'nvidia.com/gpu': '1' }).build(), 'q', [{ count: 2, gpus: 2, hosts: { 'r1-n1': 1, 'r1-n2': 1 } }]),
+    );
     store.createSync(wlPod('p0', 'w', 'r1-n1'));
     store.createSync(wlPod('p1', 'w', 'r1-n1'));
     checker.step();
@@ -217,7 +283,10 @@ describe('the invariant checker', () => {
     store.updateStatusSync(again);
     checker.step();
     assert.deepEqual(kinds(), [Invariant.AdmittedTwice]);
-    assert.match(checker.violations[0]!.message, /admitted again \(ClusterQueue other, main: 1 on gpu\) while still admitted \(ClusterQueue q/);
+    assert.match(
+      checker.violations[0]!.message,
+      /admitted again \(ClusterQueue other, main: 1 on gpu\) while still admitted \(ClusterQueue q/,
+    );
   });
 
   it('a running pod of a Workload without admission, and a bound pod that is still gated, are caught', () => {

@@ -119,7 +119,8 @@ interface WorkloadPlan {
 const SEP = '\u0000';
 const isFinished = (w: Workload) => (w.status?.conditions ?? []).some((c) => c.type === 'Finished' && c.status === 'True');
 const holdsQuota = (w: Workload) => w.status?.admission !== undefined && !isFinished(w);
-const ref = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
+const ref = (o: KObject) =>
+  o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`;
 
 export class InvariantChecker {
   readonly violations: Violation[] = [];
@@ -188,7 +189,11 @@ export class InvariantChecker {
   /** Lists and watches (call before the objects to check are written, or at any time: it lists first). */
   async start(): Promise<void> {
     for (const i of this.all()) await i.start();
-    this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', { add: (p) => this.onPod(p), update: (_, p) => this.onPod(p), delete: (p) => this.onPod(p, true) });
+    this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', {
+      add: (p) => this.onPod(p),
+      update: (_, p) => this.onPod(p),
+      delete: (p) => this.onPod(p, true),
+    });
   }
 
   stop(): void {
@@ -308,7 +313,12 @@ export class InvariantChecker {
     if (byPs) for (const s of byPs.values()) for (const p of s) this.dirtyPods.add(p);
     if (old?.status?.admission && w.status?.admission && admissionReplaced(old, w)) {
       // A transition, not a state: reported each time it happens.
-      this.push({ key: `transition/${key}`, invariant: Invariant.AdmittedTwice, object: ref(w), message: `Workload ${key} was admitted again (${describeAdmission(w.status.admission)}) while still admitted (${describeAdmission(old.status.admission)}), without its admission being cleared first` });
+      this.push({
+        key: `transition/${key}`,
+        invariant: Invariant.AdmittedTwice,
+        object: ref(w),
+        message: `Workload ${key} was admitted again (${describeAdmission(w.status.admission)}) while still admitted (${describeAdmission(old.status.admission)}), without its admission being cleared first`,
+      });
     }
   }
 
@@ -340,7 +350,13 @@ export class InvariantChecker {
     this.quotaConfigDirty = false;
     this.quotaDirty = true;
     const specs: QuotaNodeSpec[] = [];
-    for (const c of this.cohorts.values()) specs.push({ name: c.metadata.name, kind: 'Cohort', parent: c.spec.parentName || undefined, quotas: quotasOf(c.spec.resourceGroups) });
+    for (const c of this.cohorts.values())
+      specs.push({
+        name: c.metadata.name,
+        kind: 'Cohort',
+        parent: c.spec.parentName || undefined,
+        quotas: quotasOf(c.spec.resourceGroups),
+      });
     for (const cq of this.clusterQueues.values()) {
       const cohort = (cq.spec.cohortName ?? (cq.spec as { cohort?: string }).cohort) || undefined;
       specs.push({ name: cq.metadata.name, kind: 'ClusterQueue', parent: cohort, quotas: quotasOf(cq.spec.resourceGroups) });
@@ -353,7 +369,12 @@ export class InvariantChecker {
     const found: Found[] = [];
     for (const message of this.quota?.violations() ?? []) {
       const m = /^(ClusterQueue|Cohort) (\S+) /.exec(message);
-      found.push({ key: message.replace(/ uses [0-9.e+-]+ /, ' uses '), invariant: Invariant.ClusterQueueQuota, object: m ? `${m[1]}/${m[2]}` : 'ClusterQueue', message });
+      found.push({
+        key: message.replace(/ uses [0-9.e+-]+ /, ' uses '),
+        invariant: Invariant.ClusterQueueQuota,
+        object: m ? `${m[1]}/${m[2]}` : 'ClusterQueue',
+        message,
+      });
     }
     this.settle('quota', found);
   }
@@ -370,7 +391,13 @@ export class InvariantChecker {
       }
       const podCap = node.allocatable.pods;
       if (podCap !== undefined && used.pods > podCap) over.push(`pods ${used.pods} > ${podCap}`);
-      if (over.length > 0) found.push({ key: 'capacity', invariant: Invariant.NodeCapacity, object: `Node/${name}`, message: `node ${name} is over capacity: requests of its bound pods exceed allocatable: ${over.join(', ')}` });
+      if (over.length > 0)
+        found.push({
+          key: 'capacity',
+          invariant: Invariant.NodeCapacity,
+          object: `Node/${name}`,
+          message: `node ${name} is over capacity: requests of its bound pods exceed allocatable: ${over.join(', ')}`,
+        });
     }
     this.settle(`node/${name}`, found);
   }
@@ -387,12 +414,20 @@ export class InvariantChecker {
     for (const [i, psa] of (adm.podSetAssignments ?? []).entries()) {
       const ps = w.spec.podSets.find((p) => p.name === psa.name);
       if (!ps) continue;
-      const plan: PodSetPlan = { count: psa.count ?? ps.count, specCount: ps.count, minCount: ps.minCount, required: ps.topologyRequest?.required };
+      const plan: PodSetPlan = {
+        count: psa.count ?? ps.count,
+        specCount: ps.count,
+        minCount: ps.minCount,
+        required: ps.topologyRequest?.required,
+      };
       if (psa.topologyAssignment) {
         try {
-          plan.assignment = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
+          plan.assignment = decodeAssignment(psa.topologyAssignment, {
+            field: `status.admission.podSetAssignments[${i}].topologyAssignment`,
+          });
           plan.domains = new Map();
-          for (const d of plan.assignment.domains) plan.domains.set(d.values.join(SEP), (plan.domains.get(d.values.join(SEP)) ?? 0) + d.count);
+          for (const d of plan.assignment.domains)
+            plan.domains.set(d.values.join(SEP), (plan.domains.get(d.values.join(SEP)) ?? 0) + d.count);
           if (plan.required !== undefined) plan.requiredValues = this.requiredValues(plan.assignment, plan.required);
         } catch {
           // An undecodable assignment: nothing to compare pods with.
@@ -400,7 +435,11 @@ export class InvariantChecker {
       }
       podSets.set(ps.name, plan);
     }
-    const plan: WorkloadPlan = { rv: w.metadata.resourceVersion, podSets, unhealthy: new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name)) };
+    const plan: WorkloadPlan = {
+      rv: w.metadata.resourceVersion,
+      podSets,
+      unhealthy: new Set((w.status?.unhealthyNodes ?? []).map((n) => n.name)),
+    };
     this.plans.set(key, plan);
     return plan;
   }
@@ -414,20 +453,50 @@ export class InvariantChecker {
       let admitted = 0;
       for (const [name, ps] of plan.podSets) {
         admitted += ps.count;
-        if (ps.count > ps.specCount) found.push({ key: `count/${name}`, invariant: Invariant.GangMinimum, object: what, message: `PodSet ${name} of Workload ${key} is admitted with ${ps.count} pods, more than its count ${ps.specCount}` });
-        if (ps.minCount !== undefined && ps.count < ps.minCount) found.push({ key: `min/${name}`, invariant: Invariant.GangMinimum, object: what, message: `PodSet ${name} of Workload ${key} is admitted with ${ps.count} pods, below its minCount ${ps.minCount}` });
+        if (ps.count > ps.specCount)
+          found.push({
+            key: `count/${name}`,
+            invariant: Invariant.GangMinimum,
+            object: what,
+            message: `PodSet ${name} of Workload ${key} is admitted with ${ps.count} pods, more than its count ${ps.specCount}`,
+          });
+        if (ps.minCount !== undefined && ps.count < ps.minCount)
+          found.push({
+            key: `min/${name}`,
+            invariant: Invariant.GangMinimum,
+            object: what,
+            message: `PodSet ${name} of Workload ${key} is admitted with ${ps.count} pods, below its minCount ${ps.minCount}`,
+          });
         if (ps.assignment) {
           const n = ps.assignment.domains.reduce((s, d) => s + d.count, 0);
-          if (n !== ps.count) found.push({ key: `assigned/${name}`, invariant: Invariant.PodOutsideAssignment, object: what, message: `the topology assignment of PodSet ${name} of Workload ${key} places ${n} pods, not the ${ps.count} admitted` });
+          if (n !== ps.count)
+            found.push({
+              key: `assigned/${name}`,
+              invariant: Invariant.PodOutsideAssignment,
+              object: what,
+              message: `the topology assignment of PodSet ${name} of Workload ${key} places ${n} pods, not the ${ps.count} admitted`,
+            });
           if (ps.required !== undefined) {
             const values = ps.requiredValues ?? new Set<string>();
-            if (values.size > 1) found.push({ key: `required/${name}`, invariant: Invariant.RequiredTopology, object: what, message: `the topology assignment of PodSet ${name} of Workload ${key} spans ${values.size} domains of required level ${ps.required}: ${[...values].sort().join(', ')}` });
+            if (values.size > 1)
+              found.push({
+                key: `required/${name}`,
+                invariant: Invariant.RequiredTopology,
+                object: what,
+                message: `the topology assignment of PodSet ${name} of Workload ${key} spans ${values.size} domains of required level ${ps.required}: ${[...values].sort().join(', ')}`,
+              });
           }
         }
         if (full) found.push(...this.checkPodSetPods(key, what, name, ps, plan));
       }
       const min = gangMinimum(w);
-      if (min !== undefined && admitted < min) found.push({ key: 'gang', invariant: Invariant.GangMinimum, object: what, message: `gang Workload ${key} is admitted with ${admitted} pods, below its minimum ${min}` });
+      if (min !== undefined && admitted < min)
+        found.push({
+          key: 'gang',
+          invariant: Invariant.GangMinimum,
+          object: what,
+          message: `gang Workload ${key} is admitted with ${admitted} pods, below its minimum ${min}`,
+        });
     }
     this.settle(`workload/${key}`, found);
   }
@@ -463,9 +532,21 @@ export class InvariantChecker {
     }
     for (const [dk, n] of perDomain) {
       const cap = ps.domains.get(dk) ?? 0;
-      if (n > cap) found.push({ key: `domain/${name}/${dk}`, invariant: Invariant.PodOutsideAssignment, object: what, message: `${n} pods of PodSet ${name} of Workload ${key} run in domain ${dk.split(SEP).join('/')}, assigned ${cap}` });
+      if (n > cap)
+        found.push({
+          key: `domain/${name}/${dk}`,
+          invariant: Invariant.PodOutsideAssignment,
+          object: what,
+          message: `${n} pods of PodSet ${name} of Workload ${key} run in domain ${dk.split(SEP).join('/')}, assigned ${cap}`,
+        });
     }
-    if (required.size > 1) found.push({ key: `pods-required/${name}`, invariant: Invariant.RequiredTopology, object: what, message: `pods of PodSet ${name} of Workload ${key} run in ${required.size} domains of required level ${ps.required}: ${[...required].sort().join(', ')}` });
+    if (required.size > 1)
+      found.push({
+        key: `pods-required/${name}`,
+        invariant: Invariant.RequiredTopology,
+        object: what,
+        message: `pods of PodSet ${name} of Workload ${key} run in ${required.size} domains of required level ${ps.required}: ${[...required].sort().join(', ')}`,
+      });
     return found;
   }
 
@@ -473,31 +554,67 @@ export class InvariantChecker {
     const r = this.podRecs.get(key);
     const found: Found[] = [];
     const what = `Pod/${key}`;
-    if (r?.node && r.gated && r.active) found.push({ key: 'gated', invariant: Invariant.GatedPodBound, object: what, message: `pod ${key} is bound to node ${r.node} while it still has scheduling gates` });
+    if (r?.node && r.gated && r.active)
+      found.push({
+        key: 'gated',
+        invariant: Invariant.GatedPodBound,
+        object: what,
+        message: `pod ${key} is bound to node ${r.node} while it still has scheduling gates`,
+      });
     if (r?.node && r.active && !r.requests.ok) {
-      found.push({ key: 'requests', invariant: Invariant.UnreadablePodRequests, object: what, message: `pod ${key} runs on node ${r.node}, but its requests cannot be read (${r.requests.problem}): the node's capacity is checked without them` });
+      found.push({
+        key: 'requests',
+        invariant: Invariant.UnreadablePodRequests,
+        object: what,
+        message: `pod ${key} runs on node ${r.node}, but its requests cannot be read (${r.requests.problem}): the node's capacity is checked without them`,
+      });
     }
     if (r?.active && r.node && r.workload !== undefined) {
       const w = this.workloads.get(r.workload);
       // A pod being deleted is being stopped: Kueue releases the quota once the job has no active pod, and a terminating pod is not active.
       if (w && !w.status?.admission && !w.metadata.deletionTimestamp && !r.deleting) {
-        found.push({ key: 'noquota', invariant: Invariant.PodWithoutAdmission, object: what, message: `pod ${key} runs on node ${r.node} while its Workload ${r.workload} holds no quota (no status.admission)` });
+        found.push({
+          key: 'noquota',
+          invariant: Invariant.PodWithoutAdmission,
+          object: what,
+          message: `pod ${key} runs on node ${r.node} while its Workload ${r.workload} holds no quota (no status.admission)`,
+        });
       }
       const plan = w ? this.planOf(r.workload, w) : undefined;
       const ps = r.podSet !== undefined ? plan?.podSets.get(r.podSet) : undefined;
       if (plan && ps) {
         const n = this.activeByPodSet.get(r.workload)?.get(r.podSet!)?.size ?? 0;
-        if (n > ps.count) found.push({ key: 'over', invariant: Invariant.AdmittedTwice, object: `Workload/${r.workload}`, message: `${n} pods of PodSet ${r.podSet} of Workload ${r.workload} are bound, more than the ${ps.count} it was admitted with` });
+        if (n > ps.count)
+          found.push({
+            key: 'over',
+            invariant: Invariant.AdmittedTwice,
+            object: `Workload/${r.workload}`,
+            message: `${n} pods of PodSet ${r.podSet} of Workload ${r.workload} are bound, more than the ${ps.count} it was admitted with`,
+          });
         const node = this.nodeRecs.get(r.node);
         // A pod on a node that failed is being replaced, and a pod being deleted belongs to an
         // admission being stopped: the assignment may already point elsewhere.
         if (ps.assignment && ps.domains && node && node.ready && !plan.unhealthy.has(r.node) && !r.deleting) {
-          const dk = ps.assignment.levels.map((l) => (l === 'kubernetes.io/hostname' ? (node.labels[l] ?? r.node!) : (node.labels[l] ?? '<none>'))).join(SEP);
-          if (!ps.domains.has(dk)) found.push({ key: 'outside', invariant: Invariant.PodOutsideAssignment, object: what, message: `pod ${key} of PodSet ${r.podSet} runs on node ${r.node} (${dk.split(SEP).join('/')}), which is not in its Workload's topology assignment` });
+          const dk = ps.assignment.levels
+            .map((l) => (l === 'kubernetes.io/hostname' ? (node.labels[l] ?? r.node!) : (node.labels[l] ?? '<none>')))
+            .join(SEP);
+          if (!ps.domains.has(dk))
+            found.push({
+              key: 'outside',
+              invariant: Invariant.PodOutsideAssignment,
+              object: what,
+              message: `pod ${key} of PodSet ${r.podSet} runs on node ${r.node} (${dk.split(SEP).join('/')}), which is not in its Workload's topology assignment`,
+            });
           if (ps.required !== undefined && ps.requiredValues?.size === 1) {
             const want = [...ps.requiredValues];
             const have = node.labels[ps.required];
-            if (have !== want[0]) found.push({ key: 'required', invariant: Invariant.RequiredTopology, object: what, message: `pod ${key} runs on node ${r.node} in ${ps.required}=${have ?? '<none>'}, outside the required domain ${ps.required}=${want[0]} of PodSet ${r.podSet}` });
+            if (have !== want[0])
+              found.push({
+                key: 'required',
+                invariant: Invariant.RequiredTopology,
+                object: what,
+                message: `pod ${key} runs on node ${r.node} in ${ps.required}=${have ?? '<none>'}, outside the required domain ${ps.required}=${want[0]} of PodSet ${r.podSet}`,
+              });
           }
         }
       }
@@ -529,7 +646,12 @@ export class InvariantChecker {
       this.dropped++;
       return;
     }
-    this.violations.push({ at: Math.round(this.clock.now() - this.startMs) / 1000, invariant: f.invariant, object: f.object, message: f.message });
+    this.violations.push({
+      at: Math.round(this.clock.now() - this.startMs) / 1000,
+      invariant: f.invariant,
+      object: f.object,
+      message: f.message,
+    });
   }
 }
 
@@ -557,7 +679,11 @@ function quotasOf(groups: readonly ResourceGroup[] | undefined): Map<FR, Resourc
   for (const g of groups ?? []) {
     for (const f of g.flavors) {
       for (const r of f.resources) {
-        out.set(fr(f.name, r.name), { nominal: amount(r.name, r.nominalQuota) ?? 0, borrowingLimit: amount(r.name, r.borrowingLimit), lendingLimit: amount(r.name, r.lendingLimit) });
+        out.set(fr(f.name, r.name), {
+          nominal: amount(r.name, r.nominalQuota) ?? 0,
+          borrowingLimit: amount(r.name, r.borrowingLimit),
+          lendingLimit: amount(r.name, r.lendingLimit),
+        });
       }
     }
   }

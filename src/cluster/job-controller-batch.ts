@@ -102,7 +102,7 @@ export function parseIndexes(s: string | undefined): Set<number> {
 export function formatIndexes(set: ReadonlySet<number>): string {
   const xs = [...set].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < xs.length; ) {
+  for (let i = 0; i < xs.length;) {
     let j = i;
     while (j + 1 < xs.length && xs[j + 1] === xs[j]! + 1) j++;
     parts.push(j > i ? `${xs[i]}-${xs[j]}` : String(xs[i]));
@@ -120,7 +120,8 @@ export function completionIndexOf(p: Pod): number | undefined {
 const hasTracking = (p: Pod): boolean => p.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER) === true;
 
 const newestFirst = (a: Pod, b: Pod): number =>
-  compareStrings(b.metadata.creationTimestamp ?? '', a.metadata.creationTimestamp ?? '') || compareStrings(b.metadata.name, a.metadata.name);
+  compareStrings(b.metadata.creationTimestamp ?? '', a.metadata.creationTimestamp ?? '') ||
+  compareStrings(b.metadata.name, a.metadata.name);
 
 /** The pod the controller creates for `job` (and `index` when Indexed). */
 export function jobPod(job: BatchJob, index: number | undefined): Pod {
@@ -221,11 +222,21 @@ export class BatchJobController extends StandIn<BatchJob> {
     let finished = conditionTrue(status.conditions, 'Complete') || conditionTrue(status.conditions, 'Failed');
     if (!finished && !suspended) {
       if (failed > backoffLimit) {
-        status.conditions = withCondition(status.conditions, { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' },
+          now,
+        );
         this.env.recorder.event(job, 'Warning', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit');
         finished = true;
-      } else if (indexed ? completed.size >= (completions ?? 0) : hasCompletions ? succeeded >= completions! : succeeded > 0 && active.length === 0) {
-        status.conditions = withCondition(status.conditions, { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods' }, now);
+      } else if (
+        indexed ? completed.size >= (completions ?? 0) : hasCompletions ? succeeded >= completions! : succeeded > 0 && active.length === 0
+      ) {
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods' },
+          now,
+        );
         status.completionTime = now;
         this.env.recorder.event(job, 'Normal', 'Completed', 'Job completed');
         finished = true;
@@ -237,19 +248,28 @@ export class BatchJobController extends StandIn<BatchJob> {
       for (const p of active) await this.deletePod(p);
       if (!finished) {
         if (!conditionTrue(status.conditions, 'Suspended')) this.env.recorder.event(job, 'Normal', 'Suspended', 'Job suspended');
-        status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' },
+          now,
+        );
         delete status.startTime;
       }
     } else {
       // 4. Running: keep the wanted number of active pods.
       if (conditionTrue(status.conditions, 'Suspended')) {
-        status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'False', reason: 'JobResumed', message: 'Job resumed' }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Suspended', status: 'False', reason: 'JobResumed', message: 'Job resumed' },
+          now,
+        );
         this.env.recorder.event(job, 'Normal', 'Resumed', 'Job resumed');
       }
       status.startTime ??= now;
       if (indexed) await this.syncIndexed(job, active, completed, parallelism, completions ?? 0);
       // Without completions (a work queue), once a pod succeeded no new pod starts and the others finish on their own.
-      else if (hasCompletions || succeeded === 0) await this.syncNonIndexed(job, active, parallelism, hasCompletions ? completions! - succeeded : parallelism);
+      else if (hasCompletions || succeeded === 0)
+        await this.syncNonIndexed(job, active, parallelism, hasCompletions ? completions! - succeeded : parallelism);
     }
 
     // 5. Status.
@@ -307,7 +327,10 @@ export class BatchJobController extends StandIn<BatchJob> {
   private async removeTracking(stale: Pod): Promise<void> {
     const p = this.env.pods.get(stale.metadata.namespace, stale.metadata.name);
     if (!p || p.metadata.uid !== stale.metadata.uid || !hasTracking(p)) return;
-    await this.env.ctx.store.update<Pod>({ ...p, metadata: { ...p.metadata, finalizers: p.metadata.finalizers!.filter((x) => x !== JOB_TRACKING_FINALIZER) } });
+    await this.env.ctx.store.update<Pod>({
+      ...p,
+      metadata: { ...p.metadata, finalizers: p.metadata.finalizers!.filter((x) => x !== JOB_TRACKING_FINALIZER) },
+    });
   }
 }
 

@@ -53,7 +53,14 @@ export function controllerRef(o: KObject): OwnerReference | undefined {
 
 /** The owner reference a controller puts on what it creates. */
 export function ownerReference(owner: KObject): OwnerReference & { blockOwnerDeletion: boolean } {
-  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 export const isDeleting = (o: KObject): boolean => o.metadata.deletionTimestamp !== undefined;
@@ -72,7 +79,11 @@ export interface PodOptions {
 export function podFromTemplate(owner: KObject, template: PodTemplateSpec | undefined, opts: PodOptions): Pod {
   const labels = { ...template?.metadata?.labels, ...opts.labels };
   const annotations = { ...template?.metadata?.annotations, ...opts.annotations };
-  const metadata: Pod['metadata'] = { name: opts.name ?? '', namespace: owner.metadata.namespace ?? 'default', ownerReferences: [ownerReference(owner)] };
+  const metadata: Pod['metadata'] = {
+    name: opts.name ?? '',
+    namespace: owner.metadata.namespace ?? 'default',
+    ownerReferences: [ownerReference(owner)],
+  };
   if (opts.generateName && !opts.name) metadata.generateName = opts.generateName;
   if (Object.keys(labels).length > 0) metadata.labels = labels;
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
@@ -85,11 +96,18 @@ export function podFromTemplate(owner: KObject, template: PodTemplateSpec | unde
  * Sets a condition in a Kubernetes-style list (Job, JobSet, MPIJob, HyperJob): the transition
  * time moves only when the status changes. Returns the new list.
  */
-export function withCondition(conditions: readonly Condition[] | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: string): Condition[] {
+export function withCondition(
+  conditions: readonly Condition[] | undefined,
+  c: Omit<Condition, 'lastTransitionTime'>,
+  now: string,
+): Condition[] {
   const out = [...(conditions ?? [])];
   const i = out.findIndex((x) => x.type === c.type);
   const old = i >= 0 ? out[i] : undefined;
-  const next: Condition = { ...c, lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now };
+  const next: Condition = {
+    ...c,
+    lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now,
+  };
   if (old && old.status === next.status && old.reason === next.reason && old.message === next.message) return out;
   if (i >= 0) out[i] = next;
   else out.push(next);
@@ -141,13 +159,22 @@ export async function createChild(env: KindEnv, owner: KObject, child: KObject):
   try {
     await env.ctx.store.create(child);
   } catch (e) {
-    env.recorder.event(owner, 'Warning', 'FailedCreate', `Error creating ${child.kind} ${child.metadata.name}: ${e instanceof Error ? e.message : String(e)}`);
+    env.recorder.event(
+      owner,
+      'Warning',
+      'FailedCreate',
+      `Error creating ${child.kind} ${child.metadata.name}: ${e instanceof Error ? e.message : String(e)}`,
+    );
     throw e;
   }
 }
 
 /** Updates a copy of the stored object (spec/metadata), retried on conflict; `change` returns false to write nothing. */
-export async function updateObject<T extends KObject>(ctx: ControllerContext<TopoqueueConfig>, obj: T, change: (o: T) => boolean | void): Promise<void> {
+export async function updateObject<T extends KObject>(
+  ctx: ControllerContext<TopoqueueConfig>,
+  obj: T,
+  change: (o: T) => boolean | void,
+): Promise<void> {
   await retryOnConflict<T>(ctx.store, obj.kind, obj.metadata.namespace, obj.metadata.name, (o) => {
     if (o.metadata.uid !== obj.metadata.uid) return false;
     return change(o);

@@ -119,7 +119,8 @@ export class JobSetController extends StandIn<JobSet> {
     status.replicatedJobsStatus = js.spec.replicatedJobs.map((rj) => this.replicatedJobStatus(rj, current));
 
     if (finished) {
-      if (conditionTrue(status.conditions, 'Failed')) for (const j of children) if (!jobDone(j, 'Complete') && !jobDone(j, 'Failed')) await deleteQuietly(ctx, j);
+      if (conditionTrue(status.conditions, 'Failed'))
+        for (const j of children) if (!jobDone(j, 'Complete') && !jobDone(j, 'Failed')) await deleteQuietly(ctx, j);
       await writeStatus(ctx, js, status);
       return;
     }
@@ -133,12 +134,19 @@ export class JobSetController extends StandIn<JobSet> {
       const maxRestarts = policy?.maxRestarts ?? 0;
       if (restarts < maxRestarts) {
         status.restarts = restarts + 1;
-        recorder.event(js, 'Warning', 'Restarting', `child Job ${failedJob.metadata.name} failed: restarting the JobSet (attempt ${restarts + 1} of ${maxRestarts})`);
+        recorder.event(
+          js,
+          'Warning',
+          'Restarting',
+          `child Job ${failedJob.metadata.name} failed: restarting the JobSet (attempt ${restarts + 1} of ${maxRestarts})`,
+        );
         await writeStatus(ctx, js, status);
         for (const j of current) await deleteQuietly(ctx, j);
         return;
       }
-      const [reason, message] = policy ? ['ReachedMaxRestarts', 'jobset failed due to reaching max number of restarts'] : ['FailedJobs', 'jobset failed due to one or more job failures'];
+      const [reason, message] = policy
+        ? ['ReachedMaxRestarts', 'jobset failed due to reaching max number of restarts']
+        : ['FailedJobs', 'jobset failed due to one or more job failures'];
       status.conditions = withCondition(status.conditions, { type: 'Failed', status: 'True', reason, message }, now);
       recorder.event(js, 'Warning', reason, message);
       for (const j of current) if (!jobDone(j, 'Complete') && !jobDone(j, 'Failed')) await deleteQuietly(ctx, j);
@@ -147,7 +155,11 @@ export class JobSetController extends StandIn<JobSet> {
     }
     const expected = js.spec.replicatedJobs.reduce((n, rj) => n + replicasOf(rj), 0);
     if (stale.length === 0 && current.length === expected && current.every((j) => jobDone(j, 'Complete'))) {
-      status.conditions = withCondition(status.conditions, { type: 'Completed', status: 'True', reason: 'AllJobsCompleted', message: 'jobset completed successfully' }, now);
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Completed', status: 'True', reason: 'AllJobsCompleted', message: 'jobset completed successfully' },
+        now,
+      );
       recorder.event(js, 'Normal', 'AllJobsCompleted', 'jobset completed successfully');
       await writeStatus(ctx, js, status);
       return;
@@ -173,9 +185,21 @@ export class JobSetController extends StandIn<JobSet> {
       }
     }
     const wasSuspended = conditionTrue(status.conditions, 'Suspended');
-    if (suspend) status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'True', reason: 'SuspendedJobs', message: 'jobset is suspended' }, now);
-    else if (wasSuspended) status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'False', reason: 'ResumeJobs', message: 'jobset is resumed' }, now);
-    const fresh = this.jobs.byIndex(BY_CONTROLLER_UID, js.metadata.uid!).filter((j) => j.metadata.labels?.[JobSetLabel.RestartAttempt] === String(restarts));
+    if (suspend)
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Suspended', status: 'True', reason: 'SuspendedJobs', message: 'jobset is suspended' },
+        now,
+      );
+    else if (wasSuspended)
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Suspended', status: 'False', reason: 'ResumeJobs', message: 'jobset is resumed' },
+        now,
+      );
+    const fresh = this.jobs
+      .byIndex(BY_CONTROLLER_UID, js.metadata.uid!)
+      .filter((j) => j.metadata.labels?.[JobSetLabel.RestartAttempt] === String(restarts));
     status.replicatedJobsStatus = js.spec.replicatedJobs.map((rj) => this.replicatedJobStatus(rj, fresh));
     await writeStatus(ctx, js, status);
   }

@@ -16,15 +16,7 @@
 import type { Condition, KObject, PodTemplateSpec } from '../api/objects.ts';
 import { LWSLabel, leaderWorkerSetFramework } from '../integrations/leaderworkerset.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
-import {
-  StandIn,
-  createPod,
-  deleteQuietly,
-  isDeleting,
-  podFromTemplate,
-  withCondition,
-  writeStatus,
-} from './job-controller-common.ts';
+import { StandIn, createPod, deleteQuietly, isDeleting, podFromTemplate, withCondition, writeStatus } from './job-controller-common.ts';
 import { isPodReady, isTerminal } from '../api/objects.ts';
 
 export const LWSAnnotation = {
@@ -34,13 +26,18 @@ export const LWSAnnotation = {
 
 export interface LeaderWorkerSet extends KObject {
   kind: 'LeaderWorkerSet';
-  spec: { replicas?: number; leaderWorkerTemplate: { size?: number; leaderTemplate?: PodTemplateSpec; workerTemplate: PodTemplateSpec }; [k: string]: unknown };
+  spec: {
+    replicas?: number;
+    leaderWorkerTemplate: { size?: number; leaderTemplate?: PodTemplateSpec; workerTemplate: PodTemplateSpec };
+    [k: string]: unknown;
+  };
   status?: { replicas?: number; readyReplicas?: number; conditions?: Condition[]; [k: string]: unknown };
 }
 
 const count = (v: unknown, dflt: number, min: number): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= min ? v : dflt);
 
-export const lwsPodName = (lws: string, group: number, worker: number): string => (worker === 0 ? `${lws}-${group}` : `${lws}-${group}-${worker}`);
+export const lwsPodName = (lws: string, group: number, worker: number): string =>
+  worker === 0 ? `${lws}-${group}` : `${lws}-${group}-${worker}`;
 
 export class LeaderWorkerSetController extends StandIn<LeaderWorkerSet> {
   readonly framework = leaderWorkerSetFramework;
@@ -99,4 +96,3 @@ export class LeaderWorkerSetController extends StandIn<LeaderWorkerSet> {
     await writeStatus(ctx, lws, status);
   }
 }
-

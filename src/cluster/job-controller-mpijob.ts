@@ -35,8 +35,18 @@ interface ReplicaSpec {
 
 export interface MPIJob extends KObject {
   kind: 'MPIJob';
-  spec: { mpiReplicaSpecs: { Launcher?: ReplicaSpec; Worker?: ReplicaSpec }; runPolicy?: { suspend?: boolean; cleanPodPolicy?: string }; [k: string]: unknown };
-  status?: { conditions?: Condition[]; startTime?: string; completionTime?: string; replicaStatuses?: Record<string, { active: number; succeeded: number; failed: number }>; [k: string]: unknown };
+  spec: {
+    mpiReplicaSpecs: { Launcher?: ReplicaSpec; Worker?: ReplicaSpec };
+    runPolicy?: { suspend?: boolean; cleanPodPolicy?: string };
+    [k: string]: unknown;
+  };
+  status?: {
+    conditions?: Condition[];
+    startTime?: string;
+    completionTime?: string;
+    replicaStatuses?: Record<string, { active: number; succeeded: number; failed: number }>;
+    [k: string]: unknown;
+  };
 }
 
 export const launcherName = (job: string): string => `${job}-launcher`;
@@ -54,7 +64,9 @@ function wantedPods(job: MPIJob): WantedPod[] {
   const out: WantedPod[] = [];
   if (specs.Launcher) out.push({ name: launcherName(job.metadata.name), type: 'launcher', index: 0, template: specs.Launcher.template });
   const w = specs.Worker;
-  if (w) for (let i = 0; i < (typeof w.replicas === 'number' && w.replicas >= 0 ? w.replicas : 1); i++) out.push({ name: workerName(job.metadata.name, i), type: 'worker', index: i, template: w.template });
+  if (w)
+    for (let i = 0; i < (typeof w.replicas === 'number' && w.replicas >= 0 ? w.replicas : 1); i++)
+      out.push({ name: workerName(job.metadata.name, i), type: 'worker', index: i, template: w.template });
   return out;
 }
 
@@ -64,7 +76,8 @@ export class MPIJobController extends StandIn<MPIJob> {
   /** Only the replica specs' shape: what the pods are made from. */
   protected override check(job: MPIJob): string | undefined {
     const specs = (job.spec as Partial<MPIJob['spec']> | undefined)?.mpiReplicaSpecs;
-    const bad = (r: unknown) => r !== undefined && (typeof r !== 'object' || r === null || typeof (r as ReplicaSpec).template?.spec !== 'object');
+    const bad = (r: unknown) =>
+      r !== undefined && (typeof r !== 'object' || r === null || typeof (r as ReplicaSpec).template?.spec !== 'object');
     if (typeof specs !== 'object' || specs === null || bad(specs.Launcher) || bad(specs.Worker)) {
       return 'spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template';
     }
@@ -78,7 +91,11 @@ export class MPIJobController extends StandIn<MPIJob> {
     const now = nowTimestamp(ctx.clock);
     const status = structuredClone(job.status ?? {});
     const id = `${namespace}/${name}`;
-    status.conditions = withCondition(status.conditions, { type: 'Created', status: 'True', reason: 'MPIJobCreated', message: `MPIJob ${id} is created.` }, now);
+    status.conditions = withCondition(
+      status.conditions,
+      { type: 'Created', status: 'True', reason: 'MPIJobCreated', message: `MPIJob ${id} is created.` },
+      now,
+    );
     const pods = this.env.podsOf(job.metadata.uid);
     const byName = new Map(pods.map((p) => [p.metadata.name, p]));
     const launcher = byName.get(launcherName(name));
@@ -86,14 +103,30 @@ export class MPIJobController extends StandIn<MPIJob> {
     const suspended = job.spec.runPolicy?.suspend === true;
 
     if (!finished && launcher?.status?.phase === 'Succeeded') {
-      status.conditions = withCondition(status.conditions, { type: 'Succeeded', status: 'True', reason: 'MPIJobSucceeded', message: `MPIJob ${id} successfully completed.` }, now);
-      status.conditions = withCondition(status.conditions, { type: 'Running', status: 'False', reason: 'MPIJobSucceeded', message: `MPIJob ${id} successfully completed.` }, now);
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Succeeded', status: 'True', reason: 'MPIJobSucceeded', message: `MPIJob ${id} successfully completed.` },
+        now,
+      );
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Running', status: 'False', reason: 'MPIJobSucceeded', message: `MPIJob ${id} successfully completed.` },
+        now,
+      );
       status.completionTime = now;
       recorder.event(job, 'Normal', 'MPIJobSucceeded', `MPIJob ${id} successfully completed.`);
       finished = true;
     } else if (!finished && launcher?.status?.phase === 'Failed' && !(suspended && isDeleting(launcher))) {
-      status.conditions = withCondition(status.conditions, { type: 'Failed', status: 'True', reason: 'MPIJobFailed', message: `MPIJob ${id} has failed: its launcher pod failed` }, now);
-      status.conditions = withCondition(status.conditions, { type: 'Running', status: 'False', reason: 'MPIJobFailed', message: `MPIJob ${id} has failed: its launcher pod failed` }, now);
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Failed', status: 'True', reason: 'MPIJobFailed', message: `MPIJob ${id} has failed: its launcher pod failed` },
+        now,
+      );
+      status.conditions = withCondition(
+        status.conditions,
+        { type: 'Running', status: 'False', reason: 'MPIJobFailed', message: `MPIJob ${id} has failed: its launcher pod failed` },
+        now,
+      );
       status.completionTime = now;
       recorder.event(job, 'Warning', 'MPIJobFailed', `MPIJob ${id} has failed: its launcher pod failed`);
       finished = true;
@@ -104,13 +137,26 @@ export class MPIJobController extends StandIn<MPIJob> {
       for (const p of pods) if (isActive(p) || (!finished && !isDeleting(p))) await deleteQuietly(ctx, p);
       if (!finished) {
         if (!conditionTrue(status.conditions, 'Suspended')) recorder.event(job, 'Normal', 'MPIJobSuspended', 'MPIJob suspended');
-        status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'True', reason: 'MPIJobSuspended', message: 'MPIJob suspended' }, now);
-        if (conditionTrue(status.conditions, 'Running')) status.conditions = withCondition(status.conditions, { type: 'Running', status: 'False', reason: 'MPIJobSuspended', message: 'MPIJob suspended' }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Suspended', status: 'True', reason: 'MPIJobSuspended', message: 'MPIJob suspended' },
+          now,
+        );
+        if (conditionTrue(status.conditions, 'Running'))
+          status.conditions = withCondition(
+            status.conditions,
+            { type: 'Running', status: 'False', reason: 'MPIJobSuspended', message: 'MPIJob suspended' },
+            now,
+          );
         delete status.startTime;
       }
     } else {
       if (conditionTrue(status.conditions, 'Suspended')) {
-        status.conditions = withCondition(status.conditions, { type: 'Suspended', status: 'False', reason: 'MPIJobResumed', message: 'MPIJob resumed' }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Suspended', status: 'False', reason: 'MPIJobResumed', message: 'MPIJob resumed' },
+          now,
+        );
         recorder.event(job, 'Normal', 'MPIJobResumed', 'MPIJob resumed');
       }
       status.startTime ??= now;
@@ -123,7 +169,11 @@ export class MPIJobController extends StandIn<MPIJob> {
         await createPod(this.env, job, pod);
       }
       if (launcher?.status?.phase === 'Running') {
-        status.conditions = withCondition(status.conditions, { type: 'Running', status: 'True', reason: 'MPIJobRunning', message: `MPIJob ${id} is running.` }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Running', status: 'True', reason: 'MPIJobRunning', message: `MPIJob ${id} is running.` },
+          now,
+        );
       }
     }
 
@@ -139,4 +189,3 @@ export class MPIJobController extends StandIn<MPIJob> {
     await writeStatus(ctx, job, status);
   }
 }
-

@@ -67,7 +67,7 @@ type StatusOf<T> = T & { status?: VolcanoJobStatus };
 
 export const volcanoPodName = (job: string, task: string, i: number): string => `${job}-${task}-${i}`;
 
-const phaseOf = (j: KObject): string | undefined => ((j as StatusOf<KObject>).status?.state?.phase);
+const phaseOf = (j: KObject): string | undefined => (j as StatusOf<KObject>).status?.state?.phase;
 const isFinishedPhase = (p: string | undefined): boolean => p === VolcanoJobPhase.Completed || p === VolcanoJobPhase.Failed;
 
 /**
@@ -188,12 +188,20 @@ export class HyperJobController extends ParsingStandIn<HyperJob> {
     if (!finished) {
       const failed = children.find((j) => phaseOf(j) === VolcanoJobPhase.Failed);
       if (failed) {
-        status.conditions = withCondition(status.conditions, { type: 'Failed', status: 'True', reason: 'JobFailed', message: `child Job ${failed.metadata.name} failed` }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Failed', status: 'True', reason: 'JobFailed', message: `child Job ${failed.metadata.name} failed` },
+          now,
+        );
         recorder.event(stored, 'Warning', 'JobFailed', `child Job ${failed.metadata.name} failed`);
         for (const j of children) if (!isFinishedPhase(phaseOf(j))) await deleteQuietly(ctx, j);
         finished = true;
       } else if (wanted.every((n) => byName.has(n) && phaseOf(byName.get(n)!) === VolcanoJobPhase.Completed)) {
-        status.conditions = withCondition(status.conditions, { type: 'Completed', status: 'True', reason: 'AllJobsCompleted', message: `all ${wanted.length} Jobs completed` }, now);
+        status.conditions = withCondition(
+          status.conditions,
+          { type: 'Completed', status: 'True', reason: 'AllJobsCompleted', message: `all ${wanted.length} Jobs completed` },
+          now,
+        );
         recorder.event(stored, 'Normal', 'AllJobsCompleted', `all ${wanted.length} Jobs completed`);
         finished = true;
       }
@@ -231,4 +239,3 @@ export class HyperJobController extends ParsingStandIn<HyperJob> {
     await writeStatus(ctx, stored, status);
   }
 }
-

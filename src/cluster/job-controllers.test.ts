@@ -19,8 +19,12 @@ const job = (name: string, spec: Partial<BatchJob['spec']>, labels: Record<strin
 });
 
 const names = (pods: Pod[]) => pods.map((p) => p.metadata.name);
-const active = (c: TestCluster) => c.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed' && !p.metadata.deletionTimestamp);
-const cond = (o: KObject | undefined, type: string) => ((o as { status?: { conditions?: { type: string; status: string; reason?: string }[] } })?.status?.conditions ?? []).find((c) => c.type === type);
+const active = (c: TestCluster) =>
+  c.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed' && !p.metadata.deletionTimestamp);
+const cond = (o: KObject | undefined, type: string) =>
+  ((o as { status?: { conditions?: { type: string; status: string; reason?: string }[] } })?.status?.conditions ?? []).find(
+    (c) => c.type === type,
+  );
 
 /** Finishes every active pod with `phase` (as a kubelet would) and lets the controllers react. */
 async function finishAll(c: TestCluster, phase: 'Succeeded' | 'Failed', filter: (p: Pod) => boolean = () => true) {
@@ -30,7 +34,8 @@ async function finishAll(c: TestCluster, phase: 'Succeeded' | 'Failed', filter: 
 
 /** Marks pods being deleted as Failed (the kubelet's part), so their finalizers can be released. */
 async function terminateDeleting(c: TestCluster) {
-  for (const p of c.pods().filter((x) => x.metadata.deletionTimestamp && x.status?.phase !== 'Failed' && x.status?.phase !== 'Succeeded')) await c.setPhase(p.metadata.name, 'Failed');
+  for (const p of c.pods().filter((x) => x.metadata.deletionTimestamp && x.status?.phase !== 'Failed' && x.status?.phase !== 'Succeeded'))
+    await c.setPhase(p.metadata.name, 'Failed');
   await c.run();
 }
 
@@ -48,7 +53,9 @@ describe('job controllers: batch/v1 Job', () => {
       assert.equal(p.metadata.labels?.['batch.kubernetes.io/job-name'], 'train');
       assert.equal(p.metadata.labels?.['batch.kubernetes.io/controller-uid'], j.metadata.uid);
       assert.equal(p.metadata.labels?.app, 'test', 'template labels are kept');
-      assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: j.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      assert.deepEqual(p.metadata.ownerReferences, [
+        { apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: j.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
       assert.deepEqual(p.metadata.finalizers, ['batch.kubernetes.io/job-tracking']);
       assert.equal(p.spec.containers[0]!.resources?.requests?.cpu, '1');
     }
@@ -74,12 +81,19 @@ describe('job controllers: batch/v1 Job', () => {
     assert.equal(j.status?.succeeded, 4);
     assert.equal(cond(j, 'Complete')?.status, 'True');
     assert.ok(j.status?.completionTime);
-    assert.equal(c.pods().every((p) => !p.metadata.finalizers?.length), true, 'counted pods are released');
+    assert.equal(
+      c.pods().every((p) => !p.metadata.finalizers?.length),
+      true,
+      'counted pods are released',
+    );
     assert.equal(j.status?.uncountedTerminatedPods, undefined);
   });
 
   it('a failed pod is replaced with a new pod of the same index, and backoffLimit failures + 1 fail the Job and delete its active pods', async () => {
-    const c = await testCluster([jobControllers()], [job('flaky', { completionMode: 'Indexed', parallelism: 2, completions: 2, backoffLimit: 1 })]);
+    const c = await testCluster(
+      [jobControllers()],
+      [job('flaky', { completionMode: 'Indexed', parallelism: 2, completions: 2, backoffLimit: 1 })],
+    );
     await c.run();
     const first = c.pods().find((p) => p.metadata.labels?.['batch.kubernetes.io/job-completion-index'] === '1')!;
     await c.setPhase(first.metadata.name, 'Failed');
@@ -133,7 +147,10 @@ describe('job controllers: batch/v1 Job', () => {
   });
 
   it('a suspended Job has no pods; suspending deletes them without counting failures, even when resumed before they are gone', async () => {
-    const c = await testCluster([jobControllers()], [job('s', { suspend: true, completionMode: 'Indexed', parallelism: 2, completions: 2 })]);
+    const c = await testCluster(
+      [jobControllers()],
+      [job('s', { suspend: true, completionMode: 'Indexed', parallelism: 2, completions: 2 })],
+    );
     await c.run();
     assert.equal(c.pods().length, 0);
     assert.equal(cond(c.get('Job', 's'), 'Suspended')?.status, 'True');
@@ -151,7 +168,8 @@ describe('job controllers: batch/v1 Job', () => {
     // Resumed and suspended again while its pods are still held by another finalizer.
     await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (x) => void (x.spec.suspend = false));
     await c.run();
-    for (const p of c.pods()) await retryOnConflict(c.store, 'Pod', 'default', p.metadata.name, (x) => void x.metadata.finalizers!.push('example.com/slow'));
+    for (const p of c.pods())
+      await retryOnConflict(c.store, 'Pod', 'default', p.metadata.name, (x) => void x.metadata.finalizers!.push('example.com/slow'));
     await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (x) => void (x.spec.suspend = true));
     await c.run();
     await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (x) => void (x.spec.suspend = false));
@@ -200,7 +218,11 @@ const jobSet = (name: string, suspend: boolean, failurePolicy?: { maxRestarts: n
     ...(failurePolicy ? { failurePolicy } : {}),
     replicatedJobs: [
       { name: 'leader', replicas: 1, template: { spec: { parallelism: 1, completions: 1, template: podTemplate() } } },
-      { name: 'workers', replicas: 2, template: { metadata: { labels: { tier: 'w' } }, spec: { parallelism: 2, completions: 2, template: podTemplate() } } },
+      {
+        name: 'workers',
+        replicas: 2,
+        template: { metadata: { labels: { tier: 'w' } }, spec: { parallelism: 2, completions: 2, template: podTemplate() } },
+      },
     ],
   },
 });
@@ -238,7 +260,10 @@ describe('job controllers: JobSet', () => {
     });
     await c.run();
     const jobs = c.store.listSync<BatchJob>('Job');
-    assert.equal(jobs.every((j) => j.spec.suspend === false && j.spec.template.spec.nodeSelector?.pool === 'gpu'), true);
+    assert.equal(
+      jobs.every((j) => j.spec.suspend === false && j.spec.template.spec.nodeSelector?.pool === 'gpu'),
+      true,
+    );
     const pods = c.pods();
     assert.equal(pods.length, 5);
     const p = pods.find((x) => x.metadata.name.startsWith('js-workers-1-1-'))!;
@@ -254,7 +279,13 @@ describe('job controllers: JobSet', () => {
     await finishAll(c, 'Succeeded');
     const js = c.get<JobSet>('JobSet', 'js')!;
     assert.equal(cond(js, 'Completed')?.reason, 'AllJobsCompleted');
-    assert.deepEqual(js.status?.replicatedJobsStatus?.map((s) => [s.name, s.succeeded]), [['leader', 1], ['workers', 2]]);
+    assert.deepEqual(
+      js.status?.replicatedJobsStatus?.map((s) => [s.name, s.succeeded]),
+      [
+        ['leader', 1],
+        ['workers', 2],
+      ],
+    );
   });
 
   it('a failed child Job fails the JobSet (maxRestarts 0) and its unfinished child Jobs are deleted', async () => {
@@ -288,7 +319,13 @@ describe('job controllers: MPIJob', () => {
       apiVersion: 'kubeflow.org/v2beta1',
       kind: 'MPIJob',
       metadata: { name: 'pi', namespace: 'default' },
-      spec: { runPolicy: { suspend }, mpiReplicaSpecs: { Launcher: { replicas: 1, template: podTemplate() }, Worker: { replicas: 2, template: podTemplate({ cpu: '2' }) } } },
+      spec: {
+        runPolicy: { suspend },
+        mpiReplicaSpecs: {
+          Launcher: { replicas: 1, template: podTemplate() },
+          Worker: { replicas: 2, template: podTemplate({ cpu: '2' }) },
+        },
+      },
     }) as KObject;
 
   it('pods <name>-launcher and <name>-worker-<i> with the kubeflow labels, created when runPolicy.suspend is false', async () => {
@@ -296,13 +333,24 @@ describe('job controllers: MPIJob', () => {
     await c.run();
     assert.equal(c.pods().length, 0);
     assert.equal(cond(c.get('MPIJob', 'pi'), 'Suspended')?.status, 'True');
-    await retryOnConflict(c.store, 'MPIJob', 'default', 'pi', (j) => void ((j as unknown as { spec: { runPolicy: { suspend: boolean } } }).spec.runPolicy.suspend = false));
+    await retryOnConflict(
+      c.store,
+      'MPIJob',
+      'default',
+      'pi',
+      (j) => void ((j as unknown as { spec: { runPolicy: { suspend: boolean } } }).spec.runPolicy.suspend = false),
+    );
     await c.run();
     assert.deepEqual(names(c.pods()), ['pi-launcher', 'pi-worker-0', 'pi-worker-1']);
     const w1 = c.pod('pi-worker-1')!;
     assert.deepEqual(
       { ...w1.metadata.labels },
-      { app: 'test', 'training.kubeflow.org/job-name': 'pi', 'training.kubeflow.org/replica-type': 'worker', 'training.kubeflow.org/replica-index': '1' },
+      {
+        app: 'test',
+        'training.kubeflow.org/job-name': 'pi',
+        'training.kubeflow.org/replica-type': 'worker',
+        'training.kubeflow.org/replica-index': '1',
+      },
     );
     assert.equal(c.pod('pi-launcher')!.metadata.labels?.['training.kubeflow.org/replica-type'], 'launcher');
     assert.equal(w1.metadata.ownerReferences?.[0]?.kind, 'MPIJob');
@@ -321,7 +369,13 @@ describe('job controllers: MPIJob', () => {
 
     const d = await testCluster([jobControllers()], [mpi(false)]);
     await d.run();
-    await retryOnConflict(d.store, 'MPIJob', 'default', 'pi', (j) => void ((j as unknown as { spec: { runPolicy: { suspend: boolean } } }).spec.runPolicy.suspend = true));
+    await retryOnConflict(
+      d.store,
+      'MPIJob',
+      'default',
+      'pi',
+      (j) => void ((j as unknown as { spec: { runPolicy: { suspend: boolean } } }).spec.runPolicy.suspend = true),
+    );
     await d.run();
     assert.equal(d.pods().length, 0);
   });
@@ -341,7 +395,14 @@ describe('job controllers: LeaderWorkerSet', () => {
       apiVersion: 'leaderworkerset.x-k8s.io/v1',
       kind: 'LeaderWorkerSet',
       metadata: { name: 'vllm', namespace: 'default' },
-      spec: { replicas: 2, leaderWorkerTemplate: { size: 3, ...(leader ? { leaderTemplate: podTemplate({ cpu: '1' }, {}, { role: 'leader' }) } : {}), workerTemplate: podTemplate({ cpu: '2' }, {}, { role: 'worker' }) } },
+      spec: {
+        replicas: 2,
+        leaderWorkerTemplate: {
+          size: 3,
+          ...(leader ? { leaderTemplate: podTemplate({ cpu: '1' }, {}, { role: 'leader' }) } : {}),
+          workerTemplate: podTemplate({ cpu: '2' }, {}, { role: 'worker' }),
+        },
+      },
     }) as KObject;
 
   it('per group a leader <lws>-<g> and workers <lws>-<g>-<w> with name, group-index and worker-index labels', async () => {
@@ -387,7 +448,13 @@ describe('job controllers: Volcano Job and HyperJob', () => {
       apiVersion: 'batch.volcano.sh/v1alpha1',
       kind: 'Job',
       metadata: { name, namespace: 'default' },
-      spec: { ...(minAvailable ? { minAvailable } : {}), tasks: [{ name: 'ps', replicas: 1, template: podTemplate() }, { name: 'worker', replicas: 2, template: podTemplate() }] },
+      spec: {
+        ...(minAvailable ? { minAvailable } : {}),
+        tasks: [
+          { name: 'ps', replicas: 1, template: podTemplate() },
+          { name: 'worker', replicas: 2, template: podTemplate() },
+        ],
+      },
     }) as KObject;
   const phase = (c: TestCluster, name: string) => (c.get('Job', name) as { status?: { state?: { phase?: string } } }).status?.state?.phase;
 
@@ -429,12 +496,17 @@ describe('job controllers: Volcano Job and HyperJob', () => {
       apiVersion: 'training.volcano.sh/v1alpha1',
       kind: 'HyperJob',
       metadata: { name: 'hj', namespace: 'default' },
-      spec: { replicatedJobs: [{ name: 'trainer', replicas: 2, templateSpec: { tasks: [{ name: 'w', replicas: 2, template: podTemplate() }] } }] },
+      spec: {
+        replicatedJobs: [{ name: 'trainer', replicas: 2, templateSpec: { tasks: [{ name: 'w', replicas: 2, template: podTemplate() }] } }],
+      },
     } as KObject;
     const c = await testCluster([jobControllers()], [hj]);
     await c.run();
     const jobs = c.store.listSync<KObject>('Job').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    assert.deepEqual(jobs.map((j) => j.metadata.name), ['hj-trainer-0', 'hj-trainer-1']);
+    assert.deepEqual(
+      jobs.map((j) => j.metadata.name),
+      ['hj-trainer-0', 'hj-trainer-1'],
+    );
     assert.equal(jobs[1]!.metadata.labels?.['training.volcano.sh/hyperjob-name'], 'hj');
     assert.equal(jobs[1]!.metadata.labels?.['training.volcano.sh/job-index'], '1');
     assert.equal(jobs[1]!.metadata.ownerReferences?.[0]?.kind, 'HyperJob');
@@ -448,9 +520,24 @@ describe('job controllers: Volcano Job and HyperJob', () => {
 
 describe('job controllers: bad input', () => {
   it('a job object the API schema refuses gets a Warning Event naming the field and no pods, and the controller goes on', async () => {
-    const badJob = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'bad', namespace: 'default' }, spec: { parallelism: -1, template: podTemplate() } } as KObject;
-    const badJs = { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', metadata: { name: 'badjs', namespace: 'default' }, spec: { replicatedJobs: [{ name: 'x' }] } } as KObject;
-    const badMpi = { apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob', metadata: { name: 'badmpi', namespace: 'default' }, spec: { mpiReplicaSpecs: { Worker: { replicas: 2 } } } } as KObject;
+    const badJob = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'bad', namespace: 'default' },
+      spec: { parallelism: -1, template: podTemplate() },
+    } as KObject;
+    const badJs = {
+      apiVersion: 'jobset.x-k8s.io/v1alpha2',
+      kind: 'JobSet',
+      metadata: { name: 'badjs', namespace: 'default' },
+      spec: { replicatedJobs: [{ name: 'x' }] },
+    } as KObject;
+    const badMpi = {
+      apiVersion: 'kubeflow.org/v2beta1',
+      kind: 'MPIJob',
+      metadata: { name: 'badmpi', namespace: 'default' },
+      spec: { mpiReplicaSpecs: { Worker: { replicas: 2 } } },
+    } as KObject;
     const c = await testCluster([jobControllers()], [badJob, badJs, badMpi, job('good', {})]);
     await c.run();
     assert.equal(c.pods().length, 1, 'only the good Job has a pod');
@@ -458,7 +545,10 @@ describe('job controllers: bad input', () => {
     const msg = (ref: string) => c.manager.events.about(ref).find((e) => e.reason === 'InvalidSpec')?.message ?? '';
     assert.match(msg('Job/default/bad'), /^nothing is created: .*spec\.parallelism: must be at least 0/);
     assert.match(msg('JobSet/default/badjs'), /^nothing is created: .*spec\.replicatedJobs\[0\]\.template/);
-    assert.equal(msg('MPIJob/default/badmpi'), 'nothing is created: spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template');
+    assert.equal(
+      msg('MPIJob/default/badmpi'),
+      'nothing is created: spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template',
+    );
   });
 });
 
@@ -488,7 +578,11 @@ describe('job controllers: one stand-in per job framework of the registry', () =
   });
 
   it('keys split back into framework, namespace and name though the framework name holds a slash', () => {
-    assert.deepEqual(splitJobKey(jobKey('jobset.x-k8s.io/jobset', 'team-a', 'train')), { tag: 'jobset.x-k8s.io/jobset', namespace: 'team-a', name: 'train' });
+    assert.deepEqual(splitJobKey(jobKey('jobset.x-k8s.io/jobset', 'team-a', 'train')), {
+      tag: 'jobset.x-k8s.io/jobset',
+      namespace: 'team-a',
+      name: 'train',
+    });
     assert.deepEqual(splitJobKey(jobKey('OrphanPod', undefined, 'p-1')), { tag: 'OrphanPod', namespace: 'default', name: 'p-1' });
   });
 });

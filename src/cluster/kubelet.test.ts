@@ -25,7 +25,10 @@ async function setNode(c: TestCluster, name: string, change: (n: Node) => void, 
 
 describe('kubelet', () => {
   it('runs a bound pod at once (Running, Ready, startTime) and ends it after its run duration', async () => {
-    const c = await testCluster([kubelet()], [readyNode('n1'), boundPod('p', 'n1', { 'topoqueue.io/run-duration': '90s' }), boundPod('unbound', undefined)]);
+    const c = await testCluster(
+      [kubelet()],
+      [readyNode('n1'), boundPod('p', 'n1', { 'topoqueue.io/run-duration': '90s' }), boundPod('unbound', undefined)],
+    );
     await c.run(0);
     assert.equal(phase(c, 'p'), 'Running');
     const p = c.pod('p')!;
@@ -39,7 +42,11 @@ describe('kubelet', () => {
     assert.equal(phase(c, 'p'), 'Succeeded');
     assert.equal(c.elapsed(), 90);
     assert.equal(condition(c, 'p', 'Ready')?.status, 'False');
-    assert.equal((c.pod('p')!.status?.containerStatuses as { state: { terminated: { reason: string; exitCode: number } } }[])[0]!.state.terminated.reason, 'Completed');
+    assert.equal(
+      (c.pod('p')!.status?.containerStatuses as { state: { terminated: { reason: string; exitCode: number } } }[])[0]!.state.terminated
+        .reason,
+      'Completed',
+    );
   });
 
   it('the default run duration is 60s', async () => {
@@ -50,13 +57,21 @@ describe('kubelet', () => {
   });
 
   it('fail-after fails the pod with reason Error when it comes before the run duration', async () => {
-    const c = await testCluster([kubelet()], [readyNode('n1'), boundPod('f', 'n1', { 'topoqueue.io/run-duration': '10m', 'topoqueue.io/fail-after': '2m30s' }), boundPod('late', 'n1', { 'topoqueue.io/run-duration': '1m', 'topoqueue.io/fail-after': '5m' })]);
+    const c = await testCluster(
+      [kubelet()],
+      [
+        readyNode('n1'),
+        boundPod('f', 'n1', { 'topoqueue.io/run-duration': '10m', 'topoqueue.io/fail-after': '2m30s' }),
+        boundPod('late', 'n1', { 'topoqueue.io/run-duration': '1m', 'topoqueue.io/fail-after': '5m' }),
+      ],
+    );
     await c.run(60_000);
     assert.equal(phase(c, 'late'), 'Succeeded', 'the run ended before the failure');
     await c.run();
     assert.equal(phase(c, 'f'), 'Failed');
     assert.equal(c.elapsed(), 150);
-    const term = (c.pod('f')!.status?.containerStatuses as { state: { terminated: { reason: string; exitCode: number } } }[])[0]!.state.terminated;
+    const term = (c.pod('f')!.status?.containerStatuses as { state: { terminated: { reason: string; exitCode: number } } }[])[0]!.state
+      .terminated;
     assert.equal(term.reason, 'Error');
     assert.equal(term.exitCode, 1);
   });
@@ -98,7 +113,10 @@ describe('kubelet', () => {
   it('the pods of a deleted node are deleted; a pod bound to a node never seen is deleted after 40s', async () => {
     const held = boundPod('held', 'n1');
     held.metadata.finalizers = ['example.com/keep'];
-    const c = await testCluster([kubelet()], [readyNode('n1'), boundPod('p', 'n1', { 'topoqueue.io/run-duration': '1h' }), held, boundPod('ghost', 'nowhere')]);
+    const c = await testCluster(
+      [kubelet()],
+      [readyNode('n1'), boundPod('p', 'n1', { 'topoqueue.io/run-duration': '1h' }), held, boundPod('ghost', 'nowhere')],
+    );
     await c.run(1000);
     await c.store.delete('Node', undefined, 'n1');
     await c.run(0);
@@ -116,7 +134,17 @@ describe('kubelet', () => {
     tolerant.spec.tolerations = [{ key: 'maintenance', operator: 'Exists', effect: 'NoExecute' }];
     const patient = boundPod('patient', 'n1', { 'topoqueue.io/run-duration': '1h' });
     patient.spec.tolerations = [{ key: 'maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }];
-    const c = await testCluster([kubelet()], [readyNode('n1'), readyNode('n2'), boundPod('plain', 'n1', { 'topoqueue.io/run-duration': '1h' }), tolerant, patient, boundPod('other', 'n2', { 'topoqueue.io/run-duration': '1h' })]);
+    const c = await testCluster(
+      [kubelet()],
+      [
+        readyNode('n1'),
+        readyNode('n2'),
+        boundPod('plain', 'n1', { 'topoqueue.io/run-duration': '1h' }),
+        tolerant,
+        patient,
+        boundPod('other', 'n2', { 'topoqueue.io/run-duration': '1h' }),
+      ],
+    );
     await c.run(5000);
     await setNode(c, 'n1', (n) => void (n.spec = { taints: [{ key: 'maintenance', effect: 'NoExecute' }] }));
     await setNode(c, 'n2', (n) => void (n.spec = { taints: [{ key: 'maintenance', effect: 'NoSchedule' }] }));
@@ -149,7 +177,9 @@ describe('kubelet', () => {
 
   it('serving pods (of a LeaderWorkerSet, or a serving pod group) run until deleted unless they name a run duration', async () => {
     const lws = boundPod('lws-0', 'n1');
-    lws.metadata.ownerReferences = [{ apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', name: 'lws', uid: 'u1', controller: true }];
+    lws.metadata.ownerReferences = [
+      { apiVersion: 'leaderworkerset.x-k8s.io/v1', kind: 'LeaderWorkerSet', name: 'lws', uid: 'u1', controller: true },
+    ];
     const timed = boundPod('lws-1', 'n1', { 'topoqueue.io/run-duration': '5m' });
     timed.metadata.ownerReferences = lws.metadata.ownerReferences;
     const group = boundPod('srv', 'n1', { 'kueue.x-k8s.io/pod-group-serving': 'true' });

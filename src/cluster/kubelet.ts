@@ -52,12 +52,19 @@ interface Durations {
   failMs?: number;
 }
 
-function setConditions(conditions: readonly Condition[] | undefined, updates: Omit<Condition, 'lastTransitionTime'>[], now: string): Condition[] {
+function setConditions(
+  conditions: readonly Condition[] | undefined,
+  updates: Omit<Condition, 'lastTransitionTime'>[],
+  now: string,
+): Condition[] {
   const out = [...(conditions ?? [])];
   for (const u of updates) {
     const i = out.findIndex((c) => c.type === u.type);
     const old = i >= 0 ? out[i] : undefined;
-    const next: Condition = { ...u, lastTransitionTime: old && old.status === u.status && old.lastTransitionTime ? old.lastTransitionTime : now };
+    const next: Condition = {
+      ...u,
+      lastTransitionTime: old && old.status === u.status && old.lastTransitionTime ? old.lastTransitionTime : now,
+    };
     if (!next.reason) delete next.reason;
     if (!next.message) delete next.message;
     if (i >= 0) out[i] = next;
@@ -183,7 +190,14 @@ export class Kubelet {
             ],
             stamp,
           ),
-          containerStatuses: (p.spec.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '', ready: true, started: true, restartCount: 0, state: { running: { startedAt: stamp } } })),
+          containerStatuses: (p.spec.containers ?? []).map((c) => ({
+            name: c.name,
+            image: c.image ?? '',
+            ready: true,
+            started: true,
+            restartCount: 0,
+            state: { running: { startedAt: stamp } },
+          })),
         };
       });
       return later(Math.min(now + (d.failMs ?? Infinity), now + (d.runMs ?? Infinity)));
@@ -199,7 +213,8 @@ export class Kubelet {
       this.startedAt.set(pod.metadata.uid!, start);
       this.runningAtStart.add(pod.metadata.uid!);
     }
-    if (this.runningAtStart.has(pod.metadata.uid!) && pod.metadata.annotations?.[TopoqueueAnnotation.RunDuration] === undefined) d.runMs = undefined;
+    if (this.runningAtStart.has(pod.metadata.uid!) && pod.metadata.annotations?.[TopoqueueAnnotation.RunDuration] === undefined)
+      d.runMs = undefined;
     const podReady = isPodReady(pod);
     if (!ready) {
       if (podReady) {
@@ -207,7 +222,14 @@ export class Kubelet {
         await this.writeStatus(pod, (p) => {
           p.status = {
             ...p.status,
-            conditions: setConditions(p.status?.conditions, [{ type: 'Ready', status: 'False', reason: 'NodeNotReady', message: msg }, { type: 'ContainersReady', status: 'False', reason: 'NodeNotReady', message: msg }], stamp),
+            conditions: setConditions(
+              p.status?.conditions,
+              [
+                { type: 'Ready', status: 'False', reason: 'NodeNotReady', message: msg },
+                { type: 'ContainersReady', status: 'False', reason: 'NodeNotReady', message: msg },
+              ],
+              stamp,
+            ),
           };
         });
       }
@@ -225,7 +247,17 @@ export class Kubelet {
     }
     if (!podReady) {
       await this.writeStatus(pod, (p) => {
-        p.status = { ...p.status, conditions: setConditions(p.status?.conditions, [{ type: 'Ready', status: 'True' }, { type: 'ContainersReady', status: 'True' }], stamp) };
+        p.status = {
+          ...p.status,
+          conditions: setConditions(
+            p.status?.conditions,
+            [
+              { type: 'Ready', status: 'True' },
+              { type: 'ContainersReady', status: 'True' },
+            ],
+            stamp,
+          ),
+        };
       });
     }
     return later(Math.min(failAt, endAt));
@@ -259,7 +291,8 @@ export class Kubelet {
   private durations(pod: Pod): Durations {
     const a = pod.metadata.annotations ?? {};
     const serving =
-      a[KueueRuntimeKey.PodGroupServing] === 'true' || pod.metadata.ownerReferences?.some((r) => r.controller === true && r.kind === LeaderWorkerSetKind.kind) === true;
+      a[KueueRuntimeKey.PodGroupServing] === 'true' ||
+      pod.metadata.ownerReferences?.some((r) => r.controller === true && r.kind === LeaderWorkerSetKind.kind) === true;
     const read = (key: string): number | undefined => {
       const raw = a[key];
       if (raw === undefined) return undefined;
@@ -269,16 +302,28 @@ export class Kubelet {
       if (!this.warned.has(warnKey)) {
         this.warned.add(warnKey);
         const fallback = key === TopoqueueAnnotation.RunDuration ? `the default ${DEFAULT_RUN_DURATION_S}s` : 'no failure';
-        this.recorder.event(pod, 'Warning', 'InvalidAnnotation', `${key}=${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": using ${fallback}`);
+        this.recorder.event(
+          pod,
+          'Warning',
+          'InvalidAnnotation',
+          `${key}=${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": using ${fallback}`,
+        );
       }
       return undefined;
     };
     const run = read(TopoqueueAnnotation.RunDuration);
     const fail = read(TopoqueueAnnotation.FailAfter);
-    return { runMs: run ?? (serving && a[TopoqueueAnnotation.RunDuration] === undefined ? undefined : DEFAULT_RUN_DURATION_S * 1000), failMs: fail };
+    return {
+      runMs: run ?? (serving && a[TopoqueueAnnotation.RunDuration] === undefined ? undefined : DEFAULT_RUN_DURATION_S * 1000),
+      failMs: fail,
+    };
   }
 
-  private async finish(pod: Pod, phase: 'Succeeded' | 'Failed', terminated: { exitCode: number; reason: string; message?: string }): Promise<void> {
+  private async finish(
+    pod: Pod,
+    phase: 'Succeeded' | 'Failed',
+    terminated: { exitCode: number; reason: string; message?: string },
+  ): Promise<void> {
     const stamp = nowTimestamp(this.ctx.clock);
     await this.writeStatus(pod, (p) => {
       if (isTerminal(p)) return false;

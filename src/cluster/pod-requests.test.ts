@@ -7,7 +7,10 @@ describe('the pod-request reader', () => {
   it('reads the effective requests, with the pod slot when asked', () => {
     const p = pod('a').request('cpu', '1500m').request('memory', '1Gi').build();
     assert.deepEqual(new PodRequestReader().read(p), { ok: true, requests: { cpu: 1500, memory: 1024 ** 3 } });
-    assert.deepEqual(new PodRequestReader({ countPodSlot: true }).read(p), { ok: true, requests: { cpu: 1500, memory: 1024 ** 3, pods: 1 } });
+    assert.deepEqual(new PodRequestReader({ countPodSlot: true }).read(p), {
+      ok: true,
+      requests: { cpu: 1500, memory: 1024 ** 3, pods: 1 },
+    });
   });
   it('a pod whose requests cannot be read is refused with the reason, not read as requesting nothing', () => {
     const p = pod('bad').build();

@@ -145,7 +145,17 @@ export interface SimulationReport {
    * What `simulate` left out of the input before the run (refused objects, with where and
    * why) and its notes (kinds skipped, silent drops); absent when the caller checked nothing.
    */
-  input?: { errors: { file: string | null; document: number | null; line: number | null; object: string | null; field: string | null; message: string }[]; notes: string[] };
+  input?: {
+    errors: {
+      file: string | null;
+      document: number | null;
+      line: number | null;
+      object: string | null;
+      field: string | null;
+      message: string;
+    }[];
+    notes: string[];
+  };
 }
 
 const secondsOf = (startMs: number, ms: number | undefined): number | null => (ms === undefined ? null : Math.round(ms - startMs) / 1000);
@@ -174,7 +184,8 @@ export function workloadStatus(w: Workload): WorkloadStatus {
 
 /** Of several Workloads, the status of the one furthest behind. */
 function foldStatus(statuses: WorkloadStatus[]): WorkloadStatus {
-  for (const s of [WorkloadStatus.Failed, WorkloadStatus.Pending, WorkloadStatus.Evicted, WorkloadStatus.Admitted]) if (statuses.includes(s)) return s;
+  for (const s of [WorkloadStatus.Failed, WorkloadStatus.Pending, WorkloadStatus.Evicted, WorkloadStatus.Admitted])
+    if (statuses.includes(s)) return s;
   return WorkloadStatus.Finished;
 }
 
@@ -190,7 +201,8 @@ export function podRank(p: PodRecord, w: Workload): number | null {
   if (!ps || !tr?.podIndexLabel) return null;
   const index = Number(p.labels[tr.podIndexLabel]);
   if (!Number.isInteger(index) || index < 0) return null;
-  let rank = index - podSetGroupOffset(w.spec.podSets, ps.name) - (p.offset !== undefined && /^[0-9]+$/.test(p.offset) ? Number(p.offset) : 0);
+  let rank =
+    index - podSetGroupOffset(w.spec.podSets, ps.name) - (p.offset !== undefined && /^[0-9]+$/.test(p.offset) ? Number(p.offset) : 0);
   if (tr.subGroupIndexLabel !== undefined && tr.subGroupCount !== undefined && tr.subGroupCount > 0) {
     const sub = Number(p.labels[tr.subGroupIndexLabel]);
     if (!Number.isInteger(sub) || sub < 0) return null;
@@ -233,7 +245,11 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
     status = WorkloadStatus.Failed;
   } else if (current.length === 0) {
     status = WorkloadStatus.Pending;
-    if (e.submittedAt === undefined) pendingReason = e.scheduledAt !== undefined && e.scheduledAt > run.endMs - startMs ? 'not submitted yet: the run stopped before its submit-at time' : 'not submitted';
+    if (e.submittedAt === undefined)
+      pendingReason =
+        e.scheduledAt !== undefined && e.scheduledAt > run.endMs - startMs
+          ? 'not submitted yet: the run stopped before its submit-at time'
+          : 'not submitted';
     else pendingReason = noWorkloadReason(run, e);
   } else {
     // A Workload deleted before it finished (a pod group whose pods are gone) will not run again.
@@ -248,26 +264,49 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
     }
   }
   const evictions: ReportEviction[] = [];
-  for (const r of recs) for (const ev of r.evictions) evictions.push({ at: secondsOf(startMs, ev.at)!, workload: r.last.metadata.name, reason: ev.reason, message: ev.message });
+  for (const r of recs)
+    for (const ev of r.evictions)
+      evictions.push({ at: secondsOf(startMs, ev.at)!, workload: r.last.metadata.name, reason: ev.reason, message: ev.message });
   evictions.sort((a, b) => a.at - b.at || compareStrings(a.workload, b.workload));
   const pods: ReportPod[] = [];
   for (const r of recs) {
     for (const pk of r.pods) {
       const p = timeline.pods.get(pk);
       if (!p || p.node === undefined) continue;
-      pods.push({ name: p.name, workload: r.last.metadata.name, podSet: p.podSet ?? null, node: p.node, rank: podRank(p, r.last), phase: p.phase });
+      pods.push({
+        name: p.name,
+        workload: r.last.metadata.name,
+        podSet: p.podSet ?? null,
+        node: p.node,
+        rank: podRank(p, r.last),
+        phase: p.phase,
+      });
     }
   }
-  pods.sort((a, b) => compareStrings(a.workload, b.workload) || compareStrings(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || compareStrings(a.name, b.name));
+  pods.sort(
+    (a, b) =>
+      compareStrings(a.workload, b.workload) ||
+      compareStrings(a.podSet ?? '', b.podSet ?? '') ||
+      (a.rank ?? Infinity) - (b.rank ?? Infinity) ||
+      compareStrings(a.name, b.name),
+  );
   const finished = current.length > 0 && current.every((r) => isTrue(r.last, 'Finished'));
-  const results = current.map((r) => cond(r.last, 'Finished')).filter((c) => c?.status === 'True').map((c) => `${c!.reason ?? ''}: ${c!.message ?? ''}`);
-  const gone = current.filter((r) => r.deleted && !isTrue(r.last, 'Finished')).map((r) => {
-    const ev = r.evictions[r.evictions.length - 1];
-    return `Deleted: its Workload ${r.last.metadata.name} was deleted before it finished${ev ? ` (last evicted: ${ev.reason})` : ''}`;
-  });
+  const results = current
+    .map((r) => cond(r.last, 'Finished'))
+    .filter((c) => c?.status === 'True')
+    .map((c) => `${c!.reason ?? ''}: ${c!.message ?? ''}`);
+  const gone = current
+    .filter((r) => r.deleted && !isTrue(r.last, 'Finished'))
+    .map((r) => {
+      const ev = r.evictions[r.evictions.length - 1];
+      return `Deleted: its Workload ${r.last.metadata.name} was deleted before it finished${ev ? ` (last evicted: ${ev.reason})` : ''}`;
+    });
   const result = gone[0] ?? results.find((x) => x.startsWith('Failed')) ?? results[0] ?? null;
   const cq = recs.map((r) => r.admission?.clusterQueue).find((x) => x !== undefined) ?? null;
-  const queue = e.queue ?? current.map((r) => r.last.spec.queueName ?? r.last.metadata.labels?.[KueueLabel.QueueName]).find((x) => x !== undefined) ?? null;
+  const queue =
+    e.queue ??
+    current.map((r) => r.last.spec.queueName ?? r.last.metadata.labels?.[KueueLabel.QueueName]).find((x) => x !== undefined) ??
+    null;
   return {
     namespace: e.namespace,
     name: e.name,
@@ -429,7 +468,12 @@ export function buildReport(run: SimulationRun): SimulationReport {
     }
   }
   const utilization = utilizationReport(run);
-  const controllerErrors = run.cluster.manager.errors.map((e) => ({ at: secondsOf(run.startMs, e.at)!, controller: e.controller, key: e.key, message: e.message }));
+  const controllerErrors = run.cluster.manager.errors.map((e) => ({
+    at: secondsOf(run.startMs, e.at)!,
+    controller: e.controller,
+    key: e.key,
+    message: e.message,
+  }));
   return {
     apiVersion: REPORT_API_VERSION,
     kind: 'SimulationReport',
@@ -485,7 +529,14 @@ const pct = (f: number) => `${(f * 100).toFixed(1)}%`;
 export function summarize(r: SimulationReport): string {
   const lines: string[] = [];
   const s = r.summary;
-  const stop = r.run.stop === 'idle' ? 'nothing left to do' : r.run.stop === 'until' ? '--until reached' : r.run.stop === 'interrupted' ? 'interrupted (Ctrl-C): a partial report' : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
+  const stop =
+    r.run.stop === 'idle'
+      ? 'nothing left to do'
+      : r.run.stop === 'until'
+        ? '--until reached'
+        : r.run.stop === 'interrupted'
+          ? 'interrupted (Ctrl-C): a partial report'
+          : 'stopped 7 days after the last submission: something keeps setting timers, e.g. serving pods with a run-duration restarted forever';
   lines.push(`simulated ${formatDuration(r.run.end)} of virtual time in ${r.run.steps} steps (${stop})`);
   const counts = (Object.keys(s.byStatus) as WorkloadStatus[]).map((k) => `${k} ${s.byStatus[k]}`).join(', ');
   lines.push(`workloads: ${s.workloads} (${counts})`);
@@ -497,12 +548,22 @@ export function summarize(r: SimulationReport): string {
   if (notDone.length > 10) lines.push(`  ... and ${notDone.length - 10} more (see the report)`);
   lines.push(`makespan: ${s.makespan === null ? 'nothing finished' : formatDuration(s.makespan)}`);
   const waits = Object.entries(s.meanTimeToAdmission);
-  lines.push(`mean time to admission: ${waits.length === 0 ? 'nothing admitted' : waits.map(([q, t]) => `${q} ${formatDuration(t)}`).join(', ')}`);
+  lines.push(
+    `mean time to admission: ${waits.length === 0 ? 'nothing admitted' : waits.map(([q, t]) => `${q} ${formatDuration(t)}`).join(', ')}`,
+  );
   const reasons = Object.entries(s.evictionsByReason);
   lines.push(`evictions: ${s.evictions}${reasons.length > 0 ? ` (${reasons.map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}`);
   const util = Object.entries(s.utilization).filter(([k]) => k !== 'pods');
-  lines.push(`utilization (mean over the run): ${r.run.end === 0 ? 'no virtual time passed' : util.length === 0 ? 'no capacity' : util.map(([k, v]) => `${k} ${pct(v)}`).join(', ')}`);
-  if (s.unmanaged > 0) lines.push(`not managed by topoqueue (no queue name): ${s.unmanaged} (${r.unmanaged.slice(0, 5).map((u) => `${u.kind} ${u.namespace}/${u.name}`).join(', ')}${s.unmanaged > 5 ? ', ...' : ''})`);
+  lines.push(
+    `utilization (mean over the run): ${r.run.end === 0 ? 'no virtual time passed' : util.length === 0 ? 'no capacity' : util.map(([k, v]) => `${k} ${pct(v)}`).join(', ')}`,
+  );
+  if (s.unmanaged > 0)
+    lines.push(
+      `not managed by topoqueue (no queue name): ${s.unmanaged} (${r.unmanaged
+        .slice(0, 5)
+        .map((u) => `${u.kind} ${u.namespace}/${u.name}`)
+        .join(', ')}${s.unmanaged > 5 ? ', ...' : ''})`,
+    );
   if (s.violations === 0) lines.push('violations: none');
   else {
     lines.push(`violations: ${s.violations}`);

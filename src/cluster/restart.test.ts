@@ -47,13 +47,21 @@ function clusterObjects(): KObject[] {
   const nodes = [];
   for (const b of ['b1', 'b2']) {
     for (const r of ['r1', 'r2']) {
-      for (let i = 1; i <= 4; i++) nodes.push(readyNode(`${b}-${r}-n${i}`, { cpu: '8', memory: '32Gi', pods: '110' }, { [BLOCK]: b, [RACK]: `${b}-${r}`, pool: 'tas' }));
+      for (let i = 1; i <= 4; i++)
+        nodes.push(
+          readyNode(`${b}-${r}-n${i}`, { cpu: '8', memory: '32Gi', pods: '110' }, { [BLOCK]: b, [RACK]: `${b}-${r}`, pool: 'tas' }),
+        );
     }
   }
   return [
     namespace(NS),
     ...nodes,
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 'dc' }, spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] } } as KObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Topology',
+      metadata: { name: 'dc' },
+      spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] },
+    } as KObject,
     flavor(FLAVOR, { topology: 'dc', nodeLabels: { pool: 'tas' } }),
     cq('cq').quota(FLAVOR, { cpu: NOMINAL_CPU, memory: '512Gi' }).build(),
     localQueue('lq', NS),
@@ -68,32 +76,50 @@ function template(cpu: string, runFor: string, topology?: { required?: string; p
 }
 
 function groupPods(group: string, count: number, cpu: string, runFor: string): KObject[] {
-  return Array.from({ length: count }, (_, i) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${group}-${i}`,
-      namespace: NS,
-      labels: { [KueueLabel.QueueName]: 'lq', [KueueLabel.PodGroupName]: group },
-      annotations: { 'kueue.x-k8s.io/pod-group-total-count': String(count), [TopoqueueAnnotation.RunDuration]: runFor, [KueueAnnotation.PodSetPreferredTopology]: RACK },
-    },
-    spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu } } }] },
-  }) as KObject);
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${group}-${i}`,
+          namespace: NS,
+          labels: { [KueueLabel.QueueName]: 'lq', [KueueLabel.PodGroupName]: group },
+          annotations: {
+            'kueue.x-k8s.io/pod-group-total-count': String(count),
+            [TopoqueueAnnotation.RunDuration]: runFor,
+            [KueueAnnotation.PodSetPreferredTopology]: RACK,
+          },
+        },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+      }) as KObject,
+  );
 }
 
 /** A Koordinator gang (annotation way): `count` pods, at least `min` at once. */
 function gangPods(gang: string, count: number, min: number, cpu: string, runFor: string): KObject[] {
-  return Array.from({ length: count }, (_, i) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${gang}-${i}`,
-      namespace: NS,
-      labels: { [KueueLabel.QueueName]: 'lq' },
-      annotations: { [GangAnnotation.Name]: gang, [GangAnnotation.MinAvailable]: String(min), [GangAnnotation.TotalNumber]: String(count), [TopoqueueAnnotation.RunDuration]: runFor, [KueueAnnotation.PodSetRequiredTopology]: RACK },
-    },
-    spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu } } }] },
-  }) as KObject);
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${gang}-${i}`,
+          namespace: NS,
+          labels: { [KueueLabel.QueueName]: 'lq' },
+          annotations: {
+            [GangAnnotation.Name]: gang,
+            [GangAnnotation.MinAvailable]: String(min),
+            [GangAnnotation.TotalNumber]: String(count),
+            [TopoqueueAnnotation.RunDuration]: runFor,
+            [KueueAnnotation.PodSetRequiredTopology]: RACK,
+          },
+        },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+      }) as KObject,
+  );
 }
 
 /** 140 cpu wanted at once on 128 cpu of nodes and 96 of quota: some of it waits. */
@@ -128,7 +154,11 @@ function submitted(objects: readonly KObject[]): Submitted {
     const g = o.metadata.labels?.[KueueLabel.PodGroupName] ?? o.metadata.annotations?.[GangAnnotation.Name];
     if (o.kind === 'Pod' && g !== undefined) groups.set(g, (groups.get(g) ?? 0) + 1);
   }
-  return { jobs: objects.filter((o) => o.kind === 'Job').map((o) => o.metadata.name), jobSets: objects.filter((o) => o.kind === 'JobSet').map((o) => o.metadata.name), groups };
+  return {
+    jobs: objects.filter((o) => o.kind === 'Job').map((o) => o.metadata.name),
+    jobSets: objects.filter((o) => o.kind === 'JobSet').map((o) => o.metadata.name),
+    groups,
+  };
 }
 
 /** Watches every Workload write across processes for double admissions and quota overuse. */
@@ -164,7 +194,9 @@ class AdmissionWatch {
     const before = type === 'ADDED' ? undefined : old?.status?.admission;
     const after = type === 'DELETED' ? undefined : w.status?.admission;
     if (before && after && JSON.stringify(before) !== JSON.stringify(after)) {
-      this.problems.push(`${at}: Workload ${key} admitted again without its admission being cleared: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`);
+      this.problems.push(
+        `${at}: Workload ${key} admitted again without its admission being cleared: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`,
+      );
     }
     if (!before && after) this.admissions.set(key, (this.admissions.get(key) ?? 0) + 1);
     const finished = findCondition(w, 'Finished')?.status === 'True';
@@ -174,7 +206,8 @@ class AdmissionWatch {
     for (const h of this.holding.values()) for (const [k, n] of h.usage) total.set(`${h.cq}/${k}`, (total.get(`${h.cq}/${k}`) ?? 0) + n);
     for (const [k, nominal] of this.nominal) {
       const used = total.get(`cq/${k}`) ?? 0;
-      if (used > nominal) this.problems.push(`${at}: ClusterQueue cq uses ${used} of ${k}, over its nominal ${nominal} (after a write to ${key})`);
+      if (used > nominal)
+        this.problems.push(`${at}: ClusterQueue cq uses ${used} of ${k}, over its nominal ${nominal} (after a write to ${key})`);
     }
   }
 }
@@ -258,7 +291,9 @@ function verify(w: World, label: string, stop: DriveStop): void {
   }
 
   const workloads = store.listSync('Workload', { namespace: NS });
-  const unfinished = workloads.filter((x) => findCondition(x, 'Finished')?.status !== 'True').map((x) => `${x.metadata.name}: ${JSON.stringify(x.status?.conditions?.map((c) => [c.type, c.status, c.reason]))}`);
+  const unfinished = workloads
+    .filter((x) => findCondition(x, 'Finished')?.status !== 'True')
+    .map((x) => `${x.metadata.name}: ${JSON.stringify(x.status?.conditions?.map((c) => [c.type, c.status, c.reason]))}`);
   assert.deepEqual(unfinished, [], `${label}: every Workload finished`);
   const failed = workloads.filter((x) => findCondition(x, 'Finished')?.reason !== 'Succeeded').map((x) => x.metadata.name);
   assert.deepEqual(failed, [], `${label}: every Workload succeeded`);
@@ -266,7 +301,11 @@ function verify(w: World, label: string, stop: DriveStop): void {
   const { jobs, jobSets, groups } = submitted(w.submitted);
   const units = jobs.length + jobSets.length + groups.size;
   assert.equal(workloads.length, units, `${label}: Workloads ${workloads.map((x) => x.metadata.name).join(', ')}`);
-  assert.deepEqual([...watch.created.values()].filter((n) => n !== 1), [], `${label}: a Workload created twice`);
+  assert.deepEqual(
+    [...watch.created.values()].filter((n) => n !== 1),
+    [],
+    `${label}: a Workload created twice`,
+  );
   assert.equal(watch.created.size, units, `${label}: Workloads created ${[...watch.created.keys()].join(', ')}`);
   const owners = workloads.map((x) => {
     const o = x.metadata.ownerReferences?.find((r) => r.controller);
@@ -276,20 +315,37 @@ function verify(w: World, label: string, stop: DriveStop): void {
   for (const j of jobSets) assert.equal(owners.filter((o) => o === `JobSet/${j}`).length, 1, `${label}: one Workload owned by JobSet ${j}`);
 
   for (const j of jobs) {
-    const job = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[]; succeeded?: number } }>('Job', NS, j)!;
-    assert.ok(job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'), `${label}: Job ${j} complete: ${JSON.stringify(job.status)}`);
+    const job = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[]; succeeded?: number } }>(
+      'Job',
+      NS,
+      j,
+    )!;
+    assert.ok(
+      job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'),
+      `${label}: Job ${j} complete: ${JSON.stringify(job.status)}`,
+    );
   }
   for (const j of jobSets) {
     const js = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>('JobSet', NS, j)!;
-    assert.ok(js.status?.conditions?.some((c) => c.type === 'Completed' && c.status === 'True'), `${label}: JobSet ${j} completed: ${JSON.stringify(js.status)}`);
+    assert.ok(
+      js.status?.conditions?.some((c) => c.type === 'Completed' && c.status === 'True'),
+      `${label}: JobSet ${j} completed: ${JSON.stringify(js.status)}`,
+    );
   }
   const pods = store.listSync('Pod', { namespace: NS });
   for (const [g, n] of groups) {
-    const phases = pods.filter((p) => (p.metadata.labels?.[KueueLabel.PodGroupName] ?? p.metadata.annotations?.[GangAnnotation.Name]) === g).map((p) => p.status?.phase);
+    const phases = pods
+      .filter((p) => (p.metadata.labels?.[KueueLabel.PodGroupName] ?? p.metadata.annotations?.[GangAnnotation.Name]) === g)
+      .map((p) => p.status?.phase);
     assert.deepEqual(phases, Array(n).fill('Succeeded'), `${label}: the pods of group ${g} ran`);
-    assert.ok(workloads.some((x) => x.metadata.name === g), `${label}: group ${g} has its Workload`);
+    assert.ok(
+      workloads.some((x) => x.metadata.name === g),
+      `${label}: group ${g} has its Workload`,
+    );
   }
-  const gated = pods.filter((p) => (p.spec.schedulingGates ?? []).length > 0).map((p) => `${p.metadata.name}: ${p.spec.schedulingGates!.map((g) => g.name).join(',')}`);
+  const gated = pods
+    .filter((p) => (p.spec.schedulingGates ?? []).length > 0)
+    .map((p) => `${p.metadata.name}: ${p.spec.schedulingGates!.map((g) => g.name).join(',')}`);
   assert.deepEqual(gated, [], `${label}: no pod left gated`);
   const notDone = pods.filter((p) => p.status?.phase !== 'Succeeded').map((p) => `${p.metadata.name} ${p.status?.phase}`);
   assert.deepEqual(notDone, [], `${label}: every pod left succeeded`);
@@ -310,19 +366,38 @@ describe('restart of the controller manager', () => {
   it('a crash mid-run loses no workload and admits none twice: the new process rebuilds from the store and finishes everything', async () => {
     const w = await world();
     assert.equal(await drive(w.process, w.clock, { untilMs: START + 3 * MIN }), DriveStop.Until);
-    submit(w, [...groupPods('group-2', 4, '3', '5m'), batchJob('mid', { parallelism: 4, completions: 4, indexed: true, template: template('4', '4m', { required: RACK }) })]);
+    submit(w, [
+      ...groupPods('group-2', 4, '3', '5m'),
+      batchJob('mid', { parallelism: 4, completions: 4, indexed: true, template: template('4', '4m', { required: RACK }) }),
+    ]);
     assert.equal(await drive(w.process, w.clock, { untilMs: START + 7.5 * MIN }), DriveStop.Until);
     // Part-way: some Workloads run (a pod group among them), some wait for quota or capacity.
     const workloads = w.store.listSync('Workload', { namespace: NS });
     const running = (x: Workload) => x.status?.admission !== undefined && findCondition(x, 'Finished')?.status !== 'True';
-    assert.ok(workloads.some((x) => running(x) && x.metadata.name === 'group'), 'a pod group runs at the crash');
-    assert.ok(workloads.some((x) => running(x) && x.metadata.ownerReferences?.[0]?.kind === 'Job'), 'a Job runs at the crash');
-    assert.ok(workloads.some((x) => !x.status?.admission), 'something waits at the crash');
+    assert.ok(
+      workloads.some((x) => running(x) && x.metadata.name === 'group'),
+      'a pod group runs at the crash',
+    );
+    assert.ok(
+      workloads.some((x) => running(x) && x.metadata.ownerReferences?.[0]?.kind === 'Job'),
+      'a Job runs at the crash',
+    );
+    assert.ok(
+      workloads.some((x) => !x.status?.admission),
+      'something waits at the crash',
+    );
     await restart(w);
-    submit(w, [...groupPods('group-3', 2, '1', '3m'), batchJob('after', { parallelism: 2, completions: 2, template: template('2', '3m', { required: RACK }) })]);
+    submit(w, [
+      ...groupPods('group-3', 2, '1', '3m'),
+      batchJob('after', { parallelism: 2, completions: 2, template: template('2', '3m', { required: RACK }) }),
+    ]);
     verify(w, 'crash at 7m30s', await finish(w));
     // Each Workload was admitted once: none was evicted, none admitted again by the new process.
-    assert.deepEqual([...w.watch.admissions].filter(([, n]) => n !== 1), [], 'admitted once each');
+    assert.deepEqual(
+      [...w.watch.admissions].filter(([, n]) => n !== 1),
+      [],
+      'admitted once each',
+    );
     assert.equal(w.watch.admissions.size, w.store.listSync('Workload', { namespace: NS }).length);
     w.watch.close();
     w.checker.stop();
@@ -337,14 +412,20 @@ describe('restart of the controller manager', () => {
     assert.equal(await drive(w.process, w.clock, { untilMs: LIMIT }), DriveStop.Crashed);
     stop();
     assert.ok(admittedWaitingForPods(w.store), 'at the crash an admitted Job is still suspended');
-    assert.equal(w.store.listSync('Pod', { namespace: NS }).filter((p) => !p.metadata.labels?.[KueueLabel.PodGroupName] && !p.metadata.annotations?.[GangAnnotation.Name]).length, 0, 'no job pod yet');
+    assert.equal(
+      w.store
+        .listSync('Pod', { namespace: NS })
+        .filter((p) => !p.metadata.labels?.[KueueLabel.PodGroupName] && !p.metadata.annotations?.[GangAnnotation.Name]).length,
+      0,
+      'no job pod yet',
+    );
     await restart(w);
     verify(w, 'crash after the first admission', await finish(w));
     w.watch.close();
     w.checker.stop();
   });
 
-  it('crashes in the middle of ungating a Workload\'s pods (the TopologyUngater\'s topology gate, the pod group\'s admission gate) lose nothing', async () => {
+  it("crashes in the middle of ungating a Workload's pods (the TopologyUngater's topology gate, the pod group's admission gate) lose nothing", async () => {
     const w = await world();
     const crashes: string[] = [];
     // A gate lifted from the second (or a later) pod of a Workload, with more of its pods
@@ -373,7 +454,10 @@ describe('restart of the controller manager', () => {
     }
     stop();
     assert.equal(crashes.length, 4, `four crashes mid-ungating: ${crashes.join('; ')}`);
-    assert.ok(crashes.some((c) => c.endsWith(KueueSchedulingGate.Topology)) && crashes.some((c) => c.endsWith(KueueSchedulingGate.Admission)), `both gates: ${crashes.join('; ')}`);
+    assert.ok(
+      crashes.some((c) => c.endsWith(KueueSchedulingGate.Topology)) && crashes.some((c) => c.endsWith(KueueSchedulingGate.Admission)),
+      `both gates: ${crashes.join('; ')}`,
+    );
     verify(w, 'crashes mid-ungating', r);
     w.watch.close();
     w.checker.stop();
@@ -399,9 +483,25 @@ describe('restart of the controller manager', () => {
     const watch = new AdmissionWatch(store, clock);
     const admission = (cpu: string, node: string): Admission => ({
       clusterQueue: 'cq',
-      podSetAssignments: [{ name: 'main', count: 1, flavors: { cpu: FLAVOR }, resourceUsage: { cpu }, topologyAssignment: { levels: [HOSTNAME_LABEL], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: node }], podCounts: { universal: 1 } }] } }],
+      podSetAssignments: [
+        {
+          name: 'main',
+          count: 1,
+          flavors: { cpu: FLAVOR },
+          resourceUsage: { cpu },
+          topologyAssignment: {
+            levels: [HOSTNAME_LABEL],
+            slices: [{ domainCount: 1, valuesPerLevel: [{ universal: node }], podCounts: { universal: 1 } }],
+          },
+        },
+      ],
     });
-    const wl = (name: string): Workload => ({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name, namespace: NS }, spec: { podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] } });
+    const wl = (name: string): Workload => ({
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Workload',
+      metadata: { name, namespace: NS },
+      spec: { podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+    });
     const setAdmission = (name: string, a: Admission | undefined) => {
       const x = structuredClone(store.getSync('Workload', NS, name)!);
       x.status = { ...x.status, admission: a };
@@ -419,12 +519,20 @@ describe('restart of the controller manager', () => {
     assert.equal(watch.problems.length, 2, watch.problems.join('\n'));
     assert.match(watch.problems[0]!, /Workload ns\/a admitted again without its admission being cleared/);
     assert.match(watch.problems[1]!, /ClusterQueue cq uses 100000 of tas\/cpu, over its nominal 96000/);
-    assert.deepEqual([...watch.admissions], [['ns/a', 2], ['ns/b', 1]]);
+    assert.deepEqual(
+      [...watch.admissions],
+      [
+        ['ns/a', 2],
+        ['ns/b', 1],
+      ],
+    );
     watch.close();
   });
 
   // Three soak seeds by default; CRASH_SEEDS=<n> [CRASH_FIRST=<seed>] runs n others.
-  const crashSeeds = process.env.CRASH_SEEDS ? Array.from({ length: Number(process.env.CRASH_SEEDS) }, (_, i) => Number(process.env.CRASH_FIRST ?? 1) + i * 7919) : [1000, 88109, 119785];
+  const crashSeeds = process.env.CRASH_SEEDS
+    ? Array.from({ length: Number(process.env.CRASH_SEEDS) }, (_, i) => Number(process.env.CRASH_FIRST ?? 1) + i * 7919)
+    : [1000, 88109, 119785];
   for (const seed of crashSeeds) {
     it(`seed ${seed}: random crashes during a soak scenario: no invariant violation, no double admission, every Job and JobSet that fits is queued once and completes`, async () => {
       const scenario = generateScenario(seed);
@@ -439,13 +547,18 @@ describe('restart of the controller manager', () => {
       const stopWatch = store.watch('Workload', (e) => {
         const a = e.old?.status?.admission;
         const b = e.type === 'DELETED' ? undefined : e.object.status?.admission;
-        if (a && b && JSON.stringify(a) !== JSON.stringify(b) && (e.old?.status?.unhealthyNodes ?? []).length === 0) transitions.push(`${objectKey(e.object)} at ${(clock.now() - START) / 1000}s`);
+        if (a && b && JSON.stringify(a) !== JSON.stringify(b) && (e.old?.status?.unhealthyNodes ?? []).length === 0)
+          transitions.push(`${objectKey(e.object)} at ${(clock.now() - START) / 1000}s`);
       });
       let current = await begin(store, clock, checker);
       const crashed: Process[] = [];
       const create = (o: KObject) => {
         const obj = structuredClone(o);
-        if (obj.kind === 'SimulationEvent') obj.metadata.annotations = { ...obj.metadata.annotations, [TopoqueueAnnotation.SimulationStart]: new Date(START).toISOString().replace('.000Z', 'Z') };
+        if (obj.kind === 'SimulationEvent')
+          obj.metadata.annotations = {
+            ...obj.metadata.annotations,
+            [TopoqueueAnnotation.SimulationStart]: new Date(START).toISOString().replace('.000Z', 'Z'),
+          };
         const ns = obj.metadata.namespace;
         if (ns && !store.getSync('Namespace', undefined, ns)) store.createSync(namespace(ns));
         store.createSync(obj);
@@ -469,22 +582,42 @@ describe('restart of the controller manager', () => {
       assert.deepEqual(checker.violations, [], `${at}: invariant violations`);
       assert.deepEqual(transitions, [], `${at}: admissions replaced without being cleared`);
       assert.deepEqual(current.manager.errors, [], `${at}: errors of the last process`);
-      for (const p of crashed) assert.deepEqual(p.manager.errors.filter((e) => !e.message.startsWith('the controller process crashed')), [], `${at}: errors of a crashed process`);
-      const strictBlocked = new Set(scenario.units.filter((u) => cannotRun(scenario, u) !== undefined && scenario.queues.get(u.clusterQueue)!.strictFIFO).map((u) => u.clusterQueue));
+      for (const p of crashed)
+        assert.deepEqual(
+          p.manager.errors.filter((e) => !e.message.startsWith('the controller process crashed')),
+          [],
+          `${at}: errors of a crashed process`,
+        );
+      const strictBlocked = new Set(
+        scenario.units
+          .filter((u) => cannotRun(scenario, u) !== undefined && scenario.queues.get(u.clusterQueue)!.strictFIFO)
+          .map((u) => u.clusterQueue),
+      );
       for (const u of scenario.units) {
-        if ((u.kind !== 'Job' && u.kind !== 'JobSet') || cannotRun(scenario, u) !== undefined || strictBlocked.has(u.clusterQueue)) continue;
+        if ((u.kind !== 'Job' && u.kind !== 'JobSet') || cannotRun(scenario, u) !== undefined || strictBlocked.has(u.clusterQueue))
+          continue;
         const job = store.getSync<KObject & { status?: { conditions?: { type: string; status: string }[] } }>(u.kind, u.namespace, u.name);
         const done = u.kind === 'Job' ? 'Complete' : 'Completed';
-        assert.ok(job?.status?.conditions?.some((c) => c.type === done && c.status === 'True'), `${at}: ${u.kind} ${u.namespace}/${u.name} fits and completes: ${JSON.stringify(job?.status)}`);
+        assert.ok(
+          job?.status?.conditions?.some((c) => c.type === done && c.status === 'True'),
+          `${at}: ${u.kind} ${u.namespace}/${u.name} fits and completes: ${JSON.stringify(job?.status)}`,
+        );
         // Queued, not run around the queue: one Workload, admitted and finished.
-        const owned = store.listSync('Workload', { namespace: u.namespace }).filter((w) => w.metadata.ownerReferences?.some((o) => o.controller && o.kind === u.kind && o.name === u.name));
-        assert.deepEqual(owned.map((w) => findCondition(w, 'Finished')?.reason), ['Succeeded'], `${at}: ${u.kind} ${u.namespace}/${u.name} has one Workload, finished`);
+        const owned = store
+          .listSync('Workload', { namespace: u.namespace })
+          .filter((w) => w.metadata.ownerReferences?.some((o) => o.controller && o.kind === u.kind && o.name === u.name));
+        assert.deepEqual(
+          owned.map((w) => findCondition(w, 'Finished')?.reason),
+          ['Succeeded'],
+          `${at}: ${u.kind} ${u.namespace}/${u.name} has one Workload, finished`,
+        );
       }
       // The run ends, unless a plain-Pod group or gang that lost pods (nothing recreates them)
       // keeps being re-admitted and timed out, as in the soak without crashes.
       const unfinished = store.listSync('Workload').filter((w) => findCondition(w, 'Finished')?.status !== 'True');
       const podOwned = (w: Workload) => (w.metadata.ownerReferences ?? []).every((o) => o.kind === 'Pod');
-      if (r !== DriveStop.Idle) assert.ok(unfinished.some(podOwned), `${at}: the run ends (stopped: ${r}; unfinished: ${unfinished.map(objectKey).join(', ')})`);
+      if (r !== DriveStop.Idle)
+        assert.ok(unfinished.some(podOwned), `${at}: the run ends (stopped: ${r}; unfinished: ${unfinished.map(objectKey).join(', ')})`);
       checker.stop();
     });
   }
@@ -492,7 +625,9 @@ describe('restart of the controller manager', () => {
 
 /** Every object of every kind, by kind and key: what a store holds. */
 function contents(store: MemoryStore): Map<string, KObject[]> {
-  return new Map([...store.counts().keys()].sort().map((k) => [k, store.listSync(k).sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : 1))]));
+  return new Map(
+    [...store.counts().keys()].sort().map((k) => [k, store.listSync(k).sort((a, b) => (objectKey(a) < objectKey(b) ? -1 : 1))]),
+  );
 }
 
 describe('restart of the controller manager on a durable store', () => {
@@ -515,11 +650,19 @@ describe('restart of the controller manager on a durable store', () => {
         reopens++;
         assert.deepEqual(contents(w.store), before, `reopen ${reopens}: the store read back is the one closed`);
         assert.ok(Number(w.store.resourceVersion) >= rv, `reopen ${reopens}: resourceVersion ${w.store.resourceVersion} >= ${rv}`);
-        if (reopens === 4) submit(w, [...groupPods('group-2', 2, '2', '3m'), batchJob('mid', { parallelism: 2, completions: 2, template: template('2', '3m', { required: RACK }) })]);
+        if (reopens === 4)
+          submit(w, [
+            ...groupPods('group-2', 2, '2', '3m'),
+            batchJob('mid', { parallelism: 2, completions: 2, template: template('2', '3m', { required: RACK }) }),
+          ]);
       }
       assert.ok(reopens >= 4, `reopened ${reopens} times`);
       verify(w, `${reopens} reopens of the durable store`, await finish(w));
-      assert.deepEqual([...w.watch.admissions].filter(([, n]) => n !== 1), [], 'admitted once each');
+      assert.deepEqual(
+        [...w.watch.admissions].filter(([, n]) => n !== 1),
+        [],
+        'admitted once each',
+      );
       w.watch.close();
       w.checker.stop();
       await (w.store as DurableStore).close();

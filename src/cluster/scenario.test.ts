@@ -5,7 +5,12 @@ import { readyNode, testCluster, type TestCluster } from '../testing/cluster.ts'
 import { scenarioController } from './scenario.ts';
 
 const ev = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): KObject =>
-  ({ apiVersion: 'topoqueue.io/v1alpha1', kind: 'SimulationEvent', metadata: { name, ...(annotations ? { annotations } : {}) }, spec }) as KObject;
+  ({
+    apiVersion: 'topoqueue.io/v1alpha1',
+    kind: 'SimulationEvent',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec,
+  }) as KObject;
 
 const node = (c: TestCluster, name: string) => c.get('Node', name);
 const ready = (c: TestCluster, name: string) => node(c, name)?.status?.conditions?.find((x) => x.type === 'Ready');
@@ -32,10 +37,26 @@ describe('scenario controller', () => {
     assert.equal(ready(c, 'n1')?.status, 'True');
     assert.equal(status(c, 'down'), undefined);
     await c.run(1);
-    assert.deepEqual({ ...ready(c, 'n1') }, { type: 'Ready', status: 'False', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: '2026-01-01T00:00:30Z', lastTransitionTime: '2026-01-01T00:00:30Z' });
-    assert.deepEqual(status(c, 'down'), { applied: '2026-01-01T00:00:30Z', result: 'Applied', message: 'Node n1: Ready=False (NodeStatusUnknown)' });
+    assert.deepEqual(
+      { ...ready(c, 'n1') },
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'NodeStatusUnknown',
+        message: 'Kubelet stopped posting node status.',
+        lastHeartbeatTime: '2026-01-01T00:00:30Z',
+        lastTransitionTime: '2026-01-01T00:00:30Z',
+      },
+    );
+    assert.deepEqual(status(c, 'down'), {
+      applied: '2026-01-01T00:00:30Z',
+      result: 'Applied',
+      message: 'Node n1: Ready=False (NodeStatusUnknown)',
+    });
     await c.run(30_000);
-    assert.deepEqual(node(c, 'n2')?.spec?.taints, [{ key: 'example.com/maint', value: 'yes', effect: 'NoExecute', timeAdded: '2026-01-01T00:01:00Z' }]);
+    assert.deepEqual(node(c, 'n2')?.spec?.taints, [
+      { key: 'example.com/maint', value: 'yes', effect: 'NoExecute', timeAdded: '2026-01-01T00:01:00Z' },
+    ]);
     await c.run(10_000);
     assert.equal(node(c, 'n2')?.spec?.unschedulable, true);
     await c.run(50_000);
@@ -49,12 +70,27 @@ describe('scenario controller', () => {
     assert.equal(c.elapsed(), 300);
     assert.deepEqual(
       s.state.log.map((l) => [l.name, (l.at - c.clock.now()) / 1000 + 300]),
-      [['down', 30], ['taint', 60], ['cordon', 70], ['up', 120], ['untaint', 180], ['uncordon', 240], ['delete', 300]],
+      [
+        ['down', 30],
+        ['taint', 60],
+        ['cordon', 70],
+        ['up', 120],
+        ['untaint', 180],
+        ['uncordon', 240],
+        ['delete', 300],
+      ],
     );
   });
 
   it('counts from the simulation-start annotation when given; an event already due applies at once', async () => {
-    const d = await testCluster([scenarioController()], [readyNode('n1'), ev('late', { at: '10s', node: 'n1', action: 'Cordon' }, { 'topoqueue.io/simulation-start': '2025-12-31T23:00:00Z' }), ev('rel', { at: '10s', node: 'n1', action: 'NotReady' })]);
+    const d = await testCluster(
+      [scenarioController()],
+      [
+        readyNode('n1'),
+        ev('late', { at: '10s', node: 'n1', action: 'Cordon' }, { 'topoqueue.io/simulation-start': '2025-12-31T23:00:00Z' }),
+        ev('rel', { at: '10s', node: 'n1', action: 'NotReady' }),
+      ],
+    );
     await d.run(0);
     assert.equal(status(d, 'late')?.result, 'Applied');
     assert.equal(status(d, 'rel'), undefined);
@@ -75,12 +111,26 @@ describe('scenario controller', () => {
       ],
     );
     await c.run();
-    assert.deepEqual(status(c, 'no-node'), { applied: '2026-01-01T00:00:01Z', result: 'Failed', message: 'Node "n9" not found: nothing to apply NotReady to' });
+    assert.deepEqual(status(c, 'no-node'), {
+      applied: '2026-01-01T00:00:01Z',
+      result: 'Failed',
+      message: 'Node "n9" not found: nothing to apply NotReady to',
+    });
     assert.equal(status(c, 'bad-at')?.result, 'Failed');
-    assert.equal(status(c, 'bad-at')?.message, 'SimulationEvent/bad-at, spec.at: must be a Go duration such as "90s", "10m" or "1h30m", got "soon"');
+    assert.equal(
+      status(c, 'bad-at')?.message,
+      'SimulationEvent/bad-at, spec.at: must be a Go duration such as "90s", "10m" or "1h30m", got "soon"',
+    );
     assert.match(status(c, 'bad-action')?.message ?? '', /spec\.action: must be one of "NotReady", .*got the string "Reboot"/);
-    assert.equal(status(c, 'bad-start')?.message, 'topoqueue.io/simulation-start="yesterday" is not an RFC 3339 time such as "2026-01-01T00:00:00Z"');
-    assert.deepEqual(status(c, 'untaint-none'), { applied: '2026-01-01T00:00:01Z', result: 'Applied', message: 'Node n1: no taint k to remove' });
+    assert.equal(
+      status(c, 'bad-start')?.message,
+      'topoqueue.io/simulation-start="yesterday" is not an RFC 3339 time such as "2026-01-01T00:00:00Z"',
+    );
+    assert.deepEqual(status(c, 'untaint-none'), {
+      applied: '2026-01-01T00:00:01Z',
+      result: 'Applied',
+      message: 'Node n1: no taint k to remove',
+    });
     assert.deepEqual(c.manager.errors, []);
     assert.equal(ready(c, 'n1')?.status, 'True');
   });

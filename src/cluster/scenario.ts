@@ -37,9 +37,13 @@ export const NodeReadyReason = {
   ReadyMessage: 'kubelet is posting ready status',
 } as const;
 
-type NodeCondition = NonNullable<NonNullable<Node['status']>['conditions']>[number] & { lastTransitionTime?: string; lastHeartbeatTime?: string };
+type NodeCondition = NonNullable<NonNullable<Node['status']>['conditions']>[number] & {
+  lastTransitionTime?: string;
+  lastHeartbeatTime?: string;
+};
 
-const formatTaint = (t: Partial<Taint> & { key: string }): string => `${t.key}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`;
+const formatTaint = (t: Partial<Taint> & { key: string }): string =>
+  `${t.key}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`;
 
 export class ScenarioController {
   private ctx!: ControllerContext<TopoqueueConfig>;
@@ -68,16 +72,29 @@ export class ScenarioController {
     const startRaw = e.metadata.annotations?.[TopoqueueAnnotation.SimulationStart];
     const start = startRaw !== undefined ? parseTime(startRaw) : parseTime(e.metadata.creationTimestamp);
     if (start === undefined) {
-      return this.done(ev, SimulationEventResult.Failed, `${TopoqueueAnnotation.SimulationStart}=${JSON.stringify(startRaw)} is not an RFC 3339 time such as "2026-01-01T00:00:00Z"`);
+      return this.done(
+        ev,
+        SimulationEventResult.Failed,
+        `${TopoqueueAnnotation.SimulationStart}=${JSON.stringify(startRaw)} is not an RFC 3339 time such as "2026-01-01T00:00:00Z"`,
+      );
     }
     const due = (start + parseGoDuration(e.spec.at)!) * 1000;
     const now = this.ctx.clock.now();
     if (now < due) return { requeueAfterMs: due - now };
 
     const node = await this.ctx.store.get('Node', undefined, e.spec.node);
-    if (!node) return this.done(ev, SimulationEventResult.Failed, `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`);
+    if (!node)
+      return this.done(
+        ev,
+        SimulationEventResult.Failed,
+        `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`,
+      );
     const message = await this.apply(e);
-    return this.done(ev, message === undefined ? SimulationEventResult.Failed : SimulationEventResult.Applied, message ?? `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`);
+    return this.done(
+      ev,
+      message === undefined ? SimulationEventResult.Failed : SimulationEventResult.Applied,
+      message ?? `Node ${JSON.stringify(e.spec.node)} not found: nothing to apply ${e.spec.action} to`,
+    );
   }
 
   /** Applies the event; returns what was done, or undefined when the Node is gone. */
@@ -95,7 +112,14 @@ export class ScenarioController {
           const conditions = [...((n.status?.conditions ?? []) as NodeCondition[])];
           const i = conditions.findIndex((c) => c.type === 'Ready');
           const old = i >= 0 ? conditions[i] : undefined;
-          const next: NodeCondition = { type: 'Ready', status, reason, message, lastHeartbeatTime: stamp, lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? stamp) : stamp };
+          const next: NodeCondition = {
+            type: 'Ready',
+            status,
+            reason,
+            message,
+            lastHeartbeatTime: stamp,
+            lastTransitionTime: old?.status === status ? (old.lastTransitionTime ?? stamp) : stamp,
+          };
           if (i >= 0) conditions[i] = next;
           else conditions.push(next);
           n.status = { ...n.status, conditions };
@@ -104,7 +128,8 @@ export class ScenarioController {
       );
       return r.outcome !== 'gone' ? `Node ${name}: Ready=${status} (${reason})` : undefined;
     };
-    const spec = async (change: (n: Node) => void) => (await retryOnConflict(store, 'Node', undefined, name, (n) => void change(n))).outcome !== 'gone';
+    const spec = async (change: (n: Node) => void) =>
+      (await retryOnConflict(store, 'Node', undefined, name, (n) => void change(n))).outcome !== 'gone';
 
     switch (e.spec.action) {
       case SimulationAction.NotReady:
@@ -133,10 +158,14 @@ export class ScenarioController {
           if (taints.length === 0) delete n.spec.taints;
         });
         if (!ok) return undefined;
-        return removed > 0 ? `Node ${name}: removed ${removed} taint(s) ${formatTaint(t)}` : `Node ${name}: no taint ${formatTaint(t)} to remove`;
+        return removed > 0
+          ? `Node ${name}: removed ${removed} taint(s) ${formatTaint(t)}`
+          : `Node ${name}: no taint ${formatTaint(t)} to remove`;
       }
       case SimulationAction.Cordon:
-        return (await spec((n) => void (n.spec = { ...n.spec, unschedulable: true }))) ? `Node ${name}: cordoned (spec.unschedulable=true)` : undefined;
+        return (await spec((n) => void (n.spec = { ...n.spec, unschedulable: true })))
+          ? `Node ${name}: cordoned (spec.unschedulable=true)`
+          : undefined;
       case SimulationAction.Uncordon:
         return (await spec((n) => {
           n.spec = { ...n.spec };

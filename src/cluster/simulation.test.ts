@@ -42,8 +42,15 @@ function fakeKueue(opts: { tickForeverMs?: number } = {}): Reconciler<TopoqueueC
         await store.create<Workload>({
           apiVersion: 'kueue.x-k8s.io/v1beta2',
           kind: 'Workload',
-          metadata: { name: wname, namespace: ns, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid!, controller: true }] },
-          spec: { queueName: job.metadata.labels?.[KueueLabel.QueueName], podSets: [{ name: 'main', count, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } } }] },
+          metadata: {
+            name: wname,
+            namespace: ns,
+            ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid!, controller: true }],
+          },
+          spec: {
+            queueName: job.metadata.labels?.[KueueLabel.QueueName],
+            podSets: [{ name: 'main', count, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } } }],
+          },
         });
         return { requeueAfterMs: 10_000 };
       }
@@ -53,7 +60,15 @@ function fakeKueue(opts: { tickForeverMs?: number } = {}): Reconciler<TopoqueueC
         a.status = {
           admission: {
             clusterQueue: 'q',
-            podSetAssignments: [{ name: 'main', count, flavors: { cpu: 'default' }, resourceUsage: { cpu: String(count) }, topologyAssignment: { levels: [HOST], domains: hosts.map((h) => ({ values: [h], count: 1 })) } as never }],
+            podSetAssignments: [
+              {
+                name: 'main',
+                count,
+                flavors: { cpu: 'default' },
+                resourceUsage: { cpu: String(count) },
+                topologyAssignment: { levels: [HOST], domains: hosts.map((h) => ({ values: [h], count: 1 })) } as never,
+              },
+            ],
           },
           conditions: [{ type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'ok' }],
         };
@@ -63,7 +78,12 @@ function fakeKueue(opts: { tickForeverMs?: number } = {}): Reconciler<TopoqueueC
           await store.create<Pod>({
             apiVersion: 'v1',
             kind: 'Pod',
-            metadata: { name: `${name}-${i}`, namespace: ns, labels: { [KueueLabel.PodSet]: 'main', idx: String(i) }, annotations: { [KueueAnnotation.Workload]: wname } },
+            metadata: {
+              name: `${name}-${i}`,
+              namespace: ns,
+              labels: { [KueueLabel.PodSet]: 'main', idx: String(i) },
+              annotations: { [KueueAnnotation.Workload]: wname },
+            },
             spec: { nodeName: h, containers: [{ name: 'c', resources: { requests: { cpu } } }] },
             status: { phase: 'Running' },
           });
@@ -76,7 +96,10 @@ function fakeKueue(opts: { tickForeverMs?: number } = {}): Reconciler<TopoqueueC
         if (p) await store.updateStatus({ ...mutable(p), status: { phase: 'Succeeded' } });
       }
       const f = mutable(w);
-      f.status!.conditions = [...(f.status!.conditions ?? []), { type: 'Finished', status: 'True', reason: 'Succeeded', message: 'done', lastTransitionTime: new Date(clock.now()).toISOString() }];
+      f.status!.conditions = [
+        ...(f.status!.conditions ?? []),
+        { type: 'Finished', status: 'True', reason: 'Succeeded', message: 'done', lastTransitionTime: new Date(clock.now()).toISOString() },
+      ];
       await store.updateStatus(f);
     },
   };
@@ -86,8 +109,17 @@ function job(name: string, opts: { at?: string; parallelism?: number; queue?: st
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name, namespace: 'team', labels: { [KueueLabel.QueueName]: opts.queue ?? 'lq' }, ...(opts.at ? { annotations: { [TopoqueueAnnotation.SubmitAt]: opts.at } } : {}) },
-    spec: { parallelism: opts.parallelism ?? 2, completions: opts.parallelism ?? 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } } },
+    metadata: {
+      name,
+      namespace: 'team',
+      labels: { [KueueLabel.QueueName]: opts.queue ?? 'lq' },
+      ...(opts.at ? { annotations: { [TopoqueueAnnotation.SubmitAt]: opts.at } } : {}),
+    },
+    spec: {
+      parallelism: opts.parallelism ?? 2,
+      completions: opts.parallelism ?? 2,
+      template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } },
+    },
   } as unknown as KObject;
 }
 
@@ -101,19 +133,40 @@ const cluster = (): KObject[] => [
 
 async function simulate(objects: KObject[], opts: SimulationOptions = {}) {
   const parsed = parseSimulationObjects(objects);
-  assert.deepEqual(parsed.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    parsed.errors.map((e) => e.message),
+    [],
+  );
   const run = await runSimulation(parsed.objects, { controllers: [fakeKueue()], ...opts });
   return { run, report: buildReport(run) };
 }
 
 describe('simulation', () => {
   it('objects are created at their submit-at; at one instant cluster objects first, then input order', () => {
-    const objs = parseSimulationObjects([job('late', { at: '1h' }), job('a'), ...cluster(), job('b', { at: '0s' }), job('mid', { at: '90s' }), node('n3').build()]).objects;
+    const objs = parseSimulationObjects([
+      job('late', { at: '1h' }),
+      job('a'),
+      ...cluster(),
+      job('b', { at: '0s' }),
+      job('mid', { at: '90s' }),
+      node('n3').build(),
+    ]).objects;
     const { submissions, errors } = planSubmissions(objs);
     assert.deepEqual(errors, []);
     assert.deepEqual(
       submissions.map((s) => `${s.atMs / 1000}:${s.object.kind}/${s.object.metadata.name}`),
-      ['0:Node/n1', '0:Node/n2', '0:Node/n3', '0:ResourceFlavor/default', '0:ClusterQueue/q', '0:LocalQueue/lq', '0:Job/a', '0:Job/b', '90:Job/mid', '3600:Job/late'],
+      [
+        '0:Node/n1',
+        '0:Node/n2',
+        '0:Node/n3',
+        '0:ResourceFlavor/default',
+        '0:ClusterQueue/q',
+        '0:LocalQueue/lq',
+        '0:Job/a',
+        '0:Job/b',
+        '90:Job/mid',
+        '3600:Job/late',
+      ],
     );
   });
 
@@ -135,30 +188,66 @@ describe('simulation', () => {
     assert.equal(report.workloads.length, 1);
     const w = report.workloads[0]!;
     assert.deepEqual(
-      { kind: w.kind, ns: w.namespace, name: w.name, queue: w.queue, cq: w.clusterQueue, status: w.status, times: [w.submittedAt, w.admittedAt, w.startedAt, w.finishedAt] },
+      {
+        kind: w.kind,
+        ns: w.namespace,
+        name: w.name,
+        queue: w.queue,
+        cq: w.clusterQueue,
+        status: w.status,
+        times: [w.submittedAt, w.admittedAt, w.startedAt, w.finishedAt],
+      },
       { kind: 'Job', ns: 'team', name: 'train', queue: 'lq', cq: 'q', status: 'Finished', times: [30, 40, 40, 100] },
     );
     assert.deepEqual(w.workloads, ['job-train']);
-    assert.deepEqual(w.placement, [{ workload: 'job-train', podSet: 'main', flavor: 'default', count: 2, levels: [HOST], domains: [{ values: ['n1'], count: 1 }, { values: ['n2'], count: 1 }] }]);
-    assert.deepEqual(w.pods.map((p) => [p.name, p.node, p.phase]), [['train-0', 'n1', 'Succeeded'], ['train-1', 'n2', 'Succeeded']]);
+    assert.deepEqual(w.placement, [
+      {
+        workload: 'job-train',
+        podSet: 'main',
+        flavor: 'default',
+        count: 2,
+        levels: [HOST],
+        domains: [
+          { values: ['n1'], count: 1 },
+          { values: ['n2'], count: 1 },
+        ],
+      },
+    ]);
+    assert.deepEqual(
+      w.pods.map((p) => [p.name, p.node, p.phase]),
+      [
+        ['train-0', 'n1', 'Succeeded'],
+        ['train-1', 'n2', 'Succeeded'],
+      ],
+    );
     assert.equal(report.summary.makespan, 100);
     assert.deepEqual(report.summary.meanTimeToAdmission, { q: 10 });
     assert.deepEqual(report.summary.byStatus, { Finished: 1, Admitted: 0, Pending: 0, Evicted: 0, Failed: 0 });
     // Queue usage: pending from 30 s, admitted (2 cpu) from 40 s, released at 100 s.
-    assert.deepEqual(report.queues.map((q) => [q.name, q.nominal, q.usage]), [
+    assert.deepEqual(
+      report.queues.map((q) => [q.name, q.nominal, q.usage]),
       [
-        'q',
-        { 'default/cpu': 8 },
         [
-          { at: 30, admitted: 0, pending: 1, usage: {} },
-          { at: 40, admitted: 1, pending: 0, usage: { 'default/cpu': 2 } },
-          { at: 100, admitted: 0, pending: 0, usage: {} },
+          'q',
+          { 'default/cpu': 8 },
+          [
+            { at: 30, admitted: 0, pending: 1, usage: {} },
+            { at: 40, admitted: 1, pending: 0, usage: { 'default/cpu': 2 } },
+            { at: 100, admitted: 0, pending: 0, usage: {} },
+          ],
         ],
       ],
-    ]);
+    );
     // 2 of 8 cpus used from 40 s to 100 s of 100 s.
     assert.equal(report.utilization.mean.cpu, 0.15);
-    assert.deepEqual(report.utilization.series.map((p) => [p.at, p.used.cpu ?? 0, p.capacity.cpu]), [[0, 0, 8], [40, 2, 8], [100, 0, 8]]);
+    assert.deepEqual(
+      report.utilization.series.map((p) => [p.at, p.used.cpu ?? 0, p.capacity.cpu]),
+      [
+        [0, 0, 8],
+        [40, 2, 8],
+        [100, 0, 8],
+      ],
+    );
     assert.deepEqual(report.violations, []);
   });
 
@@ -167,10 +256,13 @@ describe('simulation', () => {
     assert.equal(report.run.stop, 'until');
     assert.equal(report.run.end, 50);
     assert.equal(report.run.until, 50);
-    assert.deepEqual(report.workloads.map((w) => [w.name, w.status, w.pendingReason]), [
-      ['a', 'Admitted', null],
-      ['b', 'Pending', 'not submitted yet: the run stopped before its submit-at time'],
-    ]);
+    assert.deepEqual(
+      report.workloads.map((w) => [w.name, w.status, w.pendingReason]),
+      [
+        ['a', 'Admitted', null],
+        ['b', 'Pending', 'not submitted yet: the run stopped before its submit-at time'],
+      ],
+    );
   });
 
   it('--until past the point where nothing is left still ends at that time', async () => {
@@ -192,29 +284,48 @@ describe('simulation', () => {
     const denyBad: Reconciler<TopoqueueConfig> = {
       name: 'deny',
       setup(ctx) {
-        ctx.store.addAdmissionHook({ name: 'deny.example.com', kinds: ['Job'], operations: ['CREATE'], type: 'validating', admit: (r) => (r.object.metadata.name === 'bad' ? { denied: ['spec: no thanks'] } : undefined) });
+        ctx.store.addAdmissionHook({
+          name: 'deny.example.com',
+          kinds: ['Job'],
+          operations: ['CREATE'],
+          type: 'validating',
+          admit: (r) => (r.object.metadata.name === 'bad' ? { denied: ['spec: no thanks'] } : undefined),
+        });
       },
       reconcile: async () => undefined,
     };
     const parsed = parseSimulationObjects([...cluster(), job('bad', { at: '10s' }), job('good', { at: '20s' })]);
     const run = await runSimulation(parsed.objects, { controllers: [denyBad, fakeKueue()] });
     const report = buildReport(run);
-    assert.deepEqual(report.refused, [{ at: 10, object: 'Job/team/bad', file: null, message: 'admission webhook "deny.example.com" denied the request: spec: no thanks' }]);
-    assert.deepEqual(report.workloads.map((w) => [w.name, w.status, w.errors]), [
-      ['bad', 'Failed', ['Job/team/bad: admission webhook "deny.example.com" denied the request: spec: no thanks']],
-      ['good', 'Finished', []],
+    assert.deepEqual(report.refused, [
+      { at: 10, object: 'Job/team/bad', file: null, message: 'admission webhook "deny.example.com" denied the request: spec: no thanks' },
     ]);
+    assert.deepEqual(
+      report.workloads.map((w) => [w.name, w.status, w.errors]),
+      [
+        ['bad', 'Failed', ['Job/team/bad: admission webhook "deny.example.com" denied the request: spec: no thanks']],
+        ['good', 'Finished', []],
+      ],
+    );
   });
 
-  it('the invariant checker runs on every step: a pod bound over a node\'s capacity is a violation in the report', async () => {
+  it("the invariant checker runs on every step: a pod bound over a node's capacity is a violation in the report", async () => {
     const { report } = await simulate([...cluster(), job('hog-1', { parallelism: 1 })]);
-    assert.deepEqual(report.violations.map((v) => [v.at, v.invariant, v.object]), [[10, 'NodeCapacity', 'Node/n1']]);
+    assert.deepEqual(
+      report.violations.map((v) => [v.at, v.invariant, v.object]),
+      [[10, 'NodeCapacity', 'Node/n1']],
+    );
     assert.equal(report.summary.violations, 1);
   });
 
   it('objects without a queue name and without a Workload are listed as unmanaged, not as workloads', async () => {
     const free = node('n9').build();
-    const bare = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'notebook', namespace: 'team' }, spec: { containers: [{ name: 'c' }] } } as KObject;
+    const bare = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'notebook', namespace: 'team' },
+      spec: { containers: [{ name: 'c' }] },
+    } as KObject;
     const { report } = await simulate([...cluster(), free, bare]);
     assert.deepEqual(report.workloads, []);
     assert.deepEqual(report.unmanaged, [{ kind: 'Pod', namespace: 'team', name: 'notebook' }]);

@@ -55,7 +55,12 @@ export function planSubmissions(objects: readonly ParsedObject[]): { submissions
     if (raw !== undefined) {
       const s = parseGoDuration(raw);
       if (s === undefined || s < 0) {
-        errors.push(new InputError({ ...where, field: SUBMIT_AT_FIELD }, `must be a non-negative Go duration from the start of the simulation, such as "90s", "2h" or "1h30m", got ${JSON.stringify(raw)}`));
+        errors.push(
+          new InputError(
+            { ...where, field: SUBMIT_AT_FIELD },
+            `must be a non-negative Go duration from the start of the simulation, such as "90s", "2h" or "1h30m", got ${JSON.stringify(raw)}`,
+          ),
+        );
         return;
       }
       atMs = Math.round(s * 1000);

@@ -33,7 +33,11 @@ interface SoakResult {
 async function soak(seed: number): Promise<SoakResult> {
   const scenario = generateScenario(seed);
   const parsed = parseSimulationObjects(scenario.objects);
-  assert.deepEqual(parsed.errors.map((e) => e.message), [], `seed ${seed}: the generated input parses`);
+  assert.deepEqual(
+    parsed.errors.map((e) => e.message),
+    [],
+    `seed ${seed}: the generated input parses`,
+  );
   const run = await runSimulation(parsed.objects, { idleLimitMs: 2 * 24 * 3_600_000, fullCheckEvery: 500 });
   return { report: buildReport(run), scenario };
 }
@@ -65,7 +69,8 @@ function excused(s: Scenario, report: SimulationReport): Map<string, string> {
     }
     if ((u.kind === 'Pod group' || u.kind === 'Gang') && e) {
       const lost = e.pods.filter((p) => p.phase === 'Failed' || p.phase === 'Deleted').map((p) => `${p.name} ${p.phase}`);
-      if (e.evictions.length > 0 || lost.length > 0) out.set(key(u), `plain pods stopped (${[...e.evictions.map((x) => x.reason), ...lost].join(', ')}) are never recreated`);
+      if (e.evictions.length > 0 || lost.length > 0)
+        out.set(key(u), `plain pods stopped (${[...e.evictions.map((x) => x.reason), ...lost].join(', ')}) are never recreated`);
     }
   }
   for (const u of s.units) {
@@ -90,7 +95,10 @@ function check({ report, scenario }: SoakResult): void {
     const entry = report.workloads.find((w) => w.kind === u.kind && w.name === u.name && w.namespace === u.namespace);
     assert.ok(entry, `${at}: ${u.kind} ${u.namespace}/${u.name} is in the report`);
     if (excuses.has(`${u.kind} ${u.namespace}/${u.name}`)) continue;
-    if (entry.status !== 'Finished') stuck.push(`${u.kind} ${u.namespace}/${u.name} (${u.pods} x ${u.cpu} cpu, ${u.tas}, ${u.clusterQueue}): ${entry.status}${entry.pendingReason ? ` - ${entry.pendingReason}` : ''}${entry.result ? ` - ${entry.result}` : ''}`);
+    if (entry.status !== 'Finished')
+      stuck.push(
+        `${u.kind} ${u.namespace}/${u.name} (${u.pods} x ${u.cpu} cpu, ${u.tas}, ${u.clusterQueue}): ${entry.status}${entry.pendingReason ? ` - ${entry.pendingReason}` : ''}${entry.result ? ` - ${entry.result}` : ''}`,
+      );
   }
   assert.deepEqual(stuck, [], `${at}: workloads that fit did not finish (run stopped: ${report.run.stop} at ${report.run.end}s)`);
 }
@@ -105,11 +113,17 @@ describe('random soak of the embedded cluster (virtual time, seeded)', () => {
     const a = new Rng(42);
     const b = new Rng(42);
     const xs = Array.from({ length: 1000 }, () => a.float());
-    assert.deepEqual(xs.slice(0, 5), Array.from({ length: 5 }, () => b.float()));
+    assert.deepEqual(
+      xs.slice(0, 5),
+      Array.from({ length: 5 }, () => b.float()),
+    );
     assert.ok(xs.every((x) => x >= 0 && x < 1));
     assert.ok(Math.abs(xs.reduce((s, x) => s + x, 0) / xs.length - 0.5) < 0.05);
     const c = new Rng(43);
-    assert.notDeepEqual(xs.slice(0, 5), Array.from({ length: 5 }, () => c.float()));
+    assert.notDeepEqual(
+      xs.slice(0, 5),
+      Array.from({ length: 5 }, () => c.float()),
+    );
   });
 
   for (const seed of SEEDS) {
@@ -125,8 +139,7 @@ describe('soak findings', () => {
   it(
     'a preempted gang is not re-admitted while its old pods are still bound and running (AdmittedTwice: more bound pods than admitted)',
     {
-      todo:
-        'pod-group-controller evict() deletes the gang\'s pods and, in the same reconcile, clears its reservation (isRunning excludes deleting pods: FastQuotaReleaseInPodIntegration, kueue-core §1e IsActive); the scheduler re-admits the gang at once with 4 of 8 pods while most of its old pods are still bound and Running (the kubelet fails them one per turn), the new admission even gets PodsReady=True from them, and invariants.ts reports AdmittedTwice "6 pods of PodSet ... are bound, more than the 4 it was admitted with"',
+      todo: 'pod-group-controller evict() deletes the gang\'s pods and, in the same reconcile, clears its reservation (isRunning excludes deleting pods: FastQuotaReleaseInPodIntegration, kueue-core §1e IsActive); the scheduler re-admits the gang at once with 4 of 8 pods while most of its old pods are still bound and Running (the kubelet fails them one per turn), the new admission even gets PodsReady=True from them, and invariants.ts reports AdmittedTwice "6 pods of PodSet ... are bound, more than the 4 it was admitted with"',
     },
     async () => {
       const pod = (i: number): KObject =>
@@ -137,15 +150,31 @@ describe('soak findings', () => {
             name: `g-${i}`,
             namespace: 'team',
             labels: { [KueueLabel.QueueName]: 'lq', [KueueLabel.PriorityClass]: 'low' },
-            annotations: { [TopoqueueAnnotation.RunDuration]: '10m', [GangAnnotation.Name]: 'g', [GangAnnotation.MinAvailable]: '2', [GangAnnotation.TotalNumber]: '8' },
+            annotations: {
+              [TopoqueueAnnotation.RunDuration]: '10m',
+              [GangAnnotation.Name]: 'g',
+              [GangAnnotation.MinAvailable]: '2',
+              [GangAnnotation.TotalNumber]: '8',
+            },
           },
           spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] },
         }) as KObject;
       const objects: KObject[] = [
-        { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { [HOSTNAME_LABEL]: 'n1' } }, spec: {}, status: { allocatable: { cpu: '16', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } } as KObject,
+        {
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name: 'n1', labels: { [HOSTNAME_LABEL]: 'n1' } },
+          spec: {},
+          status: { allocatable: { cpu: '16', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
+        } as KObject,
         { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default' }, spec: {} } as KObject,
         cq('cq').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build() as KObject,
-        { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'lq', namespace: 'team' }, spec: { clusterQueue: 'cq' } } as KObject,
+        {
+          apiVersion: 'kueue.x-k8s.io/v1beta2',
+          kind: 'LocalQueue',
+          metadata: { name: 'lq', namespace: 'team' },
+          spec: { clusterQueue: 'cq' },
+        } as KObject,
         { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'WorkloadPriorityClass', metadata: { name: 'low' }, value: 100 } as KObject,
         { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'WorkloadPriorityClass', metadata: { name: 'high' }, value: 1000 } as KObject,
         ...[0, 1, 2, 3, 4, 5, 6, 7].map(pod),
@@ -153,8 +182,20 @@ describe('soak findings', () => {
         {
           apiVersion: 'batch/v1',
           kind: 'Job',
-          metadata: { name: 'urgent', namespace: 'team', labels: { [KueueLabel.QueueName]: 'lq', [KueueLabel.PriorityClass]: 'high' }, annotations: { [TopoqueueAnnotation.SubmitAt]: '60s' } },
-          spec: { parallelism: 1, completions: 1, template: { metadata: { annotations: { [TopoqueueAnnotation.RunDuration]: '1m' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu: '6' } } }] } } },
+          metadata: {
+            name: 'urgent',
+            namespace: 'team',
+            labels: { [KueueLabel.QueueName]: 'lq', [KueueLabel.PriorityClass]: 'high' },
+            annotations: { [TopoqueueAnnotation.SubmitAt]: '60s' },
+          },
+          spec: {
+            parallelism: 1,
+            completions: 1,
+            template: {
+              metadata: { annotations: { [TopoqueueAnnotation.RunDuration]: '1m' } },
+              spec: { restartPolicy: 'Never', containers: [{ name: 'c', resources: { requests: { cpu: '6' } } }] },
+            },
+          },
         } as KObject,
       ];
       const run = await runSimulation(parseSimulationObjects(objects).objects, { idleLimitMs: 3_600_000 });

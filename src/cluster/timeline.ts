@@ -106,7 +106,8 @@ export interface QueuePoint {
 const POD_SLOT_ONLY: ResourceAmounts = { pods: 1 };
 const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
 const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
-const refOf = (o: KObject) => (o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`);
+const refOf = (o: KObject) =>
+  o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`;
 
 /** The report entry a submitted object belongs to: its own, or its group's. */
 export function entryIdentity(o: KObject): { key: string; kind: string; name: string } {
@@ -119,7 +120,9 @@ export function entryIdentity(o: KObject): { key: string; kind: string; name: st
       const name = gang.slice(gang.indexOf('/') + 1);
       const crd = o.metadata.labels?.[GangLabel.PodGroup] ?? o.metadata.labels?.[GangLabel.SchedulerPluginsPodGroup];
       // Pods of a PodGroup object join its entry; annotation gangs have none.
-      return crd !== undefined ? { key: `PodGroup/${ns}/${crd}`, kind: 'PodGroup', name: crd } : { key: `Gang/${gang}`, kind: 'Gang', name };
+      return crd !== undefined
+        ? { key: `PodGroup/${ns}/${crd}`, kind: 'PodGroup', name: crd }
+        : { key: `Gang/${gang}`, kind: 'Gang', name };
     }
   }
   if (o.kind === 'PodGroup') return { key: `PodGroup/${ns}/${o.metadata.name}`, kind: 'PodGroup', name: o.metadata.name };
@@ -169,12 +172,20 @@ export class Timeline {
       update: (_, lq) => this.onLocalQueue(lq),
     });
     const wls = this.informer<Workload>('Workload');
-    wls.addHandler({ add: (w) => this.onWorkload(undefined, w), update: (o, w) => this.onWorkload(o, w), delete: (w) => this.onWorkload(w, undefined) });
+    wls.addHandler({
+      add: (w) => this.onWorkload(undefined, w),
+      update: (o, w) => this.onWorkload(o, w),
+      delete: (w) => this.onWorkload(w, undefined),
+    });
   }
 
   async start(): Promise<void> {
     for (const i of this.informers) await i.start();
-    this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', { add: (p) => this.onPod(p), update: (_, p) => this.onPod(p), delete: (p) => this.onPod(p, true) });
+    this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', {
+      add: (p) => this.onPod(p),
+      update: (_, p) => this.onPod(p),
+      delete: (p) => this.onPod(p, true),
+    });
   }
 
   stop(): void {
@@ -264,7 +275,10 @@ export class Timeline {
       if (!had) {
         rec.admittedAt ??= now;
         rec.started = new Set();
-        rec.admittedCount = (adm.podSetAssignments ?? []).reduce((n, p) => n + (p.count ?? w.spec.podSets.find((ps) => ps.name === p.name)?.count ?? 0), 0);
+        rec.admittedCount = (adm.podSetAssignments ?? []).reduce(
+          (n, p) => n + (p.count ?? w.spec.podSets.find((ps) => ps.name === p.name)?.count ?? 0),
+          0,
+        );
         // Pods already running count (a restart of the recorder; or pods faster than the status write).
         for (const pk of rec.pods) {
           const p = this.pods.get(pk);
@@ -275,7 +289,10 @@ export class Timeline {
     }
     const ev = cond(w, 'Evicted');
     const oldEv = old ? cond(old, 'Evicted') : undefined;
-    if (ev?.status === 'True' && (oldEv?.status !== 'True' || oldEv.reason !== ev.reason || oldEv.lastTransitionTime !== ev.lastTransitionTime)) {
+    if (
+      ev?.status === 'True' &&
+      (oldEv?.status !== 'True' || oldEv.reason !== ev.reason || oldEv.lastTransitionTime !== ev.lastTransitionTime)
+    ) {
       rec.evictions.push({ at: now, reason: ev.reason ?? '', message: ev.message ?? '' });
     }
     if (isTrue(w, 'Finished') && rec.finishedAt === undefined) rec.finishedAt = now;
@@ -317,7 +334,8 @@ export class Timeline {
   }
 
   private checkStarted(rec: WorkloadRecord, now: number): void {
-    if (rec.startedAt === undefined && rec.admittedCount > 0 && rec.started.size >= rec.admittedCount && rec.last.status?.admission) rec.startedAt = now;
+    if (rec.startedAt === undefined && rec.admittedCount > 0 && rec.started.size >= rec.admittedCount && rec.last.status?.admission)
+      rec.startedAt = now;
   }
 
   private updateFinished(rec: WorkloadRecord): void {
@@ -382,7 +400,12 @@ export class Timeline {
         key: wkey,
         createdAt: now,
         evictions: [],
-        last: { apiVersion: KueueApiVersion.V1beta2, kind: 'Workload', metadata: { name: wl, namespace: p.metadata.namespace }, spec: { podSets: [] } },
+        last: {
+          apiVersion: KueueApiVersion.V1beta2,
+          kind: 'Workload',
+          metadata: { name: wl, namespace: p.metadata.namespace },
+          spec: { podSets: [] },
+        },
         deleted: true,
         started: new Set(),
         admittedCount: 0,
@@ -477,12 +500,19 @@ export class Timeline {
     for (const cq of touched) {
       this.touchQueue(cq);
       const usage: Record<string, number> = {};
-      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => compareStrings(a, b))) if (n !== 0) usage[f] = n;
+      for (const [f, n] of [...(this.cqUsage.get(cq) ?? new Map<string, number>())].sort(([a], [b]) => compareStrings(a, b)))
+        if (n !== 0) usage[f] = n;
       const series = this.queueSeries.get(cq)!;
       const p: QueuePoint = { at: now, admitted: this.cqAdmitted.get(cq)?.size ?? 0, pending: this.cqPending.get(cq)?.size ?? 0, usage };
       const last = series[series.length - 1];
       if (last && last.at === now) series[series.length - 1] = p;
-      else if (!last || last.admitted !== p.admitted || last.pending !== p.pending || JSON.stringify(last.usage) !== JSON.stringify(p.usage)) series.push(p);
+      else if (
+        !last ||
+        last.admitted !== p.admitted ||
+        last.pending !== p.pending ||
+        JSON.stringify(last.usage) !== JSON.stringify(p.usage)
+      )
+        series.push(p);
     }
   }
 

@@ -49,15 +49,29 @@ describe('workload runner', () => {
     await c.run(12_500);
     for (const n of ['w', 'no-duration', 'owned']) await admit(c, n, true);
     await c.run(0);
-    assert.equal(c.get('Workload', 'w')?.status?.conditions?.find((x) => x.type === 'PodsReady')?.status, 'True', 'its "pods" are ready at once');
+    assert.equal(
+      c.get('Workload', 'w')?.status?.conditions?.find((x) => x.type === 'PodsReady')?.status,
+      'True',
+      'its "pods" are ready at once',
+    );
     await c.run(299_999);
     assert.equal(finished(c, 'w'), undefined);
     await c.run(1);
-    assert.deepEqual({ ...finished(c, 'w'), lastTransitionTime: undefined }, { type: 'Finished', status: 'True', reason: 'Succeeded', message: 'Job finished successfully', observedGeneration: 1, lastTransitionTime: undefined });
+    assert.deepEqual(
+      { ...finished(c, 'w'), lastTransitionTime: undefined },
+      {
+        type: 'Finished',
+        status: 'True',
+        reason: 'Succeeded',
+        message: 'Job finished successfully',
+        observedGeneration: 1,
+        lastTransitionTime: undefined,
+      },
+    );
     assert.equal(c.elapsed(), 312.5);
     await c.run();
     assert.equal(finished(c, 'no-duration'), undefined);
-    assert.equal(finished(c, 'owned'), undefined, 'a Workload with an owner is its job\'s to finish');
+    assert.equal(finished(c, 'owned'), undefined, "a Workload with an owner is its job's to finish");
   });
 
   it('an eviction stops the clock; the run starts over from the next admission', async () => {

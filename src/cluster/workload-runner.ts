@@ -29,7 +29,9 @@ export const FINISHED_REASON = 'Succeeded';
 export const FINISHED_MESSAGE = 'Job finished successfully';
 
 const runnable = (w: Workload): boolean =>
-  (w.metadata.ownerReferences ?? []).length === 0 && w.metadata.annotations?.[TopoqueueAnnotation.RunDuration] !== undefined && !isTrue(w, WorkloadCondition.Finished);
+  (w.metadata.ownerReferences ?? []).length === 0 &&
+  w.metadata.annotations?.[TopoqueueAnnotation.RunDuration] !== undefined &&
+  !isTrue(w, WorkloadCondition.Finished);
 
 const running = (w: Workload): boolean => isTrue(w, WorkloadCondition.Admitted) && !isTrue(w, WorkloadCondition.Evicted);
 
@@ -70,7 +72,8 @@ export class WorkloadRunner {
     if (!w || !runnable(w) || !running(w)) return;
     const now = this.ctx.clock.now();
     const id = this.admissionId(w);
-    const since = this.admittedAt.get(id) ?? (parseTime(findCondition(w, WorkloadCondition.Admitted)?.lastTransitionTime) ?? now / 1000) * 1000;
+    const since =
+      this.admittedAt.get(id) ?? (parseTime(findCondition(w, WorkloadCondition.Admitted)?.lastTransitionTime) ?? now / 1000) * 1000;
     const finishAt = since + this.durationMs(w);
     const { namespace, name } = splitKey(key);
     const done = now >= finishAt;
@@ -87,7 +90,8 @@ export class WorkloadRunner {
           const t = nowSeconds(this.ctx.clock);
           const c = podsReadyCondition(x, { admitted: true, allReady: true }, t);
           if (c) setCondition(x, c, t);
-          if (done) setCondition(x, { type: WorkloadCondition.Finished, status: 'True', reason: FINISHED_REASON, message: FINISHED_MESSAGE }, t);
+          if (done)
+            setCondition(x, { type: WorkloadCondition.Finished, status: 'True', reason: FINISHED_REASON, message: FINISHED_MESSAGE }, t);
           return c !== undefined || done;
         },
         { status: true },
@@ -107,7 +111,12 @@ export class WorkloadRunner {
     if (s !== undefined && s >= 0) return s * 1000;
     if (!this.warned.has(w.metadata.uid!)) {
       this.warned.add(w.metadata.uid!);
-      this.recorder.event(w, 'Warning', 'InvalidAnnotation', `${TopoqueueAnnotation.RunDuration}=${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": using the default ${DEFAULT_RUN_DURATION_S}s`);
+      this.recorder.event(
+        w,
+        'Warning',
+        'InvalidAnnotation',
+        `${TopoqueueAnnotation.RunDuration}=${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": using the default ${DEFAULT_RUN_DURATION_S}s`,
+      );
     }
     return DEFAULT_RUN_DURATION_S * 1000;
   }

@@ -43,7 +43,9 @@ export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): Topoque
   return {
     namespace,
     waitForPodsReady: DEFAULT_WAIT_FOR_PODS_READY,
-    managedJobsNamespaceSelector: { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: ['kube-system', namespace] }] },
+    managedJobsNamespaceSelector: {
+      matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: ['kube-system', namespace] }],
+    },
     manageJobsWithoutQueueName: false,
     gates: { ...DEFAULT_GATES },
     requeueBatchMs: 1000,

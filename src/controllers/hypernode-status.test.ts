@@ -21,7 +21,12 @@ const ready = (e: TasEnv, name: string) => hn(e, name).status?.conditions?.find(
 
 describe('HyperNode status: nodeCount', () => {
   it('follows nodes added and deleted (exact names count even without a Node; regex members count matching Nodes)', async () => {
-    const e = await env([hyperNode('s0').tier(1).nodes('x').regex('^gpu-').build(), node('gpu-1').build(), node('gpu-2').build(), node('cpu-1').build()]);
+    const e = await env([
+      hyperNode('s0').tier(1).nodes('x').regex('^gpu-').build(),
+      node('gpu-1').build(),
+      node('gpu-2').build(),
+      node('cpu-1').build(),
+    ]);
     assert.equal(count(e, 's0'), 3);
     await e.store.create(node('gpu-3').build());
     await e.m.run();
@@ -43,7 +48,19 @@ describe('HyperNode status: nodeCount', () => {
   });
 
   it('a label member follows node label changes; a node in two selectors counts once', async () => {
-    const e = await env([hyperNode('r1').tier(1).labelMatch({ [RACK]: 'r1' }).nodes('a').build(), node('a').labels({ [RACK]: 'r1' }).build(), node('b').labels({ [RACK]: 'r2' }).build()]);
+    const e = await env([
+      hyperNode('r1')
+        .tier(1)
+        .labelMatch({ [RACK]: 'r1' })
+        .nodes('a')
+        .build(),
+      node('a')
+        .labels({ [RACK]: 'r1' })
+        .build(),
+      node('b')
+        .labels({ [RACK]: 'r2' })
+        .build(),
+    ]);
     assert.equal(count(e, 'r1'), 1);
     await retryOnConflict(e.store, 'Node', undefined, 'b', (n) => void (n.metadata.labels = { ...n.metadata.labels, [RACK]: 'r1' }));
     await e.m.run();
@@ -61,21 +78,38 @@ describe('HyperNode status: nodeCount', () => {
 
 describe('HyperNode status: Ready condition', () => {
   it('a second parent makes the HyperNodes involved Ready=False (MultipleParents) and the others TreeNotReady, until fixed', async () => {
-    const objects = [hyperNode('s0').tier(1).nodes('a').build(), hyperNode('p1').tier(2).hyperNodes('s0').build(), hyperNode('p2').tier(2).hyperNodes('s0').build(), hyperNode('other').tier(1).nodes('b').build()];
+    const objects = [
+      hyperNode('s0').tier(1).nodes('a').build(),
+      hyperNode('p1').tier(2).hyperNodes('s0').build(),
+      hyperNode('p2').tier(2).hyperNodes('s0').build(),
+      hyperNode('other').tier(1).nodes('b').build(),
+    ];
     const e = await env(objects);
     const message = 'HyperNode s0 already has a parent p1, and cannot set another parent p2';
-    for (const name of ['s0', 'p1', 'p2']) assert.deepEqual({ ...ready(e, name), lastTransitionTime: undefined }, { type: 'Ready', status: 'False', reason: 'MultipleParents', message, observedGeneration: 1, lastTransitionTime: undefined });
+    for (const name of ['s0', 'p1', 'p2'])
+      assert.deepEqual(
+        { ...ready(e, name), lastTransitionTime: undefined },
+        { type: 'Ready', status: 'False', reason: 'MultipleParents', message, observedGeneration: 1, lastTransitionTime: undefined },
+      );
     assert.equal(ready(e, 'other')!.reason, 'TreeNotReady');
     assert.equal(ready(e, 'other')!.message, `hyperNodes are not ready for scheduling: ${message}`);
     await e.store.delete('HyperNode', undefined, 'p2');
     await e.m.run();
-    for (const name of ['s0', 'p1', 'other']) assert.deepEqual([ready(e, name)!.status, ready(e, name)!.message], ['True', HYPERNODE_READY_MESSAGE]);
+    for (const name of ['s0', 'p1', 'other'])
+      assert.deepEqual([ready(e, name)!.status, ready(e, name)!.message], ['True', HYPERNODE_READY_MESSAGE]);
   });
 
   it('an invalid regex member is reported on its HyperNode only', async () => {
-    const e = await env([hyperNode('bad').tier(1).regex('gpu-(').build(), hyperNode('good').tier(1).nodes('a').build(), node('gpu-1').build()]);
+    const e = await env([
+      hyperNode('bad').tier(1).regex('gpu-(').build(),
+      hyperNode('good').tier(1).nodes('a').build(),
+      node('gpu-1').build(),
+    ]);
     assert.equal(ready(e, 'bad')!.reason, 'InvalidMember');
-    assert.match(ready(e, 'bad')!.message!, /spec.members\[0\]: member regexMatch pattern is invalid: error parsing regexp: missing closing \)/);
+    assert.match(
+      ready(e, 'bad')!.message!,
+      /spec.members\[0\]: member regexMatch pattern is invalid: error parsing regexp: missing closing \)/,
+    );
     assert.equal(count(e, 'bad'), 0);
     assert.equal(ready(e, 'good')!.status, 'True');
   });
@@ -83,11 +117,23 @@ describe('HyperNode status: Ready condition', () => {
 
 describe('HyperNode label discovery', () => {
   const discovery = { discovery: [{ levels: [RACK, HOST] }] };
-  const rackNodes = () => [node('n1').labels({ [RACK]: 'r1' }).build(), node('n2').labels({ [RACK]: 'r1' }).build(), node('n3').labels({ [RACK]: 'r2' }).build()];
+  const rackNodes = () => [
+    node('n1')
+      .labels({ [RACK]: 'r1' })
+      .build(),
+    node('n2')
+      .labels({ [RACK]: 'r1' })
+      .build(),
+    node('n3')
+      .labels({ [RACK]: 'r2' })
+      .build(),
+  ];
   const discovered = (e: TasEnv) =>
     e.store
       .listSync('HyperNode')
-      .map((h) => [h.metadata.labels?.[RACK], h.spec.members.map((m) => m.selector.exactMatch?.name).join(','), h.status?.nodeCount] as const)
+      .map(
+        (h) => [h.metadata.labels?.[RACK], h.spec.members.map((m) => m.selector.exactMatch?.name).join(','), h.status?.nodeCount] as const,
+      )
       .sort();
 
   it('creates one tier-1 HyperNode per rack, with its status, and follows relabelled and deleted nodes', async () => {

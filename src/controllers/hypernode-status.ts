@@ -112,10 +112,16 @@ export function nodeNamesOf(nodes: readonly TreeNode[]): NodeNames {
 /** The Ready condition of one HyperNode of the tree (step 3). */
 export function readyCondition(tree: HyperNodeTree, name: string): Omit<Condition, 'lastTransitionTime'> {
   const own = tree.problemsOf(name);
-  if (own.length > 0) return { type: HyperNodeConditionType.Ready, status: 'False', reason: own[0]!.reason, message: own.map((p) => p.message).join('; ') };
+  if (own.length > 0)
+    return { type: HyperNodeConditionType.Ready, status: 'False', reason: own[0]!.reason, message: own.map((p) => p.message).join('; ') };
   if (!tree.ready) {
     const blocking = tree.problems.filter((p) => p.reason !== 'InvalidMember').map((p) => p.message);
-    return { type: HyperNodeConditionType.Ready, status: 'False', reason: HyperNodeReason.TreeNotReady, message: `hyperNodes are not ready for scheduling: ${blocking.join('; ')}` };
+    return {
+      type: HyperNodeConditionType.Ready,
+      status: 'False',
+      reason: HyperNodeReason.TreeNotReady,
+      message: `hyperNodes are not ready for scheduling: ${blocking.join('; ')}`,
+    };
   }
   return { type: HyperNodeConditionType.Ready, status: 'True', reason: HyperNodeReason.Ready, message: HYPERNODE_READY_MESSAGE };
 }
@@ -152,7 +158,12 @@ class HyperNodeStatusController implements Reconciler<TopoqueueConfig> {
     for (const d of this.options.discovery ?? []) {
       const errors = checkDiscoveryConfig(d);
       // The peer skips a type with a bad configuration; so do we, and say why.
-      if (errors.length > 0) c.log.error(HYPERNODE_STATUS, `discovery/${d.type ?? 'label'}`, new Error(`label discovery skipped: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`));
+      if (errors.length > 0)
+        c.log.error(
+          HYPERNODE_STATUS,
+          `discovery/${d.type ?? 'label'}`,
+          new Error(`label discovery skipped: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`),
+        );
       else this.discovery.push(d);
     }
     const resync = (): void => queue.add(HYPERNODES_KEY);
@@ -186,7 +197,12 @@ class HyperNodeStatusController implements Reconciler<TopoqueueConfig> {
       const nodeCount = hyperNodeNodeCount(h, names);
       const ready = readyCondition(tree, h.metadata.name);
       const old = h.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
-      const sameReady = old !== undefined && old.status === ready.status && old.reason === ready.reason && old.message === ready.message && old.observedGeneration === h.metadata.generation;
+      const sameReady =
+        old !== undefined &&
+        old.status === ready.status &&
+        old.reason === ready.reason &&
+        old.message === ready.message &&
+        old.observedGeneration === h.metadata.generation;
       if (h.status?.nodeCount === nodeCount && sameReady) continue;
       await retryOnConflict(
         this.ctx.store,
@@ -195,7 +211,11 @@ class HyperNodeStatusController implements Reconciler<TopoqueueConfig> {
         h.metadata.name,
         (o) => {
           const prev = o.status?.conditions?.find((x) => x.type === HyperNodeConditionType.Ready);
-          const cond: Condition = { ...ready, observedGeneration: o.metadata.generation, lastTransitionTime: prev && prev.status === ready.status && prev.lastTransitionTime ? prev.lastTransitionTime : formatTime(now) };
+          const cond: Condition = {
+            ...ready,
+            observedGeneration: o.metadata.generation,
+            lastTransitionTime: prev && prev.status === ready.status && prev.lastTransitionTime ? prev.lastTransitionTime : formatTime(now),
+          };
           const others = (o.status?.conditions ?? []).filter((x) => x.type !== HyperNodeConditionType.Ready);
           const next = { ...(o.status ?? {}), nodeCount, conditions: [...others, cond] };
           if (JSON.stringify(next) === JSON.stringify(o.status ?? {})) return false;

@@ -9,16 +9,34 @@ import type { KObject, Workload } from '../api/objects.ts';
 import { findCondition, isTrue } from '../admission/conditions.ts';
 import { cq, flavor } from '../testing/admission.ts';
 import { readyNode, testCluster } from '../testing/cluster.ts';
-import { batchJob, embeddedControllers, hyperJob, leaderWorkerSet, localQueue, mpiJob, namespace, podTemplate, volcanoJob, jobSet } from '../testing/jobs.ts';
+import {
+  batchJob,
+  embeddedControllers,
+  hyperJob,
+  leaderWorkerSet,
+  localQueue,
+  mpiJob,
+  namespace,
+  podTemplate,
+  volcanoJob,
+  jobSet,
+} from '../testing/jobs.ts';
 
 const RACK = 'cloud.com/rack';
 
 function cluster(): KObject[] {
-  const nodes = ['r1', 'r2'].flatMap((rack) => [1, 2, 3].map((i) => readyNode(`${rack}-n${i}`, { cpu: '8', memory: '32Gi', pods: '110' }, { [RACK]: rack, pool: 'a' })));
+  const nodes = ['r1', 'r2'].flatMap((rack) =>
+    [1, 2, 3].map((i) => readyNode(`${rack}-n${i}`, { cpu: '8', memory: '32Gi', pods: '110' }, { [RACK]: rack, pool: 'a' })),
+  );
   return [
     namespace('ns'),
     ...nodes,
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 'default' }, spec: { levels: [{ nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] } } as KObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Topology',
+      metadata: { name: 'default' },
+      spec: { levels: [{ nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] },
+    } as KObject,
     flavor('tas', { topology: 'default', nodeLabels: { pool: 'a' } }),
     cq('cq').quota('tas', { cpu: '48' }).build(),
     localQueue('lq'),
@@ -29,7 +47,10 @@ const runs = (d: string) => podTemplate({ cpu: '2', annotations: { [TopoqueueAnn
 
 test('embedded cluster: a Job, JobSet, MPIJob, Volcano Job and HyperJob are admitted with TAS, started, ungated, run and finished; an LWS serves', async () => {
   const c = await testCluster(embeddedControllers(), cluster());
-  const rackTemplate = podTemplate({ cpu: '2', annotations: { [TopoqueueAnnotation.RunDuration]: '30s', [KueueAnnotation.PodSetRequiredTopology]: RACK } });
+  const rackTemplate = podTemplate({
+    cpu: '2',
+    annotations: { [TopoqueueAnnotation.RunDuration]: '30s', [KueueAnnotation.PodSetRequiredTopology]: RACK },
+  });
   const jobs: KObject[] = [
     batchJob('train', { parallelism: 2, completions: 2, indexed: true, template: rackTemplate }),
     jobSet('js', [
@@ -61,10 +82,13 @@ test('embedded cluster: a Job, JobSet, MPIJob, Volcano Job and HyperJob are admi
   assert.ok(isTrue(lws, 'Admitted'));
   assert.equal(findCondition(lws, 'PodsReady')?.status, 'True');
   const lwsPods = c.store.listSync('Pod', { namespace: 'ns' }).filter((p) => p.metadata.name.startsWith('serve-'));
-  assert.deepEqual(lwsPods.map((p) => [p.metadata.name, p.status?.phase, p.spec.schedulingGates ?? []]), [
-    ['serve-0', 'Running', []],
-    ['serve-0-1', 'Running', []],
-  ]);
+  assert.deepEqual(
+    lwsPods.map((p) => [p.metadata.name, p.status?.phase, p.spec.schedulingGates ?? []]),
+    [
+      ['serve-0', 'Running', []],
+      ['serve-0-1', 'Running', []],
+    ],
+  );
   // TAS: the Job's pods were given one rack by the ungater (the topology gate was ours to add).
   const trainPods = c.store.listSync('Pod', { namespace: 'ns' }).filter((p) => p.metadata.name.startsWith('train-'));
   assert.equal(new Set(trainPods.map((p) => p.spec.nodeSelector?.[RACK] ?? p.spec.nodeName?.split('-')[0])).size, 1, 'one rack');
@@ -85,11 +109,17 @@ test('embedded cluster: a preempted Job is suspended, its pods go, its quota is 
   await c.store.create(low);
   await c.run(10_000);
   assert.equal(c.store.listSync('Pod', { namespace: 'ns' }).filter((p) => p.status?.phase === 'Running').length, 4);
-  await c.store.create(batchJob('high', { parallelism: 4, completions: 4, labels: { 'kueue.x-k8s.io/priority-class': 'high' }, template: runs('30s') }));
+  await c.store.create(
+    batchJob('high', { parallelism: 4, completions: 4, labels: { 'kueue.x-k8s.io/priority-class': 'high' }, template: runs('30s') }),
+  );
   await c.run(20 * 60_000);
 
-  assert.deepEqual(c.manager.errors.filter((e) => e.controller === 'job'), []);
-  const wl = (name: string) => c.store.listSync('Workload', { namespace: 'ns' }).find((w) => w.metadata.ownerReferences?.[0]?.name === name)!;
+  assert.deepEqual(
+    c.manager.errors.filter((e) => e.controller === 'job'),
+    [],
+  );
+  const wl = (name: string) =>
+    c.store.listSync('Workload', { namespace: 'ns' }).find((w) => w.metadata.ownerReferences?.[0]?.name === name)!;
   const lowW = wl('low');
   const highW = wl('high');
   assert.equal(findCondition(highW, 'Finished')?.reason, 'Succeeded');

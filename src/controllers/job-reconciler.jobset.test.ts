@@ -3,10 +3,25 @@ import assert from 'node:assert/strict';
 import { KueueLabel, KueueSchedulingGate, PodIndexLabel } from '../api/keys.ts';
 import type { KObject, PodTemplateSpec } from '../api/objects.ts';
 import { findCondition } from '../admission/conditions.ts';
-import { admit, batchJob, createChild, createPod, evict, jobEnv, jobSet, latest, podTemplate, resourceFlavor, setJobCondition, setPodPhase } from '../testing/jobs.ts';
+import {
+  admit,
+  batchJob,
+  createChild,
+  createPod,
+  evict,
+  jobEnv,
+  jobSet,
+  latest,
+  podTemplate,
+  resourceFlavor,
+  setJobCondition,
+  setPodPhase,
+} from '../testing/jobs.ts';
 import { JobSetLabel } from '../integrations/jobset.ts';
 
-type JobSet = KObject & { spec: { suspend?: boolean; replicatedJobs: { name: string; replicas: number; template: { spec: { template: PodTemplateSpec } } }[] } };
+type JobSet = KObject & {
+  spec: { suspend?: boolean; replicatedJobs: { name: string; replicas: number; template: { spec: { template: PodTemplateSpec } } }[] };
+};
 
 const flavors = [resourceFlavor('default-flavor', { pool: 'a' })];
 
@@ -17,9 +32,21 @@ function runJobSet(env: Awaited<ReturnType<typeof jobEnv>>, js: JobSet) {
   for (const rj of cur.spec.replicatedJobs) {
     for (let i = 0; i < rj.replicas; i++) {
       const name = `${cur.metadata.name}-${rj.name}-${i}`;
-      const labels = { [JobSetLabel.JobSetName]: cur.metadata.name, [JobSetLabel.ReplicatedJobName]: rj.name, [JobSetLabel.JobIndex]: String(i) };
-      const job = createChild(env, cur, { ...batchJob(name, { queue: null, labels }), spec: { ...rj.template.spec, completionMode: 'Indexed' } } as KObject);
-      pods.push(createPod(env, job, `${name}-0-abcde`, { template: rj.template.spec.template, labels: { ...labels, [PodIndexLabel.JobCompletionIndex]: '0' } }));
+      const labels = {
+        [JobSetLabel.JobSetName]: cur.metadata.name,
+        [JobSetLabel.ReplicatedJobName]: rj.name,
+        [JobSetLabel.JobIndex]: String(i),
+      };
+      const job = createChild(env, cur, {
+        ...batchJob(name, { queue: null, labels }),
+        spec: { ...rj.template.spec, completionMode: 'Indexed' },
+      } as KObject);
+      pods.push(
+        createPod(env, job, `${name}-0-abcde`, {
+          template: rj.template.spec.template,
+          labels: { ...labels, [PodIndexLabel.JobCompletionIndex]: '0' },
+        }),
+      );
     }
   }
   return pods;
@@ -31,7 +58,13 @@ test('JobSet: suspended on create; one Workload with a PodSet per replicatedJob,
   assert.equal(latest(env, js).spec.suspend, true);
   const wl = env.workload();
   assert.match(wl.metadata.name, /^jobset-train-[0-9a-f]{5}$/);
-  assert.deepEqual(wl.spec.podSets.map((p) => [p.name, p.count]), [['driver', 1], ['workers', 8]]);
+  assert.deepEqual(
+    wl.spec.podSets.map((p) => [p.name, p.count]),
+    [
+      ['driver', 1],
+      ['workers', 8],
+    ],
+  );
   assert.deepEqual(wl.spec.podSets[1]!.topologyRequest, {
     podIndexLabel: PodIndexLabel.JobCompletionIndex,
     subGroupIndexLabel: PodIndexLabel.JobSetJobIndex,
@@ -39,12 +72,16 @@ test('JobSet: suspended on create; one Workload with a PodSet per replicatedJob,
   });
 });
 
-test('JobSet: admission merges each PodSet\'s info into its replicatedJob template (the topology gate only where assigned) and resumes it', async () => {
+test("JobSet: admission merges each PodSet's info into its replicatedJob template (the topology gate only where assigned) and resumes it", async () => {
   const env = await jobEnv({}, flavors);
   const js = (await env.create(
     jobSet('train', [
       { name: 'driver', template: podTemplate({ labels: { role: 'driver' } }) },
-      { name: 'workers', replicas: 2, template: podTemplate({ annotations: { 'kueue.x-k8s.io/podset-required-topology': 'cloud.com/rack' } }) },
+      {
+        name: 'workers',
+        replicas: 2,
+        template: podTemplate({ annotations: { 'kueue.x-k8s.io/podset-required-topology': 'cloud.com/rack' } }),
+      },
     ]),
   )) as JobSet;
   admit(env, env.workload(), { topology: ['workers'] });
@@ -77,7 +114,7 @@ test('JobSet: PodsReady counts the pods of its child Jobs; Completed finishes th
   assert.deepEqual([fin?.reason, fin?.message], ['Succeeded', 'jobset completed successfully']);
 });
 
-test('JobSet: an evicted JobSet is suspended and its templates restored; the reservation is cleared once the child Jobs\' pods are gone', async () => {
+test("JobSet: an evicted JobSet is suspended and its templates restored; the reservation is cleared once the child Jobs' pods are gone", async () => {
   const env = await jobEnv({}, flavors);
   const js = (await env.create(jobSet('train', [{ name: 'workers', replicas: 2 }]))) as JobSet;
   const wl = admit(env, env.workload(), { topology: ['workers'] });

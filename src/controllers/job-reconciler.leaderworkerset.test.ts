@@ -4,10 +4,25 @@ import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } fro
 import type { KObject, Pod, PodTemplateSpec } from '../api/objects.ts';
 import { findCondition } from '../admission/conditions.ts';
 import { leaderWorkerSetWorkloadName } from '../integrations/leaderworkerset.ts';
-import { type JobEnv, admit, createPod, editJob, evict, jobEnv, latest, leaderWorkerSet, namespace, podTemplate, resourceFlavor, setPodPhase } from '../testing/jobs.ts';
+import {
+  type JobEnv,
+  admit,
+  createPod,
+  editJob,
+  evict,
+  jobEnv,
+  latest,
+  leaderWorkerSet,
+  namespace,
+  podTemplate,
+  resourceFlavor,
+  setPodPhase,
+} from '../testing/jobs.ts';
 import { LWSLabel } from '../integrations/leaderworkerset.ts';
 
-type LWS = KObject & { spec: { replicas: number; leaderWorkerTemplate: { size: number; leaderTemplate?: PodTemplateSpec; workerTemplate: PodTemplateSpec } } };
+type LWS = KObject & {
+  spec: { replicas: number; leaderWorkerTemplate: { size: number; leaderTemplate?: PodTemplateSpec; workerTemplate: PodTemplateSpec } };
+};
 
 const flavors = [resourceFlavor('default-flavor', { pool: 'a' })];
 const gates = (p: Pod) => (p.spec.schedulingGates ?? []).map((g) => g.name);
@@ -31,23 +46,46 @@ test('LeaderWorkerSet: one Workload per group (leader 1 + worker size-1); the we
   const lws = (await env.create(leaderWorkerSet('serve', { replicas: 2, size: 4 }))) as LWS;
   const solo = (await env.create(leaderWorkerSet('solo', { size: 2, leader: null }))) as LWS;
   assert.equal(latest(env, lws).spec.leaderWorkerTemplate.workerTemplate.metadata?.annotations?.[KueueAnnotation.PodIndexOffset], '1');
-  assert.equal(latest(env, solo).spec.leaderWorkerTemplate.workerTemplate.metadata?.annotations?.[KueueAnnotation.PodIndexOffset], undefined);
+  assert.equal(
+    latest(env, solo).spec.leaderWorkerTemplate.workerTemplate.metadata?.annotations?.[KueueAnnotation.PodIndexOffset],
+    undefined,
+  );
   const names = env.workloads().map((w) => w.metadata.name);
-  assert.deepEqual(names, [leaderWorkerSetWorkloadName(lws, 0), leaderWorkerSetWorkloadName(lws, 1), leaderWorkerSetWorkloadName(solo, 0)].sort());
+  assert.deepEqual(
+    names,
+    [leaderWorkerSetWorkloadName(lws, 0), leaderWorkerSetWorkloadName(lws, 1), leaderWorkerSetWorkloadName(solo, 0)].sort(),
+  );
   const group0 = env.workloads().find((w) => w.metadata.name === leaderWorkerSetWorkloadName(lws, 0))!;
-  assert.deepEqual(group0.spec.podSets.map((p) => [p.name, p.count]), [['leader', 1], ['worker', 3]]);
-  assert.deepEqual(group0.spec.podSets.map((p) => p.topologyRequest?.podIndexLabel), [undefined, LWSLabel.WorkerIndex]);
+  assert.deepEqual(
+    group0.spec.podSets.map((p) => [p.name, p.count]),
+    [
+      ['leader', 1],
+      ['worker', 3],
+    ],
+  );
+  assert.deepEqual(
+    group0.spec.podSets.map((p) => p.topologyRequest?.podIndexLabel),
+    [undefined, LWSLabel.WorkerIndex],
+  );
   assert.equal(group0.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload], 'true');
   const soloW = env.workloads().find((w) => w.metadata.name === leaderWorkerSetWorkloadName(solo, 0))!;
-  assert.deepEqual(soloW.spec.podSets.map((p) => [p.name, p.count]), [['main', 2]]);
+  assert.deepEqual(
+    soloW.spec.podSets.map((p) => [p.name, p.count]),
+    [['main', 2]],
+  );
 });
 
-test('LeaderWorkerSet: its pods are created gated, labelled with their PodSet and annotated with their group\'s Workload', async () => {
+test("LeaderWorkerSet: its pods are created gated, labelled with their PodSet and annotated with their group's Workload", async () => {
   const env = await jobEnv({}, flavors);
   const lws = (await env.create(leaderWorkerSet('serve', { replicas: 2, size: 3 }))) as LWS;
   const pods = createGroup(env, lws, 1);
   assert.deepEqual(
-    pods.map((p) => [p.metadata.name, p.metadata.labels?.[KueueLabel.PodSet], p.metadata.annotations?.[KueueAnnotation.Workload], gates(p)]),
+    pods.map((p) => [
+      p.metadata.name,
+      p.metadata.labels?.[KueueLabel.PodSet],
+      p.metadata.annotations?.[KueueAnnotation.Workload],
+      gates(p),
+    ]),
     [
       ['serve-1', 'leader', leaderWorkerSetWorkloadName(lws, 1), [KueueSchedulingGate.Admission, KueueSchedulingGate.Topology]],
       ['serve-1-1', 'worker', leaderWorkerSetWorkloadName(lws, 1), [KueueSchedulingGate.Admission, KueueSchedulingGate.Topology]],
@@ -57,7 +95,7 @@ test('LeaderWorkerSet: its pods are created gated, labelled with their PodSet an
   assert.equal(pods[1]!.metadata.annotations?.[KueueAnnotation.PodIndexOffset], '1', 'worker pods carry the offset from the template');
 });
 
-test('LeaderWorkerSet: admitting one group lifts the admission gate of that group\'s pods only, merging the info; the topology gate stays only where assigned', async () => {
+test("LeaderWorkerSet: admitting one group lifts the admission gate of that group's pods only, merging the info; the topology gate stays only where assigned", async () => {
   const env = await jobEnv({}, flavors);
   const lws = (await env.create(leaderWorkerSet('serve', { replicas: 2, size: 3 }))) as LWS;
   createGroup(env, lws, 0);
@@ -74,7 +112,10 @@ test('LeaderWorkerSet: admitting one group lifts the admission gate of that grou
   assert.deepEqual(leader.spec.nodeSelector, { pool: 'a' });
   assert.equal(leader.metadata.labels?.['kueue.x-k8s.io/cluster-queue-name'], 'cq');
   assert.equal(leader.metadata.annotations?.[KueueAnnotation.PodSetUnconstrainedTopology], undefined);
-  assert.deepEqual(env.events('Started').map((e) => [e.object, e.message]), [['LeaderWorkerSet/ns/serve', 'Admitted by clusterQueue cq']]);
+  assert.deepEqual(
+    env.events('Started').map((e) => [e.object, e.message]),
+    [['LeaderWorkerSet/ns/serve', 'Admitted by clusterQueue cq']],
+  );
 });
 
 test('LeaderWorkerSet: no more pods of a PodSet are ungated than were admitted', async () => {
@@ -94,7 +135,7 @@ test('LeaderWorkerSet: no more pods of a PodSet are ungated than were admitted',
   );
 });
 
-test('LeaderWorkerSet: PodsReady per group; an evicted group\'s running pods are deleted, its reservation cleared, and recreated pods wait gated', async () => {
+test("LeaderWorkerSet: PodsReady per group; an evicted group's running pods are deleted, its reservation cleared, and recreated pods wait gated", async () => {
   const env = await jobEnv({}, flavors);
   const lws = (await env.create(leaderWorkerSet('serve', { replicas: 2, size: 2 }))) as LWS;
   const pods0 = createGroup(env, lws, 0);
@@ -111,14 +152,24 @@ test('LeaderWorkerSet: PodsReady per group; an evicted group\'s running pods are
 
   evict(env, w0!);
   await env.settle();
-  assert.deepEqual(env.pods().map((p) => p.metadata.name), ['serve-1', 'serve-1-1'], 'group 0\'s pods are deleted, group 1 runs on');
+  assert.deepEqual(
+    env.pods().map((p) => p.metadata.name),
+    ['serve-1', 'serve-1-1'],
+    "group 0's pods are deleted, group 1 runs on",
+  );
   assert.equal(current(0).status?.admission, undefined);
   assert.ok(current(1).status?.admission);
-  assert.deepEqual(env.events('Stopped').map((e) => e.object), ['LeaderWorkerSet/ns/serve']);
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.object),
+    ['LeaderWorkerSet/ns/serve'],
+  );
 
   const again = createGroup(env, lws, 0);
   await env.settle();
-  assert.ok(again.every((p) => gates(latest(env, p)).includes(KueueSchedulingGate.Admission)), 'recreated pods wait at the gate');
+  assert.ok(
+    again.every((p) => gates(latest(env, p)).includes(KueueSchedulingGate.Admission)),
+    'recreated pods wait at the gate',
+  );
   assert.equal(env.pods().length, 4, 'gated pods of an evicted group are not deleted again');
 });
 
@@ -130,7 +181,10 @@ test('LeaderWorkerSet: scaling down deletes the Workloads of the groups beyond r
     j.spec.replicas = 1;
   });
   await env.settle();
-  assert.deepEqual(env.workloads().map((w) => w.metadata.name), [leaderWorkerSetWorkloadName(lws, 0)]);
+  assert.deepEqual(
+    env.workloads().map((w) => w.metadata.name),
+    [leaderWorkerSetWorkloadName(lws, 0)],
+  );
   assert.equal(findCondition(env.workload(), 'Finished'), undefined);
 });
 
@@ -152,7 +206,9 @@ test('LeaderWorkerSet: a template change replaces the group Workloads and delete
   for (const p of pods) setPodPhase(env, p, 'Running');
   await env.settle();
   editJob(env, lws, (j) => {
-    (j.spec.leaderWorkerTemplate as { workerTemplate: PodTemplateSpec }).workerTemplate.spec.containers[0]!.resources = { requests: { cpu: '2' } };
+    (j.spec.leaderWorkerTemplate as { workerTemplate: PodTemplateSpec }).workerTemplate.spec.containers[0]!.resources = {
+      requests: { cpu: '2' },
+    };
   });
   await env.settle();
   assert.notEqual(env.workload().metadata.uid, before.metadata.uid);

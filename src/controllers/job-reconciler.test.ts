@@ -38,10 +38,15 @@ test('a Job with a queue name is suspended on create and gets one Workload job-<
   assert.equal(latest(env, job).spec.suspend, true);
   const wl = env.workload();
   assert.equal(wl.metadata.name, workloadNameForOwner({ kind: 'Job', group: 'batch', name: 'train', uid: job.metadata.uid! }));
-  assert.deepEqual(wl.spec.podSets.map((p) => [p.name, p.count]), [['main', 3]]);
+  assert.deepEqual(
+    wl.spec.podSets.map((p) => [p.name, p.count]),
+    [['main', 3]],
+  );
   assert.equal(wl.spec.podSets[0]!.topologyRequest, undefined, 'NonIndexed: no pod index label');
   assert.equal(wl.spec.queueName, 'lq');
-  assert.deepEqual(wl.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: job.metadata.uid, controller: true }]);
+  assert.deepEqual(wl.metadata.ownerReferences, [
+    { apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: job.metadata.uid, controller: true },
+  ]);
   assert.deepEqual(wl.metadata.finalizers, [KueueRuntimeKey.ResourceInUseFinalizer]);
   assert.deepEqual(
     env.events('CreatedWorkload').map((e) => [e.object, e.message]),
@@ -56,7 +61,10 @@ test('a Job with a queue name is suspended on create and gets one Workload job-<
 });
 
 test('a Job without a queue name, or in an unmanaged namespace, is left alone: not suspended, no Workload', async () => {
-  const env = await jobEnv({ managedJobsNamespaceSelector: { matchLabels: { team: 'ml' } } }, [namespace('ns', { team: 'ml' }), namespace('other')]);
+  const env = await jobEnv({ managedJobsNamespaceSelector: { matchLabels: { team: 'ml' } } }, [
+    namespace('ns', { team: 'ml' }),
+    namespace('other'),
+  ]);
   const noQueue = (await env.create(batchJob('plain', { queue: null }))) as Job;
   const elsewhere = (await env.create(batchJob('elsewhere', { namespace: 'other' }))) as Job;
   const noNamespaceObject = (await env.create(batchJob('ghost', { namespace: 'ghost' }))) as Job;
@@ -87,7 +95,9 @@ test('manageJobsWithoutQueueName manages Jobs without the label; a LocalQueue na
 
 test('an admitted Job starts: flavor nodeLabels and tolerations, podset label, workload annotation, queue labels, the topology gate; unsuspended', async () => {
   const env = await jobEnv({}, flavors);
-  const job = (await env.create(batchJob('train', { parallelism: 2, template: podTemplate({ labels: { app: 'x' }, nodeSelector: { zone: 'z1' } }) }))) as Job;
+  const job = (await env.create(
+    batchJob('train', { parallelism: 2, template: podTemplate({ labels: { app: 'x' }, nodeSelector: { zone: 'z1' } }) }),
+  )) as Job;
   const wl = env.workload();
   admit(env, wl, { topology: ['main'] });
   await env.settle();
@@ -101,11 +111,17 @@ test('an admitted Job starts: flavor nodeLabels and tolerations, podset label, w
     [KueueRuntimeKey.ClusterQueueNameLabel]: 'cq',
   });
   // No topology request on the PodSet: implicit TAS, marked unconstrained.
-  assert.deepEqual(t.metadata?.annotations, { [KueueAnnotation.Workload]: wl.metadata.name, [KueueAnnotation.PodSetUnconstrainedTopology]: 'true' });
+  assert.deepEqual(t.metadata?.annotations, {
+    [KueueAnnotation.Workload]: wl.metadata.name,
+    [KueueAnnotation.PodSetUnconstrainedTopology]: 'true',
+  });
   assert.deepEqual(t.spec.nodeSelector, { zone: 'z1', 'cloud.com/pool': 'a' });
   assert.deepEqual(t.spec.tolerations, [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }]);
   assert.deepEqual(t.spec.schedulingGates, [{ name: KueueSchedulingGate.Topology }]);
-  assert.deepEqual(env.events('Started').map((e) => e.message), ['Admitted by clusterQueue cq']);
+  assert.deepEqual(
+    env.events('Started').map((e) => e.message),
+    ['Admitted by clusterQueue cq'],
+  );
   // The started Job still matches its Workload: nothing deleted, nothing recreated.
   await env.settle();
   assert.equal(env.workload().metadata.uid, wl.metadata.uid);
@@ -149,7 +165,10 @@ test('PodsReady: WaitForStart, Started once every pod is ready, WaitForRecovery 
   const reason = () => findCondition(env.workload(), WorkloadCondition.PodsReady)?.reason;
   assert.equal(reason(), 'WaitForStart');
   const running = latest(env, job);
-  const pods = [createPod(env, running, 'train-a', { template: running.spec.template }), createPod(env, running, 'train-b', { template: running.spec.template })];
+  const pods = [
+    createPod(env, running, 'train-a', { template: running.spec.template }),
+    createPod(env, running, 'train-b', { template: running.spec.template }),
+  ];
   setPodPhase(env, pods[0]!, 'Running');
   await env.settle();
   assert.equal(reason(), 'WaitForStart');
@@ -161,7 +180,11 @@ test('PodsReady: WaitForStart, Started once every pod is ready, WaitForRecovery 
   await env.settle();
   assert.equal(reason(), 'WaitForRecovery');
   createPod(env, running, 'train-c', { template: running.spec.template });
-  setPodPhase(env, env.pods().find((p) => p.metadata.name === 'train-c')!, 'Running');
+  setPodPhase(
+    env,
+    env.pods().find((p) => p.metadata.name === 'train-c')!,
+    'Running',
+  );
   await env.settle();
   assert.equal(reason(), 'Recovered');
   assert.equal(env.workload().metadata.uid, wl.metadata.uid);
@@ -179,12 +202,21 @@ test('a finished Job finishes its Workload (Succeeded, or Failed with the condit
   const byOwner = (j: KObject) => env.workloads().find((w) => w.metadata.ownerReferences?.[0]?.name === j.metadata.name)!;
   const okW = byOwner(ok);
   const badW = byOwner(bad);
-  assert.deepEqual([findCondition(okW, 'Finished')?.status, findCondition(okW, 'Finished')?.reason, findCondition(okW, 'Finished')?.message], ['True', 'Succeeded', 'Job finished successfully']);
-  assert.deepEqual([findCondition(badW, 'Finished')?.reason, findCondition(badW, 'Finished')?.message], ['Failed', 'Job has reached the specified backoff limit']);
+  assert.deepEqual(
+    [findCondition(okW, 'Finished')?.status, findCondition(okW, 'Finished')?.reason, findCondition(okW, 'Finished')?.message],
+    ['True', 'Succeeded', 'Job finished successfully'],
+  );
+  assert.deepEqual(
+    [findCondition(badW, 'Finished')?.reason, findCondition(badW, 'Finished')?.message],
+    ['Failed', 'Job has reached the specified backoff limit'],
+  );
   assert.deepEqual(okW.metadata.finalizers ?? [], []);
   assert.deepEqual(badW.metadata.finalizers ?? [], []);
   assert.deepEqual(
-    env.events('FinishedWorkload').map((e) => e.message).sort(),
+    env
+      .events('FinishedWorkload')
+      .map((e) => e.message)
+      .sort(),
     [`Workload 'ns/${badW.metadata.name}' is declared finished`, `Workload 'ns/${okW.metadata.name}' is declared finished`],
   );
 });
@@ -204,14 +236,20 @@ test('an evicted Job is suspended with its templates restored; the reservation i
   const stopped = latest(env, job);
   assert.equal(stopped.spec.suspend, true);
   assert.deepEqual(stopped.spec.template, wl.spec.podSets[0]!.template, 'the template is the Workload PodSet template again');
-  assert.deepEqual(env.events('Stopped').map((e) => e.message), ['Preempted to accommodate a higher priority Workload']);
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.message),
+    ['Preempted to accommodate a higher priority Workload'],
+  );
   assert.ok(env.workload().status?.admission, 'the quota is held while a pod still runs');
 
   env.store.deleteSync('Pod', 'ns', 'train-a'); // the Job controller deletes the pods of a suspended Job
   await env.settle();
   const cleared = env.workload();
   assert.equal(cleared.status?.admission, undefined);
-  assert.deepEqual([findCondition(cleared, 'QuotaReserved')?.status, findCondition(cleared, 'QuotaReserved')?.reason], ['False', 'PendingEvaluation']);
+  assert.deepEqual(
+    [findCondition(cleared, 'QuotaReserved')?.status, findCondition(cleared, 'QuotaReserved')?.reason],
+    ['False', 'PendingEvaluation'],
+  );
   assert.deepEqual([findCondition(cleared, 'Requeued')?.status, findCondition(cleared, 'Requeued')?.reason], ['True', 'Preempted']);
   assert.equal(cleared.metadata.uid, wl.metadata.uid, 'the same Workload is requeued');
 
@@ -232,11 +270,14 @@ test('a Workload that no longer matches its Job (template changed while suspende
   const now = env.workload();
   assert.notEqual(now.metadata.uid, old.metadata.uid);
   assert.equal(now.spec.podSets[0]!.template.spec.containers[0]!.resources?.requests?.cpu, '4');
-  assert.deepEqual(env.events('DeletedWorkload').map((e) => e.message), [`Deleted not matching Workload: ns/${old.metadata.name}`]);
+  assert.deepEqual(
+    env.events('DeletedWorkload').map((e) => e.message),
+    [`Deleted not matching Workload: ns/${old.metadata.name}`],
+  );
   assert.equal(env.events('CreatedWorkload').length, 2);
 });
 
-test('a running Job whose Workload is not matching is stopped with Kueue\'s message before its Workload is replaced', async () => {
+test("a running Job whose Workload is not matching is stopped with Kueue's message before its Workload is replaced", async () => {
   const env = await jobEnv({}, flavors);
   const job = (await env.create(batchJob('train', { parallelism: 2 }))) as Job;
   admit(env, env.workload());
@@ -246,7 +287,10 @@ test('a running Job whose Workload is not matching is stopped with Kueue\'s mess
   });
   await env.settle();
   assert.equal(latest(env, job).spec.suspend, true);
-  assert.deepEqual(env.events('Stopped').map((e) => e.message), ['No matching Workload; restoring pod templates according to existent Workload']);
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.message),
+    ['No matching Workload; restoring pod templates according to existent Workload'],
+  );
   assert.deepEqual(env.workload().spec.podSets[0]!.count, 3);
 });
 
@@ -258,7 +302,10 @@ test('a nodeSelector key the template already has with another value finishes th
   assert.equal(latest(env, job).spec.suspend, true);
   const fin = findCondition(env.workload(), 'Finished');
   assert.deepEqual([fin?.status, fin?.reason], ['True', 'FailedToStart']);
-  assert.equal(fin?.message, 'invalid admission check PodSetUpdate: conflict for nodeSelector: conflict for key=cloud.com/pool, value1=b, value2=a');
+  assert.equal(
+    fin?.message,
+    'invalid admission check PodSetUpdate: conflict for nodeSelector: conflict for key=cloud.com/pool, value1=b, value2=a',
+  );
   assert.deepEqual(env.manager.errors, []);
 });
 
@@ -283,7 +330,10 @@ test('a Job unsuspended by hand while its Workload is not admitted is suspended 
   });
   await env.settle();
   assert.equal(latest(env, job).spec.suspend, true);
-  assert.deepEqual(env.events('Stopped').map((e) => e.message), ['Not admitted by cluster queue']);
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.message),
+    ['Not admitted by cluster queue'],
+  );
 });
 
 test('a Workload deleted by a user stops the Job, loses its finalizer, and a new one is created', async () => {
@@ -295,7 +345,10 @@ test('a Workload deleted by a user stops the Job, loses its finalizer, and a new
   env.store.deleteSync('Workload', 'ns', wl.metadata.name);
   await env.settle();
   assert.equal(latest(env, job).spec.suspend, true);
-  assert.deepEqual(env.events('Stopped').map((e) => e.message), ['Workload is deleted']);
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.message),
+    ['Workload is deleted'],
+  );
   const next = env.workload();
   assert.notEqual(next.metadata.uid, wl.metadata.uid);
   assert.equal(next.status?.admission, undefined);
@@ -320,10 +373,13 @@ test('a Job owned by a JobSet is left to its parent: not suspended, no Workload 
   createChild(env, js, batchJob('js-w-0', { queue: null }));
   await env.settle();
   assert.equal(env.get<Job>('Job', 'js-w-0')!.spec.suspend, undefined);
-  assert.deepEqual(env.workloads().map((w) => w.metadata.ownerReferences?.[0]?.kind), ['JobSet']);
+  assert.deepEqual(
+    env.workloads().map((w) => w.metadata.ownerReferences?.[0]?.kind),
+    ['JobSet'],
+  );
 });
 
-test('webhook: a queue-name label that is not a DNS subdomain is refused with Kubernetes\' message', async () => {
+test("webhook: a queue-name label that is not a DNS subdomain is refused with Kubernetes' message", async () => {
   const env = await jobEnv();
   await assert.rejects(
     env.store.create(batchJob('train', { queue: 'Bad_Queue' })),
@@ -352,7 +408,10 @@ test('webhook: a Workload that cannot be built is refused on create, naming the 
   await env.settle();
   admit(env, env.workload());
   await env.settle();
-  await assert.rejects(relabel(job, 'third'), /admission webhook "vjob\.kb\.io" denied the request: metadata\.labels\[kueue\.x-k8s\.io\/queue-name\]: Invalid value: "third": field is immutable/);
+  await assert.rejects(
+    relabel(job, 'third'),
+    /admission webhook "vjob\.kb\.io" denied the request: metadata\.labels\[kueue\.x-k8s\.io\/queue-name\]: Invalid value: "third": field is immutable/,
+  );
 });
 
 test('a prebuilt Workload named by the Job is adopted and used; one that does not match is finished OutOfSync', async () => {
@@ -365,16 +424,26 @@ test('a prebuilt Workload named by the Job is adopted and used; one that does no
   };
   env.store.createSync(prebuilt);
   const job = (await env.create(batchJob('train', { labels: { [KueueAnnotation.PrebuiltWorkloadName]: 'pre' } }))) as Job;
-  assert.deepEqual(env.workloads().map((w) => w.metadata.name), ['pre']);
+  assert.deepEqual(
+    env.workloads().map((w) => w.metadata.name),
+    ['pre'],
+  );
   assert.equal(env.workload().metadata.ownerReferences?.[0]?.uid, job.metadata.uid);
   admit(env, env.workload());
   await env.settle();
   assert.equal(latest(env, job).spec.suspend, false);
 
-  env.store.createSync({ ...structuredClone(prebuilt), metadata: { name: 'pre2', namespace: 'ns' }, spec: { ...structuredClone(prebuilt.spec), podSets: [{ name: 'main', count: 7, template: podTemplate() }] } });
+  env.store.createSync({
+    ...structuredClone(prebuilt),
+    metadata: { name: 'pre2', namespace: 'ns' },
+    spec: { ...structuredClone(prebuilt.spec), podSets: [{ name: 'main', count: 7, template: podTemplate() }] },
+  });
   await env.create(batchJob('other', { labels: { [KueueAnnotation.PrebuiltWorkloadName]: 'pre2' } }));
   const pre2 = env.workloads().find((w) => w.metadata.name === 'pre2')!;
-  assert.deepEqual([findCondition(pre2, 'Finished')?.reason, findCondition(pre2, 'Finished')?.message], ['OutOfSync', 'The prebuilt workload is out of sync with its user job']);
+  assert.deepEqual(
+    [findCondition(pre2, 'Finished')?.reason, findCondition(pre2, 'Finished')?.message],
+    ['OutOfSync', 'The prebuilt workload is out of sync with its user job'],
+  );
 });
 
 test('without waitForPodsReady no PodsReady condition is written', async () => {
@@ -409,12 +478,23 @@ test('of two Workloads owned by one Job, the matching one is kept and the other 
   const job = (await env.create(batchJob('train', { parallelism: 2 }))) as Job;
   const kept = env.workload();
   const stray = structuredClone(kept) as Workload;
-  stray.metadata = { name: 'stray', namespace: 'ns', ownerReferences: kept.metadata.ownerReferences, finalizers: [KueueRuntimeKey.ResourceInUseFinalizer] };
+  stray.metadata = {
+    name: 'stray',
+    namespace: 'ns',
+    ownerReferences: kept.metadata.ownerReferences,
+    finalizers: [KueueRuntimeKey.ResourceInUseFinalizer],
+  };
   stray.spec.podSets[0]!.count = 9;
   delete stray.status;
   await env.create(stray);
-  assert.deepEqual(env.workloads().map((w) => w.metadata.name), [kept.metadata.name]);
-  assert.deepEqual(env.events('DeletedWorkload').map((e) => e.message), ['Deleted not matching Workload: ns/stray']);
+  assert.deepEqual(
+    env.workloads().map((w) => w.metadata.name),
+    [kept.metadata.name],
+  );
+  assert.deepEqual(
+    env.events('DeletedWorkload').map((e) => e.message),
+    ['Deleted not matching Workload: ns/stray'],
+  );
   assert.equal(latest(env, job).spec.suspend, true);
 });
 

@@ -100,7 +100,9 @@ function ownerIndex(o: KObject): string[] {
 
 /** The prebuilt Workload a job names (label, or the annotation of the same key, which wins). */
 export function prebuiltWorkloadName(o: KObject): string | undefined {
-  return o.metadata.annotations?.[KueueAnnotation.PrebuiltWorkloadName] || o.metadata.labels?.[KueueAnnotation.PrebuiltWorkloadName] || undefined;
+  return (
+    o.metadata.annotations?.[KueueAnnotation.PrebuiltWorkloadName] || o.metadata.labels?.[KueueAnnotation.PrebuiltWorkloadName] || undefined
+  );
 }
 
 function prebuiltIndex(o: KObject): string[] {
@@ -241,7 +243,12 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
         return;
       }
       if (existing && ref?.uid !== job.metadata.uid) {
-        this.recorder.event(job, 'Warning', JobReason.ErrWorkloadCompose, `prebuilt Workload ${nsName(existing)} is controlled by ${ref!.kind} ${ref!.name}`);
+        this.recorder.event(
+          job,
+          'Warning',
+          JobReason.ErrWorkloadCompose,
+          `prebuilt Workload ${nsName(existing)} is controlled by ${ref!.kind} ${ref!.name}`,
+        );
         return;
       }
     } else {
@@ -256,7 +263,9 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private pick(job: KObject, adapter: SuspendingAdapter, expected: Workload, owned: Workload[]): Workload | undefined {
     if (owned.length <= 1) return owned[0];
     const sorted = [...owned].sort(
-      (a, b) => (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0) || compareStrings(a.metadata.name, b.metadata.name),
+      (a, b) =>
+        (parseTime(a.metadata.creationTimestamp) ?? 0) - (parseTime(b.metadata.creationTimestamp) ?? 0) ||
+        compareStrings(a.metadata.name, b.metadata.name),
     );
     const unit = this.suspendingUnit(job, adapter, expected, undefined, [], false);
     return sorted.find((w) => unit.matches(w)) ?? sorted.find((w) => w.metadata.name === expected.metadata.name) ?? sorted[0];
@@ -357,11 +366,24 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   // Units: a suspending job, a group of gated pods
   // -------------------------------------------------------------------------------------
 
-  private suspendingUnit(job: KObject, adapter: SuspendingAdapter, expected: Workload, existing: Workload | undefined, pods: Pod[], prebuilt: boolean): Unit {
+  private suspendingUnit(
+    job: KObject,
+    adapter: SuspendingAdapter,
+    expected: Workload,
+    existing: Workload | undefined,
+    pods: Pod[],
+    prebuilt: boolean,
+  ): Unit {
     const store = this.ctx.store;
     const ns = job.metadata.namespace ?? 'default';
     const updateJob = (change: (j: KObject) => boolean) =>
-      retryOnConflict<KObject>(store, job.kind, ns, job.metadata.name, (j) => j.metadata.uid === job.metadata.uid && j.apiVersion === job.apiVersion && change(j));
+      retryOnConflict<KObject>(
+        store,
+        job.kind,
+        ns,
+        job.metadata.name,
+        (j) => j.metadata.uid === job.metadata.uid && j.apiVersion === job.apiVersion && change(j),
+      );
     return {
       job,
       expected,
@@ -373,7 +395,10 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
         if (!hasReservation(w)) return samePodSets(jobPodSets, w.spec.podSets);
         let running;
         try {
-          running = runningPodSets(w, podSetInfos(w, (name) => this.flavors.get(undefined, name)));
+          running = runningPodSets(
+            w,
+            podSetInfos(w, (name) => this.flavors.get(undefined, name)),
+          );
         } catch (e) {
           if (e instanceof MissingFlavorError) return true; // cannot tell yet: never destroy on a missing flavor
           throw e;
@@ -450,12 +475,19 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     const isGroup = w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] === 'true' ? 'true' : 'false';
     let started = false;
     for (const info of infos) {
-      const through = pods.filter((p) => podSetOf(p) === info.name && !hasGate(p, KueueSchedulingGate.Admission) && !p.metadata.deletionTimestamp && p.status?.phase !== 'Failed').length;
+      const through = pods.filter(
+        (p) =>
+          podSetOf(p) === info.name &&
+          !hasGate(p, KueueSchedulingGate.Admission) &&
+          !p.metadata.deletionTimestamp &&
+          p.status?.phase !== 'Failed',
+      ).length;
       const candidates = gated.filter((p) => podSetOf(p) === info.name).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
       const room = Math.max(0, info.count - through);
       for (const pod of candidates.slice(0, room)) {
         const { object: after } = await retryOnConflict(this.ctx.store, 'Pod', pod.metadata.namespace, pod.metadata.name, (p) => {
-          if (p.metadata.uid !== pod.metadata.uid || !hasGate(p, KueueSchedulingGate.Admission) || p.metadata.deletionTimestamp) return false;
+          if (p.metadata.uid !== pod.metadata.uid || !hasGate(p, KueueSchedulingGate.Admission) || p.metadata.deletionTimestamp)
+            return false;
           mergePodSetInfo(p.metadata, p.spec, byPodSet.get(info.name)!);
           const keepTopology = info.schedulingGates.some((g) => g.name === KueueSchedulingGate.Topology);
           p.spec.schedulingGates = (p.spec.schedulingGates ?? []).filter(
@@ -467,7 +499,10 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
           started = true;
           const created = parseTime(pod.metadata.creationTimestamp);
           if (created !== undefined) {
-            this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Admission, cluster_queue: cq, is_group: isGroup }, Math.max(0, now / 1000 - created));
+            this.ctx.metrics.podSchedulingGateRemoval.observe(
+              { name: KueueSchedulingGate.Admission, cluster_queue: cq, is_group: isGroup },
+              Math.max(0, now / 1000 - created),
+            );
           }
         }
       }
@@ -579,7 +614,14 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   }
 
   private writeStatus(w: Workload, change: (x: Workload) => boolean): Promise<RetryResult<Workload>> {
-    return retryOnConflict(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => x.metadata.uid === w.metadata.uid && change(x), { status: true });
+    return retryOnConflict(
+      this.ctx.store,
+      'Workload',
+      w.metadata.namespace,
+      w.metadata.name,
+      (x) => x.metadata.uid === w.metadata.uid && change(x),
+      { status: true },
+    );
   }
 
   private async writeFinished(w: Workload, reason: string, message: string): Promise<void> {
@@ -643,7 +685,8 @@ const built = new WeakMap<object, { labels: unknown; annotations: unknown; uid: 
 function buildWorkloads(adapter: JobAdapter, job: KObject): ToWorkloadsResult {
   const spec = (job as { spec?: object }).spec;
   const hit = spec ? built.get(spec) : undefined;
-  if (hit && hit.labels === job.metadata.labels && hit.annotations === job.metadata.annotations && hit.uid === job.metadata.uid) return hit.result;
+  if (hit && hit.labels === job.metadata.labels && hit.annotations === job.metadata.annotations && hit.uid === job.metadata.uid)
+    return hit.result;
   const result = adapter.integration.toWorkloads(job, { where: { object: `${job.kind}/${nsName(job)}` } });
   if (spec) built.set(spec, { labels: job.metadata.labels, annotations: job.metadata.annotations, uid: job.metadata.uid, result });
   return result;

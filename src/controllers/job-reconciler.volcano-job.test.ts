@@ -4,7 +4,20 @@ import { KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts
 import type { KObject, Pod } from '../api/objects.ts';
 import { VolcanoLabel } from '../api/volcano-objects.ts';
 import { findCondition } from '../admission/conditions.ts';
-import { type JobEnv, admit, batchJob, createPod, evict, jobEnv, latest, podTemplate, resourceFlavor, setPodPhase, setStatus, volcanoJob } from '../testing/jobs.ts';
+import {
+  type JobEnv,
+  admit,
+  batchJob,
+  createPod,
+  evict,
+  jobEnv,
+  latest,
+  podTemplate,
+  resourceFlavor,
+  setPodPhase,
+  setStatus,
+  volcanoJob,
+} from '../testing/jobs.ts';
 
 const flavors = [resourceFlavor('default-flavor', { pool: 'a' })];
 const gates = (p: Pod) => (p.spec.schedulingGates ?? []).map((g) => g.name);
@@ -16,7 +29,13 @@ function runVolcanoJob(env: JobEnv, job: KObject, tasks: { name: string; replica
   for (const t of tasks) {
     for (let i = 0; i < t.replicas; i++) {
       const labels = { [VolcanoLabel.JobName]: cur.metadata.name, [VolcanoLabel.TaskSpec]: t.name };
-      pods.push(createPod(env, cur, `${cur.metadata.name}-${t.name}-${i}`, { template: podTemplate(), labels, annotations: { 'volcano.sh/task-index': String(i) } }));
+      pods.push(
+        createPod(env, cur, `${cur.metadata.name}-${t.name}-${i}`, {
+          template: podTemplate(),
+          labels,
+          annotations: { 'volcano.sh/task-index': String(i) },
+        }),
+      );
     }
   }
   return pods.map((p) => latest(env, p));
@@ -27,10 +46,24 @@ test('Volcano Job: one Workload with a PodSet per task; its pods are gated with 
   const job = await env.create(volcanoJob('mpi', [{ name: 'master' }, { name: 'worker', replicas: 2 }]));
   const wl = env.workload();
   assert.match(wl.metadata.name, /^job-mpi-[0-9a-f]{5}$/);
-  assert.deepEqual(wl.spec.podSets.map((p) => [p.name, p.count]), [['master', 1], ['worker', 2]]);
-  const pods = runVolcanoJob(env, job, [{ name: 'master', replicas: 1 }, { name: 'worker', replicas: 2 }]);
   assert.deepEqual(
-    pods.map((p) => [p.metadata.name, p.metadata.labels?.[KueueLabel.PodSet], p.metadata.annotations?.[KueueAnnotation.Workload], gates(p)]),
+    wl.spec.podSets.map((p) => [p.name, p.count]),
+    [
+      ['master', 1],
+      ['worker', 2],
+    ],
+  );
+  const pods = runVolcanoJob(env, job, [
+    { name: 'master', replicas: 1 },
+    { name: 'worker', replicas: 2 },
+  ]);
+  assert.deepEqual(
+    pods.map((p) => [
+      p.metadata.name,
+      p.metadata.labels?.[KueueLabel.PodSet],
+      p.metadata.annotations?.[KueueAnnotation.Workload],
+      gates(p),
+    ]),
     [
       ['mpi-master-0', 'master', wl.metadata.name, [KueueSchedulingGate.Admission, KueueSchedulingGate.Topology]],
       ['mpi-worker-0', 'worker', wl.metadata.name, [KueueSchedulingGate.Admission, KueueSchedulingGate.Topology]],
@@ -47,7 +80,10 @@ test('Volcano Job: admission ungates every pod with the merged info; PodsReady f
   await env.settle();
   const ungated = env.pods();
   assert.deepEqual(ungated.map(gates), [[], []]);
-  assert.deepEqual(ungated.map((p) => p.spec.nodeSelector), [{ pool: 'a' }, { pool: 'a' }]);
+  assert.deepEqual(
+    ungated.map((p) => p.spec.nodeSelector),
+    [{ pool: 'a' }, { pool: 'a' }],
+  );
   for (const p of pods) setPodPhase(env, p, 'Running');
   await env.settle();
   assert.equal(findCondition(env.workload(), 'PodsReady')?.reason, 'Started');
@@ -82,7 +118,17 @@ test('Volcano Job and batch Job share the store kind Job: each is handled by its
   const vj = await env.create(volcanoJob('v', [{ name: 'w' }]));
   const bj = await env.create(batchJob('b'));
   assert.equal((latest(env, bj) as KObject & { spec: { suspend?: boolean } }).spec.suspend, true);
-  assert.equal((latest(env, vj) as KObject & { spec: { suspend?: boolean } }).spec.suspend, undefined, 'a Volcano Job is not suspended: its pods are gated');
-  assert.deepEqual(env.workloads().map((w) => w.spec.podSets.map((p) => p.name)).sort(), [['main'], ['w']]);
+  assert.equal(
+    (latest(env, vj) as KObject & { spec: { suspend?: boolean } }).spec.suspend,
+    undefined,
+    'a Volcano Job is not suspended: its pods are gated',
+  );
+  assert.deepEqual(
+    env
+      .workloads()
+      .map((w) => w.spec.podSets.map((p) => p.name))
+      .sort(),
+    [['main'], ['w']],
+  );
   assert.deepEqual(env.manager.errors, []);
 });

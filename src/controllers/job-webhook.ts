@@ -143,7 +143,8 @@ export function registerJobWebhooks(store: ObjectStore, deps: JobWebhookDeps): v
       kinds: [adapter.kind],
       operations: ['CREATE', 'UPDATE'],
       type: 'validating',
-      admit: (req) => (ours(req.object) ? validateJob(deps, adapter, req.object, req.operation === 'UPDATE' ? req.old : undefined) : undefined),
+      admit: (req) =>
+        ours(req.object) ? validateJob(deps, adapter, req.object, req.operation === 'UPDATE' ? req.old : undefined) : undefined,
     });
   }
   const lookup = cacheLookup(deps.informers);

@@ -23,7 +23,14 @@ const evicted = (e: TasEnv, name = 'wl') => wl(e, name).status?.conditions?.find
 const pod = (e: TasEnv, name: string) => e.store.getSync('Pod', 'default', name)!;
 
 async function setReady(e: TasEnv, name: string, status: 'True' | 'False'): Promise<void> {
-  await retryOnConflict(e.store, 'Node', undefined, name, (n) => void (n.status!.conditions = [{ type: 'Ready', status, lastTransitionTime: nowTimestamp(e.clock) } as never]), { status: true });
+  await retryOnConflict(
+    e.store,
+    'Node',
+    undefined,
+    name,
+    (n) => void (n.status!.conditions = [{ type: 'Ready', status, lastTransitionTime: nowTimestamp(e.clock) } as never]),
+    { status: true },
+  );
 }
 
 async function setTaints(e: TasEnv, name: string, taints: Taint[], unschedulable = false): Promise<void> {
@@ -39,7 +46,13 @@ function twoNodes(opts: { tolerations?: Workload['spec']['podSets'][number]['tem
   return [
     node('h1').build(),
     node('h2').build(),
-    tasWorkload('wl').podSet('main', 2, undefined, opts).assign('main', [['h1', 1], ['h2', 1]]).build(),
+    tasWorkload('wl')
+      .podSet('main', 2, undefined, opts)
+      .assign('main', [
+        ['h1', 1],
+        ['h2', 1],
+      ])
+      .build(),
     tasPod('p-1', 'wl').runningOn('h1').build(),
     tasPod('p-2', 'wl').runningOn('h2').build(),
   ];
@@ -69,7 +82,9 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
   it('a NotReady condition without a transition time counts from when it is first seen', async () => {
     const e = await env(twoNodes());
     const t0 = e.clock.now();
-    await retryOnConflict(e.store, 'Node', undefined, 'h2', (n) => void (n.status!.conditions = [{ type: 'Ready', status: 'Unknown' }]), { status: true });
+    await retryOnConflict(e.store, 'Node', undefined, 'h2', (n) => void (n.status!.conditions = [{ type: 'Ready', status: 'Unknown' }]), {
+      status: true,
+    });
     await e.m.run({ untilMs: t0 + 29 * SECOND });
     assert.deepEqual(unhealthy(e), []);
     await e.m.run({ untilMs: t0 + 31 * SECOND });
@@ -100,8 +115,10 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     assert.deepEqual(unhealthy(f), ['h1']);
   });
 
-  it('with TASFailedNodeReplacement off, a second failed node evicts the Workload with the peers\' message', async () => {
-    const e = await tasEnv(twoNodes(), [nodeFailureController()], { config: { gates: { ...DEFAULT_GATES, TASFailedNodeReplacement: false } } });
+  it("with TASFailedNodeReplacement off, a second failed node evicts the Workload with the peers' message", async () => {
+    const e = await tasEnv(twoNodes(), [nodeFailureController()], {
+      config: { gates: { ...DEFAULT_GATES, TASFailedNodeReplacement: false } },
+    });
     await e.m.run();
     await e.store.delete('Node', undefined, 'h2');
     await e.m.run();
@@ -112,8 +129,13 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     assert.equal(c.reason, 'NodeFailures');
     assert.equal(c.message, 'Workload eviction triggered due to multiple TAS assigned node failures, including: h2, h1');
     assert.deepEqual(unhealthy(e), ['h2']);
-    assert.deepEqual((wl(e).status!.schedulingStats as { evictions: unknown[] }).evictions, [{ reason: 'NodeFailures', underlyingCause: '', count: 1 }]);
-    assert.match(await e.m.metrics.text(), /kueue_evicted_workloads_total\{cluster_queue="cq",reason="NodeFailures",underlying_cause=""\} 1/);
+    assert.deepEqual((wl(e).status!.schedulingStats as { evictions: unknown[] }).evictions, [
+      { reason: 'NodeFailures', underlyingCause: '', count: 1 },
+    ]);
+    assert.match(
+      await e.m.metrics.text(),
+      /kueue_evicted_workloads_total\{cluster_queue="cq",reason="NodeFailures",underlying_cause=""\} 1/,
+    );
     assert.equal(e.m.events.about('Workload/default/wl').filter((x) => x.reason === 'EvictedDueToNodeFailures').length, 1);
     assert.equal(pod(e, 'p-1').status?.phase, 'Failed');
   });
@@ -150,8 +172,21 @@ describe('node failures: NotReady, deleted, no Ready condition', () => {
     assert.equal(pod(e, 'p-3').status?.phase, 'Failed');
     // The scheduler's second pass: h2 replaced by h3; a pod ungated onto h2 meanwhile is a stray.
     await e.store.create(tasPod('p-4', 'wl').ungatedOn('h2').build());
-    const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
-    await retryOnConflict(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
+    const replaced = tasWorkload('wl')
+      .podSet('main', 2)
+      .assign('main', [
+        ['h1', 1],
+        ['h3', 1],
+      ])
+      .build();
+    await retryOnConflict(
+      e.store,
+      'Workload',
+      'default',
+      'wl',
+      (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }),
+      { status: true },
+    );
     await e.m.run();
     assert.deepEqual(unhealthy(e), []);
     assert.equal(pod(e, 'p-4').status?.phase, 'Failed');
@@ -175,7 +210,13 @@ describe('node failures: a hostname label that differs from the Node name', () =
     return [
       node('pool-a-7f3a').hostname('gpu-017').build(),
       node('h2').build(),
-      tasWorkload('wl').podSet('main', 2).assign('main', [['gpu-017', 1], ['h2', 1]]).build(),
+      tasWorkload('wl')
+        .podSet('main', 2)
+        .assign('main', [
+          ['gpu-017', 1],
+          ['h2', 1],
+        ])
+        .build(),
       p,
       tasPod('p-2', 'wl').runningOn('h2').build(),
     ];
@@ -205,7 +246,7 @@ describe('node failures: taints', () => {
   const noSchedule: Taint = { key: 'maintenance', value: 'true', effect: 'NoSchedule' };
   const noExecute: Taint = { key: 'broken', effect: 'NoExecute' };
 
-  it('an untolerated NoSchedule taint fails the node only once the Workload\'s pods there have stopped', async () => {
+  it("an untolerated NoSchedule taint fails the node only once the Workload's pods there have stopped", async () => {
     const e = await env(twoNodes());
     await setTaints(e, 'h2', [noSchedule]);
     await e.m.run();
@@ -224,7 +265,12 @@ describe('node failures: taints', () => {
   });
 
   it('a taint the assigned flavor tolerates is not a failure', async () => {
-    const flavor: ResourceFlavor = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'tas' }, spec: { topologyName: 't', tolerations: [{ key: 'broken', operator: 'Exists', effect: 'NoExecute' }] } };
+    const flavor: ResourceFlavor = {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ResourceFlavor',
+      metadata: { name: 'tas' },
+      spec: { topologyName: 't', tolerations: [{ key: 'broken', operator: 'Exists', effect: 'NoExecute' }] },
+    };
     const e = await env([flavor, ...twoNodes()]);
     await setTaints(e, 'h2', [noExecute]);
     await setPhase(e, 'p-2', 'Failed');
@@ -246,7 +292,13 @@ describe('node failures: taints', () => {
     const objects = [
       node('h1').build(),
       node('h2').build(),
-      tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h2', 1]]).build(),
+      tasWorkload('wl')
+        .podSet('main', 2)
+        .assign('main', [
+          ['h1', 1],
+          ['h2', 1],
+        ])
+        .build(),
       tasPod('p-1', 'wl').runningOn('h1').build(),
       tasPod('p-2', 'wl').ungatedOn('h2').build(),
     ];
@@ -284,8 +336,21 @@ describe('node failures with the TopologyUngater', () => {
     await e.m.run();
     assert.equal(placement(pod(e, 'p-2b')), 'gated');
     // The scheduler's second pass: h2 -> h3.
-    const replaced = tasWorkload('wl').podSet('main', 2).assign('main', [['h1', 1], ['h3', 1]]).build();
-    await retryOnConflict(e.store, 'Workload', 'default', 'wl', (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }), { status: true });
+    const replaced = tasWorkload('wl')
+      .podSet('main', 2)
+      .assign('main', [
+        ['h1', 1],
+        ['h3', 1],
+      ])
+      .build();
+    await retryOnConflict(
+      e.store,
+      'Workload',
+      'default',
+      'wl',
+      (o) => void (o.status = { ...o.status, admission: replaced.status!.admission }),
+      { status: true },
+    );
     await e.m.run();
     assert.equal(placement(pod(e, 'p-2b')), 'h3');
     assert.deepEqual(unhealthy(e), []);

@@ -66,10 +66,7 @@ export function multipleNodeFailuresMessage(nodes: readonly string[]): string {
   return `Workload eviction triggered due to multiple TAS assigned node failures, including: ${nodes.join(', ')}`;
 }
 
-export type NodeState =
-  | { kind: 'failed'; why: string }
-  | { kind: 'notReady'; remainingMs: number }
-  | { kind: 'ready'; taints: Taint[] };
+export type NodeState = { kind: 'failed'; why: string } | { kind: 'notReady'; remainingMs: number } | { kind: 'ready'; taints: Taint[] };
 
 /** Which PodSets of a Workload are assigned to each node (hostname-lowest assignments only). */
 export type HostsOfWorkload = ReadonlyMap<string, ReadonlySet<string>>;
@@ -117,7 +114,13 @@ export function unhealthyNodeNames(w: Workload): string[] {
 }
 
 /** A node's state for TAS (step 1). `firstNotReady` keeps when a NotReady without a transition time was first seen. */
-export function nodeState(name: string, node: Node | undefined, nowMs: number, delayMs: number, firstNotReady: Map<string, number>): NodeState {
+export function nodeState(
+  name: string,
+  node: Node | undefined,
+  nowMs: number,
+  delayMs: number,
+  firstNotReady: Map<string, number>,
+): NodeState {
   if (!node) return { kind: 'failed', why: `node ${name} was deleted` };
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   if (!ready) return { kind: 'failed', why: `node ${name} has no Ready condition` };
@@ -142,7 +145,8 @@ export function schedulingTaints(node: Node): Taint[] {
   for (const t of node.spec?.taints ?? []) {
     if ((t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !LIFECYCLE_TAINTS.has(t.key)) out.push(t);
   }
-  if (node.spec?.unschedulable === true && !out.some((t) => t.key === UNSCHEDULABLE_TAINT)) out.push({ key: UNSCHEDULABLE_TAINT, effect: 'NoSchedule' });
+  if (node.spec?.unschedulable === true && !out.some((t) => t.key === UNSCHEDULABLE_TAINT))
+    out.push({ key: UNSCHEDULABLE_TAINT, effect: 'NoSchedule' });
   return out;
 }
 
@@ -174,7 +178,11 @@ interface PodSetUpdate {
 }
 
 /** Template + flavor + admission-check tolerations of one PodSet (the pods' effective ones). */
-export function effectiveTolerations(w: Workload, psa: PodSetAssignment, flavor: (name: string) => ResourceFlavor | undefined): Toleration[] {
+export function effectiveTolerations(
+  w: Workload,
+  psa: PodSetAssignment,
+  flavor: (name: string) => ResourceFlavor | undefined,
+): Toleration[] {
   const ps = w.spec.podSets.find((p) => p.name === psa.name);
   const out: Toleration[] = [...(ps?.template.spec.tolerations ?? [])];
   for (const f of new Set(Object.values(psa.flavors ?? {}))) out.push(...(flavor(f)?.spec.tolerations ?? []));
@@ -189,7 +197,8 @@ export function effectiveTolerations(w: Workload, psa: PodSetAssignment, flavor:
 
 const gated = (p: Pod): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === KueueSchedulingGate.Topology);
 /** Ungated, unbound and Pending: waiting for a binder that will never place it on `node`. */
-const pendingOn = (p: Pod, node: string): boolean => !isTerminal(p) && !p.spec.nodeName && !gated(p) && p.spec.nodeSelector?.[HOSTNAME_LABEL] === node;
+const pendingOn = (p: Pod, node: string): boolean =>
+  !isTerminal(p) && !p.spec.nodeName && !gated(p) && p.spec.nodeSelector?.[HOSTNAME_LABEL] === node;
 
 function podNodes(p: Pod): string[] {
   const a = p.spec.nodeName;
@@ -291,7 +300,8 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       },
       update: (old, n) => {
         this.names.see(n);
-        if (health(old) !== health(n) || old.metadata.labels?.[HOSTNAME_LABEL] !== n.metadata.labels?.[HOSTNAME_LABEL]) queue.add(n.metadata.name);
+        if (health(old) !== health(n) || old.metadata.labels?.[HOSTNAME_LABEL] !== n.metadata.labels?.[HOSTNAME_LABEL])
+          queue.add(n.metadata.name);
       },
       delete: (n) => queue.add(n.metadata.name),
     });
@@ -343,7 +353,8 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
         const w = this.workloads.get(key);
         const ps = p.metadata.labels?.[KueueLabel.PodSet];
         const h = this.names.hostname(n);
-        if (!deleted && w && ps !== undefined && pendingOn(p, h) && hostsOf(w).size > 0 && !hostsOf(w).get(h)?.has(ps)) queue.addAfter(n, NODE_BATCH_MS);
+        if (!deleted && w && ps !== undefined && pendingOn(p, h) && hostsOf(w).size > 0 && !hostsOf(w).get(h)?.has(ps))
+          queue.addAfter(n, NODE_BATCH_MS);
       }
     };
     this.pods.addHandler({
@@ -357,7 +368,9 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
     const current = this.nodes.get(name);
     if (current) this.names.see(current);
     const state = nodeState(name, current, this.ctx.clock.now(), this.ctx.config.nodeFailureDelayMs, this.firstNotReady);
-    const affected = [...new Set(this.valuesOf(name).flatMap((v) => this.workloads.byIndex(WORKLOAD_BY_NODE, v)))].sort((a, b) => compareStrings(objectKey(a), objectKey(b)));
+    const affected = [...new Set(this.valuesOf(name).flatMap((v) => this.workloads.byIndex(WORKLOAD_BY_NODE, v)))].sort((a, b) =>
+      compareStrings(objectKey(a), objectKey(b)),
+    );
     for (const w of affected) await this.handle(w, name, state);
     await this.failStrays(name);
     if (state.kind === 'notReady' && affected.length > 0) return { requeueAfterMs: state.remainingMs };
@@ -388,7 +401,13 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       (cur) => {
         if (cur.metadata.uid !== uid || isTerminal(cur)) return false;
         const conditions: Condition[] = (cur.status?.conditions ?? []).filter((c) => c.type !== TERMINATED_BY_KUEUE);
-        conditions.push({ type: TERMINATED_BY_KUEUE, status: 'True', reason: UNSCHEDULABLE_ON_ASSIGNED_NODE, message, lastTransitionTime: formatTime(now) });
+        conditions.push({
+          type: TERMINATED_BY_KUEUE,
+          status: 'True',
+          reason: UNSCHEDULABLE_ON_ASSIGNED_NODE,
+          message,
+          lastTransitionTime: formatTime(now),
+        });
         cur.status = { ...(cur.status ?? {}), phase: 'Failed', conditions };
       },
       { status: true },
@@ -407,7 +426,13 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       w.metadata.name,
       (cur) => {
         evicted = undefined;
-        if (cur.metadata.uid !== w.metadata.uid || isTrue(cur, WorkloadCondition.Evicted) || isTrue(cur, WorkloadCondition.Finished) || !cur.status?.admission) return false;
+        if (
+          cur.metadata.uid !== w.metadata.uid ||
+          isTrue(cur, WorkloadCondition.Evicted) ||
+          isTrue(cur, WorkloadCondition.Finished) ||
+          !cur.status?.admission
+        )
+          return false;
         const listed = unhealthyNodeNames(cur);
         if (listed.includes(node) || !assignedHosts(cur).has(this.names.hostname(node))) return false;
         if (listed.length > 0 && !this.ctx.config.gates.TASFailedNodeReplacement) {
@@ -422,7 +447,11 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
     );
     if (r.outcome !== 'written') return;
     if (evicted !== undefined) {
-      this.ctx.metrics.evictedWorkloads.inc({ cluster_queue: r.object.status?.admission?.clusterQueue ?? '', reason: NODE_FAILURES, underlying_cause: '' });
+      this.ctx.metrics.evictedWorkloads.inc({
+        cluster_queue: r.object.status?.admission?.clusterQueue ?? '',
+        reason: NODE_FAILURES,
+        underlying_cause: '',
+      });
       this.recorder.event(r.object, 'Normal', `EvictedDueTo${NODE_FAILURES}`, evicted);
     } else {
       this.recorder.event(r.object, 'Warning', 'UnhealthyNode', `${why}; looking for a replacement for the node's pods`);
@@ -464,7 +493,10 @@ class NodeFailureController implements Reconciler<TopoqueueConfig> {
       const psas = w.status!.admission!.podSetAssignments.filter((p) => podSets.has(p.name));
       let taint: Taint | undefined;
       for (const psa of psas) {
-        taint = taintNotToleratedForGood(state.taints, effectiveTolerations(w, psa, (f) => this.flavors.get(f)));
+        taint = taintNotToleratedForGood(
+          state.taints,
+          effectiveTolerations(w, psa, (f) => this.flavors.get(f)),
+        );
         if (taint) break;
       }
       if (!taint) {

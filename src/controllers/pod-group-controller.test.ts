@@ -10,7 +10,11 @@ import { TERMINATION_TARGET } from './pods-start.ts';
 
 const NS = 'pod-namespace';
 
-const flavor = (name: string, nodeLabels: Record<string, string>, tolerations: ResourceFlavor['spec']['tolerations'] = []): ResourceFlavor => ({
+const flavor = (
+  name: string,
+  nodeLabels: Record<string, string>,
+  tolerations: ResourceFlavor['spec']['tolerations'] = [],
+): ResourceFlavor => ({
   apiVersion: 'kueue.x-k8s.io/v1beta2',
   kind: 'ResourceFlavor',
   metadata: { name },
@@ -43,8 +47,14 @@ describe('plain pods: single pod (KEP-976 story 1)', () => {
     assert.match(name, /^pod-foo-[0-9a-f]{5}$/);
     let wl = h.workload(name)!;
     assert.equal(wl.spec.queueName, 'user-queue');
-    assert.deepEqual(wl.spec.podSets.map((ps) => [ps.name, ps.count]), [['main', 1]]);
-    assert.deepEqual(wl.metadata.ownerReferences!.map((r) => [r.kind, r.name, r.controller]), [['Pod', 'foo', true]]);
+    assert.deepEqual(
+      wl.spec.podSets.map((ps) => [ps.name, ps.count]),
+      [['main', 1]],
+    );
+    assert.deepEqual(
+      wl.metadata.ownerReferences!.map((r) => [r.kind, r.name, r.controller]),
+      [['Pod', 'foo', true]],
+    );
     assert.ok(hasGate(h.pod('foo'), KueueSchedulingGate.Admission), 'still gated before admission');
 
     await h.admit(NS, name, { clusterQueue: 'cluster-queue' });
@@ -103,7 +113,7 @@ describe('plain pods: single pod (KEP-976 story 1)', () => {
     assert.deepEqual(h.workloads(), []);
   });
 
-  it("a preempted single pod is stopped (TerminationTarget, deleted) and its quota released once it no longer runs, without a direct requeue", async () => {
+  it('a preempted single pod is stopped (TerminationTarget, deleted) and its quota released once it no longer runs, without a direct requeue', async () => {
     const h = await harness();
     await h.create(plainPod('foo').queue('q').build());
     await h.run();
@@ -172,7 +182,8 @@ describe('plain pods: single pod (KEP-976 story 1)', () => {
 
 describe('plain pods: groups (KEP-976 story 2)', () => {
   const driver = (n: number) => plainPod('job-driver').queue('user-queue').group('pod-group', n).image('driver').cpu('1m');
-  const worker = (i: number, n: number) => plainPod(`job-worker-${i}`).queue('user-queue').group('pod-group', n).image('worker').cpu('1m').request('vendor.com/gpu', 1);
+  const worker = (i: number, n: number) =>
+    plainPod(`job-worker-${i}`).queue('user-queue').group('pod-group', n).image('worker').cpu('1m').request('vendor.com/gpu', 1);
 
   /** A group of 2 workers, admitted, both pods Running. */
   async function runningGroupOfTwo(): Promise<PodHarness> {
@@ -194,18 +205,30 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     await h.create(worker(0, 3).build());
     await h.run();
     assert.deepEqual(h.workloads(), []);
-    assert.ok(h.events('ErrWorkloadCompose').some((e) => e.type === 'Warning' && e.message === "'pod-group' group has fewer runnable pods than expected"));
+    assert.ok(
+      h
+        .events('ErrWorkloadCompose')
+        .some((e) => e.type === 'Warning' && e.message === "'pod-group' group has fewer runnable pods than expected"),
+    );
 
     await h.create(worker(1, 3).build());
     await h.run();
     const wl = h.workload('pod-group')!;
     assert.equal(wl.metadata.annotations![KueueRuntimeKey.IsGroupWorkload], 'true');
+    assert.deepEqual(wl.spec.podSets.map((ps) => ps.count).sort(), [1, 2]);
     assert.deepEqual(
-      wl.spec.podSets.map((ps) => ps.count).sort(),
-      [1, 2],
+      wl.spec.podSets.map((ps) => ps.name),
+      [...wl.spec.podSets.map((ps) => ps.name)].sort(),
+      'PodSets sorted by role hash',
     );
-    assert.deepEqual(wl.spec.podSets.map((ps) => ps.name), [...wl.spec.podSets.map((ps) => ps.name)].sort(), 'PodSets sorted by role hash');
-    assert.deepEqual(wl.metadata.ownerReferences!.map((r) => [r.name, r.controller]), [['job-driver', false], ['job-worker-0', false], ['job-worker-1', false]]);
+    assert.deepEqual(
+      wl.metadata.ownerReferences!.map((r) => [r.name, r.controller]),
+      [
+        ['job-driver', false],
+        ['job-worker-0', false],
+        ['job-worker-1', false],
+      ],
+    );
 
     await h.admit(NS, 'pod-group');
     await h.run();
@@ -222,8 +245,14 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     for (const n of ['job-worker-0', 'job-worker-1']) await h.setPhase(n, 'Succeeded');
     await h.run();
     assert.equal(conditionOf(h.workload('pod-group'), 'Finished'), undefined);
-    assert.deepEqual(h.workload('pod-group')!.status!.reclaimablePods, [{ name: h.pod('job-worker-0')!.metadata.labels![KueueLabel.PodSet], count: 2 }]);
-    assert.deepEqual(h.pod('job-worker-0')!.metadata.finalizers, [KueueRuntimeKey.ManagedFinalizer], 'succeeded pods are counted: finalizer kept');
+    assert.deepEqual(h.workload('pod-group')!.status!.reclaimablePods, [
+      { name: h.pod('job-worker-0')!.metadata.labels![KueueLabel.PodSet], count: 2 },
+    ]);
+    assert.deepEqual(
+      h.pod('job-worker-0')!.metadata.finalizers,
+      [KueueRuntimeKey.ManagedFinalizer],
+      'succeeded pods are counted: finalizer kept',
+    );
     await h.setPhase('job-driver', 'Succeeded');
     await h.run();
     const f = conditionOf(h.workload('pod-group'), 'Finished')!;
@@ -242,7 +271,10 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     await h.run();
     assert.equal(h.pod('job-worker-2'), undefined, 'the youngest is deleted');
     assert.equal(h.workload('pod-group')!.spec.podSets[0]!.count, 2);
-    assert.deepEqual(h.events('ExcessPodDeleted').map((e) => [e.object, e.message]), [[`Pod/${NS}/job-worker-2`, 'Excess pod deleted']]);
+    assert.deepEqual(
+      h.events('ExcessPodDeleted').map((e) => [e.object, e.message]),
+      [[`Pod/${NS}/job-worker-2`, 'Excess pod deleted']],
+    );
 
     await h.create(worker(3, 2).build());
     await h.run();
@@ -267,9 +299,15 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     assert.deepEqual(p.spec.nodeSelector, { 'cloud.com/pool': 'a' });
     assert.deepEqual(h.pod('job-worker-1')!.metadata.finalizers, [], 'the failed pod is finalized once replaced');
     wl = h.workload('pod-group')!;
-    assert.deepEqual([conditionOf(wl, 'WaitingForReplacementPods')?.status, conditionOf(wl, 'WaitingForReplacementPods')?.reason], ['False', 'PodsReady']);
+    assert.deepEqual(
+      [conditionOf(wl, 'WaitingForReplacementPods')?.status, conditionOf(wl, 'WaitingForReplacementPods')?.reason],
+      ['False', 'PodsReady'],
+    );
     assert.ok(wl.metadata.ownerReferences!.some((r) => r.name === 'job-worker-2'));
-    assert.deepEqual(h.events('OwnerReferencesAdded').map((e) => e.message), ['Added 1 owner reference(s)']);
+    assert.deepEqual(
+      h.events('OwnerReferencesAdded').map((e) => e.message),
+      ['Added 1 owner reference(s)'],
+    );
     assert.equal(wl.status!.admission !== undefined, true, 'the quota was held all along');
   });
 
@@ -347,25 +385,43 @@ describe('plain pods: groups (KEP-976 story 2)', () => {
     await h.run();
     assert.ok(hasGate(h.pod('job-worker-3'), KueueSchedulingGate.Admission));
     assert.equal(h.workload('pod-group')!.metadata.uid, after.metadata.uid);
-    assert.ok(h.events('ErrWorkloadCompose').some((e) => e.object === `Pod/${NS}/job-worker-3` && /which is not one of Workload pod-group's PodSets/.test(e.message)));
+    assert.ok(
+      h
+        .events('ErrWorkloadCompose')
+        .some((e) => e.object === `Pod/${NS}/job-worker-3` && /which is not one of Workload pod-group's PodSets/.test(e.message)),
+    );
   });
 
-  it('pods with different queue names give no Workload and a Warning with Kueue\'s message', async () => {
+  it("pods with different queue names give no Workload and a Warning with Kueue's message", async () => {
     const h = await harness();
     await h.create(worker(0, 2).build());
     await h.create(worker(1, 2).queue('other').build());
     await h.run();
     assert.deepEqual(h.workloads(), []);
-    assert.deepEqual(h.events('ErrWorkloadCompose').map((e) => e.message).filter((m) => m.includes('queue')), ["pods 'job-worker-0' and 'job-worker-1' has different queue names: user-queue!=other"]);
+    assert.deepEqual(
+      h
+        .events('ErrWorkloadCompose')
+        .map((e) => e.message)
+        .filter((m) => m.includes('queue')),
+      ["pods 'job-worker-0' and 'job-worker-1' has different queue names: user-queue!=other"],
+    );
   });
 
   it('a Workload of the group name that is not a pod group workload blocks the group with a Warning', async () => {
     const h = await harness();
-    const other: Workload = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name: 'pod-group', namespace: NS }, spec: { podSets: [] } };
+    const other: Workload = {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Workload',
+      metadata: { name: 'pod-group', namespace: NS },
+      spec: { podSets: [] },
+    };
     await h.create(other);
     await h.create(worker(0, 1).build());
     await h.run();
-    assert.deepEqual(h.events('WorkloadNameConflict').map((e) => e.message), ['A Workload named "pod-group" already exists but is not a pod group workload; this pod group cannot be admitted']);
+    assert.deepEqual(
+      h.events('WorkloadNameConflict').map((e) => e.message),
+      ['A Workload named "pod-group" already exists but is not a pod group workload; this pod group cannot be admitted'],
+    );
     assert.deepEqual(h.workload('pod-group')!.spec.podSets, []);
   });
 });
@@ -375,14 +431,23 @@ describe('plain pods: driver-made workers (KEP-976 story 3, pod-group-sets)', ()
     { name: 'driver', count: 1 },
     { name: 'workers', count: 2, template: { spec: { containers: [{ name: 'worker', resources: { requests: { cpu: '1m' } } }] } } },
   ]);
-  const workerPod = (i: number) => plainPod(`job-worker-${i}`).queue('user-queue').group('pod-group').label(POD_GROUP_ROLE_LABEL, 'workers').cpu('1m');
+  const workerPod = (i: number) =>
+    plainPod(`job-worker-${i}`).queue('user-queue').group('pod-group').label(POD_GROUP_ROLE_LABEL, 'workers').cpu('1m');
 
   it('the driver alone composes the declared PodSets; workers created later join the admitted Workload and are ungated; extra workers are deleted', async () => {
     const h = await harness();
-    await h.create(plainPod('job-driver').queue('user-queue').group('pod-group').annotate(KueueRuntimeKey.PodGroupSets, sets).cpu('1m').build());
+    await h.create(
+      plainPod('job-driver').queue('user-queue').group('pod-group').annotate(KueueRuntimeKey.PodGroupSets, sets).cpu('1m').build(),
+    );
     await h.run();
     const wl = h.workload('pod-group')!;
-    assert.deepEqual(wl.spec.podSets.map((ps) => [ps.name, ps.count]), [['driver', 1], ['workers', 2]]);
+    assert.deepEqual(
+      wl.spec.podSets.map((ps) => [ps.name, ps.count]),
+      [
+        ['driver', 1],
+        ['workers', 2],
+      ],
+    );
     assert.equal(wl.spec.podSets[1]!.template.spec.containers[0]!.name, 'worker');
     await h.admit(NS, 'pod-group');
     await h.run();
@@ -422,12 +487,19 @@ describe('gang pods (Koordinator annotations)', () => {
     await h.run();
     assert.ok(hasGate(h.pod('p0'), KueueSchedulingGate.Admission));
     assert.deepEqual(h.workloads(), []);
-    assert.ok(h.events('ErrWorkloadCompose').some((e) => e.message === `gang child pod not collect enough, gangName: ${NS}/gang-a, podName: ${NS}/p0`));
+    assert.ok(
+      h
+        .events('ErrWorkloadCompose')
+        .some((e) => e.message === `gang child pod not collect enough, gangName: ${NS}/gang-a, podName: ${NS}/p0`),
+    );
     await h.create(gangPod('p2').build());
     await h.run();
     const wl = h.workload('gang-a')!;
     assert.equal(wl.metadata.annotations!['gang.scheduling.koordinator.sh/min-available'], '3');
-    assert.deepEqual(wl.spec.podSets.map((ps) => ps.count), [3]);
+    assert.deepEqual(
+      wl.spec.podSets.map((ps) => ps.count),
+      [3],
+    );
     await h.admit(NS, 'gang-a');
     await h.run();
     for (const n of ['p0', 'p1', 'p2']) assert.equal(h.pod(n)!.spec.schedulingGates, undefined, n);
@@ -445,11 +517,18 @@ describe('gang pods (Koordinator annotations)', () => {
     const ps = h.workload('gang-a')!.spec.podSets[0]!.name;
     await h.admit(NS, 'gang-a', { counts: { [ps]: 2 } });
     await h.run();
-    assert.deepEqual(['p0', 'p1', 'p2'].map((n) => hasGate(h.pod(n), KueueSchedulingGate.Admission)), [false, false, true]);
+    assert.deepEqual(
+      ['p0', 'p1', 'p2'].map((n) => hasGate(h.pod(n), KueueSchedulingGate.Admission)),
+      [false, false, true],
+    );
     await h.create(gangPod('p3').build());
     await h.run();
     assert.ok(h.pod('p3'), 'a gang never deletes pods');
-    assert.ok(h.events('ErrWorkloadCompose').some((e) => e.object === `Pod/${NS}/p3` && e.message === `gang ${NS}/gang-a already has 3 pods of role ${ps}: pod p3 stays gated`));
+    assert.ok(
+      h
+        .events('ErrWorkloadCompose')
+        .some((e) => e.object === `Pod/${NS}/p3` && e.message === `gang ${NS}/gang-a already has 3 pods of role ${ps}: pod p3 stays gated`),
+    );
     for (const n of ['p0', 'p1']) await h.runPod(n);
     await h.run();
     assert.equal(conditionOf(h.workload('gang-a'), 'PodsReady')?.status, 'True');
@@ -460,12 +539,21 @@ describe('gang pods (Koordinator annotations)', () => {
 
   it('a gang of the PodGroup way waits for its PodGroup (not initialized) and is composed when it appears', async () => {
     const h = await harness();
-    for (const n of ['p0', 'p1']) await h.create(plainPod(n).queue('user-queue').cpu('1').label('pod-group.scheduling.sigs.k8s.io', 'pg').build());
+    for (const n of ['p0', 'p1'])
+      await h.create(plainPod(n).queue('user-queue').cpu('1').label('pod-group.scheduling.sigs.k8s.io', 'pg').build());
     await h.run();
     assert.deepEqual(h.workloads(), []);
     assert.ok(h.events('ErrWorkloadCompose').some((e) => e.message === `gang has not init, gangName: ${NS}/pg, podName: ${NS}/p0`));
-    await h.create({ apiVersion: 'scheduling.sigs.k8s.io/v1alpha1', kind: 'PodGroup', metadata: { name: 'pg', namespace: NS }, spec: { minMember: 2 } });
+    await h.create({
+      apiVersion: 'scheduling.sigs.k8s.io/v1alpha1',
+      kind: 'PodGroup',
+      metadata: { name: 'pg', namespace: NS },
+      spec: { minMember: 2 },
+    });
     await h.run();
-    assert.deepEqual(h.workload('pg')!.spec.podSets.map((ps) => ps.count), [2]);
+    assert.deepEqual(
+      h.workload('pg')!.spec.podSets.map((ps) => ps.count),
+      [2],
+    );
   });
 });

@@ -53,7 +53,15 @@ import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admis
 import { clearReservation, updatePodsReady } from '../admission/pods-ready.ts';
 import { GangWorkloadAnnotation, isGangPodGroup, workloadsFromGangsAndPods } from '../integrations/gang-pods.ts';
 import type { SourcedObject } from '../integrations/integration.ts';
-import { PodGroupAnnotation, isPendingPlainPod, podKeepOrder, queueMismatch, roleHash, singlePodWorkload, workloadsFromPods } from '../integrations/pod.ts';
+import {
+  PodGroupAnnotation,
+  isPendingPlainPod,
+  podKeepOrder,
+  queueMismatch,
+  roleHash,
+  singlePodWorkload,
+  workloadsFromPods,
+} from '../integrations/pod.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   RESOURCE_IN_USE_FINALIZER,
@@ -71,7 +79,14 @@ import { isAlreadyExists, isNotFound, retryOnConflict } from '../runtime/store.t
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
 import { registerPodWebhook } from './pod-webhook.ts';
-import { POD_GROUP_ROLE_LABEL, type PodGroupSet, hasPodGroupSets, parsePodGroupSets, podSetsFromSets, setOfPod } from './pods-group-sets.ts';
+import {
+  POD_GROUP_ROLE_LABEL,
+  type PodGroupSet,
+  hasPodGroupSets,
+  parsePodGroupSets,
+  podSetsFromSets,
+  setOfPod,
+} from './pods-group-sets.ts';
 import { PodKeyPrefix, isManagedPod, parseReconcileKey, podReconcileKey } from './pods-scope.ts';
 import { resolvePriority } from './workload-priority.ts';
 import {
@@ -246,7 +261,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     const pod = this.pods.get(ns, name);
     const owned = this.workloads.byIndex(KEY_INDEX, key);
     const current = pod && isManagedPod(pod) ? pod : undefined;
-    const wl = current ? owned.find((w) => w.metadata.ownerReferences?.some((r) => r.controller && r.uid === current.metadata.uid)) : undefined;
+    const wl = current
+      ? owned.find((w) => w.metadata.ownerReferences?.some((r) => r.controller && r.uid === current.metadata.uid))
+      : undefined;
     for (const stale of owned) if (stale !== wl) await this.deleteWorkload(stale);
     if (!current) return;
 
@@ -262,7 +279,12 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     if (isTerminal(current)) {
       if (wl) {
         const succeeded = current.status?.phase === 'Succeeded';
-        const message = typeof current.status?.message === 'string' && current.status.message ? current.status.message : succeeded ? 'Pod succeeded' : 'Pod failed';
+        const message =
+          typeof current.status?.message === 'string' && current.status.message
+            ? current.status.message
+            : succeeded
+              ? 'Pod succeeded'
+              : 'Pod failed';
         await this.setFinished(wl, succeeded ? FinishedReason.Succeeded : FinishedReason.Failed, message);
       }
       await finalizePod(this.ctx.store, current);
@@ -307,7 +329,11 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     if (existing && workloadReconcileKey(existing) !== key) {
       if (all.length > 0) {
         const what = kind === PodKeyPrefix.Gang ? 'gang' : 'pod group';
-        this.warnOnce(all[0]!, PodEventReason.WorkloadNameConflict, `A Workload named "${name}" already exists but is not a ${what} workload; this ${what} cannot be admitted`);
+        this.warnOnce(
+          all[0]!,
+          PodEventReason.WorkloadNameConflict,
+          `A Workload named "${name}" already exists but is not a ${what} workload; this ${what} cannot be admitted`,
+        );
       }
       return;
     }
@@ -337,7 +363,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   /** The sets of a group: from its Workload once there, else from its first pod declaring them. */
   private setsOf(wl: Workload | undefined, pods: readonly Pod[]): PodGroupSet[] | undefined {
-    const raw = wl ? wl.metadata.annotations?.[KueueRuntimeKey.PodGroupSets] : pods.find(hasPodGroupSets)?.metadata.annotations?.[KueueRuntimeKey.PodGroupSets];
+    const raw = wl
+      ? wl.metadata.annotations?.[KueueRuntimeKey.PodGroupSets]
+      : pods.find(hasPodGroupSets)?.metadata.annotations?.[KueueRuntimeKey.PodGroupSets];
     return raw === undefined ? undefined : parsePodGroupSets(raw).sets;
   }
 
@@ -356,7 +384,11 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     for (const p of active.slice(1)) {
       const other = Number(p.metadata.annotations?.[PodGroupAnnotation.TotalCount]);
       if (other !== total) {
-        this.warnOnce(p, PodEventReason.ErrWorkloadCompose, `pods '${first.metadata.name}' and '${p.metadata.name}' has different '${PodGroupAnnotation.TotalCount}' values: ${total}!=${other}`);
+        this.warnOnce(
+          p,
+          PodEventReason.ErrWorkloadCompose,
+          `pods '${first.metadata.name}' and '${p.metadata.name}' has different '${PodGroupAnnotation.TotalCount}' values: ${total}!=${other}`,
+        );
         return;
       }
       const mismatch = queueMismatch({ pod: first, where: {} }, { pod: p, where: {} });
@@ -379,7 +411,11 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     const r = workloadsFromPods(kept.map((p): SourcedObject => ({ object: p, where: { object: `Pod/${ns}/${p.metadata.name}` } })));
     const built = r.workloads[0]?.workload;
     if (r.errors.length > 0 || !built) {
-      this.warnOnce(kept[0]!, PodEventReason.ErrWorkloadCompose, r.errors.map((e) => e.detail).join('; ') || `'${group}' group gives no Workload`);
+      this.warnOnce(
+        kept[0]!,
+        PodEventReason.ErrWorkloadCompose,
+        r.errors.map((e) => e.detail).join('; ') || `'${group}' group gives no Workload`,
+      );
       return;
     }
     await this.createWorkload(built, kept[0]!);
@@ -391,7 +427,12 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     for (const s of sets) {
       const members = active.filter((p) => setOfPod(p, sets) === s);
       if (s.template === undefined && members.length < s.count) {
-        this.recorder.event(declaring, 'Warning', PodEventReason.ErrWorkloadCompose, `'${group}' group has fewer runnable pods than expected`);
+        this.recorder.event(
+          declaring,
+          'Warning',
+          PodEventReason.ErrWorkloadCompose,
+          `'${group}' group has fewer runnable pods than expected`,
+        );
         return;
       }
       const order = [...members].sort(podKeepOrder);
@@ -446,16 +487,31 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     const id = `${ns}/${gang}`;
     const spec = gangsFromPods(live, podGroups).gangs.get(id);
     if (!spec) {
-      this.recorder.event(first, 'Warning', PodEventReason.ErrWorkloadCompose, `gang has not init, gangName: ${id}, podName: ${podRef(first)}`);
+      this.recorder.event(
+        first,
+        'Warning',
+        PodEventReason.ErrWorkloadCompose,
+        `gang has not init, gangName: ${id}, podName: ${podRef(first)}`,
+      );
       return;
     }
     if (pending.length < spec.totalNumber) {
-      this.recorder.event(first, 'Warning', PodEventReason.ErrWorkloadCompose, `gang child pod not collect enough, gangName: ${id}, podName: ${podRef(first)}`);
+      this.recorder.event(
+        first,
+        'Warning',
+        PodEventReason.ErrWorkloadCompose,
+        `gang child pod not collect enough, gangName: ${id}, podName: ${podRef(first)}`,
+      );
       return;
     }
-    const items: SourcedObject[] = [...live, ...podGroups].map((o) => ({ object: o, where: { object: `${o.kind}/${namespaceOf(o)}/${o.metadata.name}` } }));
+    const items: SourcedObject[] = [...live, ...podGroups].map((o) => ({
+      object: o,
+      where: { object: `${o.kind}/${namespaceOf(o)}/${o.metadata.name}` },
+    }));
     const r = workloadsFromGangsAndPods(items);
-    const built = r.workloads.find((w) => w.workload.metadata.name === gang && w.workload.metadata.annotations?.[GangWorkloadAnnotation.Source] !== undefined)?.workload;
+    const built = r.workloads.find(
+      (w) => w.workload.metadata.name === gang && w.workload.metadata.annotations?.[GangWorkloadAnnotation.Source] !== undefined,
+    )?.workload;
     if (!built) {
       const why = r.errors.map((e) => e.detail).join('; ') || `gang ${id} gives no gang Workload: ${r.notes.join('; ')}`;
       this.warnOnce(first, PodEventReason.ErrWorkloadCompose, why);
@@ -482,12 +538,19 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
     // 3. Match: strangers, excess, replaced, absent, owner references.
     if (strangers.length > 0 && !hasReservation(wl) && !isTrue(wl, WorkloadCondition.Evicted)) {
-      this.recorder.event(wl, 'Normal', PodEventReason.DeletedWorkload, `Deleted not matching Workload: ${namespaceOf(wl)}/${wl.metadata.name}`);
+      this.recorder.event(
+        wl,
+        'Normal',
+        PodEventReason.DeletedWorkload,
+        `Deleted not matching Workload: ${namespaceOf(wl)}/${wl.metadata.name}`,
+      );
       await this.deleteWorkload(wl);
       return;
     }
     for (const p of strangers) {
-      const why = sets ? unknownSetMessage(p, sets) : `pod ${p.metadata.name} has role ${roleOf(p)}, which is not one of Workload ${wl.metadata.name}'s PodSets (${[...roles.keys()].join(', ')}): it stays gated`;
+      const why = sets
+        ? unknownSetMessage(p, sets)
+        : `pod ${p.metadata.name} has role ${roleOf(p)}, which is not one of Workload ${wl.metadata.name}'s PodSets (${[...roles.keys()].join(', ')}): it stays gated`;
       this.warnOnce(p, PodEventReason.ErrWorkloadCompose, why);
     }
     let absent = 0;
@@ -497,7 +560,13 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
         const order = [...r.active].sort(podKeepOrder);
         const excess = order.slice(count);
         if (kind === PodKeyPrefix.Group) await this.deleteExcess(excess);
-        else for (const p of excess) this.warnOnce(p, PodEventReason.ErrWorkloadCompose, `gang ${namespaceOf(wl)}/${wl.metadata.name} already has ${count} pods of role ${r.podSet.name}: pod ${p.metadata.name} stays gated`);
+        else
+          for (const p of excess)
+            this.warnOnce(
+              p,
+              PodEventReason.ErrWorkloadCompose,
+              `gang ${namespaceOf(wl)}/${wl.metadata.name} already has ${count} pods of role ${r.podSet.name}: pod ${p.metadata.name} stays gated`,
+            );
         r.active = order.slice(0, count);
       }
       const inactive = r.pods.filter((p) => !isActive(p));
@@ -590,7 +659,10 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       this.ctx.metrics.podsUngated.inc();
       const created = parseTime(pod.metadata.creationTimestamp);
       if (created !== undefined) {
-        this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Admission, cluster_queue: cq, is_group: String(group) }, Math.max(0, this.now - created));
+        this.ctx.metrics.podSchedulingGateRemoval.observe(
+          { name: KueueSchedulingGate.Admission, cluster_queue: cq, is_group: String(group) },
+          Math.max(0, this.now - created),
+        );
       }
       this.recorder.event(pod, 'Normal', PodEventReason.Started, `Admitted by clusterQueue ${cq}`);
     }
@@ -767,4 +839,3 @@ function unknownSetMessage(p: Pod, sets: readonly PodGroupSet[]): string {
     ? `pod ${p.metadata.name} names no set of its group (label ${POD_GROUP_ROLE_LABEL}: one of ${names}): it stays gated`
     : `pod ${p.metadata.name} has ${POD_GROUP_ROLE_LABEL}=${role}, which is not a set of its group (${names}): it stays gated`;
 }
-

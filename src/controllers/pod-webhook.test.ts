@@ -48,7 +48,9 @@ describe('pod webhook: mutation', () => {
 
   it('a pod with a suspending parent keeps its role hash and gets no finalizer', async () => {
     const h = await podHarness();
-    const created = await h.create(plainPod('p').annotate(KueueRuntimeKey.PodSuspendingParent, 'statefulset').annotate(PodGroupAnnotation.RoleHash, 'worker').build());
+    const created = await h.create(
+      plainPod('p').annotate(KueueRuntimeKey.PodSuspendingParent, 'statefulset').annotate(PodGroupAnnotation.RoleHash, 'worker').build(),
+    );
     assert.equal(created.metadata.labels![KueueLabel.Managed], 'true');
     assert.equal(created.metadata.finalizers, undefined);
     assert.ok(hasGate(created, KueueSchedulingGate.Admission));
@@ -83,7 +85,12 @@ describe('pod webhook: mutation', () => {
 
   it("a pod without a queue name gets the namespace's LocalQueue `default` when it exists", async () => {
     const h = await podHarness();
-    await h.create({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'default', namespace: NS }, spec: { clusterQueue: 'cq' } });
+    await h.create({
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'LocalQueue',
+      metadata: { name: 'default', namespace: NS },
+      spec: { clusterQueue: 'cq' },
+    });
     const p = await h.create(plainPod('p').build());
     assert.equal(p.metadata.labels![KueueLabel.QueueName], 'default');
     assert.ok(hasGate(p, KueueSchedulingGate.Admission));
@@ -110,7 +117,10 @@ describe('pod webhook: validation messages (Kueue verbatim)', () => {
   it('denies a group name without a total count, and a total count without a group name', async () => {
     const h = await podHarness();
     const both = "both the 'kueue.x-k8s.io/pod-group-total-count' annotation and the 'kueue.x-k8s.io/pod-group-name' label should be set";
-    assert.equal(await denial(h, () => h.create(plainPod('p').queue('q').group('g').build())), `${prefix}metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value: ${both}`);
+    assert.equal(
+      await denial(h, () => h.create(plainPod('p').queue('q').group('g').build())),
+      `${prefix}metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value: ${both}`,
+    );
     assert.equal(
       await denial(h, () => h.create(plainPod('p').queue('q').annotate(PodGroupAnnotation.TotalCount, '2').build())),
       `${prefix}metadata.labels[kueue.x-k8s.io/pod-group-name]: Required value: ${both}`,
@@ -129,9 +139,14 @@ describe('pod webhook: validation messages (Kueue verbatim)', () => {
 
   it('denies a group name that is not a valid object name, and a prebuilt workload other than the group', async () => {
     const h = await podHarness();
-    assert.match(await denial(h, () => h.create(plainPod('p').queue('q').group('Bad_Name', 1).build())), /metadata\.labels\[kueue\.x-k8s\.io\/pod-group-name\]: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    assert.match(
+      await denial(h, () => h.create(plainPod('p').queue('q').group('Bad_Name', 1).build())),
+      /metadata\.labels\[kueue\.x-k8s\.io\/pod-group-name\]: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+    );
     assert.equal(
-      await denial(h, () => h.create(plainPod('p').queue('q').group('g', 1).label('kueue.x-k8s.io/prebuilt-workload-name', 'other').build())),
+      await denial(h, () =>
+        h.create(plainPod('p').queue('q').group('g', 1).label('kueue.x-k8s.io/prebuilt-workload-name', 'other').build()),
+      ),
       `${prefix}metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: Invalid value: "other": prebuilt workload and pod group should be equal`,
     );
   });
@@ -139,7 +154,13 @@ describe('pod webhook: validation messages (Kueue verbatim)', () => {
   it('denies required and preferred topology together', async () => {
     const h = await podHarness();
     const msg = await denial(h, () =>
-      h.create(plainPod('p').queue('q').annotate('kueue.x-k8s.io/podset-required-topology', 'rack').annotate('kueue.x-k8s.io/podset-preferred-topology', 'block').build()),
+      h.create(
+        plainPod('p')
+          .queue('q')
+          .annotate('kueue.x-k8s.io/podset-required-topology', 'rack')
+          .annotate('kueue.x-k8s.io/podset-preferred-topology', 'block')
+          .build(),
+      ),
     );
     assert.match(msg, /^admission webhook "vpod.kb.io" denied the request: metadata\.annotations.*Invalid value: /);
   });
@@ -177,7 +198,10 @@ describe('pod webhook: validation messages (Kueue verbatim)', () => {
     const env: PodWebhookEnv = { config: defaultConfig(), namespaceManaged: () => true, localQueueExists: () => false };
     const pod = plainPod('p').owner('batch/v1', 'Job', 'j').label(KueueLabel.Managed, 'true').build();
     assert.deepEqual(validatePod({ operation: 'CREATE', object: pod }, env), { warnings: [OWNER_MANAGED_WARNING] });
-    assert.equal(OWNER_MANAGED_WARNING, "pod owner is managed by kueue, label 'kueue.x-k8s.io/managed=true' might lead to unexpected behaviour");
+    assert.equal(
+      OWNER_MANAGED_WARNING,
+      "pod owner is managed by kueue, label 'kueue.x-k8s.io/managed=true' might lead to unexpected behaviour",
+    );
     const plain = plainPod('p').owner('batch/v1', 'Job', 'j').build();
     assert.deepEqual(validatePod({ operation: 'CREATE', object: plain }, env), {});
   });
@@ -187,7 +211,9 @@ describe('pod webhook: validation messages (Kueue verbatim)', () => {
     await h.create(plainPod('d').queue('q').group('g').annotate(KueueRuntimeKey.PodGroupSets, '[{name: driver, count: 1}]').build());
     await h.create(plainPod('w').queue('q').group('g').label('kueue.x-k8s.io/pod-group-role', 'workers').build());
     assert.match(
-      await denial(h, () => h.create(plainPod('x').queue('q').group('g2').annotate(KueueRuntimeKey.PodGroupSets, '[{name: Driver, count: 0}]').build())),
+      await denial(h, () =>
+        h.create(plainPod('x').queue('q').group('g2').annotate(KueueRuntimeKey.PodGroupSets, '[{name: Driver, count: 0}]').build()),
+      ),
       /metadata\.annotations\[kueue\.x-k8s\.io\/pod-group-sets\]: Invalid value: .*entry 1: name "Driver" must be a DNS label/,
     );
   });

@@ -49,7 +49,8 @@ import { namespaceManaged, ownedByKnownIntegration } from './pods-scope.ts';
 export const POD_MUTATING_WEBHOOK = 'mpod.kb.io';
 export const POD_VALIDATING_WEBHOOK = 'vpod.kb.io';
 
-export const OWNER_MANAGED_WARNING = "pod owner is managed by kueue, label 'kueue.x-k8s.io/managed=true' might lead to unexpected behaviour";
+export const OWNER_MANAGED_WARNING =
+  "pod owner is managed by kueue, label 'kueue.x-k8s.io/managed=true' might lead to unexpected behaviour";
 export const MANAGED_LABEL_DETAIL = "managed label value can only be 'true'";
 export const UNRETRIABLE_DETAIL = "unretriable pod group can't be converted to retriable";
 export const PREBUILT_DETAIL = 'prebuilt workload and pod group should be equal';
@@ -75,7 +76,9 @@ const forbidden = (field: string, detail: string) => `${field}: Forbidden: ${det
 
 /** Where the group name was read: the annotation wins over the label. */
 function groupNameField(pod: KObject): string {
-  return pod.metadata.annotations?.[KueueLabel.PodGroupName] !== undefined ? path('annotations', KueueLabel.PodGroupName) : path('labels', KueueLabel.PodGroupName);
+  return pod.metadata.annotations?.[KueueLabel.PodGroupName] !== undefined
+    ? path('annotations', KueueLabel.PodGroupName)
+    : path('labels', KueueLabel.PodGroupName);
 }
 
 const hasGate = (pod: Pod, gate: string) => pod.spec?.schedulingGates?.some((g) => g.name === gate) ?? false;
@@ -101,7 +104,8 @@ export function defaultPod(pod: Pod, env: PodWebhookEnv): { managed: boolean; ga
   if (!inScope(pod, env)) return none;
   const md = pod.metadata;
   const ns = md.namespace ?? 'default';
-  if (!md.labels?.[KueueLabel.QueueName] && env.localQueueExists(ns, 'default')) md.labels = { ...md.labels, [KueueLabel.QueueName]: 'default' };
+  if (!md.labels?.[KueueLabel.QueueName] && env.localQueueExists(ns, 'default'))
+    md.labels = { ...md.labels, [KueueLabel.QueueName]: 'default' };
   const parent = suspendedByParent(pod);
   const managed = parent || Boolean(md.labels?.[KueueLabel.QueueName]) || env.config.manageJobsWithoutQueueName;
   if (!managed) return none;
@@ -110,7 +114,8 @@ export function defaultPod(pod: Pod, env: PodWebhookEnv): { managed: boolean; ga
   const indexLabel = md.annotations?.[KueueRuntimeKey.PodGroupPodIndexLabel];
   if (indexLabel !== undefined && labels[indexLabel] !== undefined) labels[KueueLabel.PodGroupPodIndex] = labels[indexLabel]!;
   md.labels = labels;
-  if (!parent && !(md.finalizers ?? []).includes(KueueRuntimeKey.ManagedFinalizer)) md.finalizers = [...(md.finalizers ?? []), KueueRuntimeKey.ManagedFinalizer];
+  if (!parent && !(md.finalizers ?? []).includes(KueueRuntimeKey.ManagedFinalizer))
+    md.finalizers = [...(md.finalizers ?? []), KueueRuntimeKey.ManagedFinalizer];
   const gates = [...(pod.spec.schedulingGates ?? [])];
   const gated = !hasGate(pod, KueueSchedulingGate.Admission);
   if (gated) gates.push({ name: KueueSchedulingGate.Admission });
@@ -132,7 +137,8 @@ function validateCommon(pod: Pod): string[] {
   const labels = pod.metadata.labels ?? {};
   const annotations = pod.metadata.annotations ?? {};
   const managed = labels[KueueLabel.Managed];
-  if (managed !== undefined && managed !== MANAGED_LABEL_VALUE) out.push(invalid(path('labels', KueueLabel.Managed), managed, MANAGED_LABEL_DETAIL));
+  if (managed !== undefined && managed !== MANAGED_LABEL_VALUE)
+    out.push(invalid(path('labels', KueueLabel.Managed), managed, MANAGED_LABEL_DETAIL));
 
   const group = podGroupName(pod);
   const total = annotations[PodGroupAnnotation.TotalCount];
@@ -141,17 +147,30 @@ function validateCommon(pod: Pod): string[] {
     if (total !== undefined) return [...out, required(path('labels', KueueLabel.PodGroupName), BOTH_KEYS_DETAIL)];
   } else {
     if (!isDnsSubdomain(group)) out.push(invalid(groupNameField(pod), group, DNS_SUBDOMAIN_PROBLEM));
-    if (total === undefined && !declaresSets) return [...out, required(path('annotations', PodGroupAnnotation.TotalCount), BOTH_KEYS_DETAIL)];
+    if (total === undefined && !declaresSets)
+      return [...out, required(path('annotations', PodGroupAnnotation.TotalCount), BOTH_KEYS_DETAIL)];
   }
   if (total !== undefined && (!/^[0-9]+$/.test(total) || !(Number(total) >= 1) || !Number.isSafeInteger(Number(total)))) {
-    out.push(invalid(path('annotations', PodGroupAnnotation.TotalCount), total, `incorrect annotation value '${PodGroupAnnotation.TotalCount}=${total}': group total count should be greater than zero`));
+    out.push(
+      invalid(
+        path('annotations', PodGroupAnnotation.TotalCount),
+        total,
+        `incorrect annotation value '${PodGroupAnnotation.TotalCount}=${total}': group total count should be greater than zero`,
+      ),
+    );
   }
 
   const sets = annotations[KueueRuntimeKey.PodGroupSets];
   if (sets !== undefined) {
     const r = parsePodGroupSets(sets);
     if (r.error) out.push(invalid(path('annotations', KueueRuntimeKey.PodGroupSets), sets, r.error));
-    else if (group === undefined) out.push(required(groupNameField(pod), `the '${KueueRuntimeKey.PodGroupSets}' annotation declares the PodSets of a pod group: set the group name`));
+    else if (group === undefined)
+      out.push(
+        required(
+          groupNameField(pod),
+          `the '${KueueRuntimeKey.PodGroupSets}' annotation declares the PodSets of a pod group: set the group name`,
+        ),
+      );
   }
 
   const prebuilt = labels[KueueAnnotation.PrebuiltWorkloadName] ?? annotations[KueueAnnotation.PrebuiltWorkloadName];
@@ -185,7 +204,11 @@ function validateUpdate(pod: Pod, old: Pod): string[] {
   }
   const oldQueue = old.metadata.labels?.[KueueLabel.QueueName];
   const queue = pod.metadata.labels?.[KueueLabel.QueueName];
-  if (old.metadata.labels?.[KueueLabel.Managed] === MANAGED_LABEL_VALUE && !hasGate(old, KueueSchedulingGate.Admission) && oldQueue !== queue) {
+  if (
+    old.metadata.labels?.[KueueLabel.Managed] === MANAGED_LABEL_VALUE &&
+    !hasGate(old, KueueSchedulingGate.Admission) &&
+    oldQueue !== queue
+  ) {
     out.push(invalid(path('labels', KueueLabel.QueueName), queue ?? '', IMMUTABLE_DETAIL));
   }
   return out;

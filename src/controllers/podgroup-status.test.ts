@@ -26,7 +26,8 @@ describe('PodGroup status: Koordinator (scheduling.sigs.k8s.io)', () => {
     await h.create(podGroup('scheduling.sigs.k8s.io/v1alpha1', 'pg', 2));
     await h.run();
     assert.equal(statusOf(h, 'pg').phase, 'Pending');
-    for (const n of ['a', 'b']) await h.create(plainPod(n).label('pod-group.scheduling.sigs.k8s.io', 'pg').owner('apps/v1', 'ReplicaSet', 'rs').build());
+    for (const n of ['a', 'b'])
+      await h.create(plainPod(n).label('pod-group.scheduling.sigs.k8s.io', 'pg').owner('apps/v1', 'ReplicaSet', 'rs').build());
     await h.run();
     let s = statusOf(h, 'pg');
     assert.equal(s.phase, 'Scheduling', 'through PreScheduling: children >= minMember, none bound');
@@ -52,7 +53,11 @@ describe('PodGroup status: Koordinator (scheduling.sigs.k8s.io)', () => {
 
   it('a failed member with the rest running makes the group Failed', () => {
     const pg = { ...podGroup('scheduling.sigs.k8s.io/v1alpha1', 'pg', 2), status: { phase: 'Running' } } as PodGroup;
-    const pods = [plainPod('a').build(), plainPod('b').build()].map((p, i) => ({ ...p, spec: { ...p.spec, nodeName: 'n1' }, status: { phase: i === 0 ? ('Failed' as const) : ('Running' as const) } }));
+    const pods = [plainPod('a').build(), plainPod('b').build()].map((p, i) => ({
+      ...p,
+      spec: { ...p.spec, nodeName: 'n1' },
+      status: { phase: i === 0 ? ('Failed' as const) : ('Running' as const) },
+    }));
     assert.equal(koordinatorStatus(pg, pods, 'now')?.phase, 'Failed');
   });
 
@@ -92,7 +97,13 @@ describe('PodGroup status: scheduler-plugins (scheduling.x-k8s.io)', () => {
     await h.create(plainPod('a').label('scheduling.x-k8s.io/pod-group', 'pg').build());
     await h.run();
     assert.equal(statusOf(h, 'pg').phase, 'Scheduling');
-    assert.deepEqual(h.events('Timeout').map((e) => [e.type, e.message]).slice(0, 1), [['Warning', TIMEOUT_MESSAGE]]);
+    assert.deepEqual(
+      h
+        .events('Timeout')
+        .map((e) => [e.type, e.message])
+        .slice(0, 1),
+      [['Warning', TIMEOUT_MESSAGE]],
+    );
     assert.deepEqual(schedulerPluginsStatus({ ...(pg as PodGroup), status: { phase: 'Finished' } }, []), {}, 'Finished is final');
   });
 });
@@ -107,7 +118,11 @@ describe('PodGroup status: Volcano (scheduling.volcano.sh)', () => {
     const wl: Workload = {
       apiVersion: 'kueue.x-k8s.io/v1beta2',
       kind: 'Workload',
-      metadata: { name: 'podgroup-pg-00000', namespace: NS, ownerReferences: [{ apiVersion: pg.apiVersion, kind: 'PodGroup', name: 'pg', uid: pg.metadata.uid!, controller: true }] },
+      metadata: {
+        name: 'podgroup-pg-00000',
+        namespace: NS,
+        ownerReferences: [{ apiVersion: pg.apiVersion, kind: 'PodGroup', name: 'pg', uid: pg.metadata.uid!, controller: true }],
+      },
       spec: { podSets: [{ name: 'main', count: 2, template: { spec: { containers: [{ name: 'c' }] } } }] },
     };
     await h.create(wl);

@@ -96,7 +96,10 @@ export function occupiedBy(pods: readonly Pod[]): string | undefined {
   const first = [...pods].sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))[0];
   const refs = first?.metadata.ownerReferences ?? [];
   if (refs.length === 0) return undefined;
-  return refs.map((r) => `${namespaceOf(first!)}/${r.name}`).sort().join(',');
+  return refs
+    .map((r) => `${namespaceOf(first!)}/${r.name}`)
+    .sort()
+    .join(',');
 }
 
 const scheduledLate = (pg: AnyPodGroup, status: Status): boolean => {
@@ -148,7 +151,8 @@ export function schedulerPluginsStatus(pg: PodGroup, pods: readonly Pod[]): { st
   const min = pg.spec?.minMember ?? 0;
   const c = countPods(pods);
   if (phase === PodGroupPhase.Finished || phase === PodGroupPhase.Failed) return {};
-  if ((phase === PodGroupPhase.Scheduling || phase === PodGroupPhase.Pending) && c.running === 0 && scheduledLate(pg, old)) return { timedOut: true };
+  if ((phase === PodGroupPhase.Scheduling || phase === PodGroupPhase.Pending) && c.running === 0 && scheduledLate(pg, old))
+    return { timedOut: true };
   const next: Status = { ...old };
   if (phase === '') next.phase = PodGroupPhase.Pending;
   else if (phase === PodGroupPhase.Pending) {
@@ -168,13 +172,19 @@ export function schedulerPluginsStatus(pg: PodGroup, pods: readonly Pod[]): { st
 }
 
 /** Volcano's next status (see the header). */
-export function volcanoStatus(pg: VolcanoPodGroup, pods: readonly Pod[], reserved: boolean): NonNullable<VolcanoPodGroup['status']> | undefined {
+export function volcanoStatus(
+  pg: VolcanoPodGroup,
+  pods: readonly Pod[],
+  reserved: boolean,
+): NonNullable<VolcanoPodGroup['status']> | undefined {
   const old = { ...(pg.status ?? {}) };
   const phase = old.phase ?? VolcanoPodGroupPhase.Pending;
   if (phase === VolcanoPodGroupPhase.Completed) return undefined;
   const min = pg.spec?.minMember ?? 0;
   const c = countPods(pods);
-  const allocated = pods.filter((p) => (p.spec?.nodeName && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded') || p.status?.phase === 'Succeeded').length;
+  const allocated = pods.filter(
+    (p) => (p.spec?.nodeName && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded') || p.status?.phase === 'Succeeded',
+  ).length;
   let next: string = phase === VolcanoPodGroupPhase.Pending && reserved ? VolcanoPodGroupPhase.Inqueue : phase;
   if (pods.length > 0 && allocated >= min) {
     next = c.succeeded === allocated && allocated > 0 ? VolcanoPodGroupPhase.Completed : VolcanoPodGroupPhase.Running;
@@ -203,7 +213,9 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
     this.pods = ctx.informers.for('Pod');
     const label = (p: Pod, key: string) => p.metadata.labels?.[key];
     this.pods.addIndex(BY_KOORDINATOR, (p) => (label(p, GangLabel.PodGroup) ? [`${namespaceOf(p)}/${label(p, GangLabel.PodGroup)}`] : []));
-    this.pods.addIndex(BY_SCHEDULER_PLUGINS, (p) => (label(p, GangLabel.SchedulerPluginsPodGroup) ? [label(p, GangLabel.SchedulerPluginsPodGroup)!] : []));
+    this.pods.addIndex(BY_SCHEDULER_PLUGINS, (p) =>
+      label(p, GangLabel.SchedulerPluginsPodGroup) ? [label(p, GangLabel.SchedulerPluginsPodGroup)!] : [],
+    );
     const volcanoGroup = (p: Pod) => p.metadata.annotations?.[VolcanoAnnotation.PodGroupName];
     this.pods.addIndex(BY_VOLCANO, (p) => (volcanoGroup(p) ? [`${namespaceOf(p)}/${volcanoGroup(p)}`] : []));
     this.workloads = ctx.informers.for('Workload');
@@ -266,7 +278,9 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
 
   /** The PodGroup's Workload (owned by it, or by its controller) holds a quota reservation. */
   private reserved(pg: AnyPodGroup): boolean {
-    const uids = [pg.metadata.uid, ...(pg.metadata.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid)].filter((u): u is string => Boolean(u));
+    const uids = [pg.metadata.uid, ...(pg.metadata.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid)].filter(
+      (u): u is string => Boolean(u),
+    );
     return uids.some((uid) => this.workloads.byIndex(BY_OWNER_UID, uid).some((w) => w.status?.admission !== undefined));
   }
 }

@@ -54,7 +54,9 @@ export function parsePodGroupSets(raw: string): { sets?: PodGroupSet[]; error?: 
     if (!isRecord(e)) return { error: `${at} must be a mapping {name, count, template?}` };
     const name = e.name;
     if (typeof name !== 'string' || !isDnsLabel(name)) {
-      return { error: `${at}: name ${JSON.stringify(name)} must be a DNS label (lowercase letters, digits and '-', at most 63 characters): it names a PodSet` };
+      return {
+        error: `${at}: name ${JSON.stringify(name)} must be a DNS label (lowercase letters, digits and '-', at most 63 characters): it names a PodSet`,
+      };
     }
     if (seen.has(name)) return { error: `${at}: name ${JSON.stringify(name)} is declared twice` };
     seen.add(name);
@@ -66,7 +68,9 @@ export function parsePodGroupSets(raw: string): { sets?: PodGroupSet[]; error?: 
     if (e.template !== undefined && e.template !== null) {
       const t = e.template;
       if (!isRecord(t) || !isRecord(t.spec) || !Array.isArray(t.spec.containers) || t.spec.containers.length === 0) {
-        return { error: `${at} (${name}): template must be a pod template with spec.containers (leave it out to take the shape of the pod that declares the sets)` };
+        return {
+          error: `${at} (${name}): template must be a pod template with spec.containers (leave it out to take the shape of the pod that declares the sets)`,
+        };
       }
       set.template = t as unknown as PodTemplateSpec;
     }
@@ -88,13 +92,23 @@ export function setOfPod(pod: Pod, sets: readonly PodGroupSet[]): PodGroupSet | 
  * of its first pod (by name) among `pods`. Undefined (with errors) when a set without a
  * template has no pod.
  */
-export function podSetsFromSets(sets: readonly PodGroupSet[], pods: readonly Pod[], where: Where, errors: InputError[]): PodSet[] | undefined {
+export function podSetsFromSets(
+  sets: readonly PodGroupSet[],
+  pods: readonly Pod[],
+  where: Where,
+  errors: InputError[],
+): PodSet[] | undefined {
   const before = errors.length;
   const out: PodSet[] = [];
   for (const s of sets) {
     let shape: Pod | undefined;
     if (s.template) {
-      shape = { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata: { name: s.name, labels: s.template.metadata?.labels, annotations: s.template.metadata?.annotations }, spec: s.template.spec };
+      shape = {
+        apiVersion: CoreApiVersion.V1,
+        kind: 'Pod',
+        metadata: { name: s.name, labels: s.template.metadata?.labels, annotations: s.template.metadata?.annotations },
+        spec: s.template.spec,
+      };
     } else {
       shape = [...pods].filter((p) => setOfPod(p, sets) === s).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name))[0];
     }

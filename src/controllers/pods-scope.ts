@@ -24,7 +24,10 @@ import type { Informer } from '../runtime/informer.ts';
 export const LWS_NAME_LABEL = LWSLabel.Name;
 
 /** Owner kinds whose pods another integration gates and starts (by API group and kind): the job frameworks'. */
-export const KNOWN_OWNER_KINDS: readonly { group: string; kind: string }[] = JOB_ADAPTERS.map((a) => ({ group: apiGroup(a.apiVersion), kind: a.kind }));
+export const KNOWN_OWNER_KINDS: readonly { group: string; kind: string }[] = JOB_ADAPTERS.map((a) => ({
+  group: apiGroup(a.apiVersion),
+  kind: a.kind,
+}));
 
 export const PodKeyPrefix = { Pod: 'pod', Group: 'group', Gang: 'gang' } as const;
 export type PodKeyKind = (typeof PodKeyPrefix)[keyof typeof PodKeyPrefix];

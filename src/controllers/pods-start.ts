@@ -37,7 +37,11 @@ export interface PodSetInfo {
 }
 
 /** The PodSet's info from the Workload's admission, or why it cannot be built yet. */
-export function podSetInfo(wl: Workload, podSet: string, flavor: (name: string) => ResourceFlavor | undefined): { info?: PodSetInfo; error?: string } {
+export function podSetInfo(
+  wl: Workload,
+  podSet: string,
+  flavor: (name: string) => ResourceFlavor | undefined,
+): { info?: PodSetInfo; error?: string } {
   const admission = wl.status?.admission;
   const psa = admission?.podSetAssignments.find((a) => a.name === podSet);
   if (!admission || !psa) return { error: `Workload ${wl.metadata.name} has no assignment for PodSet ${podSet}` };
@@ -47,7 +51,8 @@ export function podSetInfo(wl: Workload, podSet: string, flavor: (name: string) 
     const rf = flavor(name);
     if (!rf) return { error: `ResourceFlavor ${name} assigned to PodSet ${podSet} of Workload ${wl.metadata.name} is not found` };
     for (const [k, v] of Object.entries(rf.spec?.nodeLabels ?? {})) {
-      if (nodeSelector[k] !== undefined && nodeSelector[k] !== v) return { error: `flavors of PodSet ${podSet} set nodeSelector ${k} to ${nodeSelector[k]} and ${v}` };
+      if (nodeSelector[k] !== undefined && nodeSelector[k] !== v)
+        return { error: `flavors of PodSet ${podSet} set nodeSelector ${k} to ${nodeSelector[k]} and ${v}` };
       nodeSelector[k] = v;
     }
     for (const t of rf.spec?.tolerations ?? []) if (!tolerations.some((x) => sameToleration(x, t))) tolerations.push(t);
@@ -56,18 +61,32 @@ export function podSetInfo(wl: Workload, podSet: string, flavor: (name: string) 
   if (wl.spec.queueName) labels[KueueRuntimeKey.LocalQueueNameLabel] = wl.spec.queueName;
   if (admission.clusterQueue) labels[KueueRuntimeKey.ClusterQueueNameLabel] = admission.clusterQueue;
   return {
-    info: { podSet, nodeSelector, tolerations, labels, annotations: { [KueueAnnotation.Workload]: wl.metadata.name }, topology: psa.topologyAssignment !== undefined },
+    info: {
+      podSet,
+      nodeSelector,
+      tolerations,
+      labels,
+      annotations: { [KueueAnnotation.Workload]: wl.metadata.name },
+      topology: psa.topologyAssignment !== undefined,
+    },
   };
 }
 
 function sameToleration(a: Toleration, b: Toleration): boolean {
-  return a.key === b.key && (a.operator ?? 'Equal') === (b.operator ?? 'Equal') && a.value === b.value && (a.effect ?? '') === (b.effect ?? '') && a.tolerationSeconds === b.tolerationSeconds;
+  return (
+    a.key === b.key &&
+    (a.operator ?? 'Equal') === (b.operator ?? 'Equal') &&
+    a.value === b.value &&
+    (a.effect ?? '') === (b.effect ?? '') &&
+    a.tolerationSeconds === b.tolerationSeconds
+  );
 }
 
 function mergeMap(what: string, into: StringMap | undefined, add: StringMap): { merged: StringMap; conflict?: string } {
   const merged: StringMap = { ...into };
   for (const [k, v] of Object.entries(add)) {
-    if (merged[k] !== undefined && merged[k] !== v) return { merged, conflict: `conflict for ${what}: conflict for key=${k}, value1=${merged[k]}, value2=${v}` };
+    if (merged[k] !== undefined && merged[k] !== v)
+      return { merged, conflict: `conflict for ${what}: conflict for key=${k}, value1=${merged[k]}, value2=${v}` };
     merged[k] = v;
   }
   return { merged };

@@ -21,7 +21,10 @@ export type Replacement =
  * forgotten or recorded by re-recording the reservation with that PodSet's assignment
  * changed (quota usage does not move).
  */
-function reservationUsage(snap: AdmissionSnapshot, current: AdmittedWorkload): ReplacementUsage & { podSets(): AdmittedWorkload['podSets'] } {
+function reservationUsage(
+  snap: AdmissionSnapshot,
+  current: AdmittedWorkload,
+): ReplacementUsage & { podSets(): AdmittedWorkload['podSets'] } {
   const tas = new Map<string, Assignment | undefined>(current.podSets.map((p) => [p.name, p.assignment]));
   const podSets = () => current.podSets.map((p) => (tas.get(p.name) === p.assignment ? p : { ...p, assignment: tas.get(p.name) }));
   const set = (podSet: string, a: Assignment | undefined) => {

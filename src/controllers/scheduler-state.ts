@@ -98,7 +98,8 @@ export interface SchedulerStateOptions {
 
 /** Whether a Workload waits for a reservation (or, reserved-only, to grow one). */
 export function isPendingCandidate(w: Workload): boolean {
-  if (w.status?.admission !== undefined && (!isReservedOnly(w) || findCondition(w, WorkloadCondition.Evicted)?.status === 'True')) return false;
+  if (w.status?.admission !== undefined && (!isReservedOnly(w) || findCondition(w, WorkloadCondition.Evicted)?.status === 'True'))
+    return false;
   if (isFinished(w) || w.spec.active === false || w.metadata.deletionTimestamp !== undefined) return false;
   if (findCondition(w, WorkloadCondition.Requeued)?.status === 'False') return false;
   return w.metadata.annotations?.[GangAnnotation.Timeout] !== 'true';
@@ -144,7 +145,11 @@ export class SchedulerState {
   /** Applies every mark (see the header). */
   sync(): SyncResult {
     const out: SyncResult = { changed: false, unqueued: [], problems: [], finished: [] };
-    for (let guard = 0; guard < 4 && (this.configDirty || this.dirtyNodes.size > 0 || this.dirtyWorkloads.size > 0 || this.dirtyPods.size > 0); guard++) {
+    for (
+      let guard = 0;
+      guard < 4 && (this.configDirty || this.dirtyNodes.size > 0 || this.dirtyWorkloads.size > 0 || this.dirtyPods.size > 0);
+      guard++
+    ) {
       if (this.configDirty) {
         this.rebuild(out);
         out.changed = true;
@@ -277,7 +282,9 @@ export class SchedulerState {
       priorityClasses: this.classes,
     });
     for (const e of this.snap.errors) {
-      const cq = clusterQueues.find((x) => e.where.object === `ClusterQueue/${x.metadata.name}`) ?? cohorts.find((x) => e.where.object === `Cohort/${x.metadata.name}`);
+      const cq =
+        clusterQueues.find((x) => e.where.object === `ClusterQueue/${x.metadata.name}`) ??
+        cohorts.find((x) => e.where.object === `Cohort/${x.metadata.name}`);
       if (cq) out.problems.push({ object: cq, message: e.message });
     }
     for (const [key, p] of this.countedPods) for (const f of this.tasFlavors) f.snapshot.addPod(key, p.node, p.req);
@@ -323,7 +330,10 @@ export class SchedulerState {
     try {
       return nodeInfoFromNode(n, this.allocatable);
     } catch (e) {
-      out.problems.push({ object: n, message: `${e instanceof InputError ? e.message : String(e)}: the node takes no part in topology-aware placement` });
+      out.problems.push({
+        object: n,
+        message: `${e instanceof InputError ? e.message : String(e)}: the node takes no part in topology-aware placement`,
+      });
       return undefined;
     }
   }
@@ -411,7 +421,8 @@ export class SchedulerState {
       const held = this.entries.get(key)?.a.clusterQueue;
       if (this.release(key)) {
         changed = true;
-        if (held !== undefined && isFinished(w)) out.finished.push({ clusterQueue: held, result: findCondition(w, WorkloadCondition.Finished)?.reason ?? 'Succeeded' });
+        if (held !== undefined && isFinished(w))
+          out.finished.push({ clusterQueue: held, result: findCondition(w, WorkloadCondition.Finished)?.reason ?? 'Succeeded' });
       }
     }
     if (isPendingCandidate(w)) {
@@ -447,14 +458,23 @@ export class SchedulerState {
       out.unqueued.push({ key, reason, message });
       return false;
     };
-    if (info.queueName === undefined) return unqueued(PendingReason.Inadmissible, 'the Workload names no LocalQueue (kueue.x-k8s.io/queue-name): Kueue leaves it alone');
+    if (info.queueName === undefined)
+      return unqueued(PendingReason.Inadmissible, 'the Workload names no LocalQueue (kueue.x-k8s.io/queue-name): Kueue leaves it alone');
     const lq = this.snap.localQueues.get(`${info.namespace}/${info.queueName}`);
     if (!lq) return unqueued(PendingReason.Inadmissible, `LocalQueue ${info.queueName} doesn't exist`);
     const cqName = lq.spec.clusterQueue;
     const invalid = this.invalidClusterQueues.get(cqName);
     if (invalid !== undefined) return unqueued(PendingReason.Misconfigured, `ClusterQueue ${cqName} is invalid: ${invalid}`);
     if (!this.snap.clusterQueues.has(cqName)) return unqueued(PendingReason.Inadmissible, `ClusterQueue ${cqName} doesn't exist`);
-    const sig = JSON.stringify([cqName, w.metadata.generation, w.metadata.annotations, w.metadata.labels, w.status?.requeueState, info.timestamp, info.priority]);
+    const sig = JSON.stringify([
+      cqName,
+      w.metadata.generation,
+      w.metadata.annotations,
+      w.metadata.labels,
+      w.status?.requeueState,
+      info.timestamp,
+      info.priority,
+    ]);
     const q = this.queues.queue(cqName)!;
     if (this.pendingSig.get(key) === sig && this.queues.clusterQueueOf(key) === cqName && q.has(key)) {
       // Nothing the cycle reads changed (e.g. our own pending message): a parked Workload stays parked.
@@ -511,10 +531,11 @@ export class SchedulerState {
     const a = this.snap.admitted.get(wkey);
     if (!a) return false;
     const ps = p.metadata.labels?.[KueueLabel.PodSet];
-    return ps !== undefined ? a.podSets.some((x) => x.name === ps && x.assignment !== undefined) : a.podSets.some((x) => x.assignment !== undefined);
+    return ps !== undefined
+      ? a.podSets.some((x) => x.name === ps && x.assignment !== undefined)
+      : a.podSets.some((x) => x.assignment !== undefined);
   }
 }
-
 
 function sorted<T extends KObject>(xs: T[]): T[] {
   const k = (o: KObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -533,5 +554,11 @@ function sameAmounts(a: ResourceAmounts, b: ResourceAmounts): boolean {
 }
 
 function sameNode(a: NodeInfo, b: NodeInfo): boolean {
-  return a.ready === b.ready && a.unschedulable === b.unschedulable && sameLabels(a.labels, b.labels) && sameAmounts(a.allocatable, b.allocatable) && JSON.stringify(a.taints) === JSON.stringify(b.taints);
+  return (
+    a.ready === b.ready &&
+    a.unschedulable === b.unschedulable &&
+    sameLabels(a.labels, b.labels) &&
+    sameAmounts(a.allocatable, b.allocatable) &&
+    JSON.stringify(a.taints) === JSON.stringify(b.taints)
+  );
 }

@@ -25,7 +25,11 @@ function hosts(w: Workload): Record<string, number> {
 
 /** Two racks of two 4-cpu nodes: r1 (x1, x2) and r2 (y1, y2). */
 function tasObjects(): KObject[] {
-  const n = (name: string, rack: string) => node(name).labels({ [BLOCK]: 'b1', [RACK]: rack }).cpu(4).build();
+  const n = (name: string, rack: string) =>
+    node(name)
+      .labels({ [BLOCK]: 'b1', [RACK]: rack })
+      .cpu(4)
+      .build();
   return [
     topology('default', TAS_LEVELS),
     flavor('tas', { topology: 'default', nodeLabels: { [BLOCK]: 'b1' } }),
@@ -59,12 +63,14 @@ describe('scheduler controller: topology-aware scheduling', () => {
     assert.equal(condition(w3, 'QuotaReserved')?.reason, 'TopologyPlacementFailed');
 
     // The other pod ends: its capacity is free again, and w3 fits on x1.
-    env.patch('Pod', 'default', 'daemon', (p: KObject & { status?: { phase?: string } }) => (p.status = { phase: 'Succeeded' }), { status: true });
+    env.patch('Pod', 'default', 'daemon', (p: KObject & { status?: { phase?: string } }) => (p.status = { phase: 'Succeeded' }), {
+      status: true,
+    });
     await env.run();
     assert.deepEqual(hosts(get(env, 'w3')), { x1: 1 });
   });
 
-  it("the pods of an admitted Workload count through its assignment, not twice; once it has finished, as plain usage until they end", async () => {
+  it('the pods of an admitted Workload count through its assignment, not twice; once it has finished, as plain usage until they end', async () => {
     const env = runtimeEnv({ controllers: [schedulerController()], objects: tasObjects() });
     await env.start();
     env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
@@ -91,7 +97,10 @@ describe('scheduler controller: topology-aware scheduling', () => {
     env.seed(wl('w3').queue('a').pods(1, { cpu: '2' }).build());
     await env.run();
     assert.equal(get(env, 'w3').status?.admission, undefined, "the finished Workload's pods still hold their nodes");
-    for (let k = 0; k < i; k++) env.patch('Pod', 'default', `w1-${k}`, (p: KObject & { status?: { phase?: string } }) => (p.status = { phase: 'Succeeded' }), { status: true });
+    for (let k = 0; k < i; k++)
+      env.patch('Pod', 'default', `w1-${k}`, (p: KObject & { status?: { phase?: string } }) => (p.status = { phase: 'Succeeded' }), {
+        status: true,
+      });
     await env.run();
     assert.ok(get(env, 'w3').status?.admission, 'their end frees the room');
   });
@@ -102,7 +111,12 @@ describe('scheduler controller: topology-aware scheduling', () => {
     env.seed(wl('big').queue('a').pods(3, { cpu: '4' }, { topology: rackRequired }).build());
     await env.run();
     assert.equal(condition(get(env, 'big'), 'QuotaReserved')?.reason, 'TopologyPlacementFailed');
-    env.seed(node('x3').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    env.seed(
+      node('x3')
+        .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+        .cpu(4)
+        .build(),
+    );
     await env.run();
     assert.deepEqual(hosts(get(env, 'big')), { x1: 1, x2: 1, x3: 1 });
   });
@@ -111,7 +125,13 @@ describe('scheduler controller: topology-aware scheduling', () => {
 describe('scheduler controller: failed node replacement (second pass)', () => {
   const setup = async (extraNode: boolean) => {
     const objects = tasObjects();
-    if (extraNode) objects.push(node('x3').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    if (extraNode)
+      objects.push(
+        node('x3')
+          .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+          .cpu(4)
+          .build(),
+      );
     const env = runtimeEnv({ controllers: [schedulerController()], objects });
     await env.start();
     // Fill r2 so that w1 goes to r1.
@@ -122,13 +142,15 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     return env;
   };
 
-  it('moves only the failed node\'s pods to a replacement in the same required domain and clears unhealthyNodes', async () => {
+  it("moves only the failed node's pods to a replacement in the same required domain and clears unhealthyNodes", async () => {
     const env = await setup(true);
     const before = hosts(get(env, 'w1'));
     assert.equal(Object.keys(before).length, 2);
     const failed = Object.keys(before)[0]!;
     const kept = Object.keys(before)[1]!;
-    env.patch('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    env.patch('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), {
+      status: true,
+    });
     markUnhealthy(env, 'w1', [failed]);
     await env.run();
     const w1 = get(env, 'w1');
@@ -144,7 +166,13 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
   /** r1 with five nodes (r2 filled first); w1 with 3 pods in r1; its hosts, sorted. */
   const threePodsOnFiveNodes = async () => {
     const objects = tasObjects();
-    for (const n of ['x3', 'x4', 'x5']) objects.push(node(n).labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
+    for (const n of ['x3', 'x4', 'x5'])
+      objects.push(
+        node(n)
+          .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+          .cpu(4)
+          .build(),
+      );
     const env = runtimeEnv({ controllers: [schedulerController()], objects });
     await env.start();
     env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).priority(10).build());
@@ -153,7 +181,10 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     await env.run();
     return { env, before: Object.keys(hosts(get(env, 'w1'))).sort() };
   };
-  const notReady = (env: RuntimeEnv, name: string) => env.patch('Node', undefined, name, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+  const notReady = (env: RuntimeEnv, name: string) =>
+    env.patch('Node', undefined, name, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), {
+      status: true,
+    });
 
   it('two failed nodes listed together are repaired together: both move inside the required rack, nothing is evicted', async () => {
     const { env, before } = await threePodsOnFiveNodes();
@@ -184,13 +215,18 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
     const after = hosts(get(env, 'w1'));
     assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
     for (const f of failed) assert.equal(after[f], undefined);
-    assert.equal(Object.values(after).reduce((x, y) => x + y, 0), 3);
+    assert.equal(
+      Object.values(after).reduce((x, y) => x + y, 0),
+      3,
+    );
   });
 
   it('evicts with NodeFailures when there is no replacement', async () => {
     const env = await setup(false);
     const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
-    env.patch('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), { status: true });
+    env.patch('Node', undefined, failed, (n) => (n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] }), {
+      status: true,
+    });
     markUnhealthy(env, 'w1', [failed]);
     await env.run();
     const w1 = get(env, 'w1');
@@ -214,8 +250,21 @@ describe('scheduler controller: failed node replacement (second pass)', () => {
 
 describe('scheduler controller: failed node replacement, names and gates', () => {
   it('a failed Node whose hostname label differs from its name is replaced (found by the label the assignment records)', async () => {
-    const n = (name: string, host: string, rack: string) => node(name).hostname(host).labels({ [BLOCK]: 'b1', [RACK]: rack }).cpu(4).build();
-    const objects = [topology('default', TAS_LEVELS), flavor('tas', { topology: 'default', nodeLabels: { [BLOCK]: 'b1' } }), cq('a').quota('tas', { cpu: '100' }).build(), localQueue('a', 'a'), n('pool-a-7f3a', 'gpu-017', 'r1'), n('pool-a-9k2b', 'gpu-018', 'r1'), n('pool-a-1x4c', 'gpu-019', 'r1')];
+    const n = (name: string, host: string, rack: string) =>
+      node(name)
+        .hostname(host)
+        .labels({ [BLOCK]: 'b1', [RACK]: rack })
+        .cpu(4)
+        .build();
+    const objects = [
+      topology('default', TAS_LEVELS),
+      flavor('tas', { topology: 'default', nodeLabels: { [BLOCK]: 'b1' } }),
+      cq('a').quota('tas', { cpu: '100' }).build(),
+      localQueue('a', 'a'),
+      n('pool-a-7f3a', 'gpu-017', 'r1'),
+      n('pool-a-9k2b', 'gpu-018', 'r1'),
+      n('pool-a-1x4c', 'gpu-019', 'r1'),
+    ];
     const env = runtimeEnv({ controllers: [schedulerController()], objects });
     await env.start();
     env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
@@ -230,20 +279,37 @@ describe('scheduler controller: failed node replacement, names and gates', () =>
     const w1 = get(env, 'w1');
     assert.equal(condition(w1, 'Evicted'), undefined);
     assert.equal(hosts(w1)[failedHost], undefined);
-    assert.equal(Object.values(hosts(w1)).reduce((a, b) => a + b, 0), 2);
+    assert.equal(
+      Object.values(hosts(w1)).reduce((a, b) => a + b, 0),
+      2,
+    );
     assert.equal(w1.status?.unhealthyNodes, undefined);
   });
 
   it('SkipReassignmentForPodOwnedWorkloads off: a Workload owned by a single Pod is replaced like any other', async () => {
     const objects = tasObjects();
-    objects.push(node('x3').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(4).build());
-    const env = runtimeEnv({ controllers: [schedulerController()], objects, config: { gates: { ...DEFAULT_GATES, SkipReassignmentForPodOwnedWorkloads: false } } });
+    objects.push(
+      node('x3')
+        .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+        .cpu(4)
+        .build(),
+    );
+    const env = runtimeEnv({
+      controllers: [schedulerController()],
+      objects,
+      config: { gates: { ...DEFAULT_GATES, SkipReassignmentForPodOwnedWorkloads: false } },
+    });
     await env.start();
     env.seed(wl('filler').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).priority(10).build());
     await env.run();
     env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: rackRequired }).build());
     await env.run();
-    env.patch<Workload>('Workload', 'default', 'w1', (w) => (w.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }]));
+    env.patch<Workload>(
+      'Workload',
+      'default',
+      'w1',
+      (w) => (w.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' }]),
+    );
     const failed = Object.keys(hosts(get(env, 'w1')))[0]!;
     markUnhealthy(env, 'w1', [failed]);
     await env.run();
@@ -279,7 +345,8 @@ describe('scheduler controller: gangs and HyperNodes', () => {
     g = get(env, 'g');
     assert.equal(g.metadata.annotations?.[GangAnnotation.Timeout], 'true');
     assert.equal(condition(g, 'QuotaReserved')?.reason, 'GangTimeout');
-    for (let i = 0; i < 3; i++) assert.equal(env.get<KObject>('Pod', 'default', `g-${i}`)?.metadata.annotations?.[GangAnnotation.Timeout], 'true');
+    for (let i = 0; i < 3; i++)
+      assert.equal(env.get<KObject>('Pod', 'default', `g-${i}`)?.metadata.annotations?.[GangAnnotation.Timeout], 'true');
     const r = await env.run();
     assert.ok(r.idle, 'not scheduled again until the user acts');
   });
@@ -297,11 +364,21 @@ describe('scheduler controller: gangs and HyperNodes', () => {
     ];
     const env = runtimeEnv({ controllers: [schedulerController()], objects, config: { requeueBatchMs: 0 } });
     await env.start();
-    env.seed(wl('w1').queue('a').pods(2, { cpu: '4' }, { topology: { required: tierLevelKey(1) } }).build());
+    env.seed(
+      wl('w1')
+        .queue('a')
+        .pods(2, { cpu: '4' }, { topology: { required: tierLevelKey(1) } })
+        .build(),
+    );
     await env.run();
     const placed = Object.keys(hosts(get(env, 'w1'))).sort();
     assert.ok(JSON.stringify(placed) === '["n0","n1"]' || JSON.stringify(placed) === '["n2","n3"]', placed.join());
-    env.seed(wl('w2').queue('a').pods(3, { cpu: '4' }, { topology: { required: tierLevelKey(1) } }).build());
+    env.seed(
+      wl('w2')
+        .queue('a')
+        .pods(3, { cpu: '4' }, { topology: { required: tierLevelKey(1) } })
+        .build(),
+    );
     await env.run();
     assert.equal(get(env, 'w2').status?.admission, undefined);
     // A third node joins the free HyperNode (by exact name): w2 fits there.

@@ -18,7 +18,11 @@ const admitted = (env: RuntimeEnv) =>
     .filter((w) => w.status?.admission !== undefined)
     .map((w) => w.metadata.name)
     .sort();
-const queueObjects = (quota = '10'): KObject[] => [flavor('default'), cq('a').quota('default', { cpu: quota }).build(), localQueue('a', 'a')];
+const queueObjects = (quota = '10'): KObject[] => [
+  flavor('default'),
+  cq('a').quota('default', { cpu: quota }).build(),
+  localQueue('a', 'a'),
+];
 
 describe('scheduler controller: admission', () => {
   it('admits a pending Workload: admission, QuotaReserved and Admitted written, events recorded', async () => {
@@ -28,13 +32,18 @@ describe('scheduler controller: admission', () => {
     await env.run();
     const w = get(env, 'w1');
     assert.equal(w.status?.admission?.clusterQueue, 'a');
-    assert.deepEqual(w.status?.admission?.podSetAssignments, [{ name: 'main', flavors: { cpu: 'default' }, resourceUsage: { cpu: '6' }, count: 2 }]);
+    assert.deepEqual(w.status?.admission?.podSetAssignments, [
+      { name: 'main', flavors: { cpu: 'default' }, resourceUsage: { cpu: '6' }, count: 2 },
+    ]);
     assert.equal(condition(w, 'QuotaReserved')?.status, 'True');
     assert.equal(condition(w, 'QuotaReserved')?.message, 'Quota reserved in ClusterQueue a');
     assert.equal(condition(w, 'Admitted')?.status, 'True');
     assert.equal(condition(w, 'Admitted')?.lastTransitionTime, '2026-01-01T00:00:00Z');
     const events = env.manager.events.about('Workload/default/w1').map((e) => `${e.reason}: ${e.message}`);
-    assert.deepEqual(events, ['QuotaReserved: Quota reserved in ClusterQueue a, wait time since queued was 0s', 'Admitted: Admitted by ClusterQueue a, wait time since reservation was 0s']);
+    assert.deepEqual(events, [
+      'QuotaReserved: Quota reserved in ClusterQueue a, wait time since queued was 0s',
+      'Admitted: Admitted by ClusterQueue a, wait time since reservation was 0s',
+    ]);
     const metrics = await env.manager.metrics.text();
     assert.match(metrics, /kueue_admitted_workloads_total\{cluster_queue="a"\} 1/);
     assert.match(metrics, /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 6/);
@@ -45,7 +54,11 @@ describe('scheduler controller: admission', () => {
   it('takes only one head per ClusterQueue per cycle', async () => {
     const objects = [...queueObjects('100'), cq('b').quota('default', { cpu: '100' }).build(), localQueue('b', 'b')];
     const env = runtimeEnv({ controllers: [schedulerController()], objects });
-    env.seed(wl('a1').queue('a').pods(1, { cpu: '1' }).build(), wl('a2').queue('a').pods(1, { cpu: '1' }).build(), wl('a3').queue('a').pods(1, { cpu: '1' }).build());
+    env.seed(
+      wl('a1').queue('a').pods(1, { cpu: '1' }).build(),
+      wl('a2').queue('a').pods(1, { cpu: '1' }).build(),
+      wl('a3').queue('a').pods(1, { cpu: '1' }).build(),
+    );
     env.seed(wl('b1').queue('b').pods(1, { cpu: '1' }).build(), wl('b2').queue('b').pods(1, { cpu: '1' }).build());
     await env.start();
     await env.manager.step();
@@ -121,7 +134,10 @@ describe('scheduler controller: admission', () => {
   });
 
   it('a Workload whose LocalQueue is missing says so, and is admitted once the LocalQueue is created', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController()], objects: [flavor('default'), cq('a').quota('default', { cpu: '10' }).build()] });
+    const env = runtimeEnv({
+      controllers: [schedulerController()],
+      objects: [flavor('default'), cq('a').quota('default', { cpu: '10' }).build()],
+    });
     await env.start();
     env.seed(wl('w1').queue('late').pods(1, { cpu: '1' }).build());
     await env.run();
@@ -143,7 +159,10 @@ describe('scheduler controller: admission', () => {
       operations: ['UPDATE'],
       type: 'validating',
       includeStatus: true,
-      admit: (r) => (deny && r.object.metadata.name === 'w1' && (r.object as Workload).status?.admission ? { denied: ['w1 may not be admitted yet'] } : undefined),
+      admit: (r) =>
+        deny && r.object.metadata.name === 'w1' && (r.object as Workload).status?.admission
+          ? { denied: ['w1 may not be admitted yet'] }
+          : undefined,
     });
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '6' }).build());
@@ -163,7 +182,12 @@ describe('scheduler controller: admission', () => {
   it('a Workload it cannot read is reported and the others are admitted', async () => {
     const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
     await env.start();
-    const broken = { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name: 'broken', namespace: 'default' }, spec: { queueName: 'a' } } as unknown as Workload;
+    const broken = {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Workload',
+      metadata: { name: 'broken', namespace: 'default' },
+      spec: { queueName: 'a' },
+    } as unknown as Workload;
     env.seed(broken, wl('w1').queue('a').pods(1, { cpu: '1' }).build());
     await env.run();
     assert.deepEqual(admitted(env), ['w1']);
@@ -174,9 +198,13 @@ describe('scheduler controller: admission', () => {
 });
 
 describe('scheduler controller: preemption', () => {
-  const objects = (): KObject[] => [flavor('default'), cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(), localQueue('a', 'a')];
+  const objects = (): KObject[] => [
+    flavor('default'),
+    cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(),
+    localQueue('a', 'a'),
+  ];
 
-  it("a preempted Workload keeps its quota until its reservation is cleared; then the preemptor is admitted", async () => {
+  it('a preempted Workload keeps its quota until its reservation is cleared; then the preemptor is admitted', async () => {
     const env = runtimeEnv({ controllers: [schedulerController()], objects: objects() });
     await env.start();
     env.seed(wl('low').queue('a').pods(1, { cpu: '8' }).priority(1).build());
@@ -188,11 +216,18 @@ describe('scheduler controller: preemption', () => {
     assert.equal(condition(low, 'Evicted')?.status, 'True');
     assert.equal(condition(low, 'Evicted')?.reason, 'Preempted');
     assert.equal(condition(low, 'Preempted')?.reason, 'InClusterQueue');
-    assert.match(condition(low, 'Preempted')?.message ?? '', /^Preempted to accommodate a workload \(UID: .*\) due to prioritization in the ClusterQueue$/);
+    assert.match(
+      condition(low, 'Preempted')?.message ?? '',
+      /^Preempted to accommodate a workload \(UID: .*\) due to prioritization in the ClusterQueue$/,
+    );
     assert.equal(low.status?.admission?.clusterQueue, 'a', 'the victim keeps its reservation while its pods stop');
     assert.equal(get(env, 'high').status?.admission, undefined);
     assert.equal(condition(get(env, 'high'), 'QuotaReserved')?.reason, 'WaitingForPreemptedWorkloads');
-    assert.equal(env.manager.events.about('Workload/default/low').filter((e) => e.reason === 'Preempted').length, 1, 'evicted once, not once per cycle');
+    assert.equal(
+      env.manager.events.about('Workload/default/low').filter((e) => e.reason === 'Preempted').length,
+      1,
+      'evicted once, not once per cycle',
+    );
 
     clearAfterEviction(env, 'low');
     await env.run();
@@ -201,11 +236,18 @@ describe('scheduler controller: preemption', () => {
     assert.equal(lowAfter.status?.admission, undefined);
     assert.equal(condition(lowAfter, 'Requeued')?.status, 'True');
     assert.equal(condition(lowAfter, 'QuotaReserved')?.reason, 'WaitingForQuota', 'requeued and waiting again');
-    assert.match(await env.manager.metrics.text(), /kueue_preempted_workloads_total\{preempting_cluster_queue="a",reason="InClusterQueue"\} 1/);
+    assert.match(
+      await env.manager.metrics.text(),
+      /kueue_preempted_workloads_total\{preempting_cluster_queue="a",reason="InClusterQueue"\} 1/,
+    );
   });
 
   it('a bare Workload (no owner) is cleared by the workload controller after its preemption', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: objects(), config: { waitForPodsReady: undefined } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: objects(),
+      config: { waitForPodsReady: undefined },
+    });
     await env.start();
     env.seed(wl('low').queue('a').pods(1, { cpu: '8' }).priority(1).build());
     await env.run();
@@ -232,7 +274,10 @@ describe('scheduler controller: restart and determinism', () => {
     await again.start();
     await again.run();
     assert.deepEqual(
-      env.store.listSync('Workload').slice(0, 2).map((w) => w.metadata.resourceVersion),
+      env.store
+        .listSync('Workload')
+        .slice(0, 2)
+        .map((w) => w.metadata.resourceVersion),
       before,
       'admitted Workloads untouched',
     );
@@ -263,7 +308,13 @@ describe('scheduler controller: restart and determinism', () => {
     await m.start();
     for (const f of held.splice(0)) f();
     // Someone else (a previous leader) admits w1; the cache has not seen it yet.
-    env.patch('Workload', 'default', 'w1', (w) => (w.status = { admission: { clusterQueue: 'other', podSetAssignments: [{ name: 'main', count: 1 }] } }), { status: true });
+    env.patch(
+      'Workload',
+      'default',
+      'w1',
+      (w) => (w.status = { admission: { clusterQueue: 'other', podSetAssignments: [{ name: 'main', count: 1 }] } }),
+      { status: true },
+    );
     m.queue('scheduler')!.add('cycle');
     const r = await m.run({ untilMs: env.clock.now() + 1000 });
     assert.ok(r.steps < 20, `backs off while the cache is behind, no spinning: ${r.steps} steps`);
@@ -280,10 +331,24 @@ describe('scheduler controller: restart and determinism', () => {
       const env = runtimeEnv({
         controllers: [schedulerController(), workloadController()],
         config: { waitForPodsReady: undefined },
-        objects: [flavor('default'), cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(), localQueue('a', 'a'), cq('b').quota('default', { cpu: '4' }).build(), localQueue('b', 'b')],
+        objects: [
+          flavor('default'),
+          cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(),
+          localQueue('a', 'a'),
+          cq('b').quota('default', { cpu: '4' }).build(),
+          localQueue('b', 'b'),
+        ],
       });
       await env.start();
-      for (let i = 0; i < 12; i++) env.seed(wl(`w${i}`).queue(i % 3 === 0 ? 'b' : 'a').pods(1 + (i % 2), { cpu: String(1 + (i % 4)) }).priority(i % 5).created(i).build());
+      for (let i = 0; i < 12; i++)
+        env.seed(
+          wl(`w${i}`)
+            .queue(i % 3 === 0 ? 'b' : 'a')
+            .pods(1 + (i % 2), { cpu: String(1 + (i % 4)) })
+            .priority(i % 5)
+            .created(i)
+            .build(),
+        );
       await env.run();
       finish(env, 'w1');
       env.seed(wl('late').queue('a').pods(1, { cpu: '9' }).priority(50).build());

@@ -39,7 +39,15 @@ import { objectKey, type RetryResult, retryOnConflict, splitKey } from '../runti
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
 import { replaceFailedNodes } from './scheduler-replace.ts';
-import { type ConfigProblem, isPendingCandidate, POD_WORKLOAD_INDEX, podWorkloadKeys, type SchedulerCaches, SchedulerState, type Unqueued } from './scheduler-state.ts';
+import {
+  type ConfigProblem,
+  isPendingCandidate,
+  POD_WORKLOAD_INDEX,
+  podWorkloadKeys,
+  type SchedulerCaches,
+  SchedulerState,
+  type Unqueued,
+} from './scheduler-state.ts';
 
 export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Requeue: 'requeue' } as const;
 
@@ -96,10 +104,17 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     this.caches = c;
     c.pods.addIndex(POD_WORKLOAD_INDEX, podWorkloadKeys);
     const wfr = ctx.config.waitForPodsReady;
-    const state = new SchedulerState(c, { evictionTimestamp: !wfr || wfr.requeuingStrategy.timestamp === 'Eviction', blockAdmission: wfr?.blockAdmission === true });
+    const state = new SchedulerState(c, {
+      evictionTimestamp: !wfr || wfr.requeuingStrategy.timestamp === 'Eviction',
+      blockAdmission: wfr?.blockAdmission === true,
+    });
     this.state = state;
     const gates = ctx.config.gates;
-    this.placement = { profile: profileFromGates(gates), respectPreferredAffinity: gates.TASRespectNodeAffinityPreferred, multiLayerTopology: gates.TASMultiLayerTopology };
+    this.placement = {
+      profile: profileFromGates(gates),
+      respectPreferredAffinity: gates.TASRespectNodeAffinityPreferred,
+      multiLayerTopology: gates.TASMultiLayerTopology,
+    };
 
     const kick = () => queue.add(SchedulerKey.Sync);
     const config = () => {
@@ -169,8 +184,18 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const started = this.ctx.clock.now();
     this.lastCycleAt = started;
     const wfr = this.ctx.config.waitForPodsReady;
-    const blocked = wfr?.blockAdmission ? blockedByPodsReady([...s.snap.admitted.values()].map((a) => a.workload), wfr) : undefined;
-    const r = schedule(s.snap, s.queues, { now, placement: this.placement, partialAdmission: true, ...(blocked !== undefined ? { admissionBlocked: blocked } : {}) });
+    const blocked = wfr?.blockAdmission
+      ? blockedByPodsReady(
+          [...s.snap.admitted.values()].map((a) => a.workload),
+          wfr,
+        )
+      : undefined;
+    const r = schedule(s.snap, s.queues, {
+      now,
+      placement: this.placement,
+      partialAdmission: true,
+      ...(blocked !== undefined ? { admissionBlocked: blocked } : {}),
+    });
     const out: CycleOutcome = { admitted: 0, evicted: 0, timedOut: 0 };
     // In order on the embedded cluster (deterministic runs); at once against a remote API
     // server, where each write is a round trip (the decisions are about distinct Workloads).
@@ -236,7 +261,8 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const encodingByHostnamePrefix = this.ctx.config.gates.TASAssignmentsEncodingByHostnamePrefix;
     let wasReserved = false;
     const r = await this.writeWorkloadStatus(d.key, (w) => {
-      if (w.metadata.uid !== before.metadata.uid || w.metadata.generation !== before.metadata.generation || !isPendingCandidate(w)) return false;
+      if (w.metadata.uid !== before.metadata.uid || w.metadata.generation !== before.metadata.generation || !isPendingCandidate(w))
+        return false;
       wasReserved = isReservedOnly(w);
       writeAdmission(w, d.admitted, { now, encodingByHostnamePrefix });
     });
@@ -259,13 +285,25 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const m = this.ctx.metrics;
     const waited = Math.max(0, now - queuedAt(before, now));
     if (!wasReserved) {
-      this.recorder.event(written, 'Normal', 'QuotaReserved', `Quota reserved in ClusterQueue ${cq}, wait time since queued was ${Math.round(waited)}s`);
+      this.recorder.event(
+        written,
+        'Normal',
+        'QuotaReserved',
+        `Quota reserved in ClusterQueue ${cq}, wait time since queued was ${Math.round(waited)}s`,
+      );
       m.quotaReservedWorkloads.inc({ cluster_queue: cq });
       m.quotaReservedWaitTime.observe({ cluster_queue: cq }, waited);
     }
     if (!d.reservedOnly) {
-      const reservedFor = wasReserved ? Math.max(0, now - (parseTime(findCondition(before, WorkloadCondition.QuotaReserved)?.lastTransitionTime) ?? now)) : 0;
-      this.recorder.event(written, 'Normal', 'Admitted', `Admitted by ClusterQueue ${cq}, wait time since reservation was ${Math.round(reservedFor)}s`);
+      const reservedFor = wasReserved
+        ? Math.max(0, now - (parseTime(findCondition(before, WorkloadCondition.QuotaReserved)?.lastTransitionTime) ?? now))
+        : 0;
+      this.recorder.event(
+        written,
+        'Normal',
+        'Admitted',
+        `Admitted by ClusterQueue ${cq}, wait time since reservation was ${Math.round(reservedFor)}s`,
+      );
       m.admittedWorkloads.inc({ cluster_queue: cq });
       m.admissionWaitTime.observe({ cluster_queue: cq }, waited);
     }
@@ -284,7 +322,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   }
 
   /** QuotaReserved=False with the reason and message, only when either changed (Kueue #8095). */
-  private async writePending(key: string, expected: Workload | undefined, p: Pick<Unqueued, 'reason' | 'message'>, now: number): Promise<void> {
+  private async writePending(
+    key: string,
+    expected: Workload | undefined,
+    p: Pick<Unqueued, 'reason' | 'message'>,
+    now: number,
+  ): Promise<void> {
     const same = (w: Workload) => {
       const c = findCondition(w, WorkloadCondition.QuotaReserved);
       return c?.status === 'False' && c.reason === p.reason && c.message === p.message;
@@ -292,7 +335,8 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const cached = this.caches.workloads.get(key);
     if (!cached || same(cached)) return;
     const r = await this.writeWorkloadStatus(key, (w) => {
-      if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w)) return false;
+      if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w))
+        return false;
       writePending(w, p.reason, p.message, { now });
     });
     if (r.outcome === 'written') this.recorder.event(r.object, 'Warning', p.reason, p.message);
@@ -370,11 +414,13 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       const nodes = (w?.status?.unhealthyNodes ?? []).map((n) => n.name);
       if (!w || nodes.length === 0 || !s.snap.admitted.has(key)) continue;
       // A kept node still in the cluster but NotReady is usually failing too: wait for it.
-      const notReady = (host: string) => this.caches.nodes.get(host) !== undefined || [...this.caches.nodes.values()].some((n) => n.metadata.labels?.[HOSTNAME_LABEL] === host);
+      const notReady = (host: string) =>
+        this.caches.nodes.get(host) !== undefined ||
+        [...this.caches.nodes.values()].some((n) => n.metadata.labels?.[HOSTNAME_LABEL] === host);
       const rep = replaceFailedNodes(s.snap, key, nodes, this.placement, this.ctx.config.gates, (n) => s.hostnameOf(n), notReady);
       if (rep.kind === 'skip') continue;
       changed = true;
-        const seen = JSON.stringify(w.status!.admission);
+      const seen = JSON.stringify(w.status!.admission);
       try {
         if (rep.kind === 'replaced') {
           const r = await this.writeWorkloadStatus(key, (x) => {
@@ -390,7 +436,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
             continue;
           }
           s.replaced(rep.admitted, r.object);
-          this.recorder.event(r.object, 'Normal', 'NodeReplaced', `The pods of unhealthy node(s) ${nodes.join(', ')} have a new place in the topology assignment`);
+          this.recorder.event(
+            r.object,
+            'Normal',
+            'NodeReplaced',
+            `The pods of unhealthy node(s) ${nodes.join(', ')} have a new place in the topology assignment`,
+          );
         } else {
           const r = await this.writeWorkloadStatus(key, (x) => {
             if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted)) return false;
@@ -398,7 +449,11 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
           });
           if (r.outcome === 'written') {
             this.recorder.event(r.object, 'Warning', `EvictedDueTo${rep.reason}`, rep.message);
-            this.ctx.metrics.evictedWorkloads.inc({ cluster_queue: w.status!.admission!.clusterQueue ?? '', reason: rep.reason, underlying_cause: '' });
+            this.ctx.metrics.evictedWorkloads.inc({
+              cluster_queue: w.status!.admission!.clusterQueue ?? '',
+              reason: rep.reason,
+              underlying_cause: '',
+            });
           }
         }
       } catch (e) {
@@ -475,7 +530,12 @@ function configSig(o: KObject): string {
 
 /** What of a pod the non-TAS usage reads. */
 function podSig(p: Pod): string {
-  return JSON.stringify([p.spec.nodeName, p.status?.phase, p.metadata.annotations?.[KueueAnnotation.Workload], p.metadata.labels?.[KueueLabel.PodSet]]);
+  return JSON.stringify([
+    p.spec.nodeName,
+    p.status?.phase,
+    p.metadata.annotations?.[KueueAnnotation.Workload],
+    p.metadata.labels?.[KueueLabel.PodSet],
+  ]);
 }
 
 /** When the Workload was (last) queued: its Requeued=True transition, else its creation. */

@@ -28,7 +28,14 @@ import type { ControllerContext, Reconciler, ReconcileResult } from '../runtime/
 import { isConflict, isNotFound, retryOnConflict, splitKey } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from './config.ts';
-import { comparePodNames, hasTopologyGate, planUngates, podSetGroupOffset, rankSettings, type UngatePlan } from '../placement/ungate-plan.ts';
+import {
+  comparePodNames,
+  hasTopologyGate,
+  planUngates,
+  podSetGroupOffset,
+  rankSettings,
+  type UngatePlan,
+} from '../placement/ungate-plan.ts';
 
 export const TOPOLOGY_UNGATER = 'topology-ungater';
 /** Pod index: `<namespace>/<workload>/<podset>`. */
@@ -145,7 +152,9 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
         this.recorder.event(w, 'Warning', UngaterEventReason.InvalidTopologyAssignment, `PodSet ${psa.name}: ${msg}; its pods stay gated`);
         continue;
       }
-      const listed = this.pods.byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`).filter((p) => !isTerminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
+      const listed = this.pods
+        .byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`)
+        .filter((p) => !isTerminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
       listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
       const plan = planUngates({
         levels: a.levels,
@@ -183,7 +192,10 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
       }
       const created = parseTime(u.pod.metadata.creationTimestamp);
       const seconds = created === undefined ? 0 : Math.max(0, now - created);
-      this.ctx.metrics.podSchedulingGateRemoval.observe({ name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup }, seconds);
+      this.ctx.metrics.podSchedulingGateRemoval.observe(
+        { name: KueueSchedulingGate.Topology, cluster_queue: cq, is_group: isGroup },
+        seconds,
+      );
     };
     const items = todo.flatMap((plan) => plan.ungate.map((u) => [plan, u] as const));
     if (this.ctx.config.concurrentCycleWrites) {

@@ -23,11 +23,21 @@ const podsReady = (over: Partial<WaitForPodsReadyConfig['requeuingStrategy']> = 
 });
 
 /** A Workload owned by a job: its job reconciler (left out here) stops it and clears the reservation. */
-const owned = (w: Workload): Workload => ({ ...w, metadata: { ...w.metadata, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: w.metadata.name, uid: 'job-uid', controller: true }] } });
+const owned = (w: Workload): Workload => ({
+  ...w,
+  metadata: {
+    ...w.metadata,
+    ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: w.metadata.name, uid: 'job-uid', controller: true }],
+  },
+});
 
 describe('workload controller: waitForPodsReady', () => {
   it('PodsReady timeout -> eviction -> backoff -> BackoffFinished -> readmitted', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: queueObjects(), config: { waitForPodsReady: podsReady() } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: queueObjects(),
+      config: { waitForPodsReady: podsReady() },
+    });
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
     await env.run(1);
@@ -42,7 +52,9 @@ describe('workload controller: waitForPodsReady', () => {
     assert.equal(w.status?.admission, undefined);
     assert.deepEqual(w.status?.requeueState, { count: 1, requeueAt: '2026-01-01T00:01:10Z' });
     assert.equal(condition(w, 'Requeued')?.status, 'False');
-    assert.deepEqual((w.status?.schedulingStats as { evictions: unknown }).evictions, [{ reason: 'PodsReadyTimeout', underlyingCause: 'WaitForStart', count: 1 }]);
+    assert.deepEqual((w.status?.schedulingStats as { evictions: unknown }).evictions, [
+      { reason: 'PodsReadyTimeout', underlyingCause: 'WaitForStart', count: 1 },
+    ]);
 
     await env.run(10_000);
     w = get(env, 'w1');
@@ -52,22 +64,44 @@ describe('workload controller: waitForPodsReady', () => {
     assert.equal(secondsSinceStart(env, condition(w, 'Admitted')?.lastTransitionTime), 70);
     assert.equal(condition(w, 'Evicted')?.status, 'False');
     assert.equal(condition(w, 'Evicted')?.message, 'Previously: Exceeded the PodsReady timeout default/w1');
-    assert.match(await env.manager.metrics.text(), /kueue_evicted_workloads_total\{cluster_queue="a",reason="PodsReadyTimeout",underlying_cause="WaitForStart"\} 1/);
+    assert.match(
+      await env.manager.metrics.text(),
+      /kueue_evicted_workloads_total\{cluster_queue="a",reason="PodsReadyTimeout",underlying_cause="WaitForStart"\} 1/,
+    );
   });
 
   it('a Workload whose pods got ready is not evicted', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: queueObjects(), config: { waitForPodsReady: podsReady() } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: queueObjects(),
+      config: { waitForPodsReady: podsReady() },
+    });
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
     await env.run(30_000);
-    env.patch('Workload', 'default', 'w1', (w) => setCondition(w, { type: 'PodsReady', status: 'True', reason: 'Started', message: 'All pods reached readiness and the workload is running' }, nowSeconds(env.clock)), { status: true });
+    env.patch(
+      'Workload',
+      'default',
+      'w1',
+      (w) =>
+        setCondition(
+          w,
+          { type: 'PodsReady', status: 'True', reason: 'Started', message: 'All pods reached readiness and the workload is running' },
+          nowSeconds(env.clock),
+        ),
+      { status: true },
+    );
     const r = await env.run();
     assert.ok(r.idle);
     assert.equal(condition(get(env, 'w1'), 'Evicted'), undefined);
   });
 
   it('once backoffLimitCount is spent the Workload is deactivated, evicted and stays out of the queue', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: queueObjects(), config: { waitForPodsReady: podsReady({ backoffLimitCount: 1 }) } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: queueObjects(),
+      config: { waitForPodsReady: podsReady({ backoffLimitCount: 1 }) },
+    });
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
     // 60 s timeout, 10 s backoff, readmitted at 70 s, times out again at 130 s: over the limit.
@@ -91,7 +125,11 @@ describe('workload controller: waitForPodsReady', () => {
   });
 
   it('an owned Workload keeps its reservation after the eviction: its job reconciler clears it', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: queueObjects(), config: { waitForPodsReady: podsReady() } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: queueObjects(),
+      config: { waitForPodsReady: podsReady() },
+    });
     await env.start();
     env.seed(owned(wl('w1').queue('a').pods(1, { cpu: '4' }).build()));
     await env.run(61_000);
@@ -106,7 +144,11 @@ describe('workload controller: waitForPodsReady', () => {
 
 describe('workload controller: stopped queues', () => {
   it('ClusterQueue HoldAndDrain evicts the admitted Workloads; restarting it requeues them', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: queueObjects(), config: { waitForPodsReady: undefined } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: queueObjects(),
+      config: { waitForPodsReady: undefined },
+    });
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build());
     await env.run();
@@ -126,7 +168,11 @@ describe('workload controller: stopped queues', () => {
   });
 
   it('LocalQueue HoldAndDrain evicts only the Workloads of that LocalQueue', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: [...queueObjects(), localQueue('other', 'a')], config: { waitForPodsReady: undefined } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: [...queueObjects(), localQueue('other', 'a')],
+      config: { waitForPodsReady: undefined },
+    });
     await env.start();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '4' }).build(), wl('w2').queue('other').pods(1, { cpu: '4' }).build());
     await env.run();
@@ -142,7 +188,11 @@ describe('workload controller: stopped queues', () => {
 
 describe('workload controller: deletion', () => {
   it('deleting a bare Workload lets go of its finalizer and releases its quota', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController(), workloadController()], objects: queueObjects(), config: { waitForPodsReady: undefined } });
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: queueObjects(),
+      config: { waitForPodsReady: undefined },
+    });
     await env.start();
     const big = wl('w1').queue('a').pods(1, { cpu: '8' }).build();
     big.metadata.finalizers = [KueueRuntimeKey.ResourceInUseFinalizer];

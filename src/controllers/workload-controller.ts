@@ -19,8 +19,23 @@ import type { Workload } from '../api/objects.ts';
 import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
 import { parseTime } from '../api/time.ts';
 import { isFinished, isReservedOnly } from '../admission/admitted.ts';
-import { findCondition, isTrue, setCondition, staleConditions, stampObservedGeneration, WorkloadCondition } from '../admission/conditions.ts';
-import { applyDeactivation, applyPodsReadyEviction, backoffFinished, checkPodsReady, clearReservation, requeueStateOf, type WaitForPodsReadyConfig } from '../admission/pods-ready.ts';
+import {
+  findCondition,
+  isTrue,
+  setCondition,
+  staleConditions,
+  stampObservedGeneration,
+  WorkloadCondition,
+} from '../admission/conditions.ts';
+import {
+  applyDeactivation,
+  applyPodsReadyEviction,
+  backoffFinished,
+  checkPodsReady,
+  clearReservation,
+  requeueStateOf,
+  type WaitForPodsReadyConfig,
+} from '../admission/pods-ready.ts';
 import { writeEvicted } from '../admission/status.ts';
 import { nowSeconds } from '../runtime/clock.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -84,11 +99,16 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
       // Pending Workloads reach it through their LocalQueues (a restart requeues them).
       for (const lq of this.localQueues.values()) if (lq.spec.clusterQueue === cq.metadata.name) byLocalQueue(objectKey(lq));
     };
-    this.clusterQueues.addHandler({ add: cqChanged, update: (a, b) => stopOf(a.spec.stopPolicy) !== stopOf(b.spec.stopPolicy) && cqChanged(b), delete: cqChanged });
+    this.clusterQueues.addHandler({
+      add: cqChanged,
+      update: (a, b) => stopOf(a.spec.stopPolicy) !== stopOf(b.spec.stopPolicy) && cqChanged(b),
+      delete: cqChanged,
+    });
     const lqChanged = (lq: LocalQueue) => byLocalQueue(objectKey(lq));
     this.localQueues.addHandler({
       add: lqChanged,
-      update: (a, b) => (stopOf(a.spec.stopPolicy) !== stopOf(b.spec.stopPolicy) || a.spec.clusterQueue !== b.spec.clusterQueue) && lqChanged(b),
+      update: (a, b) =>
+        (stopOf(a.spec.stopPolicy) !== stopOf(b.spec.stopPolicy) || a.spec.clusterQueue !== b.spec.clusterQueue) && lqChanged(b),
       delete: lqChanged,
     });
   }
@@ -111,7 +131,10 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
 
   private async admitted(key: string, w: Workload, bare: boolean, now: number): Promise<ReconcileResult | void> {
     if (isTrue(w, WorkloadCondition.Evicted)) {
-      if (bare) await this.write(key, (x) => (x.status?.admission !== undefined && isTrue(x, WorkloadCondition.Evicted) ? (clearReservation(x, now), true) : false));
+      if (bare)
+        await this.write(key, (x) =>
+          x.status?.admission !== undefined && isTrue(x, WorkloadCondition.Evicted) ? (clearReservation(x, now), true) : false,
+        );
       return;
     }
     if (w.spec.active === false) {
@@ -139,7 +162,9 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
         await this.evict(key, w, check.reason, check.message, check.underlyingCause, now, undefined, cfg);
         return;
       case 'deactivate': {
-        const wrote = await this.write(key, (x) => (checkPodsReady(x, cfg, now).kind === 'deactivate' ? (applyDeactivation(x, now), true) : false));
+        const wrote = await this.write(key, (x) =>
+          checkPodsReady(x, cfg, now).kind === 'deactivate' ? (applyDeactivation(x, now), true) : false,
+        );
         if (!wrote) return;
         const { namespace, name } = splitKey(key);
         await retryOnConflict(this.ctx.store, 'Workload', namespace, name, (x) => {
@@ -159,21 +184,36 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
         const lq = this.localQueueOf(w);
         const cq = lq ? this.clusterQueues.get(lq.spec.clusterQueue) : undefined;
         const restarted =
-          requeued.reason === WorkloadEvictionReason.ClusterQueueStopped ? cq !== undefined && stopOf(cq.spec.stopPolicy) === 'None' : lq !== undefined && stopOf(lq.spec.stopPolicy) === 'None';
+          requeued.reason === WorkloadEvictionReason.ClusterQueueStopped
+            ? cq !== undefined && stopOf(cq.spec.stopPolicy) === 'None'
+            : lq !== undefined && stopOf(lq.spec.stopPolicy) === 'None';
         if (restarted) {
           const reason = requeued.reason === WorkloadEvictionReason.ClusterQueueStopped ? 'ClusterQueueRestarted' : 'LocalQueueRestarted';
-          await this.requeue(w, reason, WorkloadMessage[reason], now, (x) => findCondition(x, WorkloadCondition.Requeued)?.reason === requeued.reason);
+          await this.requeue(
+            w,
+            reason,
+            WorkloadMessage[reason],
+            now,
+            (x) => findCondition(x, WorkloadCondition.Requeued)?.reason === requeued.reason,
+          );
         }
         return;
       }
       if (requeued.reason === WorkloadEvictionReason.Deactivated) {
         if (w.spec.active === false) return;
-        await this.requeue(w, 'Reactivated', WorkloadMessage.Reactivated, now, (x) => x.spec.active !== false && findCondition(x, WorkloadCondition.Requeued)?.reason === WorkloadEvictionReason.Deactivated, (x) => {
-          if (x.status?.requeueState !== undefined) {
-            const { requeueState: _, ...rest } = x.status;
-            x.status = rest;
-          }
-        });
+        await this.requeue(
+          w,
+          'Reactivated',
+          WorkloadMessage.Reactivated,
+          now,
+          (x) => x.spec.active !== false && findCondition(x, WorkloadCondition.Requeued)?.reason === WorkloadEvictionReason.Deactivated,
+          (x) => {
+            if (x.status?.requeueState !== undefined) {
+              const { requeueState: _, ...rest } = x.status;
+              x.status = rest;
+            }
+          },
+        );
         return;
       }
     }
@@ -190,9 +230,12 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
     const cq = cqName !== undefined ? this.clusterQueues.get(cqName) : undefined;
     const lq = this.localQueueOf(w);
     // Hold stops reservations that are not admitted yet; HoldAndDrain every one.
-    const stops = (p: StopPolicy | undefined) => stopOf(p) === 'HoldAndDrain' || (stopOf(p) === 'Hold' && (isReservedOnly(w) || !isTrue(w, WorkloadCondition.Admitted)));
-    if (cq && stops(cq.spec.stopPolicy)) return { reason: WorkloadEvictionReason.ClusterQueueStopped, message: WorkloadMessage.ClusterQueueStopped };
-    if (lq && stops(lq.spec.stopPolicy)) return { reason: WorkloadEvictionReason.LocalQueueStopped, message: WorkloadMessage.LocalQueueStopped };
+    const stops = (p: StopPolicy | undefined) =>
+      stopOf(p) === 'HoldAndDrain' || (stopOf(p) === 'Hold' && (isReservedOnly(w) || !isTrue(w, WorkloadCondition.Admitted)));
+    if (cq && stops(cq.spec.stopPolicy))
+      return { reason: WorkloadEvictionReason.ClusterQueueStopped, message: WorkloadMessage.ClusterQueueStopped };
+    if (lq && stops(lq.spec.stopPolicy))
+      return { reason: WorkloadEvictionReason.LocalQueueStopped, message: WorkloadMessage.LocalQueueStopped };
     return undefined;
   }
 
@@ -202,7 +245,16 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
   }
 
   /** Evicted=True on an admitted Workload not yet evicted; the reservation stays. */
-  private async evict(key: string, w: Workload, reason: string, message: string, underlyingCause: string, now: number, extra?: (x: Workload) => void, podsReady?: WaitForPodsReadyConfig): Promise<void> {
+  private async evict(
+    key: string,
+    w: Workload,
+    reason: string,
+    message: string,
+    underlyingCause: string,
+    now: number,
+    extra?: (x: Workload) => void,
+    podsReady?: WaitForPodsReadyConfig,
+  ): Promise<void> {
     const wrote = await this.write(key, (x) => {
       if (x.status?.admission === undefined || isTrue(x, WorkloadCondition.Evicted) || isFinished(x)) return false;
       if (podsReady) {
@@ -225,7 +277,14 @@ class WorkloadController implements Reconciler<TopoqueueConfig> {
     this.recorder.event(w, 'Normal', `EvictedDueTo${reason}`, message);
   }
 
-  private async requeue(w: Workload, reason: string, message: string, now: number, still: (x: Workload) => boolean, extra?: (x: Workload) => void): Promise<void> {
+  private async requeue(
+    w: Workload,
+    reason: string,
+    message: string,
+    now: number,
+    still: (x: Workload) => boolean,
+    extra?: (x: Workload) => void,
+  ): Promise<void> {
     const wrote = await this.write(objectKey(w), (x) => {
       if (x.status?.admission !== undefined || !still(x)) return false;
       setCondition(x, { type: WorkloadCondition.Requeued, status: 'True', reason, message }, now);

@@ -50,7 +50,10 @@ test('PodSet info: every assigned flavor (by name) adds nodeLabels and toleratio
 });
 
 test('PodSet info: a topology (or delayed topology) assignment adds the topology gate; implicit TAS is marked unconstrained, an explicit request is not', () => {
-  const ta = { levels: ['kubernetes.io/hostname'], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'n1' }], podCounts: { universal: 1 } }] };
+  const ta = {
+    levels: ['kubernetes.io/hostname'],
+    slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'n1' }], podCounts: { universal: 1 } }],
+  };
   const w = workload(
     [
       { name: 'implicit', count: 1, template: podTemplate() },
@@ -79,10 +82,14 @@ test('PodSet info: a topology (or delayed topology) assignment adds the topology
 
 test('PodSet info: an unknown flavor is a MissingFlavorError naming it, the PodSet and the Workload', () => {
   const w = workload([{ name: 'main', count: 1, template: podTemplate() }], [{ name: 'main', count: 1, flavors: { cpu: 'nope' } }]);
-  assert.throws(() => podSetInfos(w, lookup), (e: unknown) => e instanceof MissingFlavorError && e.message === 'ResourceFlavor "nope" not found (assigned to PodSet main of Workload ns/wl)');
+  assert.throws(
+    () => podSetInfos(w, lookup),
+    (e: unknown) =>
+      e instanceof MissingFlavorError && e.message === 'ResourceFlavor "nope" not found (assigned to PodSet main of Workload ns/wl)',
+  );
 });
 
-test('merging refuses a key the template has with another value, in Kueue\'s words; equal values, tolerations and gates merge once', () => {
+test("merging refuses a key the template has with another value, in Kueue's words; equal values, tolerations and gates merge once", () => {
   const info = {
     name: 'main',
     count: 1,
@@ -108,17 +115,25 @@ test('merging refuses a key the template has with another value, in Kueue\'s wor
     const copy = structuredClone(tpl);
     assert.throws(
       () => mergePodSetInfo(templateMeta(copy), copy.spec, info),
-      (e: unknown) => e instanceof PodSetInfoConflict && e.message.startsWith(`invalid admission check PodSetUpdate: conflict for ${what}: conflict for key=`),
+      (e: unknown) =>
+        e instanceof PodSetInfoConflict &&
+        e.message.startsWith(`invalid admission check PodSetUpdate: conflict for ${what}: conflict for key=`),
     );
   }
 });
 
-test('restoring sets labels, annotations, nodeSelector, tolerations and gates back to the Workload template\'s, and says whether anything changed', () => {
+test("restoring sets labels, annotations, nodeSelector, tolerations and gates back to the Workload template's, and says whether anything changed", () => {
   const original = podTemplate({ labels: { app: 'x' } });
   const ps: PodSet = { name: 'main', count: 1, template: original };
   const t = structuredClone(original);
   assert.equal(restorePodSetInfo(templateMeta(t), t.spec, podSetInfoOfTemplate(ps)), false);
-  mergePodSetInfo(templateMeta(t), t.spec, { ...podSetInfoOfTemplate(ps), labels: { podset: 'main' }, nodeSelector: { pool: 'a' }, schedulingGates: [{ name: 'g' }], annotations: {} });
+  mergePodSetInfo(templateMeta(t), t.spec, {
+    ...podSetInfoOfTemplate(ps),
+    labels: { podset: 'main' },
+    nodeSelector: { pool: 'a' },
+    schedulingGates: [{ name: 'g' }],
+    annotations: {},
+  });
   assert.equal(restorePodSetInfo(templateMeta(t), t.spec, podSetInfoOfTemplate(ps)), true);
   assert.equal(canonicalJson(t), canonicalJson(original));
   assert.equal(t.spec.nodeSelector, undefined);
@@ -126,8 +141,19 @@ test('restoring sets labels, annotations, nodeSelector, tolerations and gates ba
 });
 
 test('PodSets compare by name, count, minCount and pod spec; key order and empty lists or maps do not matter', () => {
-  const a: PodSet = { name: 'main', count: 2, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], tolerations: [] } } };
-  const b: PodSet = { name: 'main', count: 2, template: { metadata: { labels: { x: 'y' } }, spec: { tolerations: undefined, containers: [{ resources: { requests: { cpu: '1' } }, name: 'c' }] } } };
+  const a: PodSet = {
+    name: 'main',
+    count: 2,
+    template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], tolerations: [] } },
+  };
+  const b: PodSet = {
+    name: 'main',
+    count: 2,
+    template: {
+      metadata: { labels: { x: 'y' } },
+      spec: { tolerations: undefined, containers: [{ resources: { requests: { cpu: '1' } }, name: 'c' }] },
+    },
+  };
   assert.ok(samePodSets([a], [b]));
   assert.ok(!samePodSets([a], [{ ...b, count: 3 }]));
   assert.ok(!samePodSets([a], [{ ...b, minCount: 1 }]));
@@ -148,10 +174,16 @@ test('the running PodSets of an admitted Workload carry the merged info and the 
     ],
   );
   const running = runningPodSets(w, podSetInfos(w, lookup))!;
-  assert.deepEqual(running.map((p) => [p.name, p.count, p.template.spec.nodeSelector]), [
-    ['main', 5, { pool: 'b', zone: 'z' }],
-    ['side', 3, { pool: 'b', zone: 'z' }],
-  ]);
-  const conflicting = workload([{ name: 'main', count: 1, template: podTemplate({ nodeSelector: { pool: 'x' } }) }], [{ name: 'main', count: 1, flavors: { cpu: 'b-flavor' } }]);
+  assert.deepEqual(
+    running.map((p) => [p.name, p.count, p.template.spec.nodeSelector]),
+    [
+      ['main', 5, { pool: 'b', zone: 'z' }],
+      ['side', 3, { pool: 'b', zone: 'z' }],
+    ],
+  );
+  const conflicting = workload(
+    [{ name: 'main', count: 1, template: podTemplate({ nodeSelector: { pool: 'x' } }) }],
+    [{ name: 'main', count: 1, flavors: { cpu: 'b-flavor' } }],
+  );
   assert.equal(runningPodSets(conflicting, podSetInfos(conflicting, lookup)), undefined);
 });

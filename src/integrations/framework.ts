@@ -30,7 +30,18 @@
 // reconciler finishes the Workload with reason FailedToStart and Kueue's message).
 
 import { KueueAnnotation, KueueLabel, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { KObject, ObjectMeta, Pod, PodSet, PodSpec, PodTemplateSpec, ResourceFlavor, StringMap, Toleration, Workload } from '../api/objects.ts';
+import type {
+  KObject,
+  ObjectMeta,
+  Pod,
+  PodSet,
+  PodSpec,
+  PodTemplateSpec,
+  ResourceFlavor,
+  StringMap,
+  Toleration,
+  Workload,
+} from '../api/objects.ts';
 import { type KindEntry, kindEntry } from '../api/schemas.ts';
 import type { Integration } from './integration.ts';
 import { isRunningReadyOrSucceeded, isTerminal } from '../api/objects.ts';
@@ -100,8 +111,7 @@ export type JobAdapter<T extends KObject = KObject> = SuspendingAdapter<T> | Pod
 
 /** What a framework file writes for its job side: the kind, apiVersion and integration come from the record. */
 export type JobSide<T extends KObject = KObject> =
-  | Omit<SuspendingAdapter<T>, 'kind' | 'apiVersion' | 'integration'>
-  | Omit<PodGatedAdapter<T>, 'kind' | 'apiVersion' | 'integration'>;
+  Omit<SuspendingAdapter<T>, 'kind' | 'apiVersion' | 'integration'> | Omit<PodGatedAdapter<T>, 'kind' | 'apiVersion' | 'integration'>;
 
 /** One job framework: its kinds with their API schemas, its Workloads, and its job side. */
 export interface Framework extends Integration {
@@ -180,7 +190,10 @@ export function podSetInfos(wl: Workload, flavor: (name: string) => ResourceFlav
     const flavors = [...new Set(Object.values(a?.flavors ?? {}))].sort();
     for (const name of flavors) {
       const rf = flavor(name);
-      if (!rf) throw new MissingFlavorError(`ResourceFlavor "${name}" not found (assigned to PodSet ${ps.name} of Workload ${wl.metadata.namespace}/${wl.metadata.name})`);
+      if (!rf)
+        throw new MissingFlavorError(
+          `ResourceFlavor "${name}" not found (assigned to PodSet ${ps.name} of Workload ${wl.metadata.namespace}/${wl.metadata.name})`,
+        );
       Object.assign(info.nodeSelector, rf.spec?.nodeLabels ?? {});
       for (const t of rf.spec?.tolerations ?? []) addToleration(info.tolerations, t);
     }
@@ -235,7 +248,8 @@ export function mergePodSetInfo(meta: Meta, spec: PodSpec, info: PodSetInfo): vo
     spec.tolerations = tolerations;
   }
   for (const g of info.schedulingGates) {
-    if (!(spec.schedulingGates ?? []).some((x) => x.name === g.name)) spec.schedulingGates = [...(spec.schedulingGates ?? []), { name: g.name }];
+    if (!(spec.schedulingGates ?? []).some((x) => x.name === g.name))
+      spec.schedulingGates = [...(spec.schedulingGates ?? []), { name: g.name }];
   }
 }
 
@@ -291,7 +305,12 @@ export function samePodSets(a: readonly PodSet[], b: readonly PodSet[]): boolean
   if (a.length !== b.length) return false;
   return a.every((x, i) => {
     const y = b[i]!;
-    return x.name === y.name && x.count === y.count && x.minCount === y.minCount && canonicalJson(x.template.spec) === canonicalJson(y.template.spec);
+    return (
+      x.name === y.name &&
+      x.count === y.count &&
+      x.minCount === y.minCount &&
+      canonicalJson(x.template.spec) === canonicalJson(y.template.spec)
+    );
   });
 }
 
@@ -325,7 +344,8 @@ export function runningPodSets(wl: Workload, infos: readonly PodSetInfo[]): PodS
 export const hasGate = (p: Pod, gate: string): boolean => (p.spec.schedulingGates ?? []).some((g) => g.name === gate);
 
 /** A pod that holds (or may soon hold) resources: not finished, not being deleted, not waiting for admission. */
-export const isActivePod = (p: Pod): boolean => !isTerminal(p) && !p.metadata.deletionTimestamp && !hasGate(p, KueueSchedulingGate.Admission);
+export const isActivePod = (p: Pod): boolean =>
+  !isTerminal(p) && !p.metadata.deletionTimestamp && !hasGate(p, KueueSchedulingGate.Admission);
 
 /** Running with the Ready condition, or Succeeded: what PodsReady counts. */
 export const isReadyOrSucceeded = (p: Pod): boolean => !p.metadata.deletionTimestamp && isRunningReadyOrSucceeded(p);

@@ -56,7 +56,12 @@ class PodBuilder {
 }
 const pod = (name: string, namespace = 'ns') => new PodBuilder(name, namespace);
 
-const podGroup = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>, apiVersion: string = GangApiVersion.Koordinator): KObject =>
+const podGroup = (
+  name: string,
+  spec: Record<string, unknown>,
+  annotations?: Record<string, string>,
+  apiVersion: string = GangApiVersion.Koordinator,
+): KObject =>
   ({ apiVersion, kind: 'PodGroup', metadata: { name, namespace: 'ns', ...(annotations ? { annotations } : {}) }, spec }) as KObject;
 
 const docs = (...objects: (PodBuilder | KObject)[]): SourcedObject[] =>
@@ -95,19 +100,29 @@ test('Annotation gang: its pods become one Workload named after the gang, with t
   });
   assert.equal(wl.spec.queueName, 'q');
   assert.equal(wl.spec.priority, 0);
-  assert.deepEqual(wl.spec.podSets.map((ps) => [ps.name, ps.count]), [['dc85db45', 2]]);
-  assert.deepEqual(wl.metadata.ownerReferences?.map((o) => [o.name, o.controller]), [
-    ['w-0', false],
-    ['w-1', false],
-  ]);
+  assert.deepEqual(
+    wl.spec.podSets.map((ps) => [ps.name, ps.count]),
+    [['dc85db45', 2]],
+  );
+  assert.deepEqual(
+    wl.metadata.ownerReferences?.map((o) => [o.name, o.controller]),
+    [
+      ['w-0', false],
+      ['w-1', false],
+    ],
+  );
   assert.deepEqual(wl.metadata.finalizers, ['kueue.x-k8s.io/resource-in-use']);
   assert.deepEqual([source.document, first], [1, 0]);
 });
 
-test('PodGroup-label gang: configured from the PodGroup only, the pods\' gang annotations are ignored', () => {
+test("PodGroup-label gang: configured from the PodGroup only, the pods' gang annotations are ignored", () => {
   const r = workloadsFromGangsAndPods(
     docs(
-      podGroup('pg', { minMember: 3, scheduleTimeoutSeconds: 30 }, { [GangAnnotation.TotalNumber]: '4', [GangAnnotation.Mode]: 'NonStrict' }),
+      podGroup(
+        'pg',
+        { minMember: 3, scheduleTimeoutSeconds: 30 },
+        { [GangAnnotation.TotalNumber]: '4', [GangAnnotation.Mode]: 'NonStrict' },
+      ),
       pod('a').podGroup('pg').annotation(GangAnnotation.MinAvailable, '1').annotation(GangAnnotation.Mode, 'Strict'),
       pod('b').podGroup('pg'),
       pod('c').podGroup('pg'),
@@ -174,7 +189,11 @@ test('Roles by shape hash: one PodSet per role, count = its pods, sorted by hash
 });
 
 test('More than 18 roles: an error naming the gang', () => {
-  const pods = Array.from({ length: 19 }, (_, i) => pod(`p-${String(i).padStart(2, '0')}`).gang('big', 19).cpu(`${i + 1}`));
+  const pods = Array.from({ length: 19 }, (_, i) =>
+    pod(`p-${String(i).padStart(2, '0')}`)
+      .gang('big', 19)
+      .cpu(`${i + 1}`),
+  );
   const r = workloadsFromGangsAndPods(docs(...pods));
   assert.equal(r.workloads.length, 0);
   assert.equal(r.errors.length, 1);
@@ -188,9 +207,12 @@ test('Total-number caps members: the first by name are kept, a note names the re
   assert.deepEqual(r.errors, []);
   const wl = r.workloads[0]!.workload;
   assert.equal(wl.spec.podSets[0]!.count, 2);
-  assert.deepEqual(wl.metadata.ownerReferences?.map((o) => o.name), ['a', 'b']);
+  assert.deepEqual(
+    wl.metadata.ownerReferences?.map((o) => o.name),
+    ['a', 'b'],
+  );
   assert.deepEqual(r.notes, [
-    'gang ns/g has 3 pending pods, more than its gang.scheduling.koordinator.sh/total-number 2: the first 2 by name are its Workload\'s, ns/c left out',
+    "gang ns/g has 3 pending pods, more than its gang.scheduling.koordinator.sh/total-number 2: the first 2 by name are its Workload's, ns/c left out",
   ]);
   // The Workload sits at the first kept pod in input order.
   assert.equal(r.workloads[0]!.first, 1);
@@ -203,7 +225,7 @@ test('Fewer pending pods than min-available: the Workload is still built, with t
   assert.equal(gangAnnotations(r)[GangAnnotation.MinAvailable], '4');
 });
 
-test('Once-satisfied: a bound pod in any gang of the group makes the group\'s pending pods ordinary pods', () => {
+test("Once-satisfied: a bound pod in any gang of the group makes the group's pending pods ordinary pods", () => {
   const groups = JSON.stringify(['ns/a', 'ns/b']);
   const r = workloadsFromGangsAndPods(
     docs(
@@ -222,7 +244,10 @@ test('Once-satisfied: a bound pod in any gang of the group makes the group\'s pe
     ['pod-a-1', 'pod-b-0', 'c', 'd'],
   );
   const single = r.workloads[0]!.workload;
-  assert.deepEqual(single.spec.podSets.map((ps) => [ps.name, ps.count]), [['main', 1]]);
+  assert.deepEqual(
+    single.spec.podSets.map((ps) => [ps.name, ps.count]),
+    [['main', 1]],
+  );
   assert.equal(single.metadata.ownerReferences?.[0]?.controller, true);
   assert.equal(single.metadata.annotations?.[GangAnnotation.Name], undefined);
   assert.deepEqual(r.notes, [
@@ -260,7 +285,7 @@ test('Timed-out annotation carried: a member pod\'s gang.scheduling.koordinator.
   assert.equal(plain.workloads[0]!.workload.metadata.annotations?.[GangAnnotation.Timeout], undefined);
 });
 
-test('Missing PodGroup: no Workload, a note with the peer\'s message on the first pod', () => {
+test("Missing PodGroup: no Workload, a note with the peer's message on the first pod", () => {
   const r = workloadsFromGangsAndPods(docs(pod('b').podGroup('pg'), pod('a').podGroup('pg')));
   assert.deepEqual(r.errors, []);
   assert.equal(r.workloads.length, 0);
@@ -271,18 +296,24 @@ test('Missing PodGroup: no Workload, a note with the peer\'s message on the firs
   ]);
 });
 
-test('Annotation gang without a valid min-available: not initialized, the peer\'s message once', () => {
+test("Annotation gang without a valid min-available: not initialized, the peer's message once", () => {
   const r = workloadsFromGangsAndPods(docs(pod('a').gang('g'), pod('b').gang('g')));
   assert.deepEqual(r.errors, []);
   assert.equal(r.workloads.length, 0);
   assert.equal(r.notes.length, 1);
-  assert.match(r.notes[0]!, /^gang\.yaml, document 1, Pod\/ns\/a: gang has not init, gangName: ns\/g, podName: ns\/a; none of its pods carries a valid/);
+  assert.match(
+    r.notes[0]!,
+    /^gang\.yaml, document 1, Pod\/ns\/a: gang has not init, gangName: ns\/g, podName: ns\/a; none of its pods carries a valid/,
+  );
 });
 
 test('Gang across two namespaces via groups: each Workload in its own namespace, both list the group', () => {
   const groups = JSON.stringify(['team-b/gang-b', 'team-a/gang-a']);
   const r = workloadsFromGangsAndPods(
-    docs(pod('a-0', 'team-a').gang('gang-a', 1).annotation(GangAnnotation.Groups, groups), pod('b-0', 'team-b').gang('gang-b', 1).annotation(GangAnnotation.Groups, groups)),
+    docs(
+      pod('a-0', 'team-a').gang('gang-a', 1).annotation(GangAnnotation.Groups, groups),
+      pod('b-0', 'team-b').gang('gang-b', 1).annotation(GangAnnotation.Groups, groups),
+    ),
   );
   assert.deepEqual(r.errors, []);
   assert.deepEqual(names(r), ['team-a/gang-a', 'team-b/gang-b']);
@@ -294,7 +325,7 @@ test('Groups: the gang itself is listed only when its group list has it', () => 
   assert.equal(gangAnnotations(r)[GangAnnotation.Groups], '["ns/b"]');
 });
 
-test('Pending members must agree on the queue (Kueue\'s message)', () => {
+test("Pending members must agree on the queue (Kueue's message)", () => {
   const r = workloadsFromGangsAndPods(docs(pod('a').gang('g', 2).queue('q1'), pod('b').gang('g').queue('q2')));
   assert.equal(r.workloads.length, 0);
   assert.deepEqual(
@@ -313,7 +344,9 @@ test('A gang pod in a Kueue pod group too is refused', () => {
 
 test('A gang with only bound or finished members gives no Workload', () => {
   const finished = pod('b').gang('g');
-  const r = workloadsFromGangsAndPods(docs(pod('a').gang('g', 2).on('n1'), { ...finished.build(), status: { phase: 'Succeeded' } } as KObject));
+  const r = workloadsFromGangsAndPods(
+    docs(pod('a').gang('g', 2).on('n1'), { ...finished.build(), status: { phase: 'Succeeded' } } as KObject),
+  );
   assert.deepEqual([r.workloads.length, r.errors.length, r.notes.length], [0, 0, 0]);
 });
 
@@ -325,7 +358,7 @@ test('Gang keys without a gang name: an ordinary pod, and a note says why', () =
   assert.match(r.notes[0]!, /^Pod\/ns\/a: annotation gang\.scheduling\.koordinator\.sh\/min-available is set but the pod names no gang/);
 });
 
-test('Plain pods without gang keys: unchanged (pod.ts\'s Workloads)', () => {
+test("Plain pods without gang keys: unchanged (pod.ts's Workloads)", () => {
   const items = docs(
     pod('solo'),
     pod('k-1').label(KueueLabel.PodGroupName, 'kg').annotation('kueue.x-k8s.io/pod-group-total-count', '2'),
@@ -356,7 +389,12 @@ test('Registry: PodGroups of both gang CRDs are accepted, gang pods give one Wor
       pod('pg-0').podGroup('pg'),
       pod('pg-1').podGroup('pg'),
       pod('lost').podGroup('missing'),
-      { apiVersion: 'scheduling.volcano.sh/v1beta1', kind: 'PodGroup', metadata: { name: 'vpg', namespace: 'ns' }, spec: { minMember: 1 } } as KObject,
+      {
+        apiVersion: 'scheduling.volcano.sh/v1beta1',
+        kind: 'PodGroup',
+        metadata: { name: 'vpg', namespace: 'ns' },
+        spec: { minMember: 1 },
+      } as KObject,
       pod('v-0').annotation('scheduling.k8s.io/group-name', 'vpg'),
     ),
   );
@@ -369,13 +407,18 @@ test('Registry: PodGroups of both gang CRDs are accepted, gang pods give one Wor
   assert.match(r.notes[0]!, /gang has not init, gangName: ns\/missing, podName: ns\/lost/);
 });
 
-test('gang Workloads take the priority class from the pods\' kueue.x-k8s.io/priority-class label', () => {
-  const r = workloadsFromGangsAndPods(docs(pod('a').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard'), pod('b').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard')));
+test("gang Workloads take the priority class from the pods' kueue.x-k8s.io/priority-class label", () => {
+  const r = workloadsFromGangsAndPods(
+    docs(
+      pod('a').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard'),
+      pod('b').gang('g', 2).label('kueue.x-k8s.io/priority-class', 'standard'),
+    ),
+  );
   assert.deepEqual(r.errors, []);
   assert.equal(r.workloads[0]!.workload.spec.priorityClassRef?.name, 'standard');
 });
 
-test('a gang Workload\'s queue order is its PodGroup\'s creation time, else its earliest pod\'s', () => {
+test("a gang Workload's queue order is its PodGroup's creation time, else its earliest pod's", () => {
   const pg = podGroup('pg', { minMember: 1 });
   pg.metadata.creationTimestamp = '2026-01-01T10:00:00Z';
   const p1 = pod('a-0').podGroup('pg').build();
@@ -388,15 +431,18 @@ test('a gang Workload\'s queue order is its PodGroup\'s creation time, else its 
   early.metadata.creationTimestamp = '2026-01-02T07:00:00Z';
   const fromPods = workloadsFromGangsAndPods(docs(late, early));
   assert.equal(fromPods.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], '2026-01-02T07:00:00Z');
-  assert.equal(workloadsFromGangsAndPods(docs(pod('c-0').gang('c', 1))).workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp], undefined);
+  assert.equal(
+    workloadsFromGangsAndPods(docs(pod('c-0').gang('c', 1))).workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.QueueTimestamp],
+    undefined,
+  );
 });
 
-test('a gang Workload carries its first pod\'s Koordinator sub-priority label', () => {
+test("a gang Workload carries its first pod's Koordinator sub-priority label", () => {
   const r = workloadsFromGangsAndPods(docs(pod('a-0').gang('a', 1).label(GangLabel.SubPriority, '0x10')));
   assert.equal(r.workloads[0]!.workload.metadata.labels?.[GangLabel.SubPriority], '0x10');
 });
 
-test('a pod\'s own spec.priority orders its Workload when no Kueue priority class is set (plain pod, pod group, gang)', () => {
+test("a pod's own spec.priority orders its Workload when no Kueue priority class is set (plain pod, pod group, gang)", () => {
   const withPriority = (b: PodBuilder, p: number) => {
     const x = b.build();
     x.spec.priorityClassName = 'high';
@@ -417,16 +463,29 @@ test('pods held by another scheduling gate are not gang members yet: not counted
     x.spec.schedulingGates = [{ name: gate }];
     return x;
   };
-  const r = workloadsFromGangsAndPods(docs(pod('t-0').gang('t', 3), gated(pod('t-1').gang('t'), 'example.com/quota'), gated(pod('t-2').gang('t'), 'kueue.x-k8s.io/admission')));
+  const r = workloadsFromGangsAndPods(
+    docs(
+      pod('t-0').gang('t', 3),
+      gated(pod('t-1').gang('t'), 'example.com/quota'),
+      gated(pod('t-2').gang('t'), 'kueue.x-k8s.io/admission'),
+    ),
+  );
   assert.deepEqual(r.errors, []);
   const wl = r.workloads[0]!.workload;
-  assert.equal(wl.spec.podSets.reduce((n, ps) => n + ps.count, 0), 2, 'the pod under Kueue\'s own gate is a member, the other is not');
-  assert.deepEqual(wl.metadata.ownerReferences?.map((o) => o.name), ['t-0', 't-2']);
+  assert.equal(
+    wl.spec.podSets.reduce((n, ps) => n + ps.count, 0),
+    2,
+    "the pod under Kueue's own gate is a member, the other is not",
+  );
+  assert.deepEqual(
+    wl.metadata.ownerReferences?.map((o) => o.name),
+    ['t-0', 't-2'],
+  );
   assert.equal(wl.metadata.annotations?.[GangAnnotation.MinAvailable], '3');
   assert.match(r.notes.join('\n'), /gang ns\/t: ns\/t-1 is held by another scheduling gate \(example\.com\/quota\): not members yet/);
 });
 
-test('scheduler-plugins PodGroup minResources travel on the gang Workload; Koordinator\'s (ignored by the peer) do not', () => {
+test("scheduler-plugins PodGroup minResources travel on the gang Workload; Koordinator's (ignored by the peer) do not", () => {
   const plugins = podGroup('pg', { minMember: 1, minResources: { cpu: '4' } }, undefined, GangApiVersion.SchedulerPlugins);
   const r = workloadsFromGangsAndPods(docs(plugins, pod('a').label(GangLabel.SchedulerPluginsPodGroup, 'pg')));
   assert.equal(r.workloads[0]!.workload.metadata.annotations?.[GangWorkloadKey.MinResources], '{"cpu":"4"}');

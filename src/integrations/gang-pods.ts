@@ -74,7 +74,17 @@ import { DNS_SUBDOMAIN_MAX, isDnsSubdomain } from '../api/names.ts';
 import { parseTime } from '../api/time.ts';
 import { compareStrings, isRecord } from '../api/values.ts';
 import type { SourcedObject, SourcedWorkload } from './integration.ts';
-import { PodKind, groupByRole, isPendingPlainPod, podGroupName, podPodSet, podQueue, queueMismatch, singlePodWorkload, workloadsFromPods } from './pod.ts';
+import {
+  PodKind,
+  groupByRole,
+  isPendingPlainPod,
+  podGroupName,
+  podPodSet,
+  podQueue,
+  queueMismatch,
+  singlePodWorkload,
+  workloadsFromPods,
+} from './pod.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
   MAX_PODSETS,
@@ -369,7 +379,10 @@ export function workloadsFromGangsAndPods(items: readonly SourcedObject[], optio
   for (const [id, pods] of resolved.members) {
     const gang = resolved.gangs.get(id);
     if (gang === undefined) continue;
-    const bound = pods.map((p) => memberOf.get(p)!).filter((m) => isBound(m.pod)).sort(byName);
+    const bound = pods
+      .map((p) => memberOf.get(p)!)
+      .filter((m) => isBound(m.pod))
+      .sort(byName);
     const group = gangGroupId(gang);
     if (bound.length > 0 && !satisfiedBy.has(group)) satisfiedBy.set(group, bound[0]!);
   }

@@ -52,7 +52,10 @@ const hyperJob = (name: string) => new HyperJobBuilder(name);
 
 function one(b: HyperJobBuilder): Workload {
   const r = hyperJobToWorkloads(b.build(), { where });
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   assert.equal(r.workloads.length, 1);
   return r.workloads[0]!;
 }
@@ -100,9 +103,7 @@ test("HyperJob: the seed's sample -> one PodSet of 40 x 32 pods, each child Job 
 
 test('HyperJob: one PodSet per replicatedJob, count = replicas (default 1) x the sum of the child tasks replicas', () => {
   const wl = one(
-    hyperJob('hj')
-      .replicated('trainer', childJob().task('master', 1).task('worker', 4), 3)
-      .replicated('eval', childJob().task('worker')),
+    hyperJob('hj').replicated('trainer', childJob().task('master', 1).task('worker', 4), 3).replicated('eval', childJob().task('worker')),
   );
   assert.deepEqual(
     wl.spec.podSets.map((ps) => [ps.name, ps.count]),
@@ -115,7 +116,11 @@ test('HyperJob: one PodSet per replicatedJob, count = replicas (default 1) x the
 
 test('HyperJob: child networkTopology -> task-level annotations with partition-size = pods per child Job', () => {
   const wl = one(hyperJob('hj').replicated('r', childJob().topology({ mode: 'soft', highestTierName: 'leaf' }).task('w', 8), 2));
-  assert.deepEqual(wl.spec.podSets[0]!.template.metadata?.annotations, { [PARTITION_SIZE_ANNOTATION]: '8', [MODE]: 'soft', [TIER_NAME]: 'leaf' });
+  assert.deepEqual(wl.spec.podSets[0]!.template.metadata?.annotations, {
+    [PARTITION_SIZE_ANNOTATION]: '8',
+    [MODE]: 'soft',
+    [TIER_NAME]: 'leaf',
+  });
 });
 
 test('HyperJob: a child Job without networkTopology is still one slice (partition-size only); no HyperJob topology -> no Workload topology', () => {
@@ -132,10 +137,7 @@ test('HyperJob: gang minimum = minAvailable child Jobs x pods per child Job (def
 
 test('HyperJob: with child Jobs of different sizes the gang minimum counts the smallest Jobs first', () => {
   const wl = one(
-    hyperJob('hj')
-      .replicated('big', childJob().task('w', 16), 2)
-      .replicated('small', childJob().task('w', 4), 1)
-      .minAvailable(2),
+    hyperJob('hj').replicated('big', childJob().task('w', 16), 2).replicated('small', childJob().task('w', 4), 1).minAvailable(2),
   );
   assert.equal(wl.metadata.annotations?.[GANG_MIN_AVAILABLE_ANNOTATION], '20');
 });
@@ -174,7 +176,10 @@ test('HyperJob: a partitionPolicy inside a child Job is refused, naming its fiel
   const child = childJob().task('w', 4, 'w', { partitionPolicy: { totalPartitions: 2, partitionSize: 2 } });
   const errors = errorsOf(hyperJob('hj').replicated('r', child, 2).build());
   assert.equal(errors.length, 1);
-  assert.match(errors[0]!, /^hj\.yaml, document 1, HyperJob\/default\/hj, spec\.replicatedJobs\[0\]\.templateSpec\.tasks\[0\]\.partitionPolicy: a partitionPolicy inside a HyperJob child Job is not supported/);
+  assert.match(
+    errors[0]!,
+    /^hj\.yaml, document 1, HyperJob\/default\/hj, spec\.replicatedJobs\[0\]\.templateSpec\.tasks\[0\]\.partitionPolicy: a partitionPolicy inside a HyperJob child Job is not supported/,
+  );
 });
 
 test('HyperJob: bad input is returned as errors naming file, document, object and field', () => {
@@ -190,5 +195,8 @@ test('HyperJob: bad input is returned as errors naming file, document, object an
   assert.deepEqual(errorsOf(noTemplate as unknown as KObject), [
     'hj.yaml, document 1, HyperJob/default/hj, spec.replicatedJobs[0].templateSpec: is required: the Volcano JobSpec each replica runs (template is accepted as an alias)',
   ]);
-  assert.equal(errorsOf({ apiVersion: 'training.volcano.sh/v1alpha1', kind: 'HyperJob', metadata: { name: 'x' } } as KObject).length > 0, true);
+  assert.equal(
+    errorsOf({ apiVersion: 'training.volcano.sh/v1alpha1', kind: 'HyperJob', metadata: { name: 'x' } } as KObject).length > 0,
+    true,
+  );
 });

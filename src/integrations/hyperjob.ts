@@ -54,9 +54,7 @@ function largestTask(spec: VolcanoJobSpec): VolcanoTask {
 
 /** Pods of `jobs` child Jobs, smallest first: the fewest pods that make up that many Jobs. */
 function podsOfSmallestJobs(rjs: readonly ReplicatedJob[], jobs: number): number {
-  const sizes = rjs
-    .map((rj) => ({ size: podsOfJobSpec(rj.templateSpec), replicas: rj.replicas ?? 1 }))
-    .sort((a, b) => a.size - b.size);
+  const sizes = rjs.map((rj) => ({ size: podsOfJobSpec(rj.templateSpec), replicas: rj.replicas ?? 1 })).sort((a, b) => a.size - b.size);
   let left = jobs;
   let pods = 0;
   for (const { size, replicas } of sizes) {
@@ -180,7 +178,8 @@ export const hyperJobFramework = defineFramework({
       }
       const expected = replicatedJobs(hj).reduce((n, r) => n + r.replicas, 0);
       const completed = children.filter((c) => volcanoJobFinish(c)?.success === true && replicatedJobOfChild(hj, c) !== undefined).length;
-      if (expected > 0 && completed >= expected) return { success: true, message: `All ${expected} Volcano Jobs of the HyperJob completed` };
+      if (expected > 0 && completed >= expected)
+        return { success: true, message: `All ${expected} Volcano Jobs of the HyperJob completed` };
       return undefined;
     },
   },

@@ -7,7 +7,11 @@ import { workloadNameForOwner } from './workload-name.ts';
 
 const where = { file: 'job.yaml', document: 1 };
 
-function job(spec: Record<string, unknown>, metadata: Partial<KObject['metadata']> = {}, templateAnnotations?: Record<string, string>): KObject {
+function job(
+  spec: Record<string, unknown>,
+  metadata: Partial<KObject['metadata']> = {},
+  templateAnnotations?: Record<string, string>,
+): KObject {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -24,7 +28,10 @@ function job(spec: Record<string, unknown>, metadata: Partial<KObject['metadata'
 
 function one(obj: KObject) {
   const r = jobToWorkloads(obj, { where });
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   assert.equal(r.workloads.length, 1);
   return r.workloads[0]!;
 }
@@ -56,7 +63,13 @@ test('Job: Workload named job-<name>-<hash>, in the Job namespace, with queue na
   assert.equal(wl.metadata.namespace, 'tas');
   assert.equal(wl.spec.queueName, 'user-queue');
   assert.equal(wl.metadata.labels?.[KueueLabel.JobUID], 'uid-1');
-  assert.deepEqual(wl.metadata.ownerReferences?.[0], { apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: 'uid-1', controller: true });
+  assert.deepEqual(wl.metadata.ownerReferences?.[0], {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    name: 'train',
+    uid: 'uid-1',
+    controller: true,
+  });
 });
 
 test('Job: the PodSet template is the pod template, labels and annotations kept', () => {
@@ -95,9 +108,13 @@ test('Job: pod index label batch.kubernetes.io/job-completion-index only for com
 
 test('Job: topology request from the pod template annotations (KEP-2724 Job example)', () => {
   const wl = one(
-    job({ parallelism: 10, completions: 10, completionMode: 'Indexed' }, {}, {
-      [KueueAnnotation.PodSetRequiredTopology]: 'cloud.provider.com/topology-rack',
-    }),
+    job(
+      { parallelism: 10, completions: 10, completionMode: 'Indexed' },
+      {},
+      {
+        [KueueAnnotation.PodSetRequiredTopology]: 'cloud.provider.com/topology-rack',
+      },
+    ),
   );
   assert.deepEqual(wl.spec.podSets[0]!.topologyRequest, {
     required: 'cloud.provider.com/topology-rack',
@@ -107,10 +124,14 @@ test('Job: topology request from the pod template annotations (KEP-2724 Job exam
 
 test('Job: an invalid TAS annotation is an error naming the template field; no Workload', () => {
   const r = jobToWorkloads(
-    job({ parallelism: 4 }, {}, {
-      [KueueAnnotation.PodSetRequiredTopology]: 'rack',
-      [KueueAnnotation.PodSetPreferredTopology]: 'block',
-    }),
+    job(
+      { parallelism: 4 },
+      {},
+      {
+        [KueueAnnotation.PodSetRequiredTopology]: 'rack',
+        [KueueAnnotation.PodSetPreferredTopology]: 'block',
+      },
+    ),
     { where },
   );
   assert.equal(r.workloads.length, 0);
@@ -132,7 +153,11 @@ test('Job: bad input is returned as errors, never thrown', () => {
     const obj = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec } as KObject;
     const r = jobToWorkloads(obj, { where });
     assert.equal(r.workloads.length, 0, JSON.stringify(spec));
-    assert.deepEqual(r.errors.map((e) => e.where.field), [field], JSON.stringify(spec));
+    assert.deepEqual(
+      r.errors.map((e) => e.where.field),
+      [field],
+      JSON.stringify(spec),
+    );
     assert.equal(r.errors[0]!.where.object, 'Job/default/j');
   }
 });

@@ -43,7 +43,10 @@ function jobSet(rjs: unknown[], metadata: Partial<KObject['metadata']> = {}): KO
 
 function one(obj: KObject) {
   const r = jobSetToWorkloads(obj, { where });
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   assert.equal(r.workloads.length, 1);
   return r.workloads[0]!;
 }
@@ -148,14 +151,24 @@ test('JobSet: errors name the replicatedJob field; none are thrown', () => {
     [[7], ['spec.replicatedJobs[0]']],
     [[replicatedJob({ name: 'a', replicas: -2 })], ['spec.replicatedJobs[0].replicas']],
     [
-      [replicatedJob({ name: 'a', parallelism: 4, annotations: { [KueueAnnotation.PodSetSliceSize]: '3', [KueueAnnotation.PodSetSliceRequiredTopology]: 'host' } })],
+      [
+        replicatedJob({
+          name: 'a',
+          parallelism: 4,
+          annotations: { [KueueAnnotation.PodSetSliceSize]: '3', [KueueAnnotation.PodSetSliceRequiredTopology]: 'host' },
+        }),
+      ],
       ['spec.replicatedJobs[0].template.spec.template.metadata.annotations["kueue.x-k8s.io/podset-slice-size"]'],
     ],
   ];
   for (const [rjs, fields] of cases) {
     const r = jobSetToWorkloads(jobSet(rjs), { where });
     assert.equal(r.workloads.length, 0, JSON.stringify(rjs));
-    assert.deepEqual(r.errors.map((e) => e.where.field), fields, JSON.stringify(rjs));
+    assert.deepEqual(
+      r.errors.map((e) => e.where.field),
+      fields,
+      JSON.stringify(rjs),
+    );
     assert.equal(r.errors[0]!.where.object, 'JobSet/default/tas-example-jobset');
     assert.equal(r.errors[0]!.where.document, 2);
   }

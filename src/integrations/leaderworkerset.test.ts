@@ -23,7 +23,10 @@ function lws(spec: Record<string, unknown>, lwt: Record<string, unknown>): KObje
 
 function run(obj: KObject) {
   const r = leaderWorkerSetToWorkloads(obj, { where });
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   return r.workloads;
 }
 
@@ -67,7 +70,10 @@ test('LeaderWorkerSet: leader (1) + worker (size-1) with a leader template; work
 });
 
 test('LeaderWorkerSet: with podset-group-name the worker gets no offset (KEP-2724 co-locate leader with workers)', () => {
-  const tas = { [KueueAnnotation.PodSetGroupName]: 'lws-group', [KueueAnnotation.PodSetRequiredTopology]: 'cloud.provider.com/topology-host' };
+  const tas = {
+    [KueueAnnotation.PodSetGroupName]: 'lws-group',
+    [KueueAnnotation.PodSetRequiredTopology]: 'cloud.provider.com/topology-host',
+  };
   const [wl] = run(lws({ replicas: 2 }, { size: 3, leaderTemplate: template('leader', tas), workerTemplate: template('worker', tas) }));
   const [leader, worker] = wl!.spec.podSets;
   assert.deepEqual(leader!.topologyRequest, { required: 'cloud.provider.com/topology-host', podSetGroupName: 'lws-group' });
@@ -92,7 +98,10 @@ test('LeaderWorkerSet: without a leader template one PodSet `main` of count size
 test('LeaderWorkerSet: replicas and size default to 1; replicas 0 gives no Workload', () => {
   const wls = run(lws({}, { workerTemplate: template('w') }));
   assert.equal(wls.length, 1);
-  assert.deepEqual(wls[0]!.spec.podSets.map((ps) => [ps.name, ps.count]), [['main', 1]]);
+  assert.deepEqual(
+    wls[0]!.spec.podSets.map((ps) => [ps.name, ps.count]),
+    [['main', 1]],
+  );
   assert.equal(run(lws({ replicas: 0 }, { workerTemplate: template('w') })).length, 0);
 });
 
@@ -120,7 +129,11 @@ test('LeaderWorkerSet: errors name the field; none are thrown', () => {
     const obj = { ...lws(spec, {}), spec: lwt === undefined ? spec : { ...spec, leaderWorkerTemplate: lwt } } as KObject;
     const r = leaderWorkerSetToWorkloads(obj, { where });
     assert.equal(r.workloads.length, 0, JSON.stringify(lwt));
-    assert.deepEqual(r.errors.map((e) => e.where.field), fields, JSON.stringify(lwt));
+    assert.deepEqual(
+      r.errors.map((e) => e.where.field),
+      fields,
+      JSON.stringify(lwt),
+    );
     assert.equal(r.errors[0]!.where.object, 'LeaderWorkerSet/default/tas-example-lws');
   }
 });

@@ -50,7 +50,10 @@ export function leaderWorkerSetToWorkloads(obj: KObject, ctx: IntegrationContext
   const lwt = isRecord(spec) ? spec.leaderWorkerTemplate : undefined;
   if (!isRecord(spec) || !isRecord(lwt)) {
     errors.push(
-      new InputError({ ...where, field: 'spec.leaderWorkerTemplate' }, 'a LeaderWorkerSet needs spec.leaderWorkerTemplate with a workerTemplate'),
+      new InputError(
+        { ...where, field: 'spec.leaderWorkerTemplate' },
+        'a LeaderWorkerSet needs spec.leaderWorkerTemplate with a workerTemplate',
+      ),
     );
     return { workloads: [], errors };
   }
@@ -90,7 +93,9 @@ export function leaderWorkerSetToWorkloads(obj: KObject, ctx: IntegrationContext
       ),
     );
   } else {
-    podSets.push(podSet(LeaderWorkerSetPodSet.Main, worker, size, 'spec.leaderWorkerTemplate.workerTemplate', PodIndexLabel.LWSWorkerIndex));
+    podSets.push(
+      podSet(LeaderWorkerSetPodSet.Main, worker, size, 'spec.leaderWorkerTemplate.workerTemplate', PodIndexLabel.LWSWorkerIndex),
+    );
   }
   if (errors.length > 0) return { workloads: [], errors };
 
@@ -157,7 +162,11 @@ export const leaderWorkerSetFramework = defineFramework({
       if (!at) return undefined;
       const leader = lwt(lws)?.leaderTemplate;
       const hasLeader = leader !== undefined && leader !== null;
-      const podSet = !hasLeader ? LeaderWorkerSetPodSet.Main : at.worker === 0 ? LeaderWorkerSetPodSet.Leader : LeaderWorkerSetPodSet.Worker;
+      const podSet = !hasLeader
+        ? LeaderWorkerSetPodSet.Main
+        : at.worker === 0
+          ? LeaderWorkerSetPodSet.Leader
+          : LeaderWorkerSetPodSet.Worker;
       return { workload: leaderWorkerSetWorkloadName(lws, at.group), podSet };
     },
     defaultOnCreate(lws) {

@@ -21,7 +21,10 @@ function mpiJob(spec: Record<string, unknown>, metadata: Partial<KObject['metada
 
 function one(obj: KObject) {
   const r = mpiJobToWorkloads(obj, { where });
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   assert.equal(r.workloads.length, 1);
   return r.workloads[0]!;
 }
@@ -46,7 +49,8 @@ test('MPIJob: PodSets launcher then worker, counts from replicas (default 1), re
 });
 
 test('MPIJob with runLauncherAsWorker: the worker template gets pod-index-offset "1", unless a PodSet group is named', () => {
-  const offsetOf = (spec: Record<string, unknown>) => one(mpiJob(spec)).spec.podSets.map((ps) => ps.template.metadata?.annotations?.[KueueAnnotation.PodIndexOffset]);
+  const offsetOf = (spec: Record<string, unknown>) =>
+    one(mpiJob(spec)).spec.podSets.map((ps) => ps.template.metadata?.annotations?.[KueueAnnotation.PodIndexOffset]);
   const specs = (worker: unknown) => ({ Launcher: { replicas: 1, template: template() }, Worker: { replicas: 2, template: worker } });
   assert.deepEqual(offsetOf({ runLauncherAsWorker: true, mpiReplicaSpecs: specs(template()) }), [undefined, '1']);
   assert.deepEqual(offsetOf({ runLauncherAsWorker: false, mpiReplicaSpecs: specs(template()) }), [undefined, undefined]);
@@ -54,7 +58,9 @@ test('MPIJob with runLauncherAsWorker: the worker template gets pod-index-offset
   assert.deepEqual(
     offsetOf({
       runLauncherAsWorker: true,
-      mpiReplicaSpecs: specs(template({ [KueueAnnotation.PodSetGroupName]: 'g', [KueueAnnotation.PodSetRequiredTopology]: 'cloud.com/rack' })),
+      mpiReplicaSpecs: specs(
+        template({ [KueueAnnotation.PodSetGroupName]: 'g', [KueueAnnotation.PodSetRequiredTopology]: 'cloud.com/rack' }),
+      ),
     }),
     [undefined, undefined],
   );
@@ -75,7 +81,9 @@ test('MPIJob: TAS annotations on a replica template become that PodSet topology 
 
 test('MPIJob: unknown replica types, a launcher with 2 replicas and a missing template are refused with the field', () => {
   const r = mpiJobToWorkloads(
-    mpiJob({ mpiReplicaSpecs: { Launcher: { replicas: 2, template: template() }, Worker: { replicas: 1 }, Chief: { template: template() } } }),
+    mpiJob({
+      mpiReplicaSpecs: { Launcher: { replicas: 2, template: template() }, Worker: { replicas: 1 }, Chief: { template: template() } },
+    }),
     { where },
   );
   assert.deepEqual(r.workloads, []);
@@ -94,7 +102,11 @@ test('MPIJob is a registered integration and an accepted kind; pods of an MPIJob
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: 'pi-worker-0', namespace: 'ml', ownerReferences: [{ apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob', name: 'pi', uid: 'x', controller: true }] },
+    metadata: {
+      name: 'pi-worker-0',
+      namespace: 'ml',
+      ownerReferences: [{ apiVersion: 'kubeflow.org/v2beta1', kind: 'MPIJob', name: 'pi', uid: 'x', controller: true }],
+    },
     spec: { containers: [{ name: 'c' }] },
   } as KObject;
   const r = workloadsFromObjects([
@@ -102,5 +114,8 @@ test('MPIJob is a registered integration and an accepted kind; pods of an MPIJob
     { object: pod, where: { ...where, document: 2 } },
   ]);
   assert.deepEqual(r.errors, []);
-  assert.deepEqual(r.workloads.map((w) => w.workload.spec.podSets.map((p) => p.name)), [['launcher', 'worker']]);
+  assert.deepEqual(
+    r.workloads.map((w) => w.workload.spec.podSets.map((p) => p.name)),
+    [['launcher', 'worker']],
+  );
 });

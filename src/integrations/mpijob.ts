@@ -54,19 +54,29 @@ export function mpiJobToWorkloads(obj: KObject, ctx: IntegrationContext): ToWork
   const spec = (obj as { spec?: unknown }).spec;
   const specs = isRecord(spec) ? spec.mpiReplicaSpecs : undefined;
   if (!isRecord(spec) || !isRecord(specs)) {
-    errors.push(new InputError({ ...where, field: 'spec.mpiReplicaSpecs' }, 'an MPIJob needs spec.mpiReplicaSpecs with a Launcher and usually a Worker'));
+    errors.push(
+      new InputError(
+        { ...where, field: 'spec.mpiReplicaSpecs' },
+        'an MPIJob needs spec.mpiReplicaSpecs with a Launcher and usually a Worker',
+      ),
+    );
     return { workloads: [], errors };
   }
   for (const t of Object.keys(specs)) {
     if (!(REPLICA_TYPES as readonly string[]).includes(t)) {
       errors.push(
-        new InputError({ ...where, field: keyField('spec.mpiReplicaSpecs', t) }, `Unsupported value: ${JSON.stringify(t)}: supported values: "Launcher", "Worker"`),
+        new InputError(
+          { ...where, field: keyField('spec.mpiReplicaSpecs', t) },
+          `Unsupported value: ${JSON.stringify(t)}: supported values: "Launcher", "Worker"`,
+        ),
       );
     }
   }
   const present = REPLICA_TYPES.filter((t) => specs[t] !== undefined && specs[t] !== null);
   if (present.length === 0) {
-    errors.push(new InputError({ ...where, field: 'spec.mpiReplicaSpecs' }, 'an MPIJob needs a Launcher replica spec (and usually a Worker one)'));
+    errors.push(
+      new InputError({ ...where, field: 'spec.mpiReplicaSpecs' }, 'an MPIJob needs a Launcher replica spec (and usually a Worker one)'),
+    );
   }
   const offset = mpiWorkerNeedsOffset(spec);
 
@@ -86,10 +96,15 @@ export function mpiJobToWorkloads(obj: KObject, ctx: IntegrationContext): ToWork
     if (template === undefined) continue;
     const extra: StringMap | undefined = t === MPIReplicaType.Worker && offset ? { [KueueAnnotation.PodIndexOffset]: '1' } : undefined;
     const psTemplate = podSetTemplate(template, extra);
-    const tr = topologyRequestFromAnnotations(psTemplate.metadata?.annotations, count, { podIndexLabel: PodIndexLabel.KubeflowReplicaIndex }, {
-      ...where,
-      field: `${at}.template`,
-    });
+    const tr = topologyRequestFromAnnotations(
+      psTemplate.metadata?.annotations,
+      count,
+      { podIndexLabel: PodIndexLabel.KubeflowReplicaIndex },
+      {
+        ...where,
+        field: `${at}.template`,
+      },
+    );
     errors.push(...tr.errors);
     const ps: PodSet = { name: mpiPodSetName(t), template: psTemplate, count };
     if (tr.request) ps.topologyRequest = tr.request;

@@ -103,8 +103,22 @@ test('Role hash: names, images, env, labels and gates do not count; placement fi
     .label('x', 'y')
     .spec({ containers: [{ name: 'other', image: 'busybox', resources: { requests: { cpu: '1' } } }], schedulingGates: [{ name: 'g' }] });
   assert.equal(hashOf(renamed), base);
-  assert.notEqual(hashOf(pod('a').requests({ cpu: '1' }).spec({ nodeSelector: { zone: 'a' } })), base);
-  assert.notEqual(hashOf(pod('a').requests({ cpu: '1' }).spec({ tolerations: [{ key: 'gpu', operator: 'Exists' }] })), base);
+  assert.notEqual(
+    hashOf(
+      pod('a')
+        .requests({ cpu: '1' })
+        .spec({ nodeSelector: { zone: 'a' } }),
+    ),
+    base,
+  );
+  assert.notEqual(
+    hashOf(
+      pod('a')
+        .requests({ cpu: '1' })
+        .spec({ tolerations: [{ key: 'gpu', operator: 'Exists' }] }),
+    ),
+    base,
+  );
   // Empty lists are what the API server drops: the same role as absent.
   assert.equal(hashOf(pod('a').requests({ cpu: '1' }).spec({ tolerations: [], nodeSelector: {} })), base);
 });
@@ -251,7 +265,10 @@ test('Pod groups: total count disagreement is an error naming both pods (Kueue m
 test('Pod groups: queue name disagreement is an error (Kueue message)', () => {
   const r = workloadsFromPods(docs(pod('a').group('g', 2).queue('q1'), pod('b').group('g', 2).queue('q2')));
   assert.equal(r.workloads.length, 0);
-  assert.deepEqual(r.errors.map((e) => e.detail), [`pods 'a' and 'b' has different queue names: q1!=q2`]);
+  assert.deepEqual(
+    r.errors.map((e) => e.detail),
+    [`pods 'a' and 'b' has different queue names: q1!=q2`],
+  );
   assert.equal(r.errors[0]!.where.field, 'metadata.labels["kueue.x-k8s.io/queue-name"]');
 });
 
@@ -296,7 +313,10 @@ test('Pod groups: fewer pods than the total count -> no Workload, Kueue message 
   const r = workloadsFromPods(docs(pod('a').group('g', 3), pod('b').group('g', 3), pod('c').group('g', 3).spec({ nodeName: 'n1' })));
   assert.equal(r.workloads.length, 0);
   assert.equal(r.errors.length, 1);
-  assert.match(r.errors[0]!.detail, /^'g' group has fewer runnable pods than expected: 2 of kueue.x-k8s.io\/pod-group-total-count=3 pending \(a, b\)/);
+  assert.match(
+    r.errors[0]!.detail,
+    /^'g' group has fewer runnable pods than expected: 2 of kueue.x-k8s.io\/pod-group-total-count=3 pending \(a, b\)/,
+  );
 });
 
 test('Pod groups: more pods than the total count -> the excess is dropped in Kueue order', () => {
@@ -306,13 +326,22 @@ test('Pod groups: more pods than the total count -> the excess is dropped in Kue
       pod('a').group('g', 2).spec(gated).meta({ creationTimestamp: '2025-01-01T00:00:03Z' }),
       pod('b').group('g', 2).spec(gated).meta({ creationTimestamp: '2025-01-01T00:00:01Z' }),
       pod('c').group('g', 2).spec(gated).meta({ creationTimestamp: '2025-01-01T00:00:02Z' }),
-      pod('d').group('g', 2).spec(gated).meta({ finalizers: [MANAGED_POD_FINALIZER], creationTimestamp: '2025-01-01T00:00:09Z' }),
+      pod('d')
+        .group('g', 2)
+        .spec(gated)
+        .meta({ finalizers: [MANAGED_POD_FINALIZER], creationTimestamp: '2025-01-01T00:00:09Z' }),
     ),
   );
   assert.deepEqual(r.errors, []);
   const wl = r.workloads[0]!.workload;
-  assert.deepEqual(wl.spec.podSets.map((ps) => ps.count), [2]);
-  assert.deepEqual(wl.metadata.ownerReferences?.map((o) => o.name), ['b', 'd']);
+  assert.deepEqual(
+    wl.spec.podSets.map((ps) => ps.count),
+    [2],
+  );
+  assert.deepEqual(
+    wl.metadata.ownerReferences?.map((o) => o.name),
+    ['b', 'd'],
+  );
 });
 
 test('Pod groups: fast admission builds from the first pod with count = total count', () => {
@@ -325,10 +354,17 @@ test('Pod groups: fast admission builds from the first pod with count = total co
 });
 
 test('Pod groups: more than 18 roles is an error', () => {
-  const pods = Array.from({ length: 19 }, (_, i) => pod(`p${i}`).group('g', 19).requests({ cpu: `${i + 1}` }));
+  const pods = Array.from({ length: 19 }, (_, i) =>
+    pod(`p${i}`)
+      .group('g', 19)
+      .requests({ cpu: `${i + 1}` }),
+  );
   const r = workloadsFromPods(docs(...pods));
   assert.equal(r.workloads.length, 0);
-  assert.deepEqual(r.errors.map((e) => e.detail), [`pod group can't include more than 18 roles`]);
+  assert.deepEqual(
+    r.errors.map((e) => e.detail),
+    [`pod group can't include more than 18 roles`],
+  );
 });
 
 test('Pod groups: a group whose pods are all bound or finished makes nothing and is no error', () => {
@@ -336,23 +372,41 @@ test('Pod groups: a group whose pods are all bound or finished makes nothing and
   assert.deepEqual(r, { workloads: [], errors: [] });
 });
 
-test('Pod groups: the pods\' kueue.x-k8s.io/priority-class label names the Workload\'s priority class, as for Jobs', () => {
+test("Pod groups: the pods' kueue.x-k8s.io/priority-class label names the Workload's priority class, as for Jobs", () => {
   const a = pod('a').uid('u-a').queue('q').group('g', 2).label(KueueLabel.PriorityClass, 'high');
   const b = pod('b').uid('u-b').queue('q').group('g', 2).label(KueueLabel.PriorityClass, 'high');
   const r = workloadsFromPods(docs(a, b));
   assert.deepEqual(r.errors, []);
-  assert.deepEqual(r.workloads[0]!.workload.spec.priorityClassRef, { group: 'kueue.x-k8s.io', kind: 'WorkloadPriorityClass', name: 'high' });
+  assert.deepEqual(r.workloads[0]!.workload.spec.priorityClassRef, {
+    group: 'kueue.x-k8s.io',
+    kind: 'WorkloadPriorityClass',
+    name: 'high',
+  });
 });
 
 test('Pod groups: a pod-group-pod-index that is not an unsigned integer below the total count makes the group invalid', () => {
   for (const bad of ['3', '-1', 'x', '01', '1.0']) {
-    const r = workloadsFromPods(docs(pod('a').group('g', 3).label('kueue.x-k8s.io/pod-group-pod-index', '0'), pod('b').group('g', 3).label('kueue.x-k8s.io/pod-group-pod-index', bad), pod('c').group('g', 3)));
+    const r = workloadsFromPods(
+      docs(
+        pod('a').group('g', 3).label('kueue.x-k8s.io/pod-group-pod-index', '0'),
+        pod('b').group('g', 3).label('kueue.x-k8s.io/pod-group-pod-index', bad),
+        pod('c').group('g', 3),
+      ),
+    );
     assert.equal(r.workloads.length, 0, bad);
     assert.equal(r.errors.length, 1, bad);
     assert.equal(r.errors[0]!.where.field, 'metadata.labels["kueue.x-k8s.io/pod-group-pod-index"]');
-    assert.equal(r.errors[0]!.detail, `Invalid value: ${JSON.stringify(bad)}: the pod index of group 'g' must be an unsigned integer below its kueue.x-k8s.io/pod-group-total-count (3)`);
+    assert.equal(
+      r.errors[0]!.detail,
+      `Invalid value: ${JSON.stringify(bad)}: the pod index of group 'g' must be an unsigned integer below its kueue.x-k8s.io/pod-group-total-count (3)`,
+    );
   }
-  const ok = workloadsFromPods(docs(pod('a').group('g', 2).label('kueue.x-k8s.io/pod-group-pod-index', '1'), pod('b').group('g', 2).label('kueue.x-k8s.io/pod-group-pod-index', '0')));
+  const ok = workloadsFromPods(
+    docs(
+      pod('a').group('g', 2).label('kueue.x-k8s.io/pod-group-pod-index', '1'),
+      pod('b').group('g', 2).label('kueue.x-k8s.io/pod-group-pod-index', '0'),
+    ),
+  );
   assert.deepEqual(ok.errors, []);
   assert.equal(ok.workloads.length, 1);
 });

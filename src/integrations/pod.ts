@@ -66,8 +66,7 @@ export const MANAGED_POD_FINALIZER = 'kueue.x-k8s.io/managed';
 
 const DEFAULT_PODSET_NAME = 'main';
 
-export const BOTH_KEYS_DETAIL =
-  `both the '${PodGroupAnnotation.TotalCount}' annotation and the '${KueueLabel.PodGroupName}' label should be set`;
+export const BOTH_KEYS_DETAIL = `both the '${PodGroupAnnotation.TotalCount}' annotation and the '${KueueLabel.PodGroupName}' label should be set`;
 
 // ---------------------------------------------------------------------------------------
 // Role hash
@@ -148,19 +147,12 @@ const struct =
   };
 const F = (name: string, kind: Field['kind'], enc: Enc, omitempty = false): Field => ({ name, kind, enc, omitempty });
 
-const requirement = struct([
-  F('key', 'string', str),
-  F('operator', 'string', str),
-  F('values', 'slice', slice(str), true),
-]);
+const requirement = struct([F('key', 'string', str), F('operator', 'string', str), F('values', 'slice', slice(str), true)]);
 const nodeSelectorTerm = struct([
   F('matchExpressions', 'slice', slice(requirement), true),
   F('matchFields', 'slice', slice(requirement), true),
 ]);
-const labelSelector = struct([
-  F('matchLabels', 'map', stringMap, true),
-  F('matchExpressions', 'slice', slice(requirement), true),
-]);
+const labelSelector = struct([F('matchLabels', 'map', stringMap, true), F('matchExpressions', 'slice', slice(requirement), true)]);
 const podAffinityTerm = struct([
   F('labelSelector', 'ptr', ptr(labelSelector), true),
   F('namespaces', 'slice', slice(str), true),
@@ -396,12 +388,7 @@ export function podKeepOrder(a: Pod, b: Pod): number {
   const created = (p: Pod) => p.metadata.creationTimestamp ?? '\uffff';
   const x = a.metadata.name;
   const y = b.metadata.name;
-  return (
-    fin(a) - fin(b) ||
-    gated(a) - gated(b) ||
-    compareStrings(created(a), created(b)) ||
-    compareStrings(x, y)
-  );
+  return fin(a) - fin(b) || gated(a) - gated(b) || compareStrings(created(a), created(b)) || compareStrings(x, y);
 }
 
 function keepOrder(a: Member, b: Member): number {
@@ -470,12 +457,10 @@ function groupWorkload(group: string, members: Member[], errors: InputError[]): 
     errors.push(new InputError({ ...first.where, field: undefined }, `pod group can't include more than ${MAX_PODSETS} roles`));
     return undefined;
   }
-  const podSets = [...roles.keys()]
-    .sort()
-    .map((hash) => {
-      const rm = roles.get(hash)!;
-      return podPodSet(rm[0]!.pod, hash, fast ? total : rm.length, rm[0]!.where, errors);
-    });
+  const podSets = [...roles.keys()].sort().map((hash) => {
+    const rm = roles.get(hash)!;
+    return podPodSet(rm[0]!.pod, hash, fast ? total : rm.length, rm[0]!.where, errors);
+  });
   if (errors.length > before) return undefined;
 
   // 6. The group's Workload.
@@ -586,4 +571,3 @@ export const podIntegration: Integration = {
   toWorkloads: podToWorkloads,
   toWorkloadsAcross: workloadsFromPods,
 };
-

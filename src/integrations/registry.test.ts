@@ -15,7 +15,12 @@ test('Framework record: every kind names its API schema, the one api/schemas.ts 
 
 test('Framework record: a kind without an API schema is refused when the framework is defined', () => {
   assert.throws(
-    () => defineFramework({ name: 'example.com/widget', kinds: [{ apiVersion: 'example.com/v1', kind: 'Widget' }], toWorkloads: () => ({ workloads: [], errors: [] }) }),
+    () =>
+      defineFramework({
+        name: 'example.com/widget',
+        kinds: [{ apiVersion: 'example.com/v1', kind: 'Widget' }],
+        toWorkloads: () => ({ workloads: [], errors: [] }),
+      }),
     /framework example\.com\/widget: no API schema for Widget \(example\.com\/v1\)/,
   );
 });
@@ -38,7 +43,14 @@ test('Registry: one kind belongs to one framework; names and webhook names are u
 test('Registry: the job frameworks, their adapters and watched kinds derive from the one list, in its order', () => {
   assert.deepEqual(
     JOB_FRAMEWORKS.map((f) => f.name),
-    ['batch/job', 'jobset.x-k8s.io/jobset', 'kubeflow.org/mpijob', 'leaderworkerset.x-k8s.io/leaderworkerset', 'batch.volcano.sh/job', 'training.volcano.sh/hyperjob'],
+    [
+      'batch/job',
+      'jobset.x-k8s.io/jobset',
+      'kubeflow.org/mpijob',
+      'leaderworkerset.x-k8s.io/leaderworkerset',
+      'batch.volcano.sh/job',
+      'training.volcano.sh/hyperjob',
+    ],
   );
   assert.deepEqual(JOB_KINDS, ['Job', 'JobSet', 'MPIJob', 'LeaderWorkerSet', 'HyperJob']);
   // Plain Pods and PodGroups have no job side: the pod-group controller runs them.
@@ -52,10 +64,14 @@ test('Registry: a batch Job and a Volcano Job share the kind Job and are told ap
   assert.equal(adapterFor({ apiVersion: 'batch/v2', kind: 'Job' }), undefined);
 });
 
-test('Registry: the managed root of a pod of a JobSet\'s Job is the JobSet, its owner the Job', () => {
+test("Registry: the managed root of a pod of a JobSet's Job is the JobSet, its owner the Job", () => {
   const ref = (o: KObject) => [{ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid!, controller: true }];
   const js: KObject = { apiVersion: JobFrameworkApiVersion.JobSet, kind: 'JobSet', metadata: { name: 'js', namespace: 'ns', uid: 'u1' } };
-  const job: KObject = { apiVersion: CoreApiVersion.Batch, kind: 'Job', metadata: { name: 'js-w-0', namespace: 'ns', uid: 'u2', ownerReferences: ref(js) } };
+  const job: KObject = {
+    apiVersion: CoreApiVersion.Batch,
+    kind: 'Job',
+    metadata: { name: 'js-w-0', namespace: 'ns', uid: 'u2', ownerReferences: ref(js) },
+  };
   const pod: KObject = { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata: { name: 'p', namespace: 'ns', ownerReferences: ref(job) } };
   const byKind = new Map([
     ['JobSet', js],

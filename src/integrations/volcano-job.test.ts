@@ -54,7 +54,10 @@ const vcjob = (name: string) => new VcJobBuilder(name);
 
 function one(b: VcJobBuilder | KObject): Workload {
   const r = volcanoJobToWorkloads(b instanceof VcJobBuilder ? b.build() : b, { where });
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   assert.equal(r.workloads.length, 1);
   return r.workloads[0]!;
 }
@@ -82,7 +85,11 @@ test('Volcano Job: networkTopology hard with highestTierAllowed -> Workload mode
 });
 
 test('Volcano Job: networkTopology written as a one-element list (the seed) reads as the object', () => {
-  const wl = one(vcjob('train').task('worker', 2).topology([{ mode: 'soft', highestTierAllowed: 2 }]));
+  const wl = one(
+    vcjob('train')
+      .task('worker', 2)
+      .topology([{ mode: 'soft', highestTierAllowed: 2 }]),
+  );
   assert.deepEqual(volcanoAnnotations(wl), { [MODE]: 'soft', [TIER]: '2' });
 });
 
@@ -125,7 +132,11 @@ test('Volcano Job: minAvailable 0 reads as unset (int32 omitempty) and gets the 
 // ---------------------------------------------------------------------------------------
 
 test('Volcano Job: one PodSet per task, count = replicas (default 1), template labelled task-spec and job-name', () => {
-  const wl = one(vcjob('train').task('master').task('worker', 4, { labels: { app: 'llm' } }));
+  const wl = one(
+    vcjob('train')
+      .task('master')
+      .task('worker', 4, { labels: { app: 'llm' } }),
+  );
   assert.deepEqual(
     wl.spec.podSets.map((ps) => [ps.name, ps.count, ps.template.metadata?.labels]),
     [
@@ -220,7 +231,12 @@ test('Volcano Job: Workload named job-<name>-<hash> over the Volcano group, owne
 });
 
 test('Volcano Job: spec.queue -> scheduling.volcano.sh/queue-name; the Kueue queue-name label -> spec.queueName', () => {
-  const wl = one(vcjob('train').task('worker', 2).spec({ queue: 'research' }).meta({ labels: { [KueueLabel.QueueName]: 'user-queue' } }));
+  const wl = one(
+    vcjob('train')
+      .task('worker', 2)
+      .spec({ queue: 'research' })
+      .meta({ labels: { [KueueLabel.QueueName]: 'user-queue' } }),
+  );
   assert.equal(wl.metadata.annotations?.[VOLCANO_QUEUE_ANNOTATION], 'research');
   assert.equal(wl.spec.queueName, 'user-queue');
   assert.equal(one(vcjob('train').task('worker', 2)).metadata.annotations?.[VOLCANO_QUEUE_ANNOTATION], undefined);
@@ -292,7 +308,10 @@ test('Volcano Job: no tasks, a non-object spec, a bad template, a bad minAvailab
   assert.match(errorsOf(noSpec)[0]!, /^vcjob\.yaml, document 3, Job\/default\/x, spec: /);
   const badTemplate = vcjob('train').task('worker', 2).build() as unknown as { spec: { tasks: { template: unknown }[] } };
   badTemplate.spec.tasks[0]!.template = 'pod';
-  assert.match(errorsOf(badTemplate as unknown as KObject)[0]!, /^vcjob\.yaml, document 3, Job\/default\/train, spec\.tasks\[0\]\.template: /);
+  assert.match(
+    errorsOf(badTemplate as unknown as KObject)[0]!,
+    /^vcjob\.yaml, document 3, Job\/default\/train, spec\.tasks\[0\]\.template: /,
+  );
   assert.deepEqual(errorsOf(vcjob('train').task('worker', 2).minAvailable(3)), [
     "vcjob.yaml, document 3, Job/default/train, spec.minAvailable: job 'minAvailable' should not be greater than total replicas in tasks",
   ]);
@@ -303,5 +322,8 @@ test('Volcano Job: more tasks than a Workload has PodSets is an error naming spe
   for (let i = 0; i < 19; i++) b.task(`t${i}`, 1);
   const errors = errorsOf(b);
   assert.equal(errors.length, 1);
-  assert.match(errors[0]!, /^vcjob\.yaml, document 3, Job\/default\/train, spec\.tasks: a Workload holds at most 18 PodSets, one per task; this object has 19$/);
+  assert.match(
+    errors[0]!,
+    /^vcjob\.yaml, document 3, Job\/default\/train, spec\.tasks: a Workload holds at most 18 PodSets, one per task; this object has 19$/,
+  );
 });

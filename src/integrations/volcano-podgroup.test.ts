@@ -33,7 +33,12 @@ class PodGroupBuilder extends RawSpecBuilder {
 class VPodBuilder {
   private readonly obj: Pod;
   constructor(name: string) {
-    this.obj = { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } };
+    this.obj = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] },
+    };
   }
   group(g: string): this {
     return this.annotate({ [GROUP]: g });
@@ -83,7 +88,10 @@ function run(...objects: (KObject | PodGroupBuilder | VPodBuilder)[]) {
 
 function ok(...objects: (KObject | PodGroupBuilder | VPodBuilder)[]) {
   const r = run(...objects);
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   return r;
 }
 
@@ -103,7 +111,10 @@ test('PodGroup: pods naming a PodGroup by scheduling.k8s.io/group-name form one 
     { apiVersion: 'scheduling.volcano.sh/v1beta1', kind: 'PodGroup', name: 'pg', uid: 'pg-uid', controller: true },
   ]);
   assert.deepEqual([source, first], [{ file: 'pg.yaml', document: 1 }, 0]);
-  assert.deepEqual(wl.spec.podSets.map((ps) => [ps.name, ps.count]), [[hashOf(vpod('p0')), 2]]);
+  assert.deepEqual(
+    wl.spec.podSets.map((ps) => [ps.name, ps.count]),
+    [[hashOf(vpod('p0')), 2]],
+  );
 });
 
 test('PodGroup: PodSets by role as pod.ts groups them: one per role hash, count per role, sorted by hash', () => {
@@ -114,7 +125,10 @@ test('PodGroup: PodSets by role as pod.ts groups them: one per role hash, count 
     [hashOf(small), 1],
     [hashOf(big), 2],
   ].sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
-  assert.deepEqual(r.workloads[0]!.workload.spec.podSets.map((ps) => [ps.name, ps.count]), expected);
+  assert.deepEqual(
+    r.workloads[0]!.workload.spec.podSets.map((ps) => [ps.name, ps.count]),
+    expected,
+  );
 });
 
 test('PodGroup: networkTopology, minMember and queue -> Workload annotations', () => {
@@ -146,7 +160,10 @@ test('PodGroup: members already bound count toward minMember; the Workload cover
   );
   const wl = r.workloads[0]!.workload;
   assert.equal(wl.metadata.annotations?.[GANG_MIN_AVAILABLE_ANNOTATION], '2');
-  assert.equal(wl.spec.podSets.reduce((n, ps) => n + ps.count, 0), 2);
+  assert.equal(
+    wl.spec.podSets.reduce((n, ps) => n + ps.count, 0),
+    2,
+  );
 });
 
 test('PodGroup: a PodGroup with no pending pods in the input yields no Workload', () => {
@@ -162,14 +179,24 @@ test('PodGroup: groups are per namespace; a PodGroup in another namespace does n
 });
 
 test('PodGroup: topology annotations on member pods are ignored (the PodGroup decides) and dropped from templates', () => {
-  const r = ok(podGroup('pg'), vpod('p0').group('pg').annotate({ [MODE]: 'soft', [TIER]: '3' }));
+  const r = ok(
+    podGroup('pg'),
+    vpod('p0')
+      .group('pg')
+      .annotate({ [MODE]: 'soft', [TIER]: '3' }),
+  );
   const wl = r.workloads[0]!.workload;
   assert.equal(wl.metadata.annotations?.[MODE], undefined);
   assert.deepEqual(wl.spec.podSets[0]!.template.metadata?.annotations, { [GROUP]: 'pg' });
 });
 
 test('PodGroup: spec.priorityClassName leaves the priority to the class; the Kueue queue-name label sets spec.queueName', () => {
-  const r = ok(podGroup('pg').spec({ priorityClassName: 'high' }).meta({ labels: { [KueueLabel.QueueName]: 'lq' } }), vpod('p0').group('pg'));
+  const r = ok(
+    podGroup('pg')
+      .spec({ priorityClassName: 'high' })
+      .meta({ labels: { [KueueLabel.QueueName]: 'lq' } }),
+    vpod('p0').group('pg'),
+  );
   assert.equal(r.workloads[0]!.workload.spec.priority, undefined);
   assert.equal(r.workloads[0]!.workload.spec.queueName, 'lq');
 });
@@ -182,10 +209,12 @@ test('Pods with network-topology annotations and no PodGroup: their own single-p
   const r = ok(vpod('solo').annotate({ [MODE]: 'Soft', [TIER]: '2', [VOLCANO_QUEUE_ANNOTATION]: 'q' }));
   const wl = r.workloads[0]!.workload;
   assert.match(wl.metadata.name, /^pod-solo-[0-9a-f]{5}$/);
-  assert.deepEqual(
-    Object.fromEntries(Object.entries(wl.metadata.annotations ?? {})),
-    { [MODE]: 'soft', [TIER]: '2', [GANG_MIN_AVAILABLE_ANNOTATION]: '1', [VOLCANO_QUEUE_ANNOTATION]: 'q' },
-  );
+  assert.deepEqual(Object.fromEntries(Object.entries(wl.metadata.annotations ?? {})), {
+    [MODE]: 'soft',
+    [TIER]: '2',
+    [GANG_MIN_AVAILABLE_ANNOTATION]: '1',
+    [VOLCANO_QUEUE_ANNOTATION]: 'q',
+  });
   assert.deepEqual(wl.spec.podSets[0]!.template.metadata?.annotations, { [VOLCANO_QUEUE_ANNOTATION]: 'q' });
   assert.deepEqual(r.warnings, []);
 });
@@ -202,7 +231,9 @@ test('Pods with unreadable topology annotations: warnings (not errors), falling 
 
 test('Plain pods and Kueue pod groups still go to the plain-Pods integration unchanged', () => {
   const kueue = (name: string) =>
-    vpod(name).label({ [KueueLabel.PodGroupName]: 'kg' }).annotate({ 'kueue.x-k8s.io/pod-group-total-count': '2' });
+    vpod(name)
+      .label({ [KueueLabel.PodGroupName]: 'kg' })
+      .annotate({ 'kueue.x-k8s.io/pod-group-total-count': '2' });
   const r = ok(vpod('single'), kueue('k1'), podGroup('pg'), kueue('k0'), vpod('v0').group('pg'));
   assert.deepEqual(
     r.workloads.map((w) => [w.workload.metadata.name.replace(/-[0-9a-f]{5}$/, ''), w.first]),
@@ -256,8 +287,12 @@ test("PodGroup: both highestTierAllowed and highestTierName -> Volcano's PodGrou
 test('PodGroup: a pod in both a Volcano and a Kueue group, or in a Kueue group with Volcano topology, is refused', () => {
   const r = run(
     podGroup('pg'),
-    vpod('both').group('pg').label({ [KueueLabel.PodGroupName]: 'kg' }),
-    vpod('topo').annotate({ [MODE]: 'hard', 'kueue.x-k8s.io/pod-group-total-count': '1' }).label({ [KueueLabel.PodGroupName]: 'kg2' }),
+    vpod('both')
+      .group('pg')
+      .label({ [KueueLabel.PodGroupName]: 'kg' }),
+    vpod('topo')
+      .annotate({ [MODE]: 'hard', 'kueue.x-k8s.io/pod-group-total-count': '1' })
+      .label({ [KueueLabel.PodGroupName]: 'kg2' }),
   );
   assert.deepEqual(
     r.errors.map((e) => [e.where.document, e.where.field]),
@@ -328,7 +363,10 @@ test('subGroupPolicy first-matching policy: a pod missing a matchLabelKeys value
 });
 
 test('subGroupPolicy absent selector: every pod matches (an empty selector too, as in Kubernetes)', () => {
-  for (const policy of [{ name: 'all', subGroupSize: 3 }, { name: 'all', subGroupSize: 3, labelSelector: {} }]) {
+  for (const policy of [
+    { name: 'all', subGroupSize: 3 },
+    { name: 'all', subGroupSize: 3, labelSelector: {} },
+  ]) {
     const r = ok(podGroup('pg').spec({ subGroupPolicy: [policy] }), member('a', { x: '1' }), member('b'), member('c', { y: '2' }));
     assert.deepEqual(podSetCounts(r), [[`all-${h}`, 3]]);
   }
@@ -359,9 +397,11 @@ test('subGroupPolicy matchLabelKeys grouping: pods with the same value tuple for
 
 test('subGroupPolicy pods in no policy: they form the default group, PodSets by role hash as without subGroupPolicy, before the policy PodSets', () => {
   const r = ok(
-    podGroup('pg').minMember(4).spec({
-      subGroupPolicy: [{ name: 'workers', subGroupSize: 2, labelSelector: { matchLabels: { role: 'worker' } } }],
-    }),
+    podGroup('pg')
+      .minMember(4)
+      .spec({
+        subGroupPolicy: [{ name: 'workers', subGroupSize: 2, labelSelector: { matchLabels: { role: 'worker' } } }],
+      }),
     member('w0', { role: 'worker' }),
     member('w1', { role: 'worker' }),
     member('launcher', { role: 'launcher' }).cpu('2'),
@@ -457,7 +497,12 @@ test('subGroupPolicy minSubGroups in the gang minimum: max(minMember, sum of min
   // minMember unset, minSubGroups default 0 -> 0
   assert.equal(gang(ok(podGroup('pg').spec({ subGroupPolicy: policies.map((p) => ({ ...p, minSubGroups: undefined })) }), ...pods)), '0');
   // a wholly bound dp instance counts toward minSubGroups and is subtracted like any bound member
-  const r = ok(podGroup('pg').spec({ subGroupPolicy: policies }), ...pods, member('d4', { dp: '2' }).on('n1'), member('d5', { dp: '2' }).on('n2'));
+  const r = ok(
+    podGroup('pg').spec({ subGroupPolicy: policies }),
+    ...pods,
+    member('d4', { dp: '2' }).on('n1'),
+    member('d5', { dp: '2' }).on('n2'),
+  );
   assert.equal(gang(r), '5');
 });
 
@@ -485,8 +530,19 @@ test('subGroupPolicy the annotations written: partition size and the policy topo
       .spec({
         queue: 'research',
         subGroupPolicy: [
-          { name: 'dp', subGroupSize: 2, matchLabelKeys: ['rank'], labelSelector: { matchLabels: { app: 'dp' } }, networkTopology: { mode: 'hard', highestTierAllowed: 1 } },
-          { name: 'tp', subGroupSize: 1, labelSelector: { matchLabels: { app: 'tp' } }, networkTopology: [{ mode: 'soft', highestTierName: 'leaf' }] },
+          {
+            name: 'dp',
+            subGroupSize: 2,
+            matchLabelKeys: ['rank'],
+            labelSelector: { matchLabels: { app: 'dp' } },
+            networkTopology: { mode: 'hard', highestTierAllowed: 1 },
+          },
+          {
+            name: 'tp',
+            subGroupSize: 1,
+            labelSelector: { matchLabels: { app: 'tp' } },
+            networkTopology: [{ mode: 'soft', highestTierName: 'leaf' }],
+          },
           { name: 'plain', subGroupSize: 1, labelSelector: { matchLabels: { app: 'none' } } },
         ],
       }),
@@ -546,14 +602,19 @@ test('Registry: Volcano kinds are registered; the PodGroup integration takes Pod
 });
 
 test('Registry: a Volcano Job covers its PodGroup and pods; a HyperJob covers its child Jobs; Workloads in input order', () => {
-  const owned = (kind: string, apiVersion: string) => ({ ownerReferences: [{ apiVersion, kind, name: 'parent', uid: 'p', controller: true }] });
+  const owned = (kind: string, apiVersion: string) => ({
+    ownerReferences: [{ apiVersion, kind, name: 'parent', uid: 'p', controller: true }],
+  });
   const job: KObject & { spec: unknown } = {
     apiVersion: 'batch.volcano.sh/v1alpha1',
     kind: 'Job',
     metadata: { name: 'parent' },
     spec: { tasks: [{ name: 'w', replicas: 2, template: { spec: { containers: [{ name: 'c' }] } } }] },
   };
-  const childJob = { ...structuredClone(job), metadata: { name: 'child', ...owned('HyperJob', 'training.volcano.sh/v1alpha1') } } as KObject;
+  const childJob = {
+    ...structuredClone(job),
+    metadata: { name: 'child', ...owned('HyperJob', 'training.volcano.sh/v1alpha1') },
+  } as KObject;
   const hj = {
     apiVersion: 'training.volcano.sh/v1alpha1',
     kind: 'HyperJob',
@@ -572,7 +633,10 @@ test('Registry: a Volcano Job covers its PodGroup and pods; a HyperJob covers it
       vpod('own-0').group('own'),
     ),
   );
-  assert.deepEqual(r.errors.map((e) => e.message), []);
+  assert.deepEqual(
+    r.errors.map((e) => e.message),
+    [],
+  );
   assert.deepEqual(
     r.workloads.map((w) => [w.workload.metadata.name.replace(/-[0-9a-f]{5}$/, ''), w.source.document]),
     [

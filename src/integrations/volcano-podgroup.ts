@@ -61,7 +61,13 @@ import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, Pod, PodSet, StringMap, Workload } from '../api/objects.ts';
 import { networkTopologyOf, podGroupAnnotationsTopology } from '../api/volcano.ts';
-import { VolcanoAnnotation, VolcanoApiVersion, type LabelSelector, type SubGroupPolicy, type VolcanoPodGroup } from '../api/volcano-objects.ts';
+import {
+  VolcanoAnnotation,
+  VolcanoApiVersion,
+  type LabelSelector,
+  type SubGroupPolicy,
+  type VolcanoPodGroup,
+} from '../api/volcano-objects.ts';
 import { DNS_LABEL_PATTERN } from '../api/names.ts';
 import { compareStrings, isRecord } from '../api/values.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
@@ -164,7 +170,8 @@ function instanceId(p: SubGroupPolicy, values: readonly string[]): string {
   return keys.length === 0 ? 'its only instance (no matchLabelKeys)' : `instance {${keys.map((k, i) => `${k}=${values[i]}`).join(', ')}}`;
 }
 
-const describeInstance = (p: SubGroupPolicy, values: readonly string[]) => `subGroupPolicy ${JSON.stringify(p.name)}, ${instanceId(p, values)}`;
+const describeInstance = (p: SubGroupPolicy, values: readonly string[]) =>
+  `subGroupPolicy ${JSON.stringify(p.name)}, ${instanceId(p, values)}`;
 
 /** Room in a 63-character PodSet name for `-` and the 8-hex role hash. */
 const MAX_POLICY_PREFIX = 54;
@@ -184,11 +191,7 @@ function policyPrefix(name: string): string {
 }
 
 /** One PodSet per role of `ms` (sorted by name), sorted by hash; `name` maps the hash. */
-function podSetsByRole(
-  ms: readonly Hashed[],
-  name: (hash: string) => string,
-  template: (pod: Pod) => PodSet['template'],
-): PodSet[] {
+function podSetsByRole(ms: readonly Hashed[], name: (hash: string) => string, template: (pod: Pod) => PodSet['template']): PodSet[] {
   const roles = new Map<string, Member[]>();
   for (const m of ms) roles.set(m.hash, [...(roles.get(m.hash) ?? []), m]);
   return [...roles.keys()].sort().map((hash) => {

@@ -70,9 +70,7 @@ test('Owned Workload: job-uid label, controller owner reference, finalizer, queu
   assert.equal(wl.metadata.name, workloadNameForOwner({ kind: 'Job', group: 'batch', name: 'train', uid: 'u-1' }));
   assert.equal(wl.metadata.namespace, 'default');
   assert.deepEqual(wl.metadata.labels, { [KueueLabel.JobUID]: 'u-1' });
-  assert.deepEqual(wl.metadata.ownerReferences, [
-    { apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: 'u-1', controller: true },
-  ]);
+  assert.deepEqual(wl.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: 'u-1', controller: true }]);
   assert.deepEqual(wl.metadata.finalizers, [RESOURCE_IN_USE_FINALIZER]);
   assert.equal(wl.spec.queueName, 'user-queue');
 });
@@ -83,10 +81,7 @@ test('Owned Workload: a uid that is not a label value gets no job-uid label', ()
 });
 
 test('Owned Workload: provreq annotations are copied, others are not', () => {
-  const wl = ownedWorkload(
-    job({ annotations: { 'provreq.kueue.x-k8s.io/maxRunDurationSeconds': '60', other: 'x' } }),
-    [mainPodSet()],
-  );
+  const wl = ownedWorkload(job({ annotations: { 'provreq.kueue.x-k8s.io/maxRunDurationSeconds': '60', other: 'x' } }), [mainPodSet()]);
   assert.deepEqual(wl.metadata.annotations, { 'provreq.kueue.x-k8s.io/maxRunDurationSeconds': '60' });
 });
 

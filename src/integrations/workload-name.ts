@@ -159,13 +159,7 @@ export function provReqAnnotations(annotations: StringMap | undefined): StringMa
  * Reads an optional integer field (`count`-like). Absent -> `def`; otherwise it must be
  * an int32 >= `min` (numbers only: Kubernetes int32 fields are not quoted).
  */
-export function readInt(
-  value: unknown,
-  def: number,
-  min: number,
-  where: Where,
-  errors: InputError[],
-): number {
+export function readInt(value: unknown, def: number, min: number, where: Where, errors: InputError[]): number {
   if (value === undefined || value === null) return def;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > 2 ** 31 - 1) {
     errors.push(new InputError(where, `must be a whole number from ${min} to ${2 ** 31 - 1}, got ${JSON.stringify(value)}`));

@@ -11,7 +11,12 @@ import { MemoryStore } from '../runtime/memory-store.ts';
 import { eventually } from '../testing/kube.ts';
 import { ApiServer } from './server.ts';
 
-const pod = (name: string): k8s.V1Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+const pod = (name: string): k8s.V1Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default' },
+  spec: { containers: [{ name: 'c', image: 'x' }] },
+});
 
 describe('@kubernetes/client-node against the API server', () => {
   let api: ApiServer;
@@ -47,7 +52,10 @@ describe('@kubernetes/client-node against the API server', () => {
     const core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedPod({ namespace: 'default', body: pod('listed') });
     const list = await core.listNamespacedPod({ namespace: 'default' });
-    assert.deepEqual(list.items.map((p) => p.metadata?.name), ['listed']);
+    assert.deepEqual(
+      list.items.map((p) => p.metadata?.name),
+      ['listed'],
+    );
     assert.match(list.metadata?.resourceVersion ?? '', /^\d+$/);
     assert.ok(list.items[0]!.metadata?.creationTimestamp instanceof Date);
   });
@@ -55,8 +63,15 @@ describe('@kubernetes/client-node against the API server', () => {
   it('watches: headers at once (an empty collection does not hang), then events', async () => {
     const events: string[] = [];
     const watch = new k8s.Watch(kc);
-    const req = await watch.watch('/api/v1/namespaces/empty/pods', {}, (type, obj) => events.push(`${type} ${obj.metadata.name}`), () => {});
-    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace: 'empty', body: { ...pod('watched'), metadata: { name: 'watched', namespace: 'empty' } } });
+    const req = await watch.watch(
+      '/api/v1/namespaces/empty/pods',
+      {},
+      (type, obj) => events.push(`${type} ${obj.metadata.name}`),
+      () => {},
+    );
+    await kc
+      .makeApiClient(k8s.CoreV1Api)
+      .createNamespacedPod({ namespace: 'empty', body: { ...pod('watched'), metadata: { name: 'watched', namespace: 'empty' } } });
     await eventually(() => (events.includes('ADDED watched') ? true : undefined), 'the ADDED event');
     req.abort();
   });
@@ -89,9 +104,24 @@ describe('@kubernetes/client-node against the API server', () => {
       apiVersion: 'kueue.x-k8s.io/v1beta2',
       kind: 'Workload',
       metadata: { name: 'wl1', namespace: 'default' },
-      spec: { queueName: 'q', podSets: [{ name: 'main', count: 1, template: { spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1' } } }] } } }] },
+      spec: {
+        queueName: 'q',
+        podSets: [
+          {
+            name: 'main',
+            count: 1,
+            template: { spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1' } } }] } },
+          },
+        ],
+      },
     };
-    const created = (await custom.createNamespacedCustomObject({ group: 'kueue.x-k8s.io', version: 'v1beta2', namespace: 'default', plural: 'workloads', body: wl })) as k8s.KubernetesObject;
+    const created = (await custom.createNamespacedCustomObject({
+      group: 'kueue.x-k8s.io',
+      version: 'v1beta2',
+      namespace: 'default',
+      plural: 'workloads',
+      body: wl,
+    })) as k8s.KubernetesObject;
     const rv = created.metadata!.resourceVersion!;
     const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
     const args = (resourceVersion: string) => ({
@@ -100,9 +130,18 @@ describe('@kubernetes/client-node against the API server', () => {
       namespace: 'default',
       plural: 'workloads',
       name: 'wl1',
-      body: { metadata: { resourceVersion }, status: { conditions: [{ type: 'QuotaReserved', status: 'False', reason: 'Pending', message: 'waiting', lastTransitionTime: '2026-01-01T00:00:00Z' }] } },
+      body: {
+        metadata: { resourceVersion },
+        status: {
+          conditions: [
+            { type: 'QuotaReserved', status: 'False', reason: 'Pending', message: 'waiting', lastTransitionTime: '2026-01-01T00:00:00Z' },
+          ],
+        },
+      },
     });
-    const ok = (await custom.patchNamespacedCustomObjectStatus(args(rv), merge)) as k8s.KubernetesObject & { status: { conditions: { reason: string }[] } };
+    const ok = (await custom.patchNamespacedCustomObjectStatus(args(rv), merge)) as k8s.KubernetesObject & {
+      status: { conditions: { reason: string }[] };
+    };
     assert.equal(ok.status.conditions[0]!.reason, 'Pending');
     assert.notEqual(ok.metadata!.resourceVersion, rv);
     await assert.rejects(

@@ -30,7 +30,8 @@ async function serverAndStore(opts: { watchLogCapacity?: number } = {}) {
   };
 }
 
-const ADMISSION = 'admission runs in the API server, which calls the webhooks the controller serves (webhook-server.ts); this store only collects the hooks';
+const ADMISSION =
+  'admission runs in the API server, which calls the webhooks the controller serves (webhook-server.ts); this store only collects the hooks';
 
 runObjectStoreConformance('client-node over HTTP', serverAndStore, {
   unsupported: {
@@ -41,16 +42,34 @@ runObjectStoreConformance('client-node over HTTP', serverAndStore, {
   },
 });
 
-const pod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+const pod = (name: string): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns' },
+  spec: { containers: [{ name: 'c', image: 'x' }] },
+});
 
 describe('client-backed store', () => {
   it('a kind of two groups reads as the union of both (batch/v1 and Volcano Jobs)', async () => {
     const { memory, store, close } = await serverAndStore();
     try {
-      await memory.create({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'plain', namespace: 'ns' }, spec: { template: { spec: { containers: [] } } } });
-      await memory.create({ apiVersion: 'batch.volcano.sh/v1alpha1', kind: 'Job', metadata: { name: 'vc', namespace: 'ns' }, spec: { tasks: [] } });
+      await memory.create({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'plain', namespace: 'ns' },
+        spec: { template: { spec: { containers: [] } } },
+      });
+      await memory.create({
+        apiVersion: 'batch.volcano.sh/v1alpha1',
+        kind: 'Job',
+        metadata: { name: 'vc', namespace: 'ns' },
+        spec: { tasks: [] },
+      });
       const jobs = await store.list('Job');
-      assert.deepEqual(jobs.items.map((j) => `${j.apiVersion} ${j.metadata.name}`).sort(), ['batch.volcano.sh/v1alpha1 vc', 'batch/v1 plain']);
+      assert.deepEqual(jobs.items.map((j) => `${j.apiVersion} ${j.metadata.name}`).sort(), [
+        'batch.volcano.sh/v1alpha1 vc',
+        'batch/v1 plain',
+      ]);
       assert.equal((await store.get('Job', 'ns', 'vc'))?.apiVersion, 'batch.volcano.sh/v1alpha1');
     } finally {
       await close();
@@ -91,7 +110,11 @@ describe('client-backed store', () => {
     }
     let t = 0;
     const bucket = new TokenBucket(10, 2, () => t);
-    assert.deepEqual([bucket.reserve(), bucket.reserve(), bucket.reserve()], [0, 0, 100], 'the third request in the same instant waits 1/qps');
+    assert.deepEqual(
+      [bucket.reserve(), bucket.reserve(), bucket.reserve()],
+      [0, 0, 100],
+      'the third request in the same instant waits 1/qps',
+    );
     t = 1000;
     assert.equal(bucket.reserve(), 0, 'tokens come back at qps');
   });

@@ -153,7 +153,8 @@ export class ClientStore implements ObjectStore {
     for (const f of SERVER_OWNED) delete body.metadata[f];
     if (r.namespaced) body.metadata.namespace ??= 'default';
     else delete body.metadata.namespace;
-    if (!body.metadata.name && !body.metadata.generateName) throw new InvalidError(`${r.kind} "" is invalid: metadata.name: Required value: name or generateName is required`);
+    if (!body.metadata.name && !body.metadata.generateName)
+      throw new InvalidError(`${r.kind} "" is invalid: metadata.name: Required value: name or generateName is required`);
     const out = await this.send<T>('POST', this.path(r, body.metadata.namespace), body);
     return this.noteWrite(r, out);
   }
@@ -208,10 +209,18 @@ export class ClientStore implements ObjectStore {
       if (this.closed) throw new Error('the client store is closed');
       const reflected: Reflected[] = this.resourcesOf(kind).map((r) => ({
         resource: r,
-        list: (query) => this.send<{ items?: KObject[]; metadata?: { resourceVersion?: string; continue?: string } }>('GET', this.path(r, undefined) + query),
+        list: (query) =>
+          this.send<{ items?: KObject[]; metadata?: { resourceVersion?: string; continue?: string } }>(
+            'GET',
+            this.path(r, undefined) + query,
+          ),
         watch: (query, onEvent, done) => this.watchPath(r, query, onEvent, done),
       }));
-      c = new KindCache(kind, reflected, { pageSize: this.pageSize, onError: this.opts.onReflectorError, writeWaitMs: this.opts.writeWaitMs });
+      c = new KindCache(kind, reflected, {
+        pageSize: this.pageSize,
+        onError: this.opts.onReflectorError,
+        writeWaitMs: this.opts.writeWaitMs,
+      });
       this.caches.set(kind, c);
       c.start();
     }
@@ -220,7 +229,8 @@ export class ClientStore implements ObjectStore {
 
   private resourcesOf(kind: string): Resource[] {
     const rs = RESOURCES.filter((r) => r.kind === kind);
-    if (rs.length === 0) throw new BadRequestError(`the server could not find the requested resource: no kind "${kind}" is known to topoqueue`);
+    if (rs.length === 0)
+      throw new BadRequestError(`the server could not find the requested resource: no kind "${kind}" is known to topoqueue`);
     return rs;
   }
 
@@ -241,7 +251,10 @@ export class ClientStore implements ObjectStore {
   }
 
   private count(verb: string, path: string): void {
-    const resource = path.split('?')[0]!.replace(/\/namespaces\/[^/]+/, '').replace(/^\/apis?\//, '');
+    const resource = path
+      .split('?')[0]!
+      .replace(/\/namespaces\/[^/]+/, '')
+      .replace(/^\/apis?\//, '');
     const key = `${verb} ${resource}`;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
     this.opts.onRequest?.(verb, path);
@@ -253,7 +266,12 @@ export class ClientStore implements ObjectStore {
   }
 
   /** One request through the rate limiter and the kubeconfig's auth; a non-2xx answer throws the StoreError its Status names. */
-  private async send<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, target?: { kind: string; namespace: string | undefined; name: string }): Promise<T> {
+  private async send<T>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body?: unknown,
+    target?: { kind: string; namespace: string | undefined; name: string },
+  ): Promise<T> {
     await this.limiter.take();
     this.count(method, path);
     const ctx = new k8s.RequestContext(this.server + path, method as k8s.HttpMethod);
@@ -271,7 +289,12 @@ export class ClientStore implements ObjectStore {
     throw statusError(res.httpStatusCode, text, `${method} ${path}: HTTP ${res.httpStatusCode}`);
   }
 
-  private async watchPath(r: Resource, query: Record<string, string>, onEvent: (type: string, obj: Json) => void, done: (err: unknown) => void): Promise<AbortController> {
+  private async watchPath(
+    r: Resource,
+    query: Record<string, string>,
+    onEvent: (type: string, obj: Json) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
     await this.limiter.take();
     const path = this.path(r, undefined);
     this.count('WATCH', path);
@@ -293,7 +316,15 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc.loadFromCluster();
   else kc.loadFromDefault();
   if (opts.context) {
-    if (!kc.getContextObject(opts.context)) throw new Error(`context "${opts.context}" is not in the kubeconfig (contexts: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+    if (!kc.getContextObject(opts.context))
+      throw new Error(
+        `context "${opts.context}" is not in the kubeconfig (contexts: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || 'none'
+        })`,
+      );
     kc.setCurrentContext(opts.context);
   }
   if (!kc.getCurrentCluster()) throw new Error('the kubeconfig names no current cluster');

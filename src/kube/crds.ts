@@ -37,12 +37,16 @@ export function structural(node: unknown): Schema {
     const nullable = nonNull.length < union.length ? { nullable: true } : {};
     if (nonNull.length === 1) return { ...structural(nonNull[0]), ...nullable, ...describe(s) };
     const types = new Set(nonNull.map((b) => b.type));
-    if (types.size === 2 && types.has('string') && (types.has('number') || types.has('integer'))) return { 'x-kubernetes-int-or-string': true, ...nullable, ...describe(s) };
+    if (types.size === 2 && types.has('string') && (types.has('number') || types.has('integer')))
+      return { 'x-kubernetes-int-or-string': true, ...nullable, ...describe(s) };
     if (types.size === 1 && types.has('string')) {
       const en = nonNull.flatMap((b) => (b.const !== undefined ? [b.const] : Array.isArray(b.enum) ? (b.enum as unknown[]) : [undefined]));
-      return en.includes(undefined) ? { type: 'string', ...nullable, ...describe(s) } : { type: 'string', enum: en, ...nullable, ...describe(s) };
+      return en.includes(undefined)
+        ? { type: 'string', ...nullable, ...describe(s) }
+        : { type: 'string', enum: en, ...nullable, ...describe(s) };
     }
-    if (types.size === 1 && types.has('object')) return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, ...nullable, ...describe(s) };
+    if (types.size === 1 && types.has('object'))
+      return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, ...nullable, ...describe(s) };
     return { 'x-kubernetes-preserve-unknown-fields': true, ...nullable, ...describe(s) };
   }
   if (s.allOf) return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, ...describe(s) };
@@ -59,11 +63,18 @@ export function structural(node: unknown): Schema {
     out.type ??= typeof s.const === 'number' ? 'number' : typeof s.const === 'boolean' ? 'boolean' : 'string';
   }
   if (Array.isArray(s.enum)) out.enum = s.enum;
-  for (const k of ['pattern', 'format', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const) if (s[k] !== undefined) out[k] = s[k];
+  for (const k of ['pattern', 'format', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const)
+    if (s[k] !== undefined) out[k] = s[k];
   for (const k of ['minimum', 'maximum'] as const) if (typeof s[k] === 'number' && Math.abs(s[k]) < SAFE) out[k] = s[k];
   if (typeof s.exclusiveMinimum === 'number') Object.assign(out, { minimum: s.exclusiveMinimum, exclusiveMinimum: true });
   if (typeof s.exclusiveMaximum === 'number') Object.assign(out, { maximum: s.exclusiveMaximum, exclusiveMaximum: true });
-  if (out.format !== undefined && !['date-time', 'int32', 'int64', 'byte', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'date', 'duration'].includes(out.format as string)) delete out.format;
+  if (
+    out.format !== undefined &&
+    !['date-time', 'int32', 'int64', 'byte', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid', 'date', 'duration'].includes(
+      out.format as string,
+    )
+  )
+    delete out.format;
   if (out.type === 'array') {
     out.items = s.items !== undefined && !Array.isArray(s.items) ? structural(s.items) : { 'x-kubernetes-preserve-unknown-fields': true };
   }

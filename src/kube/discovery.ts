@@ -87,9 +87,24 @@ export function resourceList(group: string, version: string): object | undefined
       ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
       ...(r.categories.length > 0 ? { categories: r.categories } : {}),
     });
-    if (r.status) resources.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
+    if (r.status)
+      resources.push({
+        name: `${r.plural}/status`,
+        singularName: '',
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
     if (r.kind === 'Pod' && r.group === '') {
-      resources.push({ name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+      resources.push({
+        name: 'pods/eviction',
+        singularName: '',
+        namespaced: true,
+        group: 'policy',
+        version: 'v1',
+        kind: 'Eviction',
+        verbs: ['create'],
+      });
       resources.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
     }
   }

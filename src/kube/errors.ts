@@ -36,25 +36,46 @@ export class ApiError extends Error {
   }
 
   status(): Status {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
+      code: this.code,
+    };
   }
 }
 
 const ref = (r: Resource, name: string) => ({ name, group: r.group, kind: r.plural });
 
-export const notFound = (r: Resource, name: string) => new ApiError(404, 'NotFound', `${qualifiedName(r)} "${name}" not found`, ref(r, name));
-export const alreadyExists = (r: Resource, name: string) => new ApiError(409, 'AlreadyExists', `${qualifiedName(r)} "${name}" already exists`, ref(r, name));
+export const notFound = (r: Resource, name: string) =>
+  new ApiError(404, 'NotFound', `${qualifiedName(r)} "${name}" not found`, ref(r, name));
+export const alreadyExists = (r: Resource, name: string) =>
+  new ApiError(409, 'AlreadyExists', `${qualifiedName(r)} "${name}" already exists`, ref(r, name));
 export const conflict = (r: Resource, name: string) =>
-  new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedName(r)} "${name}": the object has been modified; please apply your changes to the latest version and try again`, ref(r, name));
+  new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedName(r)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    ref(r, name),
+  );
 export const noSuchPath = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);
-export const methodNotAllowed = (method: string) => new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`, {});
+export const methodNotAllowed = (method: string) =>
+  new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`, {});
 export const tooLarge = (limit: number) => new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
 export const expired = (rv: string, current: string) => new ApiError(410, 'Expired', `too old resource version: ${rv} (${current})`);
 export const internal = (message: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${message}`);
 
 export function unsupportedMediaType(accepted: readonly string[], extra = ''): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}${extra}`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}${extra}`,
+  );
 }
 
 /** `Pod "bad"` / `Workload.kueue.x-k8s.io "x"`: the subject of an Invalid message. */
@@ -108,7 +129,8 @@ export function fromStoreError(e: StoreError, r: Resource, name: string): ApiErr
     case 'Conflict':
       return conflict(r, name);
     case 'Invalid':
-      if (e.message.startsWith('admission webhook')) return new ApiError(403, 'Forbidden', e.message, { name, group: r.group, kind: r.plural });
+      if (e.message.startsWith('admission webhook'))
+        return new ApiError(403, 'Forbidden', e.message, { name, group: r.group, kind: r.plural });
       return invalid(r, name, [causeOf(undefined, e.message)]);
     default:
       return badRequest(e.message);

@@ -52,7 +52,18 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
   const runningNode = (jobName: string, not?: string) =>
     eventually(
       async () => {
-        const n = (await ok('get', 'pods', '-l', `batch.kubernetes.io/job-name=${jobName}`, '-o', 'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}')).trim().split(' ')[0]!;
+        const n = (
+          await ok(
+            'get',
+            'pods',
+            '-l',
+            `batch.kubernetes.io/job-name=${jobName}`,
+            '-o',
+            'jsonpath={.items[?(@.status.phase=="Running")].spec.nodeName}',
+          )
+        )
+          .trim()
+          .split(' ')[0]!;
         return n !== '' && n !== not ? n : undefined;
       },
       `a running pod of Job ${jobName}${not ? ` on another node than ${not}` : ''}`,
@@ -88,7 +99,9 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
   });
 
   it('streams changes with get -w', async () => {
-    const child = spawn('kubectl', ['--cache-dir', join(s.dir, 'watch-cache'), 'get', 'jobs', '-w'], { env: { ...process.env, KUBECONFIG: s.kubeconfig } });
+    const child = spawn('kubectl', ['--cache-dir', join(s.dir, 'watch-cache'), 'get', 'jobs', '-w'], {
+      env: { ...process.env, KUBECONFIG: s.kubeconfig },
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     try {
@@ -131,11 +144,18 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
     await ok('wait', '--for=condition=Admitted', hog, '--timeout=30s');
     await ok('apply', '-f', file('waiter.yaml', job('waiter', { pods: 4, gpus: 8 })));
     const waiter = await workloadOf('waiter');
-    const described = await eventually(async () => {
-      const out = await ok('describe', waiter);
-      return /Events:\s*\n\s+Type/.test(out) && /Reason:\s+WaitingForQuota/.test(out) ? out : undefined;
-    }, 'the pending reason and events in describe', 15_000);
-    assert.match(described, /Message:\s+couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com\/gpu in flavor tas-flavor/);
+    const described = await eventually(
+      async () => {
+        const out = await ok('describe', waiter);
+        return /Events:\s*\n\s+Type/.test(out) && /Reason:\s+WaitingForQuota/.test(out) ? out : undefined;
+      },
+      'the pending reason and events in describe',
+      15_000,
+    );
+    assert.match(
+      described,
+      /Message:\s+couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com\/gpu in flavor tas-flavor/,
+    );
     assert.match(described, /Warning\s+WaitingForQuota/);
     assert.match(await ok('delete', 'job', 'hog'), /job.batch "hog" deleted/);
     assert.match(await ok('wait', '--for=condition=Admitted', waiter, '--timeout=30s'), /condition met/);
@@ -149,14 +169,20 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
     assert.match(await ok('patch', 'node', 'b2-r2-n4', '-p', '{"metadata":{"labels":{"smp":"yes"}}}'), /patched/);
     assert.match(await ok('patch', 'node', 'b2-r2-n4', '-p', '{"metadata":{"labels":{"smp":"yes"}}}'), /patched \(no change\)/);
     assert.match(await ok('patch', 'clusterqueue', 'cluster-queue', '--type=merge', '-p', '{"metadata":{"labels":{"m":"1"}}}'), /patched/);
-    assert.match(await ok('patch', 'node', 'b2-r2-n4', '--type=json', '-p', '[{"op":"add","path":"/metadata/labels/j","value":"2"}]'), /patched/);
+    assert.match(
+      await ok('patch', 'node', 'b2-r2-n4', '--type=json', '-p', '[{"op":"add","path":"/metadata/labels/j","value":"2"}]'),
+      /patched/,
+    );
     assert.match(await ok('get', 'node', 'b2-r2-n4', '-o', 'jsonpath={.metadata.labels.smp}{.metadata.labels.j}'), /^yes2$/);
     const lq = 'localqueue/user-queue';
     await ok('patch', lq, '--subresource=status', '--type=merge', '-p', '{"status":{"flavorsReservation":[]}}');
     const smp = await k('patch', 'clusterqueue', 'cluster-queue', '-p', '{"metadata":{"labels":{"x":"y"}}}');
     assert.notEqual(smp.code, 0);
     assert.match(smp.stderr, /application\/strategic-merge-patch\+json is not supported by kueue.x-k8s.io\/v1beta2, Kind=ClusterQueue/);
-    const ssa = file('ssa.yaml', 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: ssa-queue\n  namespace: default\nspec:\n  clusterQueue: cluster-queue\n');
+    const ssa = file(
+      'ssa.yaml',
+      'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: ssa-queue\n  namespace: default\nspec:\n  clusterQueue: cluster-queue\n',
+    );
     assert.match(await ok('apply', '--server-side', '-f', ssa), /serverside-applied/);
     assert.match(await ok('apply', '--server-side', '-f', ssa), /serverside-applied/);
   });
@@ -169,14 +195,20 @@ describe('kubectl against topoqueue serve', { skip: KUBECTL_MISSING }, () => {
     const unknownFile = file('unknown.yaml', 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n');
     const unknown = await k('apply', '-f', unknownFile);
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /error validating ".*unknown.yaml": error validating data: the server could not find the requested resource/);
+    assert.match(
+      unknown.stderr,
+      /error validating ".*unknown.yaml": error validating data: the server could not find the requested resource/,
+    );
     const unvalidated = await k('apply', '--validate=false', '-f', unknownFile);
     assert.match(unvalidated.stderr, /no matches for kind "Widget" in version "example.com\/v1"/);
     const missing = await k('get', 'workload', 'nosuch');
     assert.match(missing.stderr, /Error from server \(NotFound\): workloads.kueue.x-k8s.io "nosuch" not found/);
     const dup = file('dup.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: dup\n');
     await ok('create', '-f', dup);
-    assert.match((await k('create', '-f', dup)).stderr, /Error from server \(AlreadyExists\): error when creating ".*dup.yaml": namespaces "dup" already exists/);
+    assert.match(
+      (await k('create', '-f', dup)).stderr,
+      /Error from server \(AlreadyExists\): error when creating ".*dup.yaml": namespaces "dup" already exists/,
+    );
   });
 
   it('creates a namespace from kubectl create namespace (a protobuf body) and serves version and api-resources', async () => {

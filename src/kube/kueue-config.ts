@@ -44,7 +44,22 @@ export const FRAMEWORK_NAMES: Record<string, string> = {
 export const KUEUE_LEADER_ELECTION_ID = 'c1f6bfd2.kueue.x-k8s.io';
 
 const KNOWN = {
-  top: ['apiVersion', 'kind', 'namespace', 'manageJobsWithoutQueueName', 'managedJobsNamespaceSelector', 'waitForPodsReady', 'featureGates', 'integrations', 'labelKeysToCopy', 'clientConnection', 'leaderElection', 'webhook', 'metrics', 'health'],
+  top: [
+    'apiVersion',
+    'kind',
+    'namespace',
+    'manageJobsWithoutQueueName',
+    'managedJobsNamespaceSelector',
+    'waitForPodsReady',
+    'featureGates',
+    'integrations',
+    'labelKeysToCopy',
+    'clientConnection',
+    'leaderElection',
+    'webhook',
+    'metrics',
+    'health',
+  ],
   integrations: ['frameworks'],
   clientConnection: ['qps', 'burst'],
   leaderElection: ['leaderElect', 'leaseDuration', 'renewDeadline', 'retryPeriod', 'resourceName', 'resourceNamespace', 'resourceLock'],
@@ -63,18 +78,29 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
   const block = (v: unknown, field: string, known: readonly string[]): Rec => {
     if (v === undefined || v === null) return {};
     if (!isRecord(v)) fail(field, `must be a mapping, got ${JSON.stringify(v)}`);
-    for (const k of Object.keys(v as Rec)) if (!known.includes(k)) fail(field ? `${field}.${k}` : k, `unknown field (topoqueue reads: ${known.join(', ')})`);
+    for (const k of Object.keys(v as Rec))
+      if (!known.includes(k)) fail(field ? `${field}.${k}` : k, `unknown field (topoqueue reads: ${known.join(', ')})`);
     return v as Rec;
   };
   const top = block(raw, '', KNOWN.top);
-  if (top.apiVersion !== undefined && top.apiVersion !== 'config.kueue.x-k8s.io/v1beta2' && top.apiVersion !== 'config.kueue.x-k8s.io/v1beta1') {
+  if (
+    top.apiVersion !== undefined &&
+    top.apiVersion !== 'config.kueue.x-k8s.io/v1beta2' &&
+    top.apiVersion !== 'config.kueue.x-k8s.io/v1beta1'
+  ) {
     fail('apiVersion', `must be config.kueue.x-k8s.io/v1beta2 (or v1beta1), got ${JSON.stringify(top.apiVersion)}`);
   }
   if (top.kind !== undefined && top.kind !== 'Configuration') fail('kind', `must be Configuration, got ${JSON.stringify(top.kind)}`);
-  const str = (v: unknown, field: string, dflt: string): string => (v === undefined ? dflt : typeof v === 'string' && v !== '' ? v : fail(field, `must be a non-empty string, got ${JSON.stringify(v)}`));
-  const bool = (v: unknown, field: string, dflt: boolean): boolean => (v === undefined ? dflt : typeof v === 'boolean' ? v : fail(field, `must be true or false, got ${JSON.stringify(v)}`));
+  const str = (v: unknown, field: string, dflt: string): string =>
+    v === undefined ? dflt : typeof v === 'string' && v !== '' ? v : fail(field, `must be a non-empty string, got ${JSON.stringify(v)}`);
+  const bool = (v: unknown, field: string, dflt: boolean): boolean =>
+    v === undefined ? dflt : typeof v === 'boolean' ? v : fail(field, `must be true or false, got ${JSON.stringify(v)}`);
   const num = (v: unknown, field: string, dflt: number, integer = false): number =>
-    v === undefined ? dflt : typeof v === 'number' && v > 0 && (!integer || Number.isInteger(v)) ? v : fail(field, `must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v)}`);
+    v === undefined
+      ? dflt
+      : typeof v === 'number' && v > 0 && (!integer || Number.isInteger(v))
+        ? v
+        : fail(field, `must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(v)}`);
   const duration = (v: unknown, field: string, dfltMs: number): number => {
     if (v === undefined) return dfltMs;
     const s = typeof v === 'string' ? parseGoDuration(v) : undefined;
@@ -103,13 +129,22 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
   if (integrations.frameworks !== undefined) {
     if (!Array.isArray(integrations.frameworks)) fail('integrations.frameworks', 'must be a list of framework names');
     frameworks = (integrations.frameworks as unknown[]).map((f, i) =>
-      typeof f === 'string' && f in FRAMEWORK_NAMES ? f : fail(`integrations.frameworks[${i}]`, `unknown framework ${JSON.stringify(f)}; topoqueue has: ${Object.keys(FRAMEWORK_NAMES).join(', ')}`),
+      typeof f === 'string' && f in FRAMEWORK_NAMES
+        ? f
+        : fail(
+            `integrations.frameworks[${i}]`,
+            `unknown framework ${JSON.stringify(f)}; topoqueue has: ${Object.keys(FRAMEWORK_NAMES).join(', ')}`,
+          ),
     );
   }
   let labelKeysToCopy: string[] = [];
   if (top.labelKeysToCopy !== undefined) {
     if (!Array.isArray(top.labelKeysToCopy)) fail('labelKeysToCopy', 'must be a list of label keys');
-    labelKeysToCopy = (top.labelKeysToCopy as unknown[]).map((k, i) => (typeof k === 'string' && /^([a-z0-9.-]+\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(k) ? k : fail(`labelKeysToCopy[${i}]`, `must be a label key, got ${JSON.stringify(k)}`)));
+    labelKeysToCopy = (top.labelKeysToCopy as unknown[]).map((k, i) =>
+      typeof k === 'string' && /^([a-z0-9.-]+\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(k)
+        ? k
+        : fail(`labelKeysToCopy[${i}]`, `must be a label key, got ${JSON.stringify(k)}`),
+    );
   }
   let selector: LabelSelector | undefined;
   if (top.managedJobsNamespaceSelector !== undefined) {
@@ -129,9 +164,12 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
     resourceName: str(le.resourceName, 'leaderElection.resourceName', KUEUE_LEADER_ELECTION_ID),
     resourceNamespace: str(le.resourceNamespace, 'leaderElection.resourceNamespace', namespace),
   };
-  if (le.resourceLock !== undefined && le.resourceLock !== 'leases') fail('leaderElection.resourceLock', `must be "leases" (the only lock topoqueue takes), got ${JSON.stringify(le.resourceLock)}`);
-  if (leaderElection.renewDeadlineMs >= leaderElection.leaseDurationMs) fail('leaderElection.renewDeadline', 'must be shorter than leaseDuration');
-  if (leaderElection.retryPeriodMs >= leaderElection.renewDeadlineMs) fail('leaderElection.retryPeriod', 'must be shorter than renewDeadline');
+  if (le.resourceLock !== undefined && le.resourceLock !== 'leases')
+    fail('leaderElection.resourceLock', `must be "leases" (the only lock topoqueue takes), got ${JSON.stringify(le.resourceLock)}`);
+  if (leaderElection.renewDeadlineMs >= leaderElection.leaseDurationMs)
+    fail('leaderElection.renewDeadline', 'must be shorter than leaseDuration');
+  if (leaderElection.retryPeriodMs >= leaderElection.renewDeadlineMs)
+    fail('leaderElection.retryPeriod', 'must be shorter than renewDeadline');
 
   const topoqueue = defaultConfig({
     namespace,

@@ -28,7 +28,8 @@ export interface LeaseClient {
 
 /** A LeaseClient over requests to `coordination.k8s.io/v1` (ClientStore.request). */
 export function leaseClient(request: <T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) => Promise<T>): LeaseClient {
-  const path = (ns: string, name?: string) => `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases${name !== undefined ? `/${encodeURIComponent(name)}` : ''}`;
+  const path = (ns: string, name?: string) =>
+    `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/leases${name !== undefined ? `/${encodeURIComponent(name)}` : ''}`;
   return {
     get: async (ns, name) => {
       try {
@@ -91,7 +92,10 @@ export class LeaderElector {
     try {
       const lease = await this.o.leases.get(this.o.namespace, this.o.name);
       if (lease?.spec?.holderIdentity === this.o.identity) {
-        await this.o.leases.update({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.now()) } });
+        await this.o.leases.update({
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(this.now()) },
+        });
       }
     } catch {
       // the lease runs out on its own
@@ -133,7 +137,13 @@ export class LeaderElector {
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { leases, namespace, name, identity } = this.o;
     const t = this.now();
-    const spec = { holderIdentity: identity, leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000), acquireTime: microTime(t), renewTime: microTime(t), leaseTransitions: 0 };
+    const spec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(this.o.leaseDurationMs / 1000),
+      acquireTime: microTime(t),
+      renewTime: microTime(t),
+      leaseTransitions: 0,
+    };
     const lease = await leases.get(namespace, name);
     if (!lease) {
       try {

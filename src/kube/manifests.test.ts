@@ -23,7 +23,8 @@ function validate(schema: Schema, v: unknown, path = ''): string[] {
   const type = Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v;
   if (t && !(t === type || (t === 'number' && type === 'integer'))) return [`${path}: expected ${t}, got ${type}`];
   const out: string[] = [];
-  if (schema.enum && !(schema.enum as unknown[]).includes(v)) out.push(`${path}: ${JSON.stringify(v)} not in ${JSON.stringify(schema.enum)}`);
+  if (schema.enum && !(schema.enum as unknown[]).includes(v))
+    out.push(`${path}: ${JSON.stringify(v)} not in ${JSON.stringify(schema.enum)}`);
   if (type === 'array') {
     const a = v as unknown[];
     if (schema.minItems !== undefined && a.length < schema.minItems) out.push(`${path}: fewer than ${schema.minItems} items`);
@@ -41,12 +42,15 @@ function validate(schema: Schema, v: unknown, path = ''): string[] {
     }
   }
   if (type === 'string') {
-    if (schema.pattern && !new RegExp(schema.pattern as string, 'u').test(v as string)) out.push(`${path}: does not match ${schema.pattern}`);
+    if (schema.pattern && !new RegExp(schema.pattern as string, 'u').test(v as string))
+      out.push(`${path}: does not match ${schema.pattern}`);
     if (schema.minLength !== undefined && (v as string).length < schema.minLength) out.push(`${path}: shorter than ${schema.minLength}`);
   }
   if (typeof v === 'number') {
-    if (schema.minimum !== undefined && (schema.exclusiveMinimum ? v <= schema.minimum : v < schema.minimum)) out.push(`${path}: below ${schema.minimum}`);
-    if (schema.maximum !== undefined && (schema.exclusiveMaximum ? v >= schema.maximum : v > schema.maximum)) out.push(`${path}: above ${schema.maximum}`);
+    if (schema.minimum !== undefined && (schema.exclusiveMinimum ? v <= schema.minimum : v < schema.minimum))
+      out.push(`${path}: below ${schema.minimum}`);
+    if (schema.maximum !== undefined && (schema.exclusiveMaximum ? v >= schema.maximum : v > schema.maximum))
+      out.push(`${path}: above ${schema.maximum}`);
   }
   return out;
 }
@@ -75,12 +79,19 @@ describe('deploy/ manifests', () => {
       const root = schemaOf(apiVersionOf(r), r.kind)!;
       assert.ok(!JSON.stringify(root).includes('$ref'), `${r.kind}: $ref`);
       for (const n of nodes(root)) {
-        assert.ok(n.type || n['x-kubernetes-int-or-string'] || n['x-kubernetes-preserve-unknown-fields'], `${r.kind}: a node without a type: ${JSON.stringify(n).slice(0, 200)}`);
+        assert.ok(
+          n.type || n['x-kubernetes-int-or-string'] || n['x-kubernetes-preserve-unknown-fields'],
+          `${r.kind}: a node without a type: ${JSON.stringify(n).slice(0, 200)}`,
+        );
         assert.ok(!(n.properties && n.additionalProperties), `${r.kind}: properties and additionalProperties together`);
       }
     }
     assert.deepEqual(structural({ anyOf: [{ type: 'string' }, { type: 'number' }] }), { 'x-kubernetes-int-or-string': true }, 'a quantity');
-    assert.deepEqual(structural({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: {} }), { type: 'object', properties: { a: { type: 'string' } }, 'x-kubernetes-preserve-unknown-fields': true }, 'a loose object keeps unknown fields');
+    assert.deepEqual(
+      structural({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: {} }),
+      { type: 'object', properties: { a: { type: 'string' } }, 'x-kubernetes-preserve-unknown-fields': true },
+      'a loose object keeps unknown fields',
+    );
   });
 
   it('the CRD schemas accept every example manifest of their kinds', () => {
@@ -102,16 +113,45 @@ describe('deploy/ manifests', () => {
 
   it('the CRD schemas refuse objects of the wrong shape', () => {
     const topology = schemaOf('kueue.x-k8s.io/v1beta2', 'Topology')!;
-    assert.notDeepEqual(validate(topology, { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 't' }, spec: { levels: [] } }), []);
-    assert.notDeepEqual(validate(topology, { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 't' }, spec: { levels: [{ nodeLabel: 7 }] } }), []);
+    assert.notDeepEqual(
+      validate(topology, { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Topology', metadata: { name: 't' }, spec: { levels: [] } }),
+      [],
+    );
+    assert.notDeepEqual(
+      validate(topology, {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'Topology',
+        metadata: { name: 't' },
+        spec: { levels: [{ nodeLabel: 7 }] },
+      }),
+      [],
+    );
     const cq = schemaOf('kueue.x-k8s.io/v1beta2', 'ClusterQueue')!;
-    assert.deepEqual(validate(cq, { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ClusterQueue', metadata: { name: 'c' }, spec: { resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'f', resources: [{ name: 'cpu', nominalQuota: 8 }] }] }] } }), [], 'a quantity as a number');
+    assert.deepEqual(
+      validate(cq, {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'ClusterQueue',
+        metadata: { name: 'c' },
+        spec: { resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'f', resources: [{ name: 'cpu', nominalQuota: 8 }] }] }] },
+      }),
+      [],
+      'a quantity as a number',
+    );
   });
 
   it('`kubectl kustomize deploy/` renders the install; the foreign CRDs are a separate component', { skip: KUBECTL_MISSING }, () => {
     const out = execFileSync('kubectl', ['kustomize', 'deploy/'], { encoding: 'utf8' });
     const kinds = [...out.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
-    for (const k of ['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'Deployment', 'Service', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) assert.ok(kinds.includes(k), k);
+    for (const k of [
+      'Namespace',
+      'CustomResourceDefinition',
+      'ClusterRole',
+      'Deployment',
+      'Service',
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+    ])
+      assert.ok(kinds.includes(k), k);
     assert.match(out, /name: workloads\.kueue\.x-k8s\.io/);
     assert.doesNotMatch(out, /podgroups\.scheduling\.volcano\.sh/, "Volcano's CRDs are not in the default install");
     const r = spawnSync('kubectl', ['kustomize', 'deploy/components/foreign-crds'], { encoding: 'utf8' });

@@ -37,7 +37,14 @@ function manager(namespace: string): KObject[] {
               {
                 name: 'manager',
                 image: IMAGE,
-                args: ['controller', '--leader-elect', `--namespace=${namespace}`, '--webhook-port=9443', '--metrics-port=8080', '--cert-dir=/tmp/k8s-webhook-server/serving-certs'],
+                args: [
+                  'controller',
+                  '--leader-elect',
+                  `--namespace=${namespace}`,
+                  '--webhook-port=9443',
+                  '--metrics-port=8080',
+                  '--cert-dir=/tmp/k8s-webhook-server/serving-certs',
+                ],
                 ports: [
                   { name: 'webhook', containerPort: 9443, protocol: 'TCP' },
                   { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
@@ -90,13 +97,23 @@ export function deployFiles(namespace = NAMESPACE): Map<string, string> {
       }),
   );
   files.set('components/foreign-crds/crds.yaml', header + yaml(foreignResources().map(crdFor)));
-  files.set('components/foreign-crds/kustomization.yaml', header + stringify({ apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component', resources: ['crds.yaml'] }));
+  files.set(
+    'components/foreign-crds/kustomization.yaml',
+    header + stringify({ apiVersion: 'kustomize.config.k8s.io/v1alpha1', kind: 'Component', resources: ['crds.yaml'] }),
+  );
   return files;
 }
 
 /** `topoqueue manifests`: the install, one YAML stream (foreign CRDs only when asked). */
 export function manifestsText(opts: { foreignCrds?: boolean; namespace?: string } = {}): string {
   const files = deployFiles(opts.namespace);
-  const order = ['namespace.yaml', 'crds.yaml', ...(opts.foreignCrds ? ['components/foreign-crds/crds.yaml'] : []), 'rbac.yaml', 'manager.yaml', 'webhooks.yaml'];
+  const order = [
+    'namespace.yaml',
+    'crds.yaml',
+    ...(opts.foreignCrds ? ['components/foreign-crds/crds.yaml'] : []),
+    'rbac.yaml',
+    'manager.yaml',
+    'webhooks.yaml',
+  ];
   return order.map((f) => files.get(f)!.replace(/^#.*\n/, '')).join('---\n');
 }

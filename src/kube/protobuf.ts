@@ -108,7 +108,9 @@ export function decodeProtobufCreate(body: Buffer): Record<string, unknown> {
   for (const f of fields(raw)) {
     if (f.no === 1) ns.metadata = objectMeta(bytes(f.value));
     if (f.no === 2) {
-      const finalizers = fields(bytes(f.value)).filter((x) => x.no === 1).map((x) => text(x.value));
+      const finalizers = fields(bytes(f.value))
+        .filter((x) => x.no === 1)
+        .map((x) => text(x.value));
       if (finalizers.length > 0) ns.spec = { finalizers };
     }
   }

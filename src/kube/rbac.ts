@@ -23,12 +23,22 @@ export interface PolicyRule {
 
 /** Writes, by resource (`plural.group`, '' group for core), with why. */
 const WRITES: readonly { resource: string; group: string; verbs: string[]; why: string }[] = [
-  { group: 'kueue.x-k8s.io', resource: 'workloads', verbs: ['create', 'update', 'delete'], why: 'job reconcilers create, adopt, finish and delete Workloads' },
+  {
+    group: 'kueue.x-k8s.io',
+    resource: 'workloads',
+    verbs: ['create', 'update', 'delete'],
+    why: 'job reconcilers create, adopt, finish and delete Workloads',
+  },
   { group: 'kueue.x-k8s.io', resource: 'workloads/status', verbs: ['update'], why: 'admission, eviction, PodsReady, Finished' },
   { group: 'kueue.x-k8s.io', resource: 'clusterqueues/status', verbs: ['update'], why: 'usage and pending counts' },
   { group: 'kueue.x-k8s.io', resource: 'localqueues/status', verbs: ['update'], why: 'usage and pending counts' },
   { group: 'kueue.x-k8s.io', resource: 'cohorts/status', verbs: ['update'], why: 'usage' },
-  { group: '', resource: 'pods', verbs: ['update', 'delete'], why: 'ungating (scheduling gates, node selectors), replacing pods of failed nodes, excess pods' },
+  {
+    group: '',
+    resource: 'pods',
+    verbs: ['update', 'delete'],
+    why: 'ungating (scheduling gates, node selectors), replacing pods of failed nodes, excess pods',
+  },
   { group: '', resource: 'events', verbs: ['create', 'update'], why: 'Events (repeats update the count)' },
   { group: 'batch', resource: 'jobs', verbs: ['update'], why: 'suspend and resume with the admitted node selectors' },
   { group: 'jobset.x-k8s.io', resource: 'jobsets', verbs: ['update'], why: 'suspend and resume' },
@@ -102,7 +112,12 @@ export function leaderElectionRules(): PolicyRule[] {
 
 /** Does one of the rules allow this request (`verb`, group, `resource[/subresource]`)? */
 export function allows(rules: readonly PolicyRule[], verb: string, group: string, resource: string): boolean {
-  return rules.some((r) => (r.apiGroups.includes(group) || r.apiGroups.includes('*')) && (r.resources.includes(resource) || r.resources.includes('*')) && (r.verbs.includes(verb) || r.verbs.includes('*')));
+  return rules.some(
+    (r) =>
+      (r.apiGroups.includes(group) || r.apiGroups.includes('*')) &&
+      (r.resources.includes(resource) || r.resources.includes('*')) &&
+      (r.verbs.includes(verb) || r.verbs.includes('*')),
+  );
 }
 
 export const SERVICE_ACCOUNT = 'topoqueue-controller-manager';
@@ -113,9 +128,26 @@ export function rbacObjects(namespace: string, rules = clusterRules(controllerSu
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: SERVICE_ACCOUNT, namespace, labels } },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'topoqueue-manager-role', labels }, rules },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'topoqueue-manager-rolebinding', labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'topoqueue-manager-role' }, subjects: subject },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'topoqueue-leader-election-role', namespace, labels }, rules: leaderElectionRules() },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'topoqueue-leader-election-rolebinding', namespace, labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'topoqueue-leader-election-role' }, subjects: subject },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'topoqueue-manager-rolebinding', labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'topoqueue-manager-role' },
+      subjects: subject,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'topoqueue-leader-election-role', namespace, labels },
+      rules: leaderElectionRules(),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'topoqueue-leader-election-rolebinding', namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'topoqueue-leader-election-role' },
+      subjects: subject,
+    },
   ] as KObject[];
 }
 
@@ -131,6 +163,23 @@ export function requestAttributes(method: string, path: string): { verb: string;
   }
   if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
   const [resource = '', name, sub] = rest;
-  const verb = method === 'WATCH' ? 'watch' : method === 'GET' ? (name ? 'get' : 'list') : method === 'POST' ? 'create' : method === 'PUT' ? 'update' : method === 'DELETE' ? (name ? 'delete' : 'deletecollection') : method === 'PATCH' ? 'patch' : method.toLowerCase();
+  const verb =
+    method === 'WATCH'
+      ? 'watch'
+      : method === 'GET'
+        ? name
+          ? 'get'
+          : 'list'
+        : method === 'POST'
+          ? 'create'
+          : method === 'PUT'
+            ? 'update'
+            : method === 'DELETE'
+              ? name
+                ? 'delete'
+                : 'deletecollection'
+              : method === 'PATCH'
+                ? 'patch'
+                : method.toLowerCase();
   return { verb, group, resource: sub ? `${resource}/${sub}` : resource };
 }

@@ -308,7 +308,11 @@ export class KindCache {
     return rv;
   }
 
-  private watchOnce(r: Reflected, group: string, fromRv: string): Promise<{ kind: 'closed' | 'gone' | 'error'; rv?: string; err?: unknown }> {
+  private watchOnce(
+    r: Reflected,
+    group: string,
+    fromRv: string,
+  ): Promise<{ kind: 'closed' | 'gone' | 'error'; rv?: string; err?: unknown }> {
     return new Promise((resolve) => {
       let rv = fromRv;
       let gone = false;

@@ -39,12 +39,23 @@ describe('label selector strings', () => {
 });
 
 describe('field selector strings', () => {
-  const p = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p1', namespace: 'ns' }, spec: { nodeName: 'n1' }, status: { phase: 'Running' } } as KObject;
+  const p = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p1', namespace: 'ns' },
+    spec: { nodeName: 'n1' },
+    status: { phase: 'Running' },
+  } as KObject;
   it('selects on metadata fields of every kind and the fields kube-apiserver allows per kind', () => {
     assert.ok(fieldsMatch(parseFieldSelector('spec.nodeName=n1,status.phase!=Succeeded,status.phase!=Failed', 'Pod'), p));
     assert.ok(!fieldsMatch(parseFieldSelector('metadata.name==p2', 'Pod'), p));
     assert.ok(fieldsMatch(parseFieldSelector('metadata.namespace=ns', 'Workload'), p));
-    const ev = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, involvedObject: { kind: 'Node', name: 'n1' } } as KObject;
+    const ev = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'e', namespace: 'default' },
+      involvedObject: { kind: 'Node', name: 'n1' },
+    } as KObject;
     assert.ok(fieldsMatch(parseFieldSelector('involvedObject.kind=Node,involvedObject.name=n1,involvedObject.namespace=', 'Event'), ev));
   });
   it('refuses unknown fields and unreadable terms with 400', () => {

@@ -22,13 +22,17 @@ const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 function checkKey(key: string): void {
   const name = key.includes('/') ? key.slice(key.indexOf('/') + 1) : key;
   if (!KEY.test(key) || name.length > 63 || key.length - name.length > 254) {
-    throw badRequest(`unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`);
+    throw badRequest(
+      `unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+    );
   }
 }
 
 function checkValue(v: string): void {
   if (v.length > 63 || !VALUE.test(v)) {
-    throw badRequest(`unable to parse requirement: invalid label value: "${v}": at key: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+    throw badRequest(
+      `unable to parse requirement: invalid label value: "${v}": at key: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+    );
   }
 }
 
@@ -73,7 +77,7 @@ export function parseLabelSelector(text: string): LabelRequirement[] {
     let req: LabelRequirement;
     if (toks[i] === '!') {
       i++;
-      if (!isWord(toks[i])) expect('identifier after \'!\'');
+      if (!isWord(toks[i])) expect("identifier after '!'");
       req = { key: toks[i++]!, op: '!exists', values: [] };
     } else {
       if (!isWord(toks[i])) expect('identifier');
@@ -88,7 +92,8 @@ export function parseLabelSelector(text: string): LabelRequirement[] {
       } else if (op === '<' || op === '>') {
         i++;
         const v = toks[i++];
-        if (!isWord(v) || !/^-?\d+$/.test(v!)) throw badRequest(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer, got "${v ?? ''}"`);
+        if (!isWord(v) || !/^-?\d+$/.test(v!))
+          throw badRequest(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer, got "${v ?? ''}"`);
         req = { key, op: op === '>' ? 'gt' : 'lt', values: [v!] };
       } else if (op === 'in' || op === 'notin') {
         i++;
@@ -132,7 +137,9 @@ function compile(reqs: readonly LabelRequirement[]): { selector: LabelSelector; 
   let c = compiled.get(reqs);
   if (!c) {
     const numeric = reqs.filter((r) => r.op === 'gt' || r.op === 'lt');
-    const matchExpressions = reqs.filter((r) => r.op !== 'gt' && r.op !== 'lt').map((r) => ({ key: r.key, operator: EXPRESSION[r.op as keyof typeof EXPRESSION], values: r.values }));
+    const matchExpressions = reqs
+      .filter((r) => r.op !== 'gt' && r.op !== 'lt')
+      .map((r) => ({ key: r.key, operator: EXPRESSION[r.op as keyof typeof EXPRESSION], values: r.values }));
     c = { selector: { matchExpressions }, numeric };
     compiled.set(reqs, c);
   }
@@ -164,7 +171,16 @@ export interface FieldRequirement {
 
 /** Fields each kind may be selected on, beyond metadata.name and metadata.namespace (as kube-apiserver's). */
 const FIELDS: Record<string, readonly string[]> = {
-  Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+  Pod: [
+    'spec.nodeName',
+    'spec.restartPolicy',
+    'spec.schedulerName',
+    'spec.serviceAccountName',
+    'spec.hostNetwork',
+    'status.phase',
+    'status.podIP',
+    'status.nominatedNodeName',
+  ],
   Node: ['spec.unschedulable'],
   Namespace: ['status.phase'],
   Event: [
@@ -219,7 +235,7 @@ export function parseFieldSelector(text: string, kind: string): FieldRequirement
 }
 
 function fieldValue(obj: KObject, field: string): string {
-  if (field === 'source') return String(((obj as { source?: { component?: string } }).source?.component) ?? '');
+  if (field === 'source') return String((obj as { source?: { component?: string } }).source?.component ?? '');
   let v: unknown = obj;
   for (const p of field.split('.')) {
     if (v === null || typeof v !== 'object') return '';

@@ -35,7 +35,9 @@ describe('API server', () => {
   });
 
   it('serves aggregated discovery with its exact Content-Type when asked, legacy otherwise', async () => {
-    const agg = await raw(s.url, 'GET', '/apis', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
+    const agg = await raw(s.url, 'GET', '/apis', {
+      headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' },
+    });
     assert.equal(agg.headers['content-type'], AGGREGATED_CONTENT_TYPE);
     const kueue = agg.json().items.find((g: { metadata: { name: string } }) => g.metadata.name === 'kueue.x-k8s.io');
     const wl = kueue.versions[0].resources.find((r: { resource: string }) => r.resource === 'workloads');
@@ -79,7 +81,12 @@ describe('API server', () => {
   });
 
   it('answers unknown kinds and versions with 404 "the server could not find the requested resource"', async () => {
-    for (const path of ['/apis/kueue.x-k8s.io/v9/workloads', '/api/v1/foos', '/apis/nosuch.io/v1/things', '/api/v1/namespaces/default/pods/p/exec']) {
+    for (const path of [
+      '/apis/kueue.x-k8s.io/v9/workloads',
+      '/api/v1/foos',
+      '/apis/nosuch.io/v1/things',
+      '/api/v1/namespaces/default/pods/p/exec',
+    ]) {
       const r = await raw(s.url, 'GET', path);
       assert.equal(r.status, 404, path);
       assert.equal(r.json().message, 'the server could not find the requested resource');
@@ -91,7 +98,10 @@ describe('API server', () => {
     assert.equal(j.status, 400);
     assert.equal(j.json().reason, 'BadRequest');
     assert.match(j.json().message, /^the request body is not valid JSON: /);
-    const y = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: 'a: [b\n c: :', headers: { 'Content-Type': 'application/yaml' } });
+    const y = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', {
+      body: 'a: [b\n c: :',
+      headers: { 'Content-Type': 'application/yaml' },
+    });
     assert.equal(y.status, 400);
     assert.match(y.json().message, /^the request body is not valid YAML: /);
     const arr = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: '[1,2]', headers: JSON_CT });
@@ -100,7 +110,10 @@ describe('API server', () => {
   });
 
   it('refuses a body of another kind or version than the URL with 400', async () => {
-    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify({ ...pod('p'), kind: 'Node' }), headers: JSON_CT });
+    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', {
+      body: JSON.stringify({ ...pod('p'), kind: 'Node' }),
+      headers: JSON_CT,
+    });
     assert.equal(r.status, 400);
     assert.match(r.json().message, /kind \(Node\) do not match the expected v1, Kind=Pod/);
   });
@@ -110,13 +123,22 @@ describe('API server', () => {
     assert.equal(r.status, 415);
     assert.equal(r.json().reason, 'UnsupportedMediaType');
     assert.match(r.json().message, /accepted media types include: application\/json, application\/yaml/);
-    const smp = await raw(s.url, 'PATCH', '/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue', { body: '{}', headers: { 'Content-Type': 'application/strategic-merge-patch+json' } });
+    const smp = await raw(s.url, 'PATCH', '/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue', {
+      body: '{}',
+      headers: { 'Content-Type': 'application/strategic-merge-patch+json' },
+    });
     assert.equal(smp.status, 415, 'strategic merge patch of a custom resource');
-    assert.equal(smp.json().message, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+    assert.equal(
+      smp.json().message,
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+    );
   });
 
   it('refuses bodies over 3 MiB with 413 like kube-apiserver', async () => {
-    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: Buffer.alloc(MAX_BODY_BYTES + 1, 0x20), headers: JSON_CT });
+    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', {
+      body: Buffer.alloc(MAX_BODY_BYTES + 1, 0x20),
+      headers: JSON_CT,
+    });
     assert.equal(r.status, 413);
     assert.deepEqual([r.json().reason, r.json().message], ['RequestEntityTooLarge', 'Request entity too large: limit is 3145728']);
   });
@@ -133,13 +155,23 @@ describe('API server', () => {
   });
 
   it('selects by label (=, !=, in, notin, exists, !exists) and by field', async () => {
-    for (const [name, tier] of [['sel-a', 'fe'], ['sel-b', 'be'], ['sel-c', undefined]] as const) {
+    for (const [name, tier] of [
+      ['sel-a', 'fe'],
+      ['sel-b', 'be'],
+      ['sel-c', undefined],
+    ] as const) {
       const p = pod(name);
       p.metadata.labels = { app: 'sel', ...(tier ? { tier } : {}) } as { app: string };
-      assert.equal((await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(p), headers: JSON_CT })).status, 201);
+      assert.equal(
+        (await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(p), headers: JSON_CT })).status,
+        201,
+      );
     }
     const names = async (q: string) =>
-      (await raw(s.url, 'GET', `/api/v1/namespaces/default/pods?${q}`)).json().items.map((i: { metadata: { name: string } }) => i.metadata.name).sort();
+      (await raw(s.url, 'GET', `/api/v1/namespaces/default/pods?${q}`))
+        .json()
+        .items.map((i: { metadata: { name: string } }) => i.metadata.name)
+        .sort();
     const ls = (sel: string) => `labelSelector=${encodeURIComponent(`app=sel,${sel}`)}`;
     assert.deepEqual(await names(ls('tier=fe')), ['sel-a']);
     assert.deepEqual(await names(ls('tier!=fe')), ['sel-b', 'sel-c']);
@@ -151,10 +183,18 @@ describe('API server', () => {
   });
 
   it('replays a watch from a resourceVersion, and turns leaving the selector into DELETED', async () => {
-    const created = (await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(pod('w1')), headers: JSON_CT })).json();
+    const created = (
+      await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(pod('w1')), headers: JSON_CT })
+    ).json();
     const rv = created.metadata.resourceVersion;
-    await raw(s.url, 'PATCH', '/api/v1/namespaces/default/pods/w1', { body: '{"metadata":{"labels":{"app":"other"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
-    const w = watchLines(s.url, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${Number(rv) - 1}&labelSelector=app%3Dweb&fieldSelector=metadata.name%3Dw1`);
+    await raw(s.url, 'PATCH', '/api/v1/namespaces/default/pods/w1', {
+      body: '{"metadata":{"labels":{"app":"other"}}}',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    const w = watchLines(
+      s.url,
+      `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${Number(rv) - 1}&labelSelector=app%3Dweb&fieldSelector=metadata.name%3Dw1`,
+    );
     await eventually(() => (w.lines.some((l) => l.includes('"type":"DELETED"')) ? true : undefined), 'the DELETED event');
     w.stop();
     const events = w.lines.map((l) => JSON.parse(l));
@@ -169,7 +209,10 @@ describe('API server', () => {
     const w = watchLines(s.url, '/apis/kueue.x-k8s.io/v1beta2/clusterqueues?watch=true');
     assert.equal(await w.status, 200);
     await eventually(() => (w.lines.length >= 1 ? true : undefined), 'the ADDED event');
-    await raw(s.url, 'PATCH', '/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue', { body: '{"metadata":{"labels":{"seen":"yes"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    await raw(s.url, 'PATCH', '/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue', {
+      body: '{"metadata":{"labels":{"seen":"yes"}}}',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
     await eventually(() => (w.lines.some((l) => l.includes('"seen":"yes"')) ? true : undefined), 'the MODIFIED event');
     w.stop();
     assert.equal(JSON.parse(w.lines[0]!).type, 'ADDED');
@@ -177,7 +220,10 @@ describe('API server', () => {
 
   it('does not bump the resourceVersion for a no-op patch or replace', async () => {
     const live = (await raw(s.url, 'GET', '/api/v1/nodes/b1-r1-n1')).json();
-    const p = await raw(s.url, 'PATCH', '/api/v1/nodes/b1-r1-n1', { body: JSON.stringify({ metadata: { labels: live.metadata.labels } }), headers: { 'Content-Type': 'application/merge-patch+json' } });
+    const p = await raw(s.url, 'PATCH', '/api/v1/nodes/b1-r1-n1', {
+      body: JSON.stringify({ metadata: { labels: live.metadata.labels } }),
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
     assert.equal(p.json().metadata.resourceVersion, live.metadata.resourceVersion);
     const put = await raw(s.url, 'PUT', '/api/v1/nodes/b1-r1-n1', { body: JSON.stringify(live), headers: JSON_CT });
     assert.equal(put.status, 200);
@@ -186,14 +232,26 @@ describe('API server', () => {
 
   it('answers a stale resourceVersion on PUT with 409 Conflict and its exact message', async () => {
     const live = (await raw(s.url, 'GET', '/api/v1/nodes/b1-r1-n2')).json();
-    await raw(s.url, 'PATCH', '/api/v1/nodes/b1-r1-n2', { body: '{"metadata":{"labels":{"bump":"1"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
-    const r = await raw(s.url, 'PUT', '/api/v1/nodes/b1-r1-n2', { body: JSON.stringify({ ...live, metadata: { ...live.metadata, labels: { x: 'y' } } }), headers: JSON_CT });
+    await raw(s.url, 'PATCH', '/api/v1/nodes/b1-r1-n2', {
+      body: '{"metadata":{"labels":{"bump":"1"}}}',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    const r = await raw(s.url, 'PUT', '/api/v1/nodes/b1-r1-n2', {
+      body: JSON.stringify({ ...live, metadata: { ...live.metadata, labels: { x: 'y' } } }),
+      headers: JSON_CT,
+    });
     assert.equal(r.status, 409);
-    assert.equal(r.json().message, 'Operation cannot be fulfilled on nodes "b1-r1-n2": the object has been modified; please apply your changes to the latest version and try again');
+    assert.equal(
+      r.json().message,
+      'Operation cannot be fulfilled on nodes "b1-r1-n2": the object has been modified; please apply your changes to the latest version and try again',
+    );
   });
 
   it('stores nothing on dryRun=All', async () => {
-    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods?dryRun=All', { body: JSON.stringify(pod('dry')), headers: JSON_CT });
+    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods?dryRun=All', {
+      body: JSON.stringify(pod('dry')),
+      headers: JSON_CT,
+    });
     assert.equal(r.status, 201);
     assert.equal(r.json().metadata.name, 'dry');
     assert.equal((await raw(s.url, 'GET', '/api/v1/namespaces/default/pods/dry')).status, 404);
@@ -202,11 +260,24 @@ describe('API server', () => {
   it('bumps generation on spec changes only; the status subresource changes only status', async () => {
     const base = '/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue';
     const g0 = (await raw(s.url, 'GET', base)).json().metadata.generation;
-    const lbl = (await raw(s.url, 'PATCH', base, { body: '{"metadata":{"labels":{"g":"1"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } })).json();
+    const lbl = (
+      await raw(s.url, 'PATCH', base, {
+        body: '{"metadata":{"labels":{"g":"1"}}}',
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      })
+    ).json();
     assert.equal(lbl.metadata.generation, g0);
-    const spec = (await raw(s.url, 'PATCH', base, { body: '{"spec":{"cohortName":"gen-test"}}', headers: { 'Content-Type': 'application/merge-patch+json' } })).json();
+    const spec = (
+      await raw(s.url, 'PATCH', base, {
+        body: '{"spec":{"cohortName":"gen-test"}}',
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      })
+    ).json();
     assert.equal(spec.metadata.generation, g0 + 1);
-    const st = await raw(s.url, 'PATCH', `${base}/status`, { body: '{"spec":{"cohortName":"zzz"},"status":{"x":1}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    const st = await raw(s.url, 'PATCH', `${base}/status`, {
+      body: '{"spec":{"cohortName":"zzz"},"status":{"x":1}}',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
     assert.equal(st.status, 200);
     assert.equal(st.json().spec.cohortName, 'gen-test', 'spec is not written through /status');
     assert.equal(st.json().metadata.generation, g0 + 1);
@@ -215,12 +286,20 @@ describe('API server', () => {
   it('evicts a pod through pods/eviction (201 Success, the pod deleted)', async () => {
     await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(pod('ev1')), headers: JSON_CT });
     const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods/ev1/eviction', {
-      body: JSON.stringify({ kind: 'Eviction', apiVersion: 'policy/v1', metadata: { name: 'ev1', namespace: 'default' }, deleteOptions: {} }),
+      body: JSON.stringify({
+        kind: 'Eviction',
+        apiVersion: 'policy/v1',
+        metadata: { name: 'ev1', namespace: 'default' },
+        deleteOptions: {},
+      }),
       headers: JSON_CT,
     });
     assert.equal(r.status, 201);
     assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
-    await eventually(async () => ((await raw(s.url, 'GET', '/api/v1/namespaces/default/pods/ev1')).status === 404 ? true : undefined), 'the evicted pod gone');
+    await eventually(
+      async () => ((await raw(s.url, 'GET', '/api/v1/namespaces/default/pods/ev1')).status === 404 ? true : undefined),
+      'the evicted pod gone',
+    );
   });
 
   it('decodes a protobuf Namespace (kubectl create namespace) and refuses other protobuf bodies with the workaround', async () => {
@@ -233,7 +312,10 @@ describe('API server', () => {
     assert.equal(r.status, 201, r.text);
     assert.equal(r.json().metadata.name, 'pb');
     const jobMeta = Buffer.concat([str(1, Buffer.from('batch/v1')), str(2, Buffer.from('Job'))]);
-    const job = await raw(s.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', { body: Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00]), str(1, jobMeta)]), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } });
+    const job = await raw(s.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
+      body: Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00]), str(1, jobMeta)]),
+      headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' },
+    });
     assert.equal(job.status, 415);
     assert.match(job.json().message, /--dry-run=client -o yaml \| kubectl apply -f -/);
   });
@@ -243,7 +325,11 @@ describe('API server', () => {
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: { name: 'hooked', namespace: 'default', labels: { 'kueue.x-k8s.io/queue-name': 'user-queue' } },
-      spec: { parallelism: 1, completions: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1' } } }] } } },
+      spec: {
+        parallelism: 1,
+        completions: 1,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1' } } }] } },
+      },
     };
     const r = await raw(s.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', { body: JSON.stringify(job), headers: JSON_CT });
     assert.equal(r.status, 201, r.text);
@@ -251,7 +337,10 @@ describe('API server', () => {
   });
 
   it('answers an invalid object with 422 Invalid, one cause per field', async () => {
-    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bad' }, spec: {} }), headers: JSON_CT });
+    const r = await raw(s.url, 'POST', '/api/v1/namespaces/default/pods', {
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bad' }, spec: {} }),
+      headers: JSON_CT,
+    });
     assert.equal(r.status, 422);
     const st = r.json();
     assert.equal(st.reason, 'Invalid');
@@ -263,7 +352,13 @@ describe('API server', () => {
 
   it('applies server-side: 201 on create, 200 on update, fields dropped from the configuration removed; 422 without fieldManager', async () => {
     const path = '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/ssa';
-    const cfg = (labels: Record<string, string>) => JSON.stringify({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'LocalQueue', metadata: { name: 'ssa', labels }, spec: { clusterQueue: 'cluster-queue' } });
+    const cfg = (labels: Record<string, string>) =>
+      JSON.stringify({
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'LocalQueue',
+        metadata: { name: 'ssa', labels },
+        spec: { clusterQueue: 'cluster-queue' },
+      });
     const ct = { 'Content-Type': 'application/apply-patch+yaml' };
     const c = await raw(s.url, 'PATCH', `${path}?fieldManager=me`, { body: cfg({ a: '1', b: '2' }), headers: ct });
     assert.equal(c.status, 201, c.text);
@@ -276,9 +371,34 @@ describe('API server', () => {
   });
 
   it('survives garbage: random bodies, methods and paths never crash it', async () => {
-    const paths = ['/api/v1/namespaces/default/pods', '/api/v1/namespaces/default/pods/x', '/api/v1/nodes/b1-r1-n1', '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads/x/status', '/apis', '/%zz', '/api/v1/namespaces/default/pods/x/eviction'];
-    const types = ['application/json', 'application/yaml', 'application/merge-patch+json', 'application/json-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'application/vnd.kubernetes.protobuf'];
-    const bodies = ['null', '"x"', '{"metadata":[]}', '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","labels":{"a":1}}}', '[{"op":"remove","path":"/nope"}]', '\u0000\u00ff', 'k8s\u0000\u0008\u00ff', '{"metadata":{"name":"other"}}'];
+    const paths = [
+      '/api/v1/namespaces/default/pods',
+      '/api/v1/namespaces/default/pods/x',
+      '/api/v1/nodes/b1-r1-n1',
+      '/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads/x/status',
+      '/apis',
+      '/%zz',
+      '/api/v1/namespaces/default/pods/x/eviction',
+    ];
+    const types = [
+      'application/json',
+      'application/yaml',
+      'application/merge-patch+json',
+      'application/json-patch+json',
+      'application/strategic-merge-patch+json',
+      'application/apply-patch+yaml',
+      'application/vnd.kubernetes.protobuf',
+    ];
+    const bodies = [
+      'null',
+      '"x"',
+      '{"metadata":[]}',
+      '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","labels":{"a":1}}}',
+      '[{"op":"remove","path":"/nope"}]',
+      '\u0000\u00ff',
+      'k8s\u0000\u0008\u00ff',
+      '{"metadata":{"name":"other"}}',
+    ];
     let n = 0;
     for (const path of paths) {
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {

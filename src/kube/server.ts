@@ -15,7 +15,15 @@ import type { KObject } from '../api/objects.ts';
 import { kindEntry, parseObject } from '../api/schemas.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { isConflict, isNotFound, type ObjectStore } from '../runtime/store.ts';
-import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, legacyApiVersions, legacyGroup, legacyGroupList, resourceList, wantsAggregated } from './discovery.ts';
+import {
+  aggregatedDiscovery,
+  AGGREGATED_CONTENT_TYPE,
+  legacyApiVersions,
+  legacyGroup,
+  legacyGroupList,
+  resourceList,
+  wantsAggregated,
+} from './discovery.ts';
 import {
   alreadyExists,
   ApiError,
@@ -188,7 +196,10 @@ export class ApiServer {
 
   /** The resource a path names, or undefined for the non-resource paths. Throws 404 for unknown resources. */
   private target(pathname: string): Target | undefined {
-    const segs = pathname.split('/').filter((s) => s !== '').map(decodeSegment);
+    const segs = pathname
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeSegment);
     let group: string;
     let version: string;
     let rest: string[];
@@ -226,11 +237,17 @@ export class ApiServer {
     }
     const { r, name, sub } = t;
     if (r.namespaced && name !== undefined && t.namespace === undefined) throw noSuchPath();
-    if (sub !== undefined && !(sub === 'status' && r.status) && !(r.kind === 'Pod' && r.group === '' && (sub === 'eviction' || sub === 'log'))) throw noSuchPath();
+    if (
+      sub !== undefined &&
+      !(sub === 'status' && r.status) &&
+      !(r.kind === 'Pod' && r.group === '' && (sub === 'eviction' || sub === 'log'))
+    )
+      throw noSuchPath();
     const q = url.searchParams;
     switch (method) {
       case 'GET':
-        if (name === undefined) return q.get('watch') === 'true' || q.get('watch') === '1' ? this.watch(reply, t, q, accept) : this.list(reply, t, q, accept);
+        if (name === undefined)
+          return q.get('watch') === 'true' || q.get('watch') === '1' ? this.watch(reply, t, q, accept) : this.list(reply, t, q, accept);
         if (sub === 'log') return this.podLog(reply, t);
         if (sub === 'eviction') throw methodNotAllowed(method);
         return this.getOne(reply, t, q, accept);
@@ -273,7 +290,11 @@ export class ApiServer {
         return this.text(reply, 200, this.opts.metrics ? await this.opts.metrics() : '', 'text/plain; version=0.0.4; charset=utf-8');
       case '/api':
         if (wantsAggregated(accept)) return this.json(reply, 200, aggregatedDiscovery(true), AGGREGATED_CONTENT_TYPE);
-        return this.json(reply, 200, legacyApiVersions(req.socket.localAddress ? `${req.socket.localAddress}:${req.socket.localPort}` : '127.0.0.1'));
+        return this.json(
+          reply,
+          200,
+          legacyApiVersions(req.socket.localAddress ? `${req.socket.localAddress}:${req.socket.localPort}` : '127.0.0.1'),
+        );
       case '/apis':
         if (wantsAggregated(accept)) return this.json(reply, 200, aggregatedDiscovery(false), AGGREGATED_CONTENT_TYPE);
         return this.json(reply, 200, legacyGroupList());
@@ -324,7 +345,12 @@ export class ApiServer {
     const fields = parseFieldSelector(q.get('fieldSelector') ?? '', t.r.kind);
     const r = t.r;
     const ns = r.namespaced ? t.namespace : undefined;
-    return (o) => o.kind === r.kind && sameGroup(r, o) && (ns === undefined || o.metadata.namespace === ns) && labelsMatch(labels, o.metadata.labels) && fieldsMatch(fields, o);
+    return (o) =>
+      o.kind === r.kind &&
+      sameGroup(r, o) &&
+      (ns === undefined || o.metadata.namespace === ns) &&
+      labelsMatch(labels, o.metadata.labels) &&
+      fieldsMatch(fields, o);
   }
 
   private async selected(t: Target, q: URLSearchParams): Promise<{ items: KObject[]; resourceVersion: string }> {
@@ -360,7 +386,8 @@ export class ApiServer {
     const match = this.selectors(t, q);
     const asTable = wantsTable(accept);
     const rvParam = q.get('resourceVersion') ?? '';
-    if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version "${rvParam}": a resourceVersion is a decimal number`);
+    if (rvParam !== '' && !/^\d+$/.test(rvParam))
+      throw badRequest(`invalid resource version "${rvParam}": a resourceVersion is a decimal number`);
     const timeout = Number(q.get('timeoutSeconds') ?? '');
     const initial: KObject[] = [];
     let from: number;
@@ -371,7 +398,10 @@ export class ApiServer {
     } else from = Number(rvParam);
 
     const res = reply.res;
-    res.writeHead(200, { 'Content-Type': asTable ? 'application/json;as=Table;v=v1;g=meta.k8s.io' : 'application/json', 'Cache-Control': 'no-cache, private' });
+    res.writeHead(200, {
+      'Content-Type': asTable ? 'application/json;as=Table;v=v1;g=meta.k8s.io' : 'application/json',
+      'Cache-Control': 'no-cache, private',
+    });
     res.flushHeaders();
     const r = t.r;
     const send = (type: string, object: unknown) => {
@@ -380,7 +410,8 @@ export class ApiServer {
         res.destroy();
         return;
       }
-      if (asTable && type !== 'ERROR' && type !== 'BOOKMARK') object = table(r, [object as KObject], this.tableOptions(q, (object as KObject).metadata.resourceVersion ?? ''));
+      if (asTable && type !== 'ERROR' && type !== 'BOOKMARK')
+        object = table(r, [object as KObject], this.tableOptions(q, (object as KObject).metadata.resourceVersion ?? ''));
       res.write(`${JSON.stringify({ type, object })}\n`);
     };
     const replay = this.log.since(from);
@@ -417,7 +448,9 @@ export class ApiServer {
     if (q.get('allowWatchBookmarks') === 'true' && !asTable) {
       const every = this.opts.bookmarkMs ?? 30_000;
       const tick = () => {
-        res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: r.kind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(storeResourceVersion(this.store)) } } })}\n`);
+        res.write(
+          `${JSON.stringify({ type: 'BOOKMARK', object: { kind: r.kind, apiVersion: apiVersionOf(r), metadata: { resourceVersion: String(storeResourceVersion(this.store)) } } })}\n`,
+        );
         timers.push(setTimeout(tick, every));
       };
       timers.push(setTimeout(tick, every));
@@ -464,13 +497,18 @@ export class ApiServer {
       obj.apiVersion = want;
       obj.kind = r.kind;
     }
-    if (typeof obj.kind !== 'string' || obj.kind === '') throw badRequest(`Object 'Kind' is missing in the request body; expected kind ${r.kind}`);
-    if (typeof obj.apiVersion !== 'string' || obj.apiVersion === '') throw badRequest(`Object 'apiVersion' is missing in the request body; expected apiVersion ${want}`);
+    if (typeof obj.kind !== 'string' || obj.kind === '')
+      throw badRequest(`Object 'Kind' is missing in the request body; expected kind ${r.kind}`);
+    if (typeof obj.apiVersion !== 'string' || obj.apiVersion === '')
+      throw badRequest(`Object 'apiVersion' is missing in the request body; expected apiVersion ${want}`);
     if (obj.apiVersion !== want || obj.kind !== r.kind) {
-      throw badRequest(`the API version in the data (${obj.apiVersion}) and kind (${obj.kind}) do not match the expected ${want}, Kind=${r.kind} of this URL`);
+      throw badRequest(
+        `the API version in the data (${obj.apiVersion}) and kind (${obj.kind}) do not match the expected ${want}, Kind=${r.kind} of this URL`,
+      );
     }
     if (obj.metadata === undefined) obj.metadata = {};
-    if (!isRecord(obj.metadata)) throw invalid(r, '', [causeOf('metadata', `Invalid value: ${describe(obj.metadata)}: metadata must be an object`)]);
+    if (!isRecord(obj.metadata))
+      throw invalid(r, '', [causeOf('metadata', `Invalid value: ${describe(obj.metadata)}: metadata must be an object`)]);
   }
 
   /** A body's object checked against the URL: kind and version, namespace, and (for an item URL) name. */
@@ -479,7 +517,8 @@ export class ApiServer {
     this.placeIn(t.r, t, obj);
     if (t.name !== undefined) {
       const md = obj.metadata as Any;
-      if (md.name !== undefined && md.name !== t.name) throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
+      if (md.name !== undefined && md.name !== t.name)
+        throw badRequest(`the name of the object (${String(md.name)}) does not match the name on the URL (${t.name})`);
       md.name = t.name;
     }
     return obj;
@@ -516,11 +555,16 @@ export class ApiServer {
       const m = md[key];
       if (m === undefined || m === null) continue;
       if (!isRecord(m)) bad(`metadata.${key}`, `Invalid value: ${describe(m)}: must be a map of strings`);
-      else for (const [k, v] of Object.entries(m)) if (typeof v !== 'string') bad(`metadata.${key}[${k}]`, `Invalid value: ${describe(v)}: must be a string`);
+      else
+        for (const [k, v] of Object.entries(m))
+          if (typeof v !== 'string') bad(`metadata.${key}[${k}]`, `Invalid value: ${describe(v)}: must be a string`);
     }
-    if (isRecord(md.annotations) && Buffer.byteLength(JSON.stringify(md.annotations)) > MAX_ANNOTATION_BYTES) bad('metadata.annotations', `Too long: must have at most ${MAX_ANNOTATION_BYTES} bytes`);
-    if (md.finalizers !== undefined && (!Array.isArray(md.finalizers) || md.finalizers.some((f: unknown) => typeof f !== 'string'))) bad('metadata.finalizers', 'Invalid value: must be a list of strings');
-    if (md.ownerReferences !== undefined && (!Array.isArray(md.ownerReferences) || md.ownerReferences.some((o: unknown) => !isRecord(o)))) bad('metadata.ownerReferences', 'Invalid value: must be a list of owner references');
+    if (isRecord(md.annotations) && Buffer.byteLength(JSON.stringify(md.annotations)) > MAX_ANNOTATION_BYTES)
+      bad('metadata.annotations', `Too long: must have at most ${MAX_ANNOTATION_BYTES} bytes`);
+    if (md.finalizers !== undefined && (!Array.isArray(md.finalizers) || md.finalizers.some((f: unknown) => typeof f !== 'string')))
+      bad('metadata.finalizers', 'Invalid value: must be a list of strings');
+    if (md.ownerReferences !== undefined && (!Array.isArray(md.ownerReferences) || md.ownerReferences.some((o: unknown) => !isRecord(o))))
+      bad('metadata.ownerReferences', 'Invalid value: must be a list of owner references');
     if (causes.length > 0) throw invalid(r, name, causes);
     if (!kindEntry(obj.apiVersion, obj.kind)) return obj as KObject;
     const parsed = parseObject(obj as KObject, {});
@@ -530,7 +574,8 @@ export class ApiServer {
 
   private async ensureNamespace(reply: Reply, ns: string | undefined): Promise<void> {
     if (ns === undefined || (await this.store.get('Namespace', undefined, ns))) return;
-    if (this.opts.autoNamespaces === false) throw new ApiError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
+    if (this.opts.autoNamespaces === false)
+      throw new ApiError(404, 'NotFound', `namespaces "${ns}" not found`, { name: ns, kind: 'namespaces' });
     try {
       await this.store.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       reply.warnings.push(`namespace "${ns}" did not exist: topoqueue created it`);
@@ -543,7 +588,8 @@ export class ApiServer {
     const r = t.r;
     const obj = this.incoming(t, this.decodeObject(body, contentType));
     const md = obj.metadata as Any;
-    if ((md.name === undefined || md.name === '') && typeof md.generateName === 'string' && md.generateName !== '') md.name = `${md.generateName}xxxxx`;
+    if ((md.name === undefined || md.name === '') && typeof md.generateName === 'string' && md.generateName !== '')
+      md.name = `${md.generateName}xxxxx`;
     for (const k of ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generation']) delete md[k];
     // A custom resource with a status subresource drops status on create (kube-apiserver's rule).
     if (r.status && !r.builtIn) delete obj.status;
@@ -578,10 +624,18 @@ export class ApiServer {
    * Writes `next` over `live` (main resource or status subresource): validates, skips a
    * no-op (no new resourceVersion, no event), honours dryRun. Returns what is stored.
    */
-  private async write(reply: Reply, t: Target, q: URLSearchParams, live: KObject, next: Any, precondition: string | undefined): Promise<KObject> {
+  private async write(
+    reply: Reply,
+    t: Target,
+    q: URLSearchParams,
+    live: KObject,
+    next: Any,
+    precondition: string | undefined,
+  ): Promise<KObject> {
     const r = t.r;
     // kube-apiserver makes a uid in the body a precondition (rest.defaultUpdatedObjectInfo).
-    if (typeof next.metadata?.uid === 'string' && next.metadata.uid !== '' && next.metadata.uid !== live.metadata.uid) throw conflict(r, t.name!);
+    if (typeof next.metadata?.uid === 'string' && next.metadata.uid !== '' && next.metadata.uid !== live.metadata.uid)
+      throw conflict(r, t.name!);
     let candidate: Any;
     if (t.sub === 'status') {
       candidate = { ...live, status: next.status };
@@ -618,16 +672,28 @@ export class ApiServer {
     if (type === APPLY) return this.apply(reply, t, q, body);
     const patch = parseJson(body);
     if (type === JSON_PATCH ? !Array.isArray(patch) : !isRecord(patch)) {
-      throw badRequest(type === JSON_PATCH ? `a JSON patch must be a list of operations, got ${describe(patch)}` : `a ${type === SMP ? 'strategic merge' : 'merge'} patch must be a JSON object, got ${describe(patch)}`);
+      throw badRequest(
+        type === JSON_PATCH
+          ? `a JSON patch must be a list of operations, got ${describe(patch)}`
+          : `a ${type === SMP ? 'strategic merge' : 'merge'} patch must be a JSON object, got ${describe(patch)}`,
+      );
     }
-    const ownRv = type === JSON_PATCH ? (patch as Any[]).some((op) => isRecord(op) && typeof op.path === 'string' && op.path.startsWith('/metadata/resourceVersion')) : isRecord(patch) && isRecord(patch.metadata) && patch.metadata.resourceVersion !== undefined;
+    const ownRv =
+      type === JSON_PATCH
+        ? (patch as Any[]).some((op) => isRecord(op) && typeof op.path === 'string' && op.path.startsWith('/metadata/resourceVersion'))
+        : isRecord(patch) && isRecord(patch.metadata) && patch.metadata.resourceVersion !== undefined;
     // Without a resourceVersion in the patch, a concurrent write is retried on the new state (as kube-apiserver does).
     for (let attempt = 0; ; attempt++) {
       const live = await this.mustLive(r, t.namespace, t.name!);
       let patched: unknown;
       try {
         const base = structuredClone(live) as unknown;
-        patched = type === MERGE ? mergePatch(base, patch) : type === SMP ? strategicMergePatch(apiVersionOf(r), r.kind, base, patch) : jsonPatch(base, patch);
+        patched =
+          type === MERGE
+            ? mergePatch(base, patch)
+            : type === SMP
+              ? strategicMergePatch(apiVersionOf(r), r.kind, base, patch)
+              : jsonPatch(base, patch);
       } catch (e) {
         if (e instanceof PatchError) throw e.code === 400 ? badRequest(e.message) : new ApiError(422, 'Invalid', e.message);
         throw e;
@@ -648,9 +714,12 @@ export class ApiServer {
   /** A patch may not rename, move or retype the object. */
   private checkPatched(r: Resource, t: Target, live: KObject, patched: Any): void {
     if (!isRecord(patched.metadata)) throw invalid(r, t.name!, [causeOf('metadata', 'Required value: the patch removed metadata')]);
-    if (patched.metadata.name !== live.metadata.name) throw badRequest(`the name of the object (${String(patched.metadata.name)}) does not match the name on the URL (${t.name})`);
-    if (r.namespaced && patched.metadata.namespace !== live.metadata.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-    if (patched.kind !== live.kind || patched.apiVersion !== live.apiVersion) throw badRequest(`a patch may not change apiVersion or kind (${apiVersionOf(r)}, Kind=${r.kind})`);
+    if (patched.metadata.name !== live.metadata.name)
+      throw badRequest(`the name of the object (${String(patched.metadata.name)}) does not match the name on the URL (${t.name})`);
+    if (r.namespaced && patched.metadata.namespace !== live.metadata.namespace)
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (patched.kind !== live.kind || patched.apiVersion !== live.apiVersion)
+      throw badRequest(`a patch may not change apiVersion or kind (${apiVersionOf(r)}, Kind=${r.kind})`);
   }
 
   /** Server-side apply, approximated (kubectl-facade.md §7.3): each manager's last applied configuration is kept in an annotation. */
@@ -658,12 +727,17 @@ export class ApiServer {
     const r = t.r;
     const manager = q.get('fieldManager') ?? '';
     if (manager === '') {
-      throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
-        kind: 'PatchOptions.meta.k8s.io',
-        name: '',
-        group: 'meta.k8s.io',
-        causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
-      });
+      throw new ApiError(
+        422,
+        'Invalid',
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+        {
+          kind: 'PatchOptions.meta.k8s.io',
+          name: '',
+          group: 'meta.k8s.io',
+          causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
+        },
+      );
     }
     const applied = parseYamlBody(body);
     if (!isRecord(applied)) throw badRequest(`an apply patch must be an object, got ${describe(applied)}`);
@@ -686,7 +760,13 @@ export class ApiServer {
       }
       let merged: unknown;
       try {
-        merged = serverSideApply({ apiVersion: apiVersionOf(r), kind: r.kind, live: live ? structuredClone(live) : undefined, previous, applied: structuredClone(applied) });
+        merged = serverSideApply({
+          apiVersion: apiVersionOf(r),
+          kind: r.kind,
+          live: live ? structuredClone(live) : undefined,
+          previous,
+          applied: structuredClone(applied),
+        });
       } catch (e) {
         if (e instanceof PatchError) throw e.code === 400 ? badRequest(e.message) : new ApiError(422, 'Invalid', e.message);
         throw e;
@@ -707,7 +787,8 @@ export class ApiServer {
         }
       }
       this.checkPatched(r, t, live, merged);
-      const precondition = typeof md.resourceVersion === 'string' && md.resourceVersion !== '' ? md.resourceVersion : live.metadata.resourceVersion;
+      const precondition =
+        typeof md.resourceVersion === 'string' && md.resourceVersion !== '' ? md.resourceVersion : live.metadata.resourceVersion;
       if (precondition !== live.metadata.resourceVersion) throw conflict(r, t.name!);
       try {
         return this.json(reply, 200, await this.write(reply, t, q, live, merged, precondition), undefined, reply.warnings);
@@ -717,7 +798,11 @@ export class ApiServer {
     }
   }
 
-  private deleteOptions(body: Buffer, contentType: string | undefined, q: URLSearchParams): { uid?: string; resourceVersion?: string; dryRun: boolean } {
+  private deleteOptions(
+    body: Buffer,
+    contentType: string | undefined,
+    q: URLSearchParams,
+  ): { uid?: string; resourceVersion?: string; dryRun: boolean } {
     let opts: Any = {};
     if (body.length > 0 && !isProtobuf(contentType)) {
       const v = mediaType(contentType) === 'application/yaml' ? parseYamlBody(body) : parseJson(body);
@@ -726,14 +811,21 @@ export class ApiServer {
     }
     const pre = isRecord(opts.preconditions) ? opts.preconditions : {};
     const dry = isDryRun(q) || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All'));
-    return { ...(typeof pre.uid === 'string' ? { uid: pre.uid } : {}), ...(typeof pre.resourceVersion === 'string' ? { resourceVersion: pre.resourceVersion } : {}), dryRun: dry };
+    return {
+      ...(typeof pre.uid === 'string' ? { uid: pre.uid } : {}),
+      ...(typeof pre.resourceVersion === 'string' ? { resourceVersion: pre.resourceVersion } : {}),
+      dryRun: dry,
+    };
   }
 
   private async deleteOne(reply: Reply, t: Target, q: URLSearchParams, body: Buffer, contentType: string | undefined): Promise<void> {
     const r = t.r;
     const opts = this.deleteOptions(body, contentType, q);
     const live = await this.mustLive(r, t.namespace, t.name!);
-    if ((opts.uid !== undefined && opts.uid !== live.metadata.uid) || (opts.resourceVersion !== undefined && opts.resourceVersion !== live.metadata.resourceVersion)) {
+    if (
+      (opts.uid !== undefined && opts.uid !== live.metadata.uid) ||
+      (opts.resourceVersion !== undefined && opts.resourceVersion !== live.metadata.resourceVersion)
+    ) {
       throw conflict(r, t.name!);
     }
     if (opts.dryRun) return this.json(reply, 200, live);
@@ -759,7 +851,12 @@ export class ApiServer {
         }
       }
     }
-    return this.json(reply, 200, { kind: `${r.kind}List`, apiVersion: apiVersionOf(r), metadata: { resourceVersion }, items: isDryRun(q) ? items : deleted });
+    return this.json(reply, 200, {
+      kind: `${r.kind}List`,
+      apiVersion: apiVersionOf(r),
+      metadata: { resourceVersion },
+      items: isDryRun(q) ? items : deleted,
+    });
   }
 
   /** `POST pods/<name>/eviction`: the pod is deleted (no PodDisruptionBudgets here). */
@@ -768,7 +865,8 @@ export class ApiServer {
     if (body.length > 0 && !isProtobuf(contentType)) {
       const ev = parseJson(body);
       if (!isRecord(ev)) throw badRequest(`an Eviction must be an object, got ${describe(ev)}`);
-      if (isRecord(ev.metadata) && ev.metadata.name !== undefined && ev.metadata.name !== t.name) throw badRequest(`name in URL does not match name in Eviction object`);
+      if (isRecord(ev.metadata) && ev.metadata.name !== undefined && ev.metadata.name !== t.name)
+        throw badRequest(`name in URL does not match name in Eviction object`);
     }
     const live = await this.mustLive(r, t.namespace, t.name!);
     if (!isDryRun(q) && !live.metadata.deletionTimestamp) {
@@ -895,7 +993,11 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /** The annotation holding a field manager's last applied configuration. */
 export function appliedAnnotation(manager: string): string {
-  const clean = manager.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'manager';
+  const clean =
+    manager
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'manager';
   return APPLIED_ANNOTATION_PREFIX + clean.slice(0, 63).replace(/[^a-z0-9]+$/, '');
 }
 

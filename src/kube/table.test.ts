@@ -31,12 +31,28 @@ describe('server-side tables', () => {
       spec: { queueName: 'lq' },
       status: { conditions: [{ type: 'QuotaReserved', status: 'False', reason: 'WaitingForQuota', message: 'no room' }] },
     } as KObject;
-    const t = table(resourceFor('kueue.x-k8s.io/v1beta2', 'Workload')!, [wl], { now, resourceVersion: '7' }) as { columnDefinitions: { name: string; priority: number }[]; rows: { cells: unknown[] }[]; metadata: unknown };
-    assert.deepEqual(t.columnDefinitions.map((c) => c.name), ['Name', 'Queue', 'Reserved in', 'Admitted', 'Finished', 'Reason', 'Age', 'Message']);
+    const t = table(resourceFor('kueue.x-k8s.io/v1beta2', 'Workload')!, [wl], { now, resourceVersion: '7' }) as {
+      columnDefinitions: { name: string; priority: number }[];
+      rows: { cells: unknown[] }[];
+      metadata: unknown;
+    };
+    assert.deepEqual(
+      t.columnDefinitions.map((c) => c.name),
+      ['Name', 'Queue', 'Reserved in', 'Admitted', 'Finished', 'Reason', 'Age', 'Message'],
+    );
     assert.deepEqual(t.rows[0]!.cells, ['w', 'lq', '', '', '', 'WaitingForQuota', '60m', 'no room']);
     assert.deepEqual(t.metadata, { resourceVersion: '7' });
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', creationTimestamp: '2026-01-01T00:59:00Z' }, spec: { nodeName: 'n1', containers: [{ name: 'c' }] }, status: { phase: 'Running' } } as KObject;
-    const pt = table(resourceFor('v1', 'Pod')!, [pod], { now, resourceVersion: '7' }) as { columnDefinitions: { name: string; priority: number }[]; rows: { cells: unknown[] }[] };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', creationTimestamp: '2026-01-01T00:59:00Z' },
+      spec: { nodeName: 'n1', containers: [{ name: 'c' }] },
+      status: { phase: 'Running' },
+    } as KObject;
+    const pt = table(resourceFor('v1', 'Pod')!, [pod], { now, resourceVersion: '7' }) as {
+      columnDefinitions: { name: string; priority: number }[];
+      rows: { cells: unknown[] }[];
+    };
     const node = pt.columnDefinitions.findIndex((c) => c.name === 'Node');
     assert.equal(pt.columnDefinitions[node]!.priority, 1);
     assert.deepEqual(pt.rows[0]!.cells.slice(0, 5), ['p', '1/1', 'Running', '0', '60s']);
@@ -44,7 +60,13 @@ describe('server-side tables', () => {
   });
 
   it('says Ready,SchedulingDisabled for a cordoned node', () => {
-    const n = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec: { unschedulable: true }, status: { conditions: [{ type: 'Ready', status: 'True' }] } } as KObject;
+    const n = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n' },
+      spec: { unschedulable: true },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    } as KObject;
     const t = table(resourceFor('v1', 'Node')!, [n], { now: 0, resourceVersion: '1' }) as { rows: { cells: unknown[] }[] };
     assert.equal(t.rows[0]!.cells[1], 'Ready,SchedulingDisabled');
   });

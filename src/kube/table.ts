@@ -52,7 +52,8 @@ const since = (ts: unknown, now: number): string => {
   return t === undefined ? '<unknown>' : humanDuration(now - t * 1000);
 };
 
-const condition = (o: Any, type: string): Any | undefined => (Array.isArray(o.status?.conditions) ? o.status.conditions.find((c: Any) => c?.type === type) : undefined);
+const condition = (o: Any, type: string): Any | undefined =>
+  Array.isArray(o.status?.conditions) ? o.status.conditions.find((c: Any) => c?.type === type) : undefined;
 const condStatus = (o: Any, type: string): string => String(condition(o, type)?.status ?? '');
 const str = (v: unknown): string => (v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const orNone = (v: unknown): string => (str(v) === '' ? '<none>' : str(v));
@@ -72,7 +73,12 @@ function podStatus(p: Any): string {
 function podReady(p: Any): string {
   const n = Array.isArray(p.spec?.containers) ? p.spec.containers.length : 0;
   const statuses: Any[] = Array.isArray(p.status?.containerStatuses) ? p.status.containerStatuses : [];
-  const ready = statuses.length > 0 ? statuses.filter((s) => s?.ready === true).length : str(p.status?.phase) === 'Running' && condStatus(p, 'Ready') !== 'False' ? n : 0;
+  const ready =
+    statuses.length > 0
+      ? statuses.filter((s) => s?.ready === true).length
+      : str(p.status?.phase) === 'Running' && condStatus(p, 'Ready') !== 'False'
+        ? n
+        : 0;
   return `${ready}/${n}`;
 }
 
@@ -90,7 +96,8 @@ function nodeRoles(n: Any): string {
   return roles.length > 0 ? roles.sort().join(',') : '<none>';
 }
 
-const address = (n: Any, type: string) => orNone((Array.isArray(n.status?.addresses) ? n.status.addresses : []).find((a: Any) => a?.type === type)?.address);
+const address = (n: Any, type: string) =>
+  orNone((Array.isArray(n.status?.addresses) ? n.status.addresses : []).find((a: Any) => a?.type === type)?.address);
 
 function jobStatus(j: Any): string {
   for (const t of ['Complete', 'Failed', 'FailureTarget', 'SuccessCriteriaMet']) if (condStatus(j, t) === 'True') return t;
@@ -122,21 +129,41 @@ function workloadMessage(w: Any): string {
   return '';
 }
 
-const images = (j: Any) => (Array.isArray(j.spec?.template?.spec?.containers) ? j.spec.template.spec.containers.map((c: Any) => str(c?.image)).join(',') : '');
-const containers = (j: Any) => (Array.isArray(j.spec?.template?.spec?.containers) ? j.spec.template.spec.containers.map((c: Any) => str(c?.name)).join(',') : '');
+const images = (j: Any) =>
+  Array.isArray(j.spec?.template?.spec?.containers) ? j.spec.template.spec.containers.map((c: Any) => str(c?.image)).join(',') : '';
+const containers = (j: Any) =>
+  Array.isArray(j.spec?.template?.spec?.containers) ? j.spec.template.spec.containers.map((c: Any) => str(c?.name)).join(',') : '';
 const matchLabels = (sel: Any | undefined) =>
-  sel?.matchLabels ? Object.entries(sel.matchLabels as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
+  sel?.matchLabels
+    ? Object.entries(sel.matchLabels as Record<string, string>)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')
+    : '<none>';
 
 const COLUMNS: Record<string, Column[]> = {
   Pod: [
     { name: 'Ready', cell: podReady },
     { name: 'Status', cell: podStatus },
-    { name: 'Restarts', type: 'string', cell: (p) => String((Array.isArray(p.status?.containerStatuses) ? p.status.containerStatuses : []).reduce((n: number, s: Any) => n + (Number(s?.restartCount) || 0), 0)) },
+    {
+      name: 'Restarts',
+      type: 'string',
+      cell: (p) =>
+        String(
+          (Array.isArray(p.status?.containerStatuses) ? p.status.containerStatuses : []).reduce(
+            (n: number, s: Any) => n + (Number(s?.restartCount) || 0),
+            0,
+          ),
+        ),
+    },
     age,
     { name: 'IP', wide: true, cell: (p) => orNone(p.status?.podIP) },
     { name: 'Node', wide: true, cell: (p) => orNone(p.spec?.nodeName) },
     { name: 'Nominated Node', wide: true, cell: (p) => orNone(p.status?.nominatedNodeName) },
-    { name: 'Readiness Gates', wide: true, cell: (p) => orNone(Array.isArray(p.spec?.readinessGates) && p.spec.readinessGates.length > 0 ? p.spec.readinessGates.length : '') },
+    {
+      name: 'Readiness Gates',
+      wide: true,
+      cell: (p) => orNone(Array.isArray(p.spec?.readinessGates) && p.spec.readinessGates.length > 0 ? p.spec.readinessGates.length : ''),
+    },
   ],
   Node: [
     { name: 'Status', cell: nodeStatus },

@@ -60,7 +60,8 @@ const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && 
 export function jsonPatchDiff(a: unknown, b: unknown, path = ''): JsonPatchOp[] {
   if (isObj(a) && isObj(b)) {
     const ops: JsonPatchOp[] = [];
-    for (const k of Object.keys(a)) if (!(k in b) || b[k] === undefined) if (a[k] !== undefined) ops.push({ op: 'remove', path: `${path}/${pointer(k)}` });
+    for (const k of Object.keys(a))
+      if (!(k in b) || b[k] === undefined) if (a[k] !== undefined) ops.push({ op: 'remove', path: `${path}/${pointer(k)}` });
     for (const [k, v] of Object.entries(b)) {
       if (v === undefined) continue;
       if (!(k in a) || a[k] === undefined) ops.push({ op: 'add', path: `${path}/${pointer(k)}`, value: v });
@@ -93,10 +94,12 @@ export function review(hook: AdmissionHook, req: AdmissionReviewRequest): Admiss
     return { uid, allowed: false, status: { code: 500, message: `webhook ${hook.name} failed: ${(e as Error).message}` } };
   }
   const warnings = answer.warnings?.length ? { warnings: answer.warnings } : {};
-  if (answer.denied && answer.denied.length > 0) return { uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: answer.denied.join('; ') }, ...warnings };
+  if (answer.denied && answer.denied.length > 0)
+    return { uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: answer.denied.join('; ') }, ...warnings };
   if (hook.type === 'mutating' && req.operation !== 'DELETE') {
     const ops = jsonPatchDiff(sent, object);
-    if (ops.length > 0) return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64'), ...warnings };
+    if (ops.length > 0)
+      return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64'), ...warnings };
   }
   return { uid, allowed: true, ...warnings };
 }
@@ -132,13 +135,17 @@ export class WebhookServer {
           return;
         }
         if (!body.request || typeof body.request.uid !== 'string') {
-          res.writeHead(400, { 'content-type': 'text/plain' }).end('an AdmissionReview with a request (uid, operation, object) is expected');
+          res
+            .writeHead(400, { 'content-type': 'text/plain' })
+            .end('an AdmissionReview with a request (uid, operation, object) is expected');
           return;
         }
         const response = review(hook, body.request);
         const key = `${hook.name} ${response.allowed ? 'allowed' : 'denied'}`;
         this.answered.set(key, (this.answered.get(key) ?? 0) + 1);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
       });
     });
     this.server = server;
@@ -173,7 +180,13 @@ export async function webhookTls(opts: { certDir?: string; service: string; name
     return { cert, key: read('tls.key'), ca: existsSync(join(opts.certDir, 'ca.crt')) ? read('ca.crt') : cert, generated: false };
   }
   const { generate } = await import('selfsigned');
-  const dns = [opts.service, `${opts.service}.${opts.namespace}`, `${opts.service}.${opts.namespace}.svc`, `${opts.service}.${opts.namespace}.svc.cluster.local`, 'localhost'];
+  const dns = [
+    opts.service,
+    `${opts.service}.${opts.namespace}`,
+    `${opts.service}.${opts.namespace}.svc`,
+    `${opts.service}.${opts.namespace}.svc.cluster.local`,
+    'localhost',
+  ];
   const now = new Date();
   const ca = await generate([{ name: 'commonName', value: 'topoqueue-webhook-ca' }], {
     keyType: 'ec',
@@ -211,7 +224,10 @@ export const VALIDATING_CONFIGURATION = 'topoqueue-validating-webhook-configurat
  * webhook per hook, rules for every group serving its kinds, failurePolicy Fail, sideEffects
  * None; pods and jobs in kube-system and topoqueue's own namespace are left alone.
  */
-export function webhookConfigurations(hooks: readonly AdmissionHook[], opts: { namespace: string; service: string; caBundle?: string }): KObject[] {
+export function webhookConfigurations(
+  hooks: readonly AdmissionHook[],
+  opts: { namespace: string; service: string; caBundle?: string },
+): KObject[] {
   const webhook = (h: AdmissionHook) => {
     const rules = [...new Set(h.kinds)].flatMap((kind) =>
       RESOURCES.filter((r) => r.kind === kind).map((r) => ({
@@ -229,16 +245,34 @@ export function webhookConfigurations(hooks: readonly AdmissionHook[], opts: { n
       sideEffects: 'None',
       failurePolicy: 'Fail',
       timeoutSeconds: 10,
-      clientConfig: { service: { name: opts.service, namespace: opts.namespace, path: hookPath(h), port: 443 }, ...(opts.caBundle ? { caBundle: Buffer.from(opts.caBundle).toString('base64') } : {}) },
+      clientConfig: {
+        service: { name: opts.service, namespace: opts.namespace, path: hookPath(h), port: 443 },
+        ...(opts.caBundle ? { caBundle: Buffer.from(opts.caBundle).toString('base64') } : {}),
+      },
       rules,
-      ...(namespaced ? { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', opts.namespace] }] } } : {}),
+      ...(namespaced
+        ? {
+            namespaceSelector: {
+              matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', opts.namespace] }],
+            },
+          }
+        : {}),
       ...(h.type === 'mutating' ? { reinvocationPolicy: 'Never' } : {}),
     };
   };
   const of = (type: AdmissionHook['type']) => hooks.filter((h) => h.type === type).map(webhook);
   return [
-    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: MUTATING_CONFIGURATION }, webhooks: of('mutating') } as KObject,
-    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: VALIDATING_CONFIGURATION }, webhooks: of('validating') } as KObject,
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: MUTATING_CONFIGURATION },
+      webhooks: of('mutating'),
+    } as KObject,
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: VALIDATING_CONFIGURATION },
+      webhooks: of('validating'),
+    } as KObject,
   ];
 }
-

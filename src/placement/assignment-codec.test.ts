@@ -129,9 +129,7 @@ test('seed v1beta1 example encodes to the domain list and round-trips', () => {
 // --- per-level values and pod counts ---------------------------------------------------
 
 test('universal per level when every domain has the same value, individual otherwise', () => {
-  const t = encodeV1beta2(
-    assignment('zone', 'block', 'rack').domain(3, 'z1', 'b1', 'r1').domain(3, 'z1', 'b1', 'r2').build(),
-  );
+  const t = encodeV1beta2(assignment('zone', 'block', 'rack').domain(3, 'z1', 'b1', 'r1').domain(3, 'z1', 'b1', 'r2').build());
   assert.deepEqual(t.slices[0].valuesPerLevel, [
     { universal: 'z1' },
     { universal: 'b1' },
@@ -147,8 +145,7 @@ test('pod counts: universal when all equal, individual (one per domain) otherwis
 
 test('prefix and suffix are the longest common ones; empty ones are omitted', () => {
   const level = (values: string[]) =>
-    encodeV1beta2({ levels: ['rack'], domains: values.map((v) => ({ values: [v], count: 1 })) }).slices[0]
-      .valuesPerLevel[0];
+    encodeV1beta2({ levels: ['rack'], domains: values.map((v) => ({ values: [v], count: 1 })) }).slices[0].valuesPerLevel[0];
   assert.deepEqual(level(['a-1-x', 'a-22-x', 'a-3-x']), { individual: { prefix: 'a-', suffix: '-x', roots: ['1', '22', '3'] } });
   assert.deepEqual(level(['1.ec2', '22.ec2']), { individual: { suffix: '.ec2', roots: ['1', '22'] } });
   assert.deepEqual(level(['x', 'y']), { individual: { roots: ['x', 'y'] } });
@@ -157,8 +154,7 @@ test('prefix and suffix are the longest common ones; empty ones are omitted', ()
 
 test('overlapping prefix and suffix: the prefix is shortened to fit the shortest value', () => {
   const level = (values: string[]) =>
-    encodeV1beta2({ levels: ['rack'], domains: values.map((v) => ({ values: [v], count: 1 })) }).slices[0]
-      .valuesPerLevel[0];
+    encodeV1beta2({ levels: ['rack'], domains: values.map((v) => ({ values: [v], count: 1 })) }).slices[0].valuesPerLevel[0];
   // common prefix "ab" + common suffix "ba" = 4 > 3 = len("aba"): prefix becomes "a".
   assert.deepEqual(level(['aba', 'abba']), { individual: { prefix: 'a', suffix: 'ba', roots: ['', 'b'] } });
   // common prefix "ab" and suffix "ab" both span all of "ab": the prefix disappears.
@@ -178,7 +174,10 @@ test('hostname key is the longest "-"-terminated prefix shared with another host
   // "gpu-a-1" and "gpu-a-2" share "gpu-a-"; "gpu-b-1" shares only "gpu-" with anyone.
   const a = hosts(['gpu-a-1', 'gpu-a-2', 'gpu-b-1', 'cpu-1', 'cpu-2', 'solo']);
   assert.deepEqual(sliceSizes(encodeByHostnamePrefix(a)), [2, 1, 2, 1]);
-  assert.deepEqual(hostnamesOf(encodeByHostnamePrefix(a)), a.domains.map((d) => d.values[0]));
+  assert.deepEqual(
+    hostnamesOf(encodeByHostnamePrefix(a)),
+    a.domains.map((d) => d.values[0]),
+  );
 });
 
 test('domain order never changes: interleaved pools make one slice per consecutive run', () => {
@@ -250,10 +249,7 @@ const value = fc.oneof(
   fc.string({ maxLength: 8 }),
 );
 const randomAssignment: fc.Arbitrary<Assignment> = fc
-  .oneof(
-    fc.constant([HOSTNAME_LABEL]),
-    fc.uniqueArray(fc.constantFrom('zone', 'block', 'rack', 'host'), { minLength: 1, maxLength: 4 }),
-  )
+  .oneof(fc.constant([HOSTNAME_LABEL]), fc.uniqueArray(fc.constantFrom('zone', 'block', 'rack', 'host'), { minLength: 1, maxLength: 4 }))
   .chain((levels) =>
     fc.record({
       levels: fc.constant(levels),
@@ -304,31 +300,70 @@ const slice = (over: Record<string, unknown> = {}) => ({
 const v2 = (slices: unknown[], levels: string[] = [HOSTNAME_LABEL]) => ({ levels, slices }) as unknown as TopologyAssignment;
 
 const malformed: [string, TopologyAssignment, RegExp][] = [
-  ['universal and individual both set', v2([slice(), slice({ valuesPerLevel: [{ universal: 'h', individual: { roots: ['1', '2'] } }] })]),
-    /topologyAssignment\.slices\[1\]\.valuesPerLevel\[0\]: has both universal and individual; exactly one must be set/],
-  ['neither universal nor individual', v2([slice({ valuesPerLevel: [{}] })]),
-    /slices\[0\]\.valuesPerLevel\[0\]: has neither universal and individual/],
-  ['roots length differs from domainCount', v2([slice({ domainCount: 3 })]),
-    /slices\[0\]\.valuesPerLevel\[0\]\.individual\.roots: has 2 entries; it must have domainCount \(3\)/],
-  ['podCounts.individual length differs from domainCount', v2([slice({ podCounts: { individual: [1] } })]),
-    /slices\[0\]\.podCounts\.individual: has 1 entries; it must have domainCount \(2\)/],
-  ['podCounts both set', v2([slice({ podCounts: { universal: 1, individual: [1, 1] } })]),
-    /slices\[0\]\.podCounts: has both universal and individual/],
-  ['valuesPerLevel length differs from levels', v2([slice()], ['block', 'rack']),
-    /slices\[0\]\.valuesPerLevel: is 1 entries; one entry per level \(2, at least 1\) is required/],
-  ['individual count < 1', v2([slice({ podCounts: { individual: [1, 0] } })]),
-    /slices\[0\]\.podCounts\.individual\[1\]: is 0; an integer >= 1 is required/],
-  ['universal count < 1', v2([slice({ podCounts: { universal: 0 } })]),
-    /slices\[0\]\.podCounts\.universal: is 0; an integer >= 1 is required/],
+  [
+    'universal and individual both set',
+    v2([slice(), slice({ valuesPerLevel: [{ universal: 'h', individual: { roots: ['1', '2'] } }] })]),
+    /topologyAssignment\.slices\[1\]\.valuesPerLevel\[0\]: has both universal and individual; exactly one must be set/,
+  ],
+  [
+    'neither universal nor individual',
+    v2([slice({ valuesPerLevel: [{}] })]),
+    /slices\[0\]\.valuesPerLevel\[0\]: has neither universal and individual/,
+  ],
+  [
+    'roots length differs from domainCount',
+    v2([slice({ domainCount: 3 })]),
+    /slices\[0\]\.valuesPerLevel\[0\]\.individual\.roots: has 2 entries; it must have domainCount \(3\)/,
+  ],
+  [
+    'podCounts.individual length differs from domainCount',
+    v2([slice({ podCounts: { individual: [1] } })]),
+    /slices\[0\]\.podCounts\.individual: has 1 entries; it must have domainCount \(2\)/,
+  ],
+  [
+    'podCounts both set',
+    v2([slice({ podCounts: { universal: 1, individual: [1, 1] } })]),
+    /slices\[0\]\.podCounts: has both universal and individual/,
+  ],
+  [
+    'valuesPerLevel length differs from levels',
+    v2([slice()], ['block', 'rack']),
+    /slices\[0\]\.valuesPerLevel: is 1 entries; one entry per level \(2, at least 1\) is required/,
+  ],
+  [
+    'individual count < 1',
+    v2([slice({ podCounts: { individual: [1, 0] } })]),
+    /slices\[0\]\.podCounts\.individual\[1\]: is 0; an integer >= 1 is required/,
+  ],
+  [
+    'universal count < 1',
+    v2([slice({ podCounts: { universal: 0 } })]),
+    /slices\[0\]\.podCounts\.universal: is 0; an integer >= 1 is required/,
+  ],
   ['domainCount < 1', v2([slice({ domainCount: 0 })]), /slices\[0\]\.domainCount: is 0; an integer >= 1 is required/],
-  ['more than 1000 slices', v2(Array.from({ length: 1001 }, () => slice())),
-    /topologyAssignment\.slices: has 1001 slices; at most 1000 are accepted/],
-  ['more than 16 levels', v2([], Array.from({ length: 17 }, (_, i) => `l${i}`)),
-    /topologyAssignment\.levels: has 17 entries; at most 16 are accepted/],
-  ['empty prefix', v2([slice({ valuesPerLevel: [{ individual: { prefix: '', roots: ['1', '2'] } }] })]),
-    /valuesPerLevel\[0\]\.individual\.prefix: is ""; omit it or give a non-empty string/],
-  ['numeric root (unquoted YAML)', v2([slice({ valuesPerLevel: [{ individual: { prefix: 'rack-', roots: [1, 2] } }] })]),
-    /individual\.roots\[0\]: is number 1; a string is required \(quote numeric roots\)/],
+  [
+    'more than 1000 slices',
+    v2(Array.from({ length: 1001 }, () => slice())),
+    /topologyAssignment\.slices: has 1001 slices; at most 1000 are accepted/,
+  ],
+  [
+    'more than 16 levels',
+    v2(
+      [],
+      Array.from({ length: 17 }, (_, i) => `l${i}`),
+    ),
+    /topologyAssignment\.levels: has 17 entries; at most 16 are accepted/,
+  ],
+  [
+    'empty prefix',
+    v2([slice({ valuesPerLevel: [{ individual: { prefix: '', roots: ['1', '2'] } }] })]),
+    /valuesPerLevel\[0\]\.individual\.prefix: is ""; omit it or give a non-empty string/,
+  ],
+  [
+    'numeric root (unquoted YAML)',
+    v2([slice({ valuesPerLevel: [{ individual: { prefix: 'rack-', roots: [1, 2] } }] })]),
+    /individual\.roots\[0\]: is number 1; a string is required \(quote numeric roots\)/,
+  ],
 ];
 
 for (const [name, t, message] of malformed) {
@@ -337,18 +372,31 @@ for (const [name, t, message] of malformed) {
   });
 }
 
-test('malformed v1beta2 errors carry the caller\'s location', () => {
+test("malformed v1beta2 errors carry the caller's location", () => {
   const where = { object: 'Workload/ns/w', field: 'status.admission.podSetAssignments[0].topologyAssignment' };
-  assert.throws(
-    () => decodeV1beta2(v2([slice({ domainCount: 3 })]), where),
-    { name: 'InputError', message: /^Workload\/ns\/w, status\.admission\.podSetAssignments\[0\]\.topologyAssignment\.slices\[0\]\.valuesPerLevel\[0\]\.individual\.roots: / },
-  );
+  assert.throws(() => decodeV1beta2(v2([slice({ domainCount: 3 })]), where), {
+    name: 'InputError',
+    message:
+      /^Workload\/ns\/w, status\.admission\.podSetAssignments\[0\]\.topologyAssignment\.slices\[0\]\.valuesPerLevel\[0\]\.individual\.roots: /,
+  });
 });
 
 test('malformed v1beta1 is refused naming domain and field', () => {
   const t = (domains: unknown[]) => ({ levels: ['block', 'rack'], domains }) as unknown as TopologyAssignmentV1beta1;
-  assert.throws(() => decodeV1beta1(t([{ values: ['b'], count: 1 }])), /topologyAssignment\.domains\[0\]\.values: has 1 entries; one per level \(2\) is required/);
-  assert.throws(() => decodeV1beta1(t([{ values: ['b', 'r'], count: 1 }, { values: ['b', 'r'], count: 0 }])), /domains\[1\]\.count: is 0; an integer >= 1 is required/);
+  assert.throws(
+    () => decodeV1beta1(t([{ values: ['b'], count: 1 }])),
+    /topologyAssignment\.domains\[0\]\.values: has 1 entries; one per level \(2\) is required/,
+  );
+  assert.throws(
+    () =>
+      decodeV1beta1(
+        t([
+          { values: ['b', 'r'], count: 1 },
+          { values: ['b', 'r'], count: 0 },
+        ]),
+      ),
+    /domains\[1\]\.count: is 0; an integer >= 1 is required/,
+  );
 });
 
 // --- size goal -----------------------------------------------------------------------------
@@ -389,7 +437,9 @@ for (const [scheme, names] of [
     const enc = encodeV1beta2(a);
     const ms = performance.now() - started;
     const size = encodedSize(enc);
-    t.diagnostic(`${scheme}: ${enc.slices.length} slices, ${size} B v1beta2 (v1beta1 ${encodedSize(encodeV1beta1(a))} B), encode ${ms.toFixed(1)} ms`);
+    t.diagnostic(
+      `${scheme}: ${enc.slices.length} slices, ${size} B v1beta2 (v1beta1 ${encodedSize(encodeV1beta1(a))} B), encode ${ms.toFixed(1)} ms`,
+    );
     assert.ok(size < ONE_POINT_FIVE_MB, `${size} B`);
     assert.deepEqual(decodeV1beta2(enc), a);
   });

@@ -160,12 +160,7 @@ function encodeRuns(a: Assignment, bounds: readonly number[]): TopologyAssignmen
   return { levels: [...a.levels], slices };
 }
 
-function encodeSlice(
-  domains: readonly DomainAssignment[],
-  start: number,
-  end: number,
-  levelCount: number,
-): TopologyAssignmentSlice {
+function encodeSlice(domains: readonly DomainAssignment[], start: number, end: number, levelCount: number): TopologyAssignmentSlice {
   const valuesPerLevel: TopologyAssignmentSliceLevelValues[] = [];
   for (let l = 0; l < levelCount; l++) valuesPerLevel.push(encodeLevel(domains, start, end, l));
   const count = domains[start].count;
@@ -178,12 +173,7 @@ function encodeSlice(
 // One level of a slice: universal when every domain has the same value; otherwise the
 // longest common prefix and suffix, the prefix shortened so the two do not overlap
 // within the shortest value, empty ones omitted, and the roots in between.
-function encodeLevel(
-  domains: readonly DomainAssignment[],
-  start: number,
-  end: number,
-  level: number,
-): TopologyAssignmentSliceLevelValues {
+function encodeLevel(domains: readonly DomainAssignment[], start: number, end: number, level: number): TopologyAssignmentSliceLevelValues {
   const v0 = domains[start].values[level];
   let prefix = v0.length;
   let suffix = v0.length;
@@ -289,12 +279,7 @@ export function decodeV1beta2(t: TopologyAssignment, where: Where = {}): Assignm
 
 type Fail = (field: string, detail: string) => never;
 
-function levelValues(
-  lv: TopologyAssignmentSliceLevelValues,
-  n: number,
-  at: string,
-  fail: Fail,
-): (i: number) => string {
+function levelValues(lv: TopologyAssignmentSliceLevelValues, n: number, at: string, fail: Fail): (i: number) => string {
   const hasU = lv?.universal !== undefined && lv.universal !== null;
   const hasI = lv?.individual !== undefined && lv.individual !== null;
   if (hasU === hasI) {
@@ -306,7 +291,10 @@ function levelValues(
     return () => u!;
   }
   const { prefix = '', suffix = '', roots } = lv.individual!;
-  for (const [name, v] of [['prefix', lv.individual!.prefix], ['suffix', lv.individual!.suffix]] as const) {
+  for (const [name, v] of [
+    ['prefix', lv.individual!.prefix],
+    ['suffix', lv.individual!.suffix],
+  ] as const) {
     if (v === undefined) continue;
     if (typeof v !== 'string' || v === '') {
       fail(`${at}.individual.${name}`, `is ${JSON.stringify(v)}; omit it or give a non-empty string`);
@@ -324,12 +312,7 @@ function levelValues(
   return (i) => prefix + roots[i] + suffix;
 }
 
-function podCounts(
-  pc: TopologyAssignmentSlice['podCounts'],
-  n: number,
-  at: string,
-  fail: Fail,
-): (i: number) => number {
+function podCounts(pc: TopologyAssignmentSlice['podCounts'], n: number, at: string, fail: Fail): (i: number) => number {
   const hasU = pc?.universal !== undefined && pc.universal !== null;
   const hasI = pc?.individual !== undefined && pc.individual !== null;
   if (hasU === hasI) {

@@ -11,7 +11,12 @@ function run(capacities: number[][][], request: number, sliceSize: number): numb
   const nodes = [];
   for (const [b, racks] of capacities.entries()) {
     for (const [r, hosts] of racks.entries()) {
-      for (const [h, c] of hosts.entries()) nodes.push(node(`b${b}-r${r}-h${h}`).labels({ [BLOCK]: `b${b}`, [RACK]: `r${r}` }).cpu(c));
+      for (const [h, c] of hosts.entries())
+        nodes.push(
+          node(`b${b}-r${r}-h${h}`)
+            .labels({ [BLOCK]: `b${b}`, [RACK]: `r${r}` })
+            .cpu(c),
+        );
     }
   }
   const s = snapshotOf([BLOCK, RACK, HOST], nodes);
@@ -36,10 +41,64 @@ describe('KEP-2724 BalancedPlacement example table (preferred = rack)', () => {
   const table: [string, number[][][], number, number, number[][][]][] = [
     ['[[15], [15]], 25 -> [[13], [12]]', [[[15], [15]]], 25, 1, [[[13], [12]]]],
     ['[[15, 13, 10]], 23 -> [[12, 11, 0]]', [[[15, 13, 10]]], 23, 1, [[[12, 11, 0]]]],
-    ['[[20, 10], [15, 15]], 22 -> [[0, 0], [11, 11]]: prefer the rack with the higher threshold', [[[20, 10], [15, 15]]], 22, 1, [[[0, 0], [11, 11]]]],
-    ['[[20, 10], [15, 15]], 20 -> [[20, 0], [0, 0]]', [[[20, 10], [15, 15]]], 20, 1, [[[20, 0], [0, 0]]]],
-    ['[[10, 5], [5, 5, 5]], 15 -> [[0, 0], [5, 5, 5]]: prefer the more balanced rack', [[[10, 5], [5, 5, 5]]], 15, 1, [[[0, 0], [5, 5, 5]]]],
-    ['[[15],[15]] [[15, 15]], 25 -> [[0],[0]] [[13, 12]]: prefer the block where the request fits in one rack', [[[15], [15]], [[15, 15]]], 25, 1, [[[0], [0]], [[13, 12]]]],
+    [
+      '[[20, 10], [15, 15]], 22 -> [[0, 0], [11, 11]]: prefer the rack with the higher threshold',
+      [
+        [
+          [20, 10],
+          [15, 15],
+        ],
+      ],
+      22,
+      1,
+      [
+        [
+          [0, 0],
+          [11, 11],
+        ],
+      ],
+    ],
+    [
+      '[[20, 10], [15, 15]], 20 -> [[20, 0], [0, 0]]',
+      [
+        [
+          [20, 10],
+          [15, 15],
+        ],
+      ],
+      20,
+      1,
+      [
+        [
+          [20, 0],
+          [0, 0],
+        ],
+      ],
+    ],
+    [
+      '[[10, 5], [5, 5, 5]], 15 -> [[0, 0], [5, 5, 5]]: prefer the more balanced rack',
+      [
+        [
+          [10, 5],
+          [5, 5, 5],
+        ],
+      ],
+      15,
+      1,
+      [
+        [
+          [0, 0],
+          [5, 5, 5],
+        ],
+      ],
+    ],
+    [
+      '[[15],[15]] [[15, 15]], 25 -> [[0],[0]] [[13, 12]]: prefer the block where the request fits in one rack',
+      [[[15], [15]], [[15, 15]]],
+      25,
+      1,
+      [[[0], [0]], [[13, 12]]],
+    ],
     ['[[15], [15], [15, 15]], 25, slice 5 at hostname -> [[0], [0], [15, 10]]', [[[15], [15], [15, 15]]], 25, 5, [[[0], [0], [15, 10]]]],
   ];
   for (const [name, caps, req, slice, want] of table) {

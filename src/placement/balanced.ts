@@ -46,7 +46,14 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
 
   // 1. Candidate groups of P-domains.
   const groups: number[][] =
-    P === 0 ? [s.domainsAt(0).slice()] : s.domainsAt(P - 1).map((g) => s.children(g).slice().sort((a, b) => ranks[a]! - ranks[b]!));
+    P === 0
+      ? [s.domainsAt(0).slice()]
+      : s.domainsAt(P - 1).map((g) =>
+          s
+            .children(g)
+            .slice()
+            .sort((a, b) => ranks[a]! - ranks[b]!),
+        );
 
   // 2. Threshold per group.
   let best: { pDomains: number[]; T: number; cap: Map<number, number>; pCount: number } | undefined;
@@ -91,15 +98,30 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
       .filter((d) => pCap(d) > 0)
       .map((d) => ({ d, c: pCap(d), h: entropy(d) }))
       .sort((a, b) => b.c - a.c || b.h - a.h || ranks[a.d]! - ranks[b.d]!);
-    const chosenP = chooseSubset(ordered.map((x) => x.d), ordered.map((x) => x.c), units);
+    const chosenP = chooseSubset(
+      ordered.map((x) => x.d),
+      ordered.map((x) => x.c),
+      units,
+    );
     if (!chosenP) return undefined;
-    const subs = chosenP.flatMap((d) => s.children(d)).filter((c) => cap.get(c)! > 0).sort((a, b) => ranks[a]! - ranks[b]!);
-    const chosen = chooseSubset(subs, subs.map((d) => cap.get(d)!), units);
+    const subs = chosenP
+      .flatMap((d) => s.children(d))
+      .filter((c) => cap.get(c)! > 0)
+      .sort((a, b) => ranks[a]! - ranks[b]!);
+    const chosen = chooseSubset(
+      subs,
+      subs.map((d) => cap.get(d)!),
+      units,
+    );
     if (!chosen) return undefined;
     finalDomains = chosen;
   } else {
     const subs = best.pDomains.filter((d) => cap.get(d)! > 0).sort((a, b) => ranks[a]! - ranks[b]!);
-    const chosen = chooseSubset(subs, subs.map((d) => cap.get(d)!), units);
+    const chosen = chooseSubset(
+      subs,
+      subs.map((d) => cap.get(d)!),
+      units,
+    );
     if (!chosen) return undefined;
     finalDomains = chosen;
   }
@@ -107,7 +129,11 @@ export function balancedPlacement(input: BalancedInput): BalancedChoice | undefi
   const out = finalDomains.map((d) => ({ domain: d, units: base }));
   let remaining = units - base * finalDomains.length;
   // With-leader order: slices desc, pods asc, level values.
-  const handOrder = out.slice().sort((a, b) => cap.get(b.domain)! - cap.get(a.domain)! || podCount[a.domain]! - podCount[b.domain]! || ranks[a.domain]! - ranks[b.domain]!);
+  const handOrder = out
+    .slice()
+    .sort(
+      (a, b) => cap.get(b.domain)! - cap.get(a.domain)! || podCount[a.domain]! - podCount[b.domain]! || ranks[a.domain]! - ranks[b.domain]!,
+    );
   for (const o of handOrder) {
     if (remaining === 0) break;
     const extra = Math.min(cap.get(o.domain)! - o.units, remaining);

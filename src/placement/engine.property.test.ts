@@ -18,10 +18,18 @@ interface Cluster {
 const clusterArb: fc.Arbitrary<Cluster> = fc.record({
   blocks: fc.array(
     fc.record({
-      racks: fc.array(fc.record({ hosts: fc.array(fc.record({ cpu: fc.integer({ min: 0, max: 16 }), gpu: fc.integer({ min: 0, max: 8 }), used: fc.integer({ min: 0, max: 4 }) }), { minLength: 1, maxLength: 6 }) }), {
-        minLength: 1,
-        maxLength: 4,
-      }),
+      racks: fc.array(
+        fc.record({
+          hosts: fc.array(
+            fc.record({ cpu: fc.integer({ min: 0, max: 16 }), gpu: fc.integer({ min: 0, max: 8 }), used: fc.integer({ min: 0, max: 4 }) }),
+            { minLength: 1, maxLength: 6 },
+          ),
+        }),
+        {
+          minLength: 1,
+          maxLength: 4,
+        },
+      ),
     }),
     { minLength: 1, maxLength: 3 },
   ),
@@ -47,7 +55,12 @@ function build(c: Cluster): { s: TopologySnapshot; cap: Map<string, { cpu: numbe
     for (const [r, rack] of blk.racks.entries()) {
       for (const [h, host] of rack.hosts.entries()) {
         const name = `b${b}-r${r}-h${h}`;
-        nodes.push(node(name).labels({ [BLOCK]: `b${b}`, [RACK]: `r${r}` }).cpu(host.cpu).gpu(host.gpu));
+        nodes.push(
+          node(name)
+            .labels({ [BLOCK]: `b${b}`, [RACK]: `r${r}` })
+            .cpu(host.cpu)
+            .gpu(host.gpu),
+        );
         cap.set(name, { cpu: (host.cpu - Math.min(host.used, host.cpu)) * 1000, gpu: host.gpu, path: [`b${b}`, `b${b}/r${r}`] });
       }
     }
@@ -65,7 +78,10 @@ function build(c: Cluster): { s: TopologySnapshot; cap: Map<string, { cpu: numbe
 type RandomRequest = typeof requestArb extends fc.Arbitrary<infer T> ? T : never;
 
 function toRequest(r: RandomRequest): PlacementRequest {
-  const sliceLayers = r.slice > 0 && r.mode !== 'unconstrained' ? [{ topology: levels.indexOf(r.sliceLevel) >= levels.indexOf(r.level) ? r.sliceLevel : HOST, size: r.slice }] : [];
+  const sliceLayers =
+    r.slice > 0 && r.mode !== 'unconstrained'
+      ? [{ topology: levels.indexOf(r.sliceLevel) >= levels.indexOf(r.level) ? r.sliceLevel : HOST, size: r.slice }]
+      : [];
   const requests: Record<string, number> = { cpu: r.cpu * 1000 };
   if (r.gpu > 0) requests['nvidia.com/gpu'] = r.gpu;
   return {
@@ -139,7 +155,14 @@ describe('placement invariants over random clusters', () => {
         const { s, cap } = build(c);
         let room = 0;
         for (const v of cap.values()) room += Math.floor(v.cpu / 1000);
-        const res = new PlacementEngine(s).place({ podSetName: 'w', count, requests: { cpu: 1000 }, mode: 'unconstrained', sliceLayers: [], tolerations: [] });
+        const res = new PlacementEngine(s).place({
+          podSetName: 'w',
+          count,
+          requests: { cpu: 1000 },
+          mode: 'unconstrained',
+          sliceLayers: [],
+          tolerations: [],
+        });
         assert.equal(res.ok, count <= room, res.ok ? '' : res.reason);
       }),
       { numRuns: 200, seed: 7 },

@@ -36,7 +36,12 @@ describe('KEP-2724 two-level example: a rack of 6,5,4,3,2 with slices of 2 per h
     assert.deepEqual(placeOn(s, { count: 12, mode: 'required', level: RACK, sliceLayers: slices }), { x1: 6, x3: 4, x5: 2 });
   });
   it('LeastFreeCapacity, 10 pods: . 2 4 2 2 (profile LeastFreeCapacity)', () => {
-    assert.deepEqual(placeOn(s, { count: 10, mode: 'required', level: RACK, sliceLayers: slices }, { profile: 'LeastFreeCapacity' }), { x2: 2, x3: 4, x4: 2, x5: 2 });
+    assert.deepEqual(placeOn(s, { count: 10, mode: 'required', level: RACK, sliceLayers: slices }, { profile: 'LeastFreeCapacity' }), {
+      x2: 2,
+      x3: 4,
+      x4: 2,
+      x5: 2,
+    });
   });
   it('LeastFreeCapacity, 10 pods: . 2 4 2 2 (Mixed, slice-only request)', () => {
     assert.deepEqual(placeOn(s, { count: 10, mode: 'unconstrained', sliceLayers: slices }), { x2: 2, x3: 4, x4: 2, x5: 2 });
@@ -89,13 +94,32 @@ describe('required, preferred and unconstrained requests', () => {
 
 describe('free capacity', () => {
   it('every pod also takes one `pods`: a node with pods: 2 fits 2', () => {
-    const s = snapshotOf(levels3, [node('x').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(10).pods(2)]);
+    const s = snapshotOf(levels3, [
+      node('x')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(10)
+        .pods(2),
+    ]);
     assert.equal(placeOn(s, { count: 3, mode: 'required', level: RACK }), 'topology "default" allows to fit only 2 out of 3 pod(s)');
   });
   it('a node without `pods` allocatable fits nothing and is listed as excluded by that resource', () => {
-    const s = snapshotOf(levels3, [node('x').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(10).pods(0), node('y').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1)]);
-    assert.equal(placeOn(s, { count: 3, mode: 'required', level: RACK }), 'topology "default" allows to fit only 1 out of 3 pod(s). Total nodes: 2; excluded: resource "pods": 1');
-    assert.equal(placeOn(s, { count: 2, mode: 'required', level: RACK, requests: { cpu: 2000 } }), 'topology "default" doesn\'t allow to fit any of 2 pod(s). Total nodes: 2; excluded: resource "cpu": 1, resource "pods": 1');
+    const s = snapshotOf(levels3, [
+      node('x')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(10)
+        .pods(0),
+      node('y')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(1),
+    ]);
+    assert.equal(
+      placeOn(s, { count: 3, mode: 'required', level: RACK }),
+      'topology "default" allows to fit only 1 out of 3 pod(s). Total nodes: 2; excluded: resource "pods": 1',
+    );
+    assert.equal(
+      placeOn(s, { count: 2, mode: 'required', level: RACK, requests: { cpu: 2000 } }),
+      'topology "default" doesn\'t allow to fit any of 2 pod(s). Total nodes: 2; excluded: resource "cpu": 1, resource "pods": 1',
+    );
   });
   it('bound non-terminal pods are usage; removing them frees the capacity', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
@@ -107,12 +131,18 @@ describe('free capacity', () => {
   });
   it('NotReady and unschedulable nodes are not in the tree', () => {
     const s = snapshotOf(levels3, [
-      node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).notReady(),
-      node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).unschedulable(),
+      node('x1')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(4)
+        .notReady(),
+      node('x2')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(4)
+        .unschedulable(),
     ]);
     assert.equal(placeOn(s, { count: 1, mode: 'required', level: RACK }), `no topology domains at level: ${RACK}`);
   });
-  it('PodSets of one pass see each other\'s assumed usage', () => {
+  it("PodSets of one pass see each other's assumed usage", () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4, 4], 'x'));
     const e = new PlacementEngine(s);
     const assumed = new AssumedUsage();
@@ -122,7 +152,9 @@ describe('free capacity', () => {
     const second = e.place(request({ count: 4, level: RACK }), { assumed });
     assert.ok(second.ok);
     assert.notDeepEqual(first.workers.domains[0]!.values, second.workers.domains[0]!.values);
-    const third = e.place(request({ count: 1, level: RACK }), { assumed: (assumed.addAssignment(s, second.workers, { cpu: 1000 }), assumed) });
+    const third = e.place(request({ count: 1, level: RACK }), {
+      assumed: (assumed.addAssignment(s, second.workers, { cpu: 1000 }), assumed),
+    });
     assert.equal(third.ok, false);
   });
   it('assumed usage counts by resource: a leader and workers see it, a resource no node has is ignored', () => {
@@ -134,14 +166,27 @@ describe('free capacity', () => {
     // 5 CPUs are free (x1 1, x2 4): 4 workers and a 1-CPU leader fit, 5 workers and a leader do not.
     const r = e.place(request({ count: 4, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }), { assumed });
     assert.ok(r.ok, r.ok ? '' : r.reason);
-    assert.equal(e.place(request({ count: 5, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }), { assumed }).ok, false);
+    assert.equal(
+      e.place(request({ count: 5, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 1000 } } }), { assumed }).ok,
+      false,
+    );
     // A 2-CPU leader fits only on x2, which leaves room for 2 workers, and x1 for 1.
-    assert.equal(e.place(request({ count: 4, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 2000 } } }), { assumed }).ok, false);
+    assert.equal(
+      e.place(request({ count: 4, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 2000 } } }), { assumed }).ok,
+      false,
+    );
     assert.ok(e.place(request({ count: 3, level: RACK, leader: { podSetName: 'leader', requests: { cpu: 2000 } } }), { assumed }).ok);
     assert.equal(s.resourceCount, resources, 'assumed usage interns no resource');
   });
   it('a refusal lists the exclusions of its own count pass, whatever the engine placed before', () => {
-    const s = snapshotOf(levels3, [...rackOf('b', 'r1', [2, 2], 'x'), node('t1').labels({ [BLOCK]: 'b', [RACK]: 'r2' }).cpu(2).taint({ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }).build()]);
+    const s = snapshotOf(levels3, [
+      ...rackOf('b', 'r1', [2, 2], 'x'),
+      node('t1')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r2' })
+        .cpu(2)
+        .taint({ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' })
+        .build(),
+    ]);
     const ask = request({ count: 5, level: RACK, requests: { cpu: 1000, memory: 1 } });
     const fresh = new PlacementEngine(s).place(ask);
     const used = new PlacementEngine(s);
@@ -154,7 +199,14 @@ describe('free capacity', () => {
   });
   it('incremental node add and remove', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
-    s.upsertNode(nodeInfoFromNode(node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).build()));
+    s.upsertNode(
+      nodeInfoFromNode(
+        node('x2')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4)
+          .build(),
+      ),
+    );
     assert.deepEqual(placeOn(s, { count: 8, mode: 'required', level: RACK }), { x1: 4, x2: 4 });
     s.removeNode('x1');
     assert.deepEqual(placeOn(s, { count: 4, mode: 'required', level: RACK }), { x2: 4 });
@@ -163,9 +215,17 @@ describe('free capacity', () => {
 
 describe('node filters on hostname-lowest topologies', () => {
   const s = snapshotOf(levels3, [
-    node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' }).cpu(4).taint({ key: 'gpu', value: 'true', effect: 'NoSchedule' }),
-    node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'b' }).cpu(4),
-    node('x3').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' }).cpu(4).taint({ key: 'soft', effect: 'PreferNoSchedule' }),
+    node('x1')
+      .labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' })
+      .cpu(4)
+      .taint({ key: 'gpu', value: 'true', effect: 'NoSchedule' }),
+    node('x2')
+      .labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'b' })
+      .cpu(4),
+    node('x3')
+      .labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' })
+      .cpu(4)
+      .taint({ key: 'soft', effect: 'PreferNoSchedule' }),
   ]);
   it('untolerated NoSchedule taints exclude, PreferNoSchedule is ignored, exclusions listed alphabetically', () => {
     assert.equal(
@@ -174,7 +234,16 @@ describe('node filters on hostname-lowest topologies', () => {
     );
   });
   it('tolerations let tainted nodes in', () => {
-    assert.deepEqual(placeOn(s, { count: 8, mode: 'required', level: RACK, nodeSelector: { pool: 'a' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] }), { x1: 4, x3: 4 });
+    assert.deepEqual(
+      placeOn(s, {
+        count: 8,
+        mode: 'required',
+        level: RACK,
+        nodeSelector: { pool: 'a' },
+        tolerations: [{ key: 'gpu', operator: 'Exists' }],
+      }),
+      { x1: 4, x3: 4 },
+    );
   });
   it('required node affinity', () => {
     const got = placeOn(s, {
@@ -186,7 +255,15 @@ describe('node filters on hostname-lowest topologies', () => {
     assert.deepEqual(got, { x2: 4 });
   });
   it('filters are not applied when the lowest level is not the hostname', () => {
-    const s2 = snapshotOf([BLOCK, RACK], [node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).taint({ key: 'gpu', effect: 'NoSchedule' })]);
+    const s2 = snapshotOf(
+      [BLOCK, RACK],
+      [
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4)
+          .taint({ key: 'gpu', effect: 'NoSchedule' }),
+      ],
+    );
     assert.deepEqual(placeOn(s2, { count: 4, mode: 'required', level: RACK }), { 'b/r': 4 });
   });
 });
@@ -232,19 +309,49 @@ describe('failure messages', () => {
   });
   it('validation messages of the peer, in order', () => {
     const s = snapshotOf(levels3, rackOf('b1', 'r1', [4], 'a'));
-    assert.equal(placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: 'nope', size: 2 }] }), 'no requested topology level for slices: nope');
-    assert.equal(placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: BLOCK, size: 2 }] }), `podset slice topology ${BLOCK} is above the podset topology ${RACK}`);
-    assert.equal(placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: RACK, size: 0 }] }), 'slice topology requested, but slice size not provided');
     assert.equal(
-      placeOn(s, { count: 4, level: BLOCK, sliceLayers: [{ topology: RACK, size: 4 }, { topology: BLOCK, size: 2 }] }),
+      placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: 'nope', size: 2 }] }),
+      'no requested topology level for slices: nope',
+    );
+    assert.equal(
+      placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: BLOCK, size: 2 }] }),
+      `podset slice topology ${BLOCK} is above the podset topology ${RACK}`,
+    );
+    assert.equal(
+      placeOn(s, { count: 2, level: RACK, sliceLayers: [{ topology: RACK, size: 0 }] }),
+      'slice topology requested, but slice size not provided',
+    );
+    assert.equal(
+      placeOn(s, {
+        count: 4,
+        level: BLOCK,
+        sliceLayers: [
+          { topology: RACK, size: 4 },
+          { topology: BLOCK, size: 2 },
+        ],
+      }),
       `additional slice layer topology ${BLOCK} must be at a lower level than ${RACK}`,
     );
     assert.equal(
-      placeOn(s, { count: 4, level: BLOCK, sliceLayers: [{ topology: BLOCK, size: 4 }, { topology: RACK, size: 3 }] }),
+      placeOn(s, {
+        count: 4,
+        level: BLOCK,
+        sliceLayers: [
+          { topology: BLOCK, size: 4 },
+          { topology: RACK, size: 3 },
+        ],
+      }),
       'additional slice layer size 3 must evenly divide parent layer size 4',
     );
     assert.equal(
-      placeOn(s, { count: 4, level: BLOCK, sliceLayers: [{ topology: BLOCK, size: 4 }, { topology: 'zone', size: 2 }] }),
+      placeOn(s, {
+        count: 4,
+        level: BLOCK,
+        sliceLayers: [
+          { topology: BLOCK, size: 4 },
+          { topology: 'zone', size: 2 },
+        ],
+      }),
       'no requested topology level for additional slice layer: zone',
     );
   });
@@ -252,17 +359,41 @@ describe('failure messages', () => {
 
 describe('topologies whose lowest level is not the hostname', () => {
   it('several nodes collapse into one leaf, their capacity summed; output carries the full path', () => {
-    const s = snapshotOf([BLOCK, RACK], [node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(2), node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(2)]);
+    const s = snapshotOf(
+      [BLOCK, RACK],
+      [
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(2),
+        node('x2')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(2),
+      ],
+    );
     const r = new PlacementEngine(s).place(request({ count: 4, level: RACK }));
     assert.ok(r.ok);
     assert.deepEqual(r.workers, { levels: [BLOCK, RACK], domains: [{ values: ['b', 'r'], count: 4 }] });
   });
   it('a node missing a level label is left out silently', () => {
-    const s = snapshotOf([BLOCK, RACK], [node('x1').labels({ [BLOCK]: 'b' }).cpu(2)]);
+    const s = snapshotOf(
+      [BLOCK, RACK],
+      [
+        node('x1')
+          .labels({ [BLOCK]: 'b' })
+          .cpu(2),
+      ],
+    );
     assert.equal(placeOn(s, { count: 1, level: RACK }), `no topology domains at level: ${RACK}`);
   });
   it('the final tie-break is a plain string comparison of level values (x10 < x2)', () => {
-    const s = snapshotOf(levels3, [node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1), node('x10').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1)]);
+    const s = snapshotOf(levels3, [
+      node('x2')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(1),
+      node('x10')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(1),
+    ]);
     assert.deepEqual(placeOn(s, { count: 1, level: RACK }), { x10: 1 });
   });
 });
@@ -282,19 +413,39 @@ describe('simulateEmpty', () => {
 describe('KEP-2724 "Hierarchy representation" example: rack labels are not globally unique', () => {
   const B = 'cloud.provider.com/topology-block';
   const R = 'cloud.provider.com/topology-rack';
-  const s = snapshotOf([B, R], [
-    node('node-1').labels({ [B]: 'block-1', [R]: 'rack-1' }).cpu(2),
-    node('node-2').labels({ [B]: 'block-1', [R]: 'rack-2' }).cpu(2),
-    node('node-3').labels({ [B]: 'block-2', [R]: 'rack-1' }).cpu(2),
-    node('node-4').labels({ [B]: 'block-2', [R]: 'rack-3' }).cpu(2),
-  ]);
+  const s = snapshotOf(
+    [B, R],
+    [
+      node('node-1')
+        .labels({ [B]: 'block-1', [R]: 'rack-1' })
+        .cpu(2),
+      node('node-2')
+        .labels({ [B]: 'block-1', [R]: 'rack-2' })
+        .cpu(2),
+      node('node-3')
+        .labels({ [B]: 'block-2', [R]: 'rack-1' })
+        .cpu(2),
+      node('node-4')
+        .labels({ [B]: 'block-2', [R]: 'rack-3' })
+        .cpu(2),
+    ],
+  );
   it('node-1 and node-3 share the rack label but are different racks', () => {
-    assert.deepEqual(s.domainsAt(1).map((d) => s.id(d)), ['block-1,rack-1', 'block-1,rack-2', 'block-2,rack-1', 'block-2,rack-3']);
+    assert.deepEqual(
+      s.domainsAt(1).map((d) => s.id(d)),
+      ['block-1,rack-1', 'block-1,rack-2', 'block-2,rack-1', 'block-2,rack-3'],
+    );
     assert.equal(placeOn(s, { count: 3, mode: 'required', level: R }), 'topology "default" allows to fit only 2 out of 3 pod(s)');
   });
   it('an assignment speaks in full level paths when the lowest level is not the hostname', () => {
     const r = new PlacementEngine(s).place(request({ count: 4, mode: 'required', level: B }));
     assert.ok(r.ok);
-    assert.deepEqual(r.workers, { levels: [B, R], domains: [{ values: ['block-1', 'rack-1'], count: 2 }, { values: ['block-1', 'rack-2'], count: 2 }] });
+    assert.deepEqual(r.workers, {
+      levels: [B, R],
+      domains: [
+        { values: ['block-1', 'rack-1'], count: 2 },
+        { values: ['block-1', 'rack-2'], count: 2 },
+      ],
+    });
   });
 });

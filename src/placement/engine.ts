@@ -15,7 +15,13 @@
 
 import type { Toleration } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
-import { formatTaint, matchesNodeSelector, matchesRequiredAffinity, preferredAffinityScore, untoleratedTaint } from '../topology/node-match.ts';
+import {
+  formatTaint,
+  matchesNodeSelector,
+  matchesRequiredAffinity,
+  preferredAffinityScore,
+  untoleratedTaint,
+} from '../topology/node-match.ts';
 import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
 import { balancedPlacement } from './balanced.ts';
@@ -39,9 +45,7 @@ export interface PlacementOptions {
   leafEligible?: (leaf: number) => boolean;
 }
 
-export type PlacementResult =
-  | { ok: true; workers: Assignment; leader?: Assignment }
-  | { ok: false; reason: string };
+export type PlacementResult = { ok: true; workers: Assignment; leader?: Assignment } | { ok: false; reason: string };
 
 /** Usage assumed by earlier PodSets of the same pass, keyed by leaf. */
 export class AssumedUsage {
@@ -201,8 +205,21 @@ export class PlacementEngine {
     if (typeof plan === 'string') return { ok: false, reason: plan };
     let excluded = this.fillInCounts(plan, options);
 
-    if (options.profile === 'BalancedPlacement' && plan.mode === 'preferred' && plan.ceiling === undefined && plan.leaders === 0 && req.sliceLayers.length <= 1) {
-      const choice = balancedPlacement({ snapshot: this.snapshot, sliceCount: this.counts.sliceCount, podCount: this.counts.podCount, preferredLevel: plan.searchLevel, sliceLevel: plan.sliceLevel, units: plan.units });
+    if (
+      options.profile === 'BalancedPlacement' &&
+      plan.mode === 'preferred' &&
+      plan.ceiling === undefined &&
+      plan.leaders === 0 &&
+      req.sliceLayers.length <= 1
+    ) {
+      const choice = balancedPlacement({
+        snapshot: this.snapshot,
+        sliceCount: this.counts.sliceCount,
+        podCount: this.counts.podCount,
+        preferredLevel: plan.searchLevel,
+        sliceLevel: plan.sliceLevel,
+        units: plan.units,
+      });
       if (choice) {
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
@@ -262,7 +279,8 @@ export class PlacementEngine {
       sliceLevel = levelIdx(outer.topology);
       if (sliceLevel < 0) return `no requested topology level for slices: ${outer.topology}`;
       const key = req.level ?? s.levels[searchLevel]!;
-      if (sliceLevel < searchLevel && req.mode !== 'unconstrained') return `podset slice topology ${outer.topology} is above the podset topology ${key}`;
+      if (sliceLevel < searchLevel && req.mode !== 'unconstrained')
+        return `podset slice topology ${outer.topology} is above the podset topology ${key}`;
       sliceSize = outer.size;
       let prevIdx = sliceLevel;
       let prev = outer;
@@ -271,7 +289,8 @@ export class PlacementEngine {
         const idx = levelIdx(layer.topology);
         if (idx < 0) return `no requested topology level for additional slice layer: ${layer.topology}`;
         if (idx <= prevIdx) return `additional slice layer topology ${layer.topology} must be at a lower level than ${prev.topology}`;
-        if (!(layer.size > 0) || prev.size % layer.size !== 0) return `additional slice layer size ${layer.size} must evenly divide parent layer size ${prev.size}`;
+        if (!(layer.size > 0) || prev.size % layer.size !== 0)
+          return `additional slice layer size ${layer.size} must evenly divide parent layer size ${prev.size}`;
         for (let l = prevIdx + 1; l <= idx; l++) unitAt[l] = layer.size;
         prevIdx = idx;
         prev = layer;
@@ -303,7 +322,12 @@ export class PlacementEngine {
   private eligibility(req: PlacementRequest, useAffinity: boolean): Eligibility | undefined {
     const s = this.snapshot;
     if (!s.hostnameLowest) return undefined;
-    const key = JSON.stringify([req.nodeSelector ?? null, req.tolerations, req.requiredAffinity ?? null, useAffinity ? (req.preferredAffinity ?? null) : null]);
+    const key = JSON.stringify([
+      req.nodeSelector ?? null,
+      req.tolerations,
+      req.requiredAffinity ?? null,
+      useAffinity ? (req.preferredAffinity ?? null) : null,
+    ]);
     const cached = this.eligibilityCache.get(key);
     if (cached && cached.version === s.attributeVersion) return cached;
     const n = s.domainCount;
@@ -357,7 +381,9 @@ export class PlacementEngine {
       reqVal.push(v);
       reqName.push(name);
     }
-    const leaderReq: ResourceAmounts | undefined = req.leader ? { pods: 1 + (req.leader.requests.pods ?? 0), ...withoutPods(req.leader.requests) } : undefined;
+    const leaderReq: ResourceAmounts | undefined = req.leader
+      ? { pods: 1 + (req.leader.requests.pods ?? 0), ...withoutPods(req.leader.requests) }
+      : undefined;
     const leaderNames = leaderReq ? Object.keys(leaderReq).sort() : [];
     const leaderIdx = leaderNames.map((n) => s.resourceIndex(n));
     const leaderVal = leaderReq ? leaderNames.map((n) => leaderReq[n]!) : NO_AMOUNTS;
@@ -739,7 +765,10 @@ export class PlacementEngine {
       msg = `topology "${s.name}" doesn't allow to fit${this.multiLayerDetail(plan)}`;
     } else {
       const unit = plan.sliceSize > 1 && !leader ? 'slice(s)' : 'pod(s)';
-      msg = fit === 0 ? `topology "${s.name}" doesn't allow to fit any of ${n} ${unit}` : `topology "${s.name}" allows to fit only ${fit} out of ${n} ${unit}`;
+      msg =
+        fit === 0
+          ? `topology "${s.name}" doesn't allow to fit any of ${n} ${unit}`
+          : `topology "${s.name}" allows to fit only ${fit} out of ${n} ${unit}`;
     }
     const parts = exclusionList(excluded);
     if (parts.length > 0) {
@@ -755,7 +784,12 @@ export class PlacementEngine {
     const domains = s.domainsAt(plan.searchLevel);
     let best = -1;
     for (const d of domains) {
-      if (best < 0 || counts.sliceCount[d]! > counts.sliceCount[best]! || (counts.sliceCount[d] === counts.sliceCount[best] && s.id(d) < s.id(best))) best = d;
+      if (
+        best < 0 ||
+        counts.sliceCount[d]! > counts.sliceCount[best]! ||
+        (counts.sliceCount[d] === counts.sliceCount[best] && s.id(d) < s.id(best))
+      )
+        best = d;
     }
     let out = '';
     for (const layer of plan.req.sliceLayers) {

@@ -39,7 +39,7 @@ export function networkTopologyFromAnnotations(a: StringMap | undefined): Networ
 }
 
 export function hasNetworkTopology(a: StringMap | undefined): boolean {
-  return networkTopologyFromAnnotations(a) !== undefined || (a?.[PARTITION_SIZE_ANNOTATION] !== undefined);
+  return networkTopologyFromAnnotations(a) !== undefined || a?.[PARTITION_SIZE_ANNOTATION] !== undefined;
 }
 
 const VOLCANO_GROUPS = ['batch.volcano.sh/', 'scheduling.volcano.sh/', 'training.volcano.sh/'];
@@ -54,12 +54,18 @@ export function isVolcanoApiVersion(apiVersion: string): boolean {
  * a Volcano object (a Volcano Job without networkTopology still goes on the HyperNode
  * topology, unconstrained, as the peer's flat path does).
  */
-export function isVolcanoWorkload(w: { metadata: { annotations?: StringMap; ownerReferences?: { apiVersion: string }[] }; spec: { podSets: { template: { metadata?: { annotations?: StringMap } } }[] } }): boolean {
+export function isVolcanoWorkload(w: {
+  metadata: { annotations?: StringMap; ownerReferences?: { apiVersion: string }[] };
+  spec: { podSets: { template: { metadata?: { annotations?: StringMap } } }[] };
+}): boolean {
   return workloadHasNetworkTopology(w) || (w.metadata.ownerReferences ?? []).some((o) => isVolcanoApiVersion(o.apiVersion));
 }
 
 /** Whether a Workload asks for a network topology at job or task level. */
-export function workloadHasNetworkTopology(w: { metadata: { annotations?: StringMap }; spec: { podSets: { template: { metadata?: { annotations?: StringMap } } }[] } }): boolean {
+export function workloadHasNetworkTopology(w: {
+  metadata: { annotations?: StringMap };
+  spec: { podSets: { template: { metadata?: { annotations?: StringMap } } }[] };
+}): boolean {
   return hasNetworkTopology(w.metadata.annotations) || w.spec.podSets.some((p) => hasNetworkTopology(p.template.metadata?.annotations));
 }
 
@@ -71,13 +77,20 @@ interface TierLevels {
 }
 
 function tierLevels(levels: readonly string[]): TierLevels {
-  const tiers = levels.map((key) => ({ tier: tierOfLevelKey(key), key })).filter((x): x is { tier: number; key: string } => x.tier !== undefined);
+  const tiers = levels
+    .map((key) => ({ tier: tierOfLevelKey(key), key }))
+    .filter((x): x is { tier: number; key: string } => x.tier !== undefined);
   tiers.sort((a, b) => a.tier - b.tier);
   return { tiers, rootTier: tiers.length === 0 ? 1 : tiers[tiers.length - 1]!.tier + 1 };
 }
 
 /** The limit a topology resolves to: a tier, `root` (whole cluster) or `none` (no constraint). */
-function limitOf(t: NetworkTopologyRequest | undefined, rootTier: number, tierOfName: (n: string) => number | undefined, inherited?: number): number | 'none' {
+function limitOf(
+  t: NetworkTopologyRequest | undefined,
+  rootTier: number,
+  tierOfName: (n: string) => number | undefined,
+  inherited?: number,
+): number | 'none' {
   if (!t) return 'none';
   if (t.mode === 'soft') return inherited ?? rootTier;
   const tier = t.highestTier ?? (t.highestTierName !== undefined ? tierOfName(t.highestTierName) : undefined);
@@ -139,7 +152,11 @@ export function applyNetworkTopology(
  * stands alone in the tree and must not pass for a tier-T domain. `leafTier(node)` is the
  * tier of the lowest HyperNode containing the node.
  */
-export function hyperNodeLeafFilter(snapshot: TopologySnapshot, req: PlacementRequest, leafTier: (node: string) => number | undefined): ((leaf: number) => boolean) | undefined {
+export function hyperNodeLeafFilter(
+  snapshot: TopologySnapshot,
+  req: PlacementRequest,
+  leafTier: (node: string) => number | undefined,
+): ((leaf: number) => boolean) | undefined {
   if (req.maxLevel === undefined) return undefined;
   const ceiling = tierOfLevelKey(req.maxLevel);
   if (ceiling === undefined) return undefined;

@@ -32,10 +32,14 @@ import { placementRequest, type TasFlavor, type WorkloadPlacementOptions } from 
 export const NODE_FAILURES = 'NodeFailures';
 
 /** The FailFast eviction message (kueue-tas.md §13). */
-export const noReplacementMessage = (nodes: readonly string[]): string => `Workload was evicted as there was no replacement for unhealthy node(s): ${nodes.join(', ')}`;
+export const noReplacementMessage = (nodes: readonly string[]): string =>
+  `Workload was evicted as there was no replacement for unhealthy node(s): ${nodes.join(', ')}`;
 
 /** The gates the procedure reads. */
-export type ReplacementGates = Pick<FeatureGates, 'TASFailedNodeReplacement' | 'SkipReassignmentForPodOwnedWorkloads' | 'TASAssignmentsEncodingByHostnamePrefix'>;
+export type ReplacementGates = Pick<
+  FeatureGates,
+  'TASFailedNodeReplacement' | 'SkipReassignmentForPodOwnedWorkloads' | 'TASAssignmentsEncodingByHostnamePrefix'
+>;
 
 /** Where the Workload's TAS usage is recorded: the caller's book of reservations. */
 export interface ReplacementUsage {
@@ -81,7 +85,12 @@ export type NodeReplacement =
 /** Owned by a single Pod that is not a pod group (SkipReassignmentForPodOwnedWorkloads keeps its assignment). */
 export function podOwned(w: Workload): boolean {
   const owners = w.metadata.ownerReferences ?? [];
-  return owners.length === 1 && owners[0]!.kind === 'Pod' && owners[0]!.apiVersion === CoreApiVersion.V1 && w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] !== 'true';
+  return (
+    owners.length === 1 &&
+    owners[0]!.kind === 'Pod' &&
+    owners[0]!.apiVersion === CoreApiVersion.V1 &&
+    w.metadata.annotations?.[KueueRuntimeKey.IsGroupWorkload] !== 'true'
+  );
 }
 
 /** The hostname label of the node named `name` in the first snapshot that holds it. */
@@ -111,7 +120,10 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
   const affected: AffectedPodSet[] = [];
   psas.forEach((psa, index) => {
     if (!psa.topologyAssignment) return;
-    const assignment = decodeAssignment(psa.topologyAssignment, { ...(input.where ?? {}), field: `status.admission.podSetAssignments[${index}].topologyAssignment` });
+    const assignment = decodeAssignment(psa.topologyAssignment, {
+      ...(input.where ?? {}),
+      field: `status.admission.podSetAssignments[${index}].topologyAssignment`,
+    });
     if (!assignment.domains.some(onFailedNode)) return;
     const flavorName = Object.values(psa.flavors ?? {})[0];
     affected.push({ index, psa, assignment, flavor: flavors.find((f) => f.flavor.metadata.name === flavorName) });
@@ -121,13 +133,29 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
 
   const failed = (reason: string): NodeReplacement => {
     const listed = (w.status?.unhealthyNodes ?? []).map((n) => n.name);
-    return { kind: 'failed', reason, condition: { type: 'Evicted', status: 'True', reason: NODE_FAILURES, message: noReplacementMessage(listed.length > 0 ? listed : nodes) } };
+    return {
+      kind: 'failed',
+      reason,
+      condition: {
+        type: 'Evicted',
+        status: 'True',
+        reason: NODE_FAILURES,
+        message: noReplacementMessage(listed.length > 0 ? listed : nodes),
+      },
+    };
   };
   if (!gates.TASFailedNodeReplacement) return failed(`node ${nodes.join(', ')} failed and TASFailedNodeReplacement is off`);
   if (input.notReady) {
     for (const a of affected) {
       const snapshot = a.flavor?.snapshot;
-      const waiting = snapshot && a.assignment.domains.some((d) => !onFailedNode(d) && snapshot.leafById(snapshot.leafIdOf(d.values)) === undefined && input.notReady!(d.values[d.values.length - 1]!));
+      const waiting =
+        snapshot &&
+        a.assignment.domains.some(
+          (d) =>
+            !onFailedNode(d) &&
+            snapshot.leafById(snapshot.leafIdOf(d.values)) === undefined &&
+            input.notReady!(d.values[d.values.length - 1]!),
+        );
       if (waiting) return { kind: 'skip', why: 'not-ready' };
     }
   }
@@ -186,7 +214,9 @@ export function replaceFailedNode(input: NodeReplacementInput): NodeReplacement 
   if (failure !== undefined) return failed(failure);
   const podSetAssignments = psas.map((psa) => {
     const a = replaced.get(psa.name);
-    return a ? { ...psa, topologyAssignment: encodeV1beta2(a, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix }) } : psa;
+    return a
+      ? { ...psa, topologyAssignment: encodeV1beta2(a, { encodingByHostnamePrefix: gates.TASAssignmentsEncodingByHostnamePrefix }) }
+      : psa;
   });
   return { kind: 'replaced', podSetAssignments, assignments: replaced };
 }
@@ -213,6 +243,9 @@ export function snapshotUsage(flavors: readonly TasFlavor[], w: Workload): Repla
 
 /** An InputError for a `--replace-node` (or unhealthy node) name that no Node in the input has. */
 export function unknownNodeError(node: string, known: readonly string[]): InputError {
-  const list = known.length === 0 ? 'there is no Node in the input' : `Nodes in the input: ${[...known].sort().slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}`;
+  const list =
+    known.length === 0
+      ? 'there is no Node in the input'
+      : `Nodes in the input: ${[...known].sort().slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}`;
   return new InputError({ field: '--replace-node' }, `node "${node}" is not in the input (a Node's metadata.name); ${list}`);
 }

@@ -19,7 +19,10 @@ const levels = [BLOCK, RACK, HOST];
 /** Pod slots (1 cpu per pod) per host, by block and rack. */
 type Cluster = number[][][];
 
-const clusterArb: fc.Arbitrary<Cluster> = fc.array(fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 2 });
+const clusterArb: fc.Arbitrary<Cluster> = fc.array(
+  fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }),
+  { minLength: 1, maxLength: 2 },
+);
 
 const caseArb = fc.record({
   cluster: clusterArb,
@@ -39,13 +42,20 @@ interface Host {
 
 function hostsOf(cluster: Cluster): Host[] {
   const out: Host[] = [];
-  cluster.forEach((racks, b) => racks.forEach((caps, r) => caps.forEach((cap, h) => out.push({ name: `b${b}-r${r}-x${h + 1}`, block: `b${b}`, rack: `b${b}/r${r}`, cap }))));
+  cluster.forEach((racks, b) =>
+    racks.forEach((caps, r) =>
+      caps.forEach((cap, h) => out.push({ name: `b${b}-r${r}-x${h + 1}`, block: `b${b}`, rack: `b${b}/r${r}`, cap })),
+    ),
+  );
   return out;
 }
 
 function snapshot(cluster: Cluster, without: ReadonlySet<string>): TopologySnapshot {
   const nodes = cluster.flatMap((racks, b) => racks.flatMap((caps, r) => rackOf(`b${b}`, `r${r}`, caps, `b${b}-r${r}-x`)));
-  return snapshotOf(levels, nodes.filter((n) => !without.has(n.build().metadata.name)));
+  return snapshotOf(
+    levels,
+    nodes.filter((n) => !without.has(n.build().metadata.name)),
+  );
 }
 
 const perHost = (a: Assignment): Map<string, number> => {
@@ -65,7 +75,13 @@ function sum<T>(xs: Iterable<T>, f: (x: T) => number): number {
  * rack; sliced, each broken rack's deficit in that rack, then whole slices in the block's
  * racks. With no kept pod, any domain of the required level will do.
  */
-function repairExists(hosts: readonly Host[], failed: ReadonlySet<string>, kept: ReadonlyMap<string, number>, missing: number, slice: number): boolean {
+function repairExists(
+  hosts: readonly Host[],
+  failed: ReadonlySet<string>,
+  kept: ReadonlyMap<string, number>,
+  missing: number,
+  slice: number,
+): boolean {
   const healthy = hosts.filter((h) => !failed.has(h.name));
   const free = (h: Host) => h.cap - (kept.get(h.name) ?? 0);
   const keyOf = (h: Host) => (slice === 0 ? h.rack : h.block);
@@ -126,20 +142,32 @@ describe('repair of several failed nodes (property)', () => {
         const exists = repairExists(hosts, failed, kept, missing, slice);
         if (!r.ok) {
           refused++;
-          assert.equal(exists, false, `a repair was missed: ${JSON.stringify({ cluster, count, slice, failed: [...failed], before: [...before] })}`);
+          assert.equal(
+            exists,
+            false,
+            `a repair was missed: ${JSON.stringify({ cluster, count, slice, failed: [...failed], before: [...before] })}`,
+          );
           assert.match(r.reason, /^cannot find replacement assignment for unhealthy node: /);
           return;
         }
         repaired++;
         const after = perHost(r.workers);
-        assert.equal(sum(after.values(), (n) => n), count, 'every pod placed');
+        assert.equal(
+          sum(after.values(), (n) => n),
+          count,
+          'every pod placed',
+        );
         for (const f of failed) assert.equal(after.get(f), undefined, `nothing left on failed ${f}`);
         for (const [h, n] of kept) assert.ok((after.get(h) ?? 0) >= n, `healthy pods on ${h} stay`);
         const byName = new Map(hosts.map((h) => [h.name, h]));
         for (const [h, n] of after) assert.ok(n <= byName.get(h)!.cap, `${h} over capacity`);
         const domainsUsed = new Set([...after.keys()].map((h) => (slice === 0 ? byName.get(h)!.rack : byName.get(h)!.block)));
         assert.equal(domainsUsed.size, 1, 'one required domain');
-        if (kept.size > 0) assert.ok(domainsUsed.has(slice === 0 ? byName.get([...kept.keys()][0]!)!.rack : byName.get([...kept.keys()][0]!)!.block), 'the kept pods\' domain');
+        if (kept.size > 0)
+          assert.ok(
+            domainsUsed.has(slice === 0 ? byName.get([...kept.keys()][0]!)!.rack : byName.get([...kept.keys()][0]!)!.block),
+            "the kept pods' domain",
+          );
         if (slice > 0) {
           const perRack = new Map<string, number>();
           for (const [h, n] of after) perRack.set(byName.get(h)!.rack, (perRack.get(byName.get(h)!.rack) ?? 0) + n);

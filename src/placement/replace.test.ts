@@ -7,13 +7,27 @@ import { replaceNode } from './replace.ts';
 import type { PlacementRequest } from './request.ts';
 
 const levels = [BLOCK, RACK, HOST];
-const req = (p: Partial<PlacementRequest>): PlacementRequest => ({ podSetName: 'main', count: 1, requests: { cpu: 1000 }, mode: 'required', sliceLayers: [], tolerations: [], ...p });
+const req = (p: Partial<PlacementRequest>): PlacementRequest => ({
+  podSetName: 'main',
+  count: 1,
+  requests: { cpu: 1000 },
+  mode: 'required',
+  sliceLayers: [],
+  tolerations: [],
+  ...p,
+});
 const hosts = (a: Assignment) => Object.fromEntries(a.domains.map((d) => [d.values[0], d.count]));
 
 describe('failed node replacement', () => {
-  it('keeps every healthy domain and moves only the failed node\'s pods, inside the required domain', () => {
+  it("keeps every healthy domain and moves only the failed node's pods, inside the required domain", () => {
     const s = snapshotOf(levels, [...rackOf('b1', 'r1', [2, 2, 2], 'a'), ...rackOf('b1', 'r2', [4], 'b'), ...rackOf('b2', 'r1', [8], 'c')]);
-    const existing: Assignment = { levels: [HOST], domains: [{ values: ['a1'], count: 2 }, { values: ['a2'], count: 2 }] };
+    const existing: Assignment = {
+      levels: [HOST],
+      domains: [
+        { values: ['a1'], count: 2 },
+        { values: ['a2'], count: 2 },
+      ],
+    };
     s.removeNode('a1');
     const r = replaceNode(new PlacementEngine(s), req({ count: 4, level: RACK }), existing, 'a1');
     assert.ok(r.ok, r.ok ? '' : r.reason);
@@ -21,16 +35,31 @@ describe('failed node replacement', () => {
   });
   it('the kept pods count as usage: no double booking of a healthy node', () => {
     const s = snapshotOf(levels, rackOf('b1', 'r1', [2, 2], 'a'));
-    const existing: Assignment = { levels: [HOST], domains: [{ values: ['a1'], count: 2 }, { values: ['a2'], count: 2 }] };
+    const existing: Assignment = {
+      levels: [HOST],
+      domains: [
+        { values: ['a1'], count: 2 },
+        { values: ['a2'], count: 2 },
+      ],
+    };
     s.removeNode('a1');
     const r = replaceNode(new PlacementEngine(s), req({ count: 4, level: RACK }), existing, 'a1');
     assert.deepEqual(r, { ok: false, reason: 'cannot find replacement assignment for unhealthy node: a1' });
   });
   it('a stale domain in the existing assignment is reported', () => {
     const s = snapshotOf(levels, rackOf('b1', 'r1', [2, 2], 'a'));
-    const existing: Assignment = { levels: [HOST], domains: [{ values: ['gone'], count: 2 }, { values: ['a2'], count: 2 }] };
+    const existing: Assignment = {
+      levels: [HOST],
+      domains: [
+        { values: ['gone'], count: 2 },
+        { values: ['a2'], count: 2 },
+      ],
+    };
     const r = replaceNode(new PlacementEngine(s), req({ count: 4, level: RACK }), existing, 'a2');
-    assert.deepEqual(r, { ok: false, reason: 'Cannot replace the node, because the existing topologyAssignment is invalid, as it contains the stale domain gone' });
+    assert.deepEqual(r, {
+      ok: false,
+      reason: 'Cannot replace the node, because the existing topologyAssignment is invalid, as it contains the stale domain gone',
+    });
   });
   it('a broken rack slice is completed inside the same rack', () => {
     const s = snapshotOf(levels, [...rackOf('b1', 'r1', [2, 2, 2], 'a'), ...rackOf('b1', 'r2', [2, 2, 2], 'b')]);
@@ -44,7 +73,12 @@ describe('failed node replacement', () => {
       ],
     };
     s.removeNode('b1');
-    const r = replaceNode(new PlacementEngine(s), req({ count: 8, level: BLOCK, sliceLayers: [{ topology: RACK, size: 4 }] }), existing, 'b1');
+    const r = replaceNode(
+      new PlacementEngine(s),
+      req({ count: 8, level: BLOCK, sliceLayers: [{ topology: RACK, size: 4 }] }),
+      existing,
+      'b1',
+    );
     assert.ok(r.ok, r.ok ? '' : r.reason);
     assert.deepEqual(hosts(r.workers), { a1: 2, a2: 2, b2: 2, b3: 2 });
   });

@@ -37,7 +37,8 @@ type FailedNodes = string | FailedNode | readonly (string | FailedNode)[];
 const asFailed = (n: string | FailedNode): FailedNode => (typeof n === 'string' ? { name: n, hostname: n } : n);
 
 /** Kueue's message when no replacement fits (the nodes' names, comma separated). */
-export const noReplacementReason = (names: readonly string[]): string => `cannot find replacement assignment for unhealthy node: ${names.join(', ')}`;
+export const noReplacementReason = (names: readonly string[]): string =>
+  `cannot find replacement assignment for unhealthy node: ${names.join(', ')}`;
 
 export function replaceNode(
   engine: PlacementEngine,
@@ -47,7 +48,9 @@ export function replaceNode(
   options: Omit<PlacementOptions, 'assumed' | 'requiredDomain'> = {},
 ): PlacementResult {
   const s = engine.snapshot;
-  const nodes = (Array.isArray(failedNodes) ? (failedNodes as readonly (string | FailedNode)[]) : [failedNodes as string | FailedNode]).map(asFailed);
+  const nodes = (Array.isArray(failedNodes) ? (failedNodes as readonly (string | FailedNode)[]) : [failedNodes as string | FailedNode]).map(
+    asFailed,
+  );
   const hostnames = new Set(nodes.map((n) => n.hostname));
   const isFailed = (d: DomainAssignment): boolean => hostnames.has(d.values[d.values.length - 1]!);
   const failed = existing.domains.filter(isFailed);
@@ -61,7 +64,10 @@ export function replaceNode(
   for (const d of kept) {
     const leaf = s.leafById(s.leafIdOf(d.values));
     if (leaf === undefined) {
-      return { ok: false, reason: `Cannot replace the node, because the existing topologyAssignment is invalid, as it contains the stale domain ${d.values[d.values.length - 1]}` };
+      return {
+        ok: false,
+        reason: `Cannot replace the node, because the existing topologyAssignment is invalid, as it contains the stale domain ${d.values[d.values.length - 1]}`,
+      };
     }
     keptLeaves.push({ leaf, count: d.count });
   }
@@ -113,7 +119,8 @@ export function replaceNode(
   // 4. The rest inside the required domain.
   if (missing > 0) {
     let requiredDomain: number | undefined;
-    if (req.mode === 'required' && req.level !== undefined && keptLeaves.length > 0) requiredDomain = ancestorAt(keptLeaves[0]!.leaf, s.levels.indexOf(req.level));
+    if (req.mode === 'required' && req.level !== undefined && keptLeaves.length > 0)
+      requiredDomain = ancestorAt(keptLeaves[0]!.leaf, s.levels.indexOf(req.level));
     const outer = layers[0];
     const sliceLayers = outer === undefined || missing % outer.size === 0 ? layers : [];
     if (!placeInto(missing, sliceLayers, requiredDomain)) return noReplacement;
@@ -127,7 +134,11 @@ function fullPath(engine: PlacementEngine, d: DomainAssignment): readonly string
 }
 
 /** Kept and new domains merged, duplicates summed, sorted by full leaf path. */
-function mergeDomains(a: readonly DomainAssignment[], b: readonly DomainAssignment[], path: (d: DomainAssignment) => readonly string[]): DomainAssignment[] {
+function mergeDomains(
+  a: readonly DomainAssignment[],
+  b: readonly DomainAssignment[],
+  path: (d: DomainAssignment) => readonly string[],
+): DomainAssignment[] {
   const byKey = new Map<string, DomainAssignment>();
   for (const d of [...a, ...b]) {
     const key = d.values.join('\u0000');

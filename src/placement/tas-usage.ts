@@ -11,7 +11,9 @@ import type { TasFlavor } from './workload-placement.ts';
 
 /** The assignment of a PodSetAssignment in either API form. */
 export function decodeAssignment(t: TopologyAssignment | TopologyAssignmentV1beta1, where: Where): Assignment {
-  return 'domains' in t && Array.isArray(t.domains) ? decodeV1beta1(t as TopologyAssignmentV1beta1, where) : decodeV1beta2(t as TopologyAssignment, where);
+  return 'domains' in t && Array.isArray(t.domains)
+    ? decodeV1beta1(t as TopologyAssignmentV1beta1, where)
+    : decodeV1beta2(t as TopologyAssignment, where);
 }
 
 /** Key under which a Workload PodSet's usage is recorded on a snapshot. */
@@ -28,7 +30,9 @@ export function recordWorkloadUsage(flavors: readonly TasFlavor[], w: Workload, 
     const flavorName = Object.values(psa.flavors ?? {})[0];
     const tf = flavors.find((f) => f.flavor.metadata.name === flavorName);
     if (!tf) {
-      errors.push(new InputError({ ...where, field: `${field}.flavors` }, `flavor "${flavorName ?? ''}" is not a TAS ResourceFlavor in the input`));
+      errors.push(
+        new InputError({ ...where, field: `${field}.flavors` }, `flavor "${flavorName ?? ''}" is not a TAS ResourceFlavor in the input`),
+      );
       continue;
     }
     const ps = w.spec.podSets.find((p) => p.name === psa.name);
@@ -46,8 +50,18 @@ export function recordWorkloadUsage(flavors: readonly TasFlavor[], w: Workload, 
 }
 
 /** An assignment's usage on its flavor, and on the same nodes in every other flavor. */
-export function recordAssignmentUsage(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment, perPod: ResourceAmounts): void {
-  owner.snapshot.addWorkloadUsage(key, a.domains.map((d) => ({ leafId: owner.snapshot.leafIdOf(d.values), count: d.count })), perPod);
+export function recordAssignmentUsage(
+  flavors: readonly TasFlavor[],
+  owner: TasFlavor,
+  key: string,
+  a: Assignment,
+  perPod: ResourceAmounts,
+): void {
+  owner.snapshot.addWorkloadUsage(
+    key,
+    a.domains.map((d) => ({ leafId: owner.snapshot.leafIdOf(d.values), count: d.count })),
+    perPod,
+  );
   shareWithOtherFlavors(flavors, owner, key, a, perPod);
 }
 

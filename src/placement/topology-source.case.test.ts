@@ -49,14 +49,28 @@ const hosts = (prefix: string, caps: number[]): HostSpec[] => caps.map((cpu, i) 
 /** b1: r1 (a1 4, a2 4), r2 (b1 4, b2 4); b2: r3 (c1 2, c2 2). */
 export const SMALL: TreeSpec = {
   blocks: [
-    { name: 'b1', racks: [{ name: 'r1', hosts: hosts('a', [4, 4]) }, { name: 'r2', hosts: hosts('b', [4, 4]) }] },
+    {
+      name: 'b1',
+      racks: [
+        { name: 'r1', hosts: hosts('a', [4, 4]) },
+        { name: 'r2', hosts: hosts('b', [4, 4]) },
+      ],
+    },
     { name: 'b2', racks: [{ name: 'r3', hosts: hosts('c', [2, 2]) }] },
   ],
 };
 
 /** KEP-2724's "Computing the assignment" rack of 3, 3, 2, 1, with a second, roomier rack. */
 const KEP_RACK: TreeSpec = {
-  blocks: [{ name: 'b1', racks: [{ name: 'r1', hosts: hosts('x', [3, 3, 2, 1]) }, { name: 'r2', hosts: hosts('y', [8, 8]) }] }],
+  blocks: [
+    {
+      name: 'b1',
+      racks: [
+        { name: 'r1', hosts: hosts('x', [3, 3, 2, 1]) },
+        { name: 'r2', hosts: hosts('y', [8, 8]) },
+      ],
+    },
+  ],
 };
 
 function request(p: Partial<PlacementRequest>): PlacementRequest {
@@ -103,7 +117,10 @@ export const CASES: readonly Case[] = [
     run(src) {
       const t = src.build(SMALL);
       assert.deepEqual(place(t, { count: 20, mode: 'preferred', level: t.rack }), { a1: 4, a2: 4, b1: 4, b2: 4, c1: 2, c2: 2 });
-      assert.equal(place(t, { count: 21, mode: 'preferred', level: t.rack }), `topology "${TOPOLOGY_NAME}" allows to fit only 20 out of 21 pod(s)`);
+      assert.equal(
+        place(t, { count: 21, mode: 'preferred', level: t.rack }),
+        `topology "${TOPOLOGY_NAME}" allows to fit only 20 out of 21 pod(s)`,
+      );
     },
   },
   {
@@ -131,8 +148,15 @@ export const CASES: readonly Case[] = [
     run(src) {
       const t = src.build(SMALL);
       assert.deepEqual(place(t, { count: 8, level: t.block, sliceLayers: [{ topology: t.rack, size: 4 }] }), { a1: 4, a2: 4 });
-      assert.deepEqual(place(t, { count: 12, mode: 'preferred', level: t.block, sliceLayers: [{ topology: t.rack, size: 4 }] }), { a1: 4, a2: 4, b1: 4 });
-      assert.deepEqual(place(t, { count: 4, level: t.block, sliceLayers: [{ topology: t.rack, size: 4 }] }, { profile: 'BestFit' }), { c1: 2, c2: 2 });
+      assert.deepEqual(place(t, { count: 12, mode: 'preferred', level: t.block, sliceLayers: [{ topology: t.rack, size: 4 }] }), {
+        a1: 4,
+        a2: 4,
+        b1: 4,
+      });
+      assert.deepEqual(place(t, { count: 4, level: t.block, sliceLayers: [{ topology: t.rack, size: 4 }] }, { profile: 'BestFit' }), {
+        c1: 2,
+        c2: 2,
+      });
     },
   },
   {
@@ -169,9 +193,27 @@ export const CASES: readonly Case[] = [
   {
     name: 'untolerated NoSchedule taints exclude a host, listed in the message',
     run(src) {
-      const tree: TreeSpec = { blocks: [{ name: 'b1', racks: [{ name: 'r1', hosts: [{ name: 'a1', cpu: 4, taints: [{ key: 'gpu', value: 'bad', effect: 'NoSchedule' }] }, { name: 'a2', cpu: 4 }] }] }] };
+      const tree: TreeSpec = {
+        blocks: [
+          {
+            name: 'b1',
+            racks: [
+              {
+                name: 'r1',
+                hosts: [
+                  { name: 'a1', cpu: 4, taints: [{ key: 'gpu', value: 'bad', effect: 'NoSchedule' }] },
+                  { name: 'a2', cpu: 4 },
+                ],
+              },
+            ],
+          },
+        ],
+      };
       const t = src.build(tree);
-      assert.equal(place(t, { count: 5, level: t.rack }), `topology "${TOPOLOGY_NAME}" allows to fit only 4 out of 5 pod(s). Total nodes: 2; excluded: taint "gpu=bad:NoSchedule": 1`);
+      assert.equal(
+        place(t, { count: 5, level: t.rack }),
+        `topology "${TOPOLOGY_NAME}" allows to fit only 4 out of 5 pod(s). Total nodes: 2; excluded: taint "gpu=bad:NoSchedule": 1`,
+      );
       assert.deepEqual(place(t, { count: 5, level: t.rack, tolerations: [{ key: 'gpu', operator: 'Exists' }] }), { a1: 4, a2: 1 });
     },
   },

@@ -20,10 +20,20 @@ runTopologySourceCases({
     const infos: NodeInfo[] = [];
     for (const b of tree.blocks) {
       for (const r of b.racks) {
-        hyperNodes.push(hyperNode(r.name).tier(1).nodes(...r.hosts.map((h) => h.name)).build());
+        hyperNodes.push(
+          hyperNode(r.name)
+            .tier(1)
+            .nodes(...r.hosts.map((h) => h.name))
+            .build(),
+        );
         infos.push(...r.hosts.map(hostNode));
       }
-      hyperNodes.push(hyperNode(b.name).tier(2).hyperNodes(...b.racks.map((r) => r.name)).build());
+      hyperNodes.push(
+        hyperNode(b.name)
+          .tier(2)
+          .hyperNodes(...b.racks.map((r) => r.name))
+          .build(),
+      );
     }
     if (opts.orphan) infos.push(hostNode(opts.orphan));
     const snapshot = new TopologySnapshot(new HyperNodeTopologySource(TOPOLOGY_NAME, new HyperNodeTree(hyperNodes, infos)));

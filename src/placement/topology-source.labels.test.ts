@@ -16,7 +16,8 @@ runTopologySourceCases({
   build(tree: TreeSpec, opts = {}) {
     const levels = opts.hostLevel === false ? [BLOCK, RACK] : [BLOCK, RACK, HOSTNAME_LABEL];
     const snapshot = new TopologySnapshot(new LabelTopologySource(TOPOLOGY_NAME, levels));
-    for (const b of tree.blocks) for (const r of b.racks) for (const h of r.hosts) snapshot.upsertNode(hostNode(h, { [BLOCK]: b.name, [RACK]: r.name }));
+    for (const b of tree.blocks)
+      for (const r of b.racks) for (const h of r.hosts) snapshot.upsertNode(hostNode(h, { [BLOCK]: b.name, [RACK]: r.name }));
     // No rack label: no place at that level.
     if (opts.orphan) snapshot.upsertNode(hostNode(opts.orphan, { [BLOCK]: tree.blocks[0]!.name }));
     return { snapshot, block: BLOCK, rack: RACK };

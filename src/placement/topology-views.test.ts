@@ -6,19 +6,42 @@ import { BLOCK, HOST, hyperNode, node, RACK } from '../testing/builders.ts';
 import { nodeInfoFromNode } from '../topology/source.ts';
 import { topologyViews } from './topology-views.ts';
 
-const topology = (name: string, levels: string[]): Topology => ({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name }, spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) } });
-const flavor = (name: string, topologyName: string, nodeLabels?: Record<string, string>): ResourceFlavor => ({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name }, spec: { topologyName, nodeLabels } });
+const topology = (name: string, levels: string[]): Topology => ({
+  apiVersion: KueueApiVersion.V1beta2,
+  kind: 'Topology',
+  metadata: { name },
+  spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) },
+});
+const flavor = (name: string, topologyName: string, nodeLabels?: Record<string, string>): ResourceFlavor => ({
+  apiVersion: KueueApiVersion.V1beta2,
+  kind: 'ResourceFlavor',
+  metadata: { name },
+  spec: { topologyName, nodeLabels },
+});
 
 describe('topology views', () => {
   const nodes = [
-    node('a1').labels({ [BLOCK]: 'b1', [RACK]: 'r1', pool: 'gpu' }).gpu(8),
-    node('a2').labels({ [BLOCK]: 'b1', [RACK]: 'r2', pool: 'gpu' }).gpu(8).notReady(),
-    node('a3').labels({ [BLOCK]: 'b2', [RACK]: 'r1', pool: 'gpu' }).gpu(8).unschedulable(),
+    node('a1')
+      .labels({ [BLOCK]: 'b1', [RACK]: 'r1', pool: 'gpu' })
+      .gpu(8),
+    node('a2')
+      .labels({ [BLOCK]: 'b1', [RACK]: 'r2', pool: 'gpu' })
+      .gpu(8)
+      .notReady(),
+    node('a3')
+      .labels({ [BLOCK]: 'b2', [RACK]: 'r1', pool: 'gpu' })
+      .gpu(8)
+      .unschedulable(),
     node('c1').labels({ pool: 'cpu' }).cpu(64),
   ].map((n) => nodeInfoFromNode(n.build()));
 
   it('a TAS flavor gives each of its nodes its level values, keeping NotReady and cordoned nodes the snapshot leaves out', () => {
-    const [v, ...rest] = topologyViews({ flavors: [flavor('gpu', 'default', { pool: 'gpu' })], topologies: [topology('default', [BLOCK, RACK, HOST])], hyperNodes: [], nodes });
+    const [v, ...rest] = topologyViews({
+      flavors: [flavor('gpu', 'default', { pool: 'gpu' })],
+      topologies: [topology('default', [BLOCK, RACK, HOST])],
+      hyperNodes: [],
+      nodes,
+    });
     assert.equal(rest.length, 0);
     assert.deepEqual(v!.levels, [BLOCK, RACK, HOST]);
     assert.equal(v!.flavor, 'gpu');

@@ -35,14 +35,21 @@ export interface TopologyViewsInput {
   nodes: readonly NodeInfo[];
 }
 
-const byName = (a: { metadata: { name: string } }, b: { metadata: { name: string } }) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
+const byName = (a: { metadata: { name: string } }, b: { metadata: { name: string } }) =>
+  a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
 
 function carries(node: NodeInfo, labels: Record<string, string> | undefined): boolean {
   for (const k in labels ?? {}) if (node.labels[k] !== labels![k]) return false;
   return true;
 }
 
-function viewOf(source: TopologySource, flavor: string | null, kind: TopologyView['source'], nodes: readonly NodeInfo[], nodeLabels?: Record<string, string>): TopologyView {
+function viewOf(
+  source: TopologySource,
+  flavor: string | null,
+  kind: TopologyView['source'],
+  nodes: readonly NodeInfo[],
+  nodeLabels?: Record<string, string>,
+): TopologyView {
   const paths = new Map<string, string[]>();
   for (const n of nodes) {
     if (!carries(n, nodeLabels)) continue;
@@ -62,9 +69,12 @@ export function topologyViews(input: TopologyViewsInput): TopologyView[] {
     if (!t) continue;
     const source = topologySourceOf(t, tree);
     if (typeof source === 'string') continue;
-    views.push(viewOf(source, f.metadata.name, source instanceof HyperNodeTopologySource ? 'hypernodes' : 'labels', input.nodes, f.spec.nodeLabels));
+    views.push(
+      viewOf(source, f.metadata.name, source instanceof HyperNodeTopologySource ? 'hypernodes' : 'labels', input.nodes, f.spec.nodeLabels),
+    );
   }
-  if (tree) views.push(viewOf(new HyperNodeTopologySource(IMPLICIT_HYPERNODE_FLAVOR, tree), IMPLICIT_HYPERNODE_FLAVOR, 'hypernodes', input.nodes));
+  if (tree)
+    views.push(viewOf(new HyperNodeTopologySource(IMPLICIT_HYPERNODE_FLAVOR, tree), IMPLICIT_HYPERNODE_FLAVOR, 'hypernodes', input.nodes));
   if (views.length === 0) {
     const hosts: TopologySource = { name: 'hosts', levels: [HOSTNAME_LABEL], leafPath: (n) => [n.labels[HOSTNAME_LABEL] ?? n.name] };
     views.push(viewOf(hosts, null, 'hosts', input.nodes));

@@ -19,28 +19,80 @@ function plan(pods: Pod[], hosts: [string, number][], rank: Partial<RankSettings
   });
 }
 
-const placed = (p: ReturnType<typeof plan>) => Object.fromEntries(p.ungate.map((u) => [u.pod.metadata.name, p.selectorOf(u.domain)[HOSTNAME_LABEL]]));
+const placed = (p: ReturnType<typeof plan>) =>
+  Object.fromEntries(p.ungate.map((u) => [u.pod.metadata.name, p.selectorOf(u.domain)[HOSTNAME_LABEL]]));
 
 describe('ungate plan: when rank mode gives way to greedy', () => {
   const cases: { rule: string; pods: Pod[]; rank: Partial<RankSettings>; count?: number; reason: RegExp }[] = [
-    { rule: 'an index at or above the bound', pods: [indexed('a', 0), indexed('b', 2)], rank: {}, reason: /pod b: label .* is 2, not below 2/ },
-    { rule: 'an index that is not a number', pods: [indexed('a', 0), indexed('b', 'x1')], rank: {}, reason: /pod b: .* not a non-negative integer/ },
-    { rule: 'a sub-group label without subGroupCount', pods: [indexed('a', 0)], rank: { subGroupIndexLabel: PodIndexLabel.JobSetJobIndex }, reason: /subGroupCount is missing/ },
-    { rule: 'subGroupCount 0', pods: [indexed('a', 0)], rank: { subGroupIndexLabel: PodIndexLabel.JobSetJobIndex, subGroupCount: 0 }, reason: /subGroupCount is 0/ },
-    { rule: 'a rank beyond the assignment (count larger than the assigned pods)', pods: [indexed('a', 0), indexed('b', 2)], rank: {}, count: 3, reason: /pod b: rank 2 is beyond the assignment's 2 pods/ },
-    { rule: 'an index below the PodSet group offset', pods: [indexed('a', 0), indexed('b', 1)], rank: { groupOffset: 1 }, reason: /pod a: index 0 is below the offset 1/ },
-    { rule: 'a pod-index-offset that is not a number', pods: [tasPod('a', 'wl').label(IDX, 1).annotate(KueueAnnotation.PodIndexOffset, 'one').build()], rank: {}, reason: /annotation kueue.x-k8s.io\/pod-index-offset is "one"/ },
+    {
+      rule: 'an index at or above the bound',
+      pods: [indexed('a', 0), indexed('b', 2)],
+      rank: {},
+      reason: /pod b: label .* is 2, not below 2/,
+    },
+    {
+      rule: 'an index that is not a number',
+      pods: [indexed('a', 0), indexed('b', 'x1')],
+      rank: {},
+      reason: /pod b: .* not a non-negative integer/,
+    },
+    {
+      rule: 'a sub-group label without subGroupCount',
+      pods: [indexed('a', 0)],
+      rank: { subGroupIndexLabel: PodIndexLabel.JobSetJobIndex },
+      reason: /subGroupCount is missing/,
+    },
+    {
+      rule: 'subGroupCount 0',
+      pods: [indexed('a', 0)],
+      rank: { subGroupIndexLabel: PodIndexLabel.JobSetJobIndex, subGroupCount: 0 },
+      reason: /subGroupCount is 0/,
+    },
+    {
+      rule: 'a rank beyond the assignment (count larger than the assigned pods)',
+      pods: [indexed('a', 0), indexed('b', 2)],
+      rank: {},
+      count: 3,
+      reason: /pod b: rank 2 is beyond the assignment's 2 pods/,
+    },
+    {
+      rule: 'an index below the PodSet group offset',
+      pods: [indexed('a', 0), indexed('b', 1)],
+      rank: { groupOffset: 1 },
+      reason: /pod a: index 0 is below the offset 1/,
+    },
+    {
+      rule: 'a pod-index-offset that is not a number',
+      pods: [tasPod('a', 'wl').label(IDX, 1).annotate(KueueAnnotation.PodIndexOffset, 'one').build()],
+      rank: {},
+      reason: /annotation kueue.x-k8s.io\/pod-index-offset is "one"/,
+    },
   ];
   for (const c of cases) {
     it(`${c.rule} -> greedy, with the reason`, () => {
-      const p = plan(c.pods, [['h1', 1], ['h2', 1]], c.rank, c.count);
+      const p = plan(
+        c.pods,
+        [
+          ['h1', 1],
+          ['h2', 1],
+        ],
+        c.rank,
+        c.count,
+      );
       assert.equal(p.mode, 'greedy');
       assert.match(p.fallback ?? '', c.reason);
     });
   }
 
   it('a PodSet without podIndexLabel is greedy with no fallback reason', () => {
-    const p = plan([indexed('a', 1), indexed('b', 0)], [['h1', 1], ['h2', 1]], undefined);
+    const p = plan(
+      [indexed('a', 1), indexed('b', 0)],
+      [
+        ['h1', 1],
+        ['h2', 1],
+      ],
+      undefined,
+    );
     assert.equal(p.mode, 'greedy');
     assert.equal(p.fallback, undefined);
     assert.deepEqual(placed(p), { a: 'h1', b: 'h2' });
@@ -48,18 +100,41 @@ describe('ungate plan: when rank mode gives way to greedy', () => {
 
   it('rank mode hands out ranks in order, offset included', () => {
     const pods = [3, 1, 2].map((i) => tasPod(`w${i}`, 'wl').label(IDX, i).annotate(KueueAnnotation.PodIndexOffset, '1').build());
-    const p = plan(pods, [['h1', 1], ['h2', 2]], {});
+    const p = plan(
+      pods,
+      [
+        ['h1', 1],
+        ['h2', 2],
+      ],
+      {},
+    );
     assert.equal(p.mode, 'rank');
-    assert.deepEqual(p.ungate.map((u) => u.pod.metadata.name), ['w1', 'w2', 'w3']);
+    assert.deepEqual(
+      p.ungate.map((u) => u.pod.metadata.name),
+      ['w1', 'w2', 'w3'],
+    );
     assert.deepEqual(placed(p), { w1: 'h1', w2: 'h2', w3: 'h2' });
   });
 
   it('pods of an unhealthy node are held, not ungated (both modes)', () => {
     for (const rank of [{}, undefined]) {
-      const a = hostAssignment([['h1', 1], ['h2', 1]]);
-      const p = planUngates({ levels: a.levels, domains: a.domains, count: 2, rank: rank && { podIndexLabel: IDX, groupOffset: 0 }, pods: [indexed('a', 0), indexed('b', 1)], unhealthyNodes: new Set(['h1']) });
+      const a = hostAssignment([
+        ['h1', 1],
+        ['h2', 1],
+      ]);
+      const p = planUngates({
+        levels: a.levels,
+        domains: a.domains,
+        count: 2,
+        rank: rank && { podIndexLabel: IDX, groupOffset: 0 },
+        pods: [indexed('a', 0), indexed('b', 1)],
+        unhealthyNodes: new Set(['h1']),
+      });
       assert.deepEqual(placed(p), { b: 'h2' });
-      assert.deepEqual(p.held.map((u) => u.pod.metadata.name), ['a']);
+      assert.deepEqual(
+        p.held.map((u) => u.pod.metadata.name),
+        ['a'],
+      );
     }
   });
 });

@@ -94,7 +94,10 @@ export function rankSettings(tr: PodSetTopologyRequest | undefined, groupOffset:
  * leader's worker-index 0 does) ranks from 0, the other from the leader's count. An
  * ungrouped PodSet, or a group that is not exactly two PodSets, has offset 0.
  */
-export function podSetGroupOffset(podSets: readonly { name: string; count: number; topologyRequest?: PodSetTopologyRequest }[], name: string): number {
+export function podSetGroupOffset(
+  podSets: readonly { name: string; count: number; topologyRequest?: PodSetTopologyRequest }[],
+  name: string,
+): number {
   const i = podSets.findIndex((p) => p.name === name);
   const group = podSets[i]?.topologyRequest?.podSetGroupName;
   if (i < 0 || !group) return 0;
@@ -112,7 +115,8 @@ export function planUngates(input: UngatePlanInput): UngatePlan {
   const keys = domains.map((d) => domainKey(d.values, idx));
   const hostnameOnly = idx.length === 1 && levels[idx[0]!] === HOSTNAME_LABEL;
   const unhealthy = input.unhealthyNodes;
-  const held = (domain: number): boolean => hostnameOnly && unhealthy !== undefined && unhealthy.size > 0 && unhealthy.has(domains[domain]!.values[idx[0]!]!);
+  const held = (domain: number): boolean =>
+    hostnameOnly && unhealthy !== undefined && unhealthy.size > 0 && unhealthy.has(domains[domain]!.values[idx[0]!]!);
   const selectorOf = (domain: number): StringMap => {
     const out: StringMap = {};
     for (const l of idx) out[levels[l]!] = domains[domain]!.values[l]!;
@@ -190,14 +194,20 @@ function byRanks(input: UngatePlanInput, rs: RankSettings, keys: readonly string
   let offset = rs.groupOffset;
   if (offsetText !== undefined) {
     const o = parseIndex(offsetText);
-    if (o === undefined) return fail(`pod ${pods[0]!.metadata.name}: annotation ${KueueAnnotation.PodIndexOffset} is ${JSON.stringify(offsetText)}, not a non-negative integer`);
+    if (o === undefined)
+      return fail(
+        `pod ${pods[0]!.metadata.name}: annotation ${KueueAnnotation.PodIndexOffset} is ${JSON.stringify(offsetText)}, not a non-negative integer`,
+      );
     offset += o;
   }
   const count = input.count;
   let perSubGroup = count;
   if (rs.subGroupIndexLabel !== undefined) {
     const n = rs.subGroupCount;
-    if (n === undefined || !Number.isInteger(n) || n <= 0) return fail(`subGroupCount is ${n === undefined ? 'missing' : String(n)}; a positive integer is required with subGroupIndexLabel ${rs.subGroupIndexLabel}`);
+    if (n === undefined || !Number.isInteger(n) || n <= 0)
+      return fail(
+        `subGroupCount is ${n === undefined ? 'missing' : String(n)}; a positive integer is required with subGroupIndexLabel ${rs.subGroupIndexLabel}`,
+      );
     perSubGroup = Math.floor(count / n);
   }
 

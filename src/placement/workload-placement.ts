@@ -15,7 +15,13 @@ import { formatTaint, matchesNodeSelector, matchesRequirement, untoleratedTaint 
 import type { TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
 import { AssumedUsage, type PlacementEngine, type PlacementOptions } from './engine.ts';
-import { applyNetworkTopology, hyperNodeLeafFilter, isVolcanoWorkload, networkTopologyFromAnnotations, PARTITION_SIZE_ANNOTATION } from './network-topology.ts';
+import {
+  applyNetworkTopology,
+  hyperNodeLeafFilter,
+  isVolcanoWorkload,
+  networkTopologyFromAnnotations,
+  PARTITION_SIZE_ANNOTATION,
+} from './network-topology.ts';
 import type { PlacementRequest } from './request.ts';
 
 /** A TAS ResourceFlavor with its snapshot and engine. */
@@ -41,10 +47,7 @@ export interface PodSetPlacement {
   assignment: Assignment;
 }
 
-export type WorkloadPlacement =
-  | { ok: true; podSets: PodSetPlacement[] }
-  | { ok: false; podSet: string; reason: string };
-
+export type WorkloadPlacement = { ok: true; podSets: PodSetPlacement[] } | { ok: false; podSet: string; reason: string };
 
 export type WorkloadPlacementOptions = Omit<PlacementOptions, 'assumed' | 'requiredDomain'> & {
   /** `TASMultiLayerTopology` (default on): off refuses more than one slice layer. */
@@ -125,7 +128,12 @@ export function resourceFlavorMismatch(f: ResourceFlavor, ps: PodSet, levels?: r
 }
 
 /** The engine's request for a group on a flavor. */
-export function placementRequest(group: Group, flavor: ResourceFlavor, perPod: ResourceAmounts, leaderPerPod?: ResourceAmounts): PlacementRequest {
+export function placementRequest(
+  group: Group,
+  flavor: ResourceFlavor,
+  perPod: ResourceAmounts,
+  leaderPerPod?: ResourceAmounts,
+): PlacementRequest {
   const ps = group.workers;
   const r = ps.topologyRequest;
   const spec = ps.template.spec;
@@ -163,7 +171,11 @@ interface Prepared {
 
 type Failure = { ok: false; podSet: string; reason: string };
 
-const fail = (podSet: string, reason: string): Failure => ({ ok: false, podSet, reason: `couldn't assign flavors to pod set ${podSet}: ${reason}` });
+const fail = (podSet: string, reason: string): Failure => ({
+  ok: false,
+  podSet,
+  reason: `couldn't assign flavors to pod set ${podSet}: ${reason}`,
+});
 
 /** The gang minimum a Workload carries (`gang.scheduling.koordinator.sh/min-available`). */
 export function gangMinimum(w: Workload): number | undefined {
@@ -189,7 +201,9 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
     if (options.flavorOf && forced === undefined) continue;
     if (ps.count === 0 && (!group.leader || group.leader.count === 0)) continue;
     const perPod = podRequests(ps.template.spec, `spec.podSets[${ps.name}].template.spec`);
-    const leaderPerPod = group.leader ? podRequests(group.leader.template.spec, `spec.podSets[${group.leader.name}].template.spec`) : undefined;
+    const leaderPerPod = group.leader
+      ? podRequests(group.leader.template.spec, `spec.podSets[${group.leader.name}].template.spec`)
+      : undefined;
     const mismatches: string[] = [];
     let chosen: TasFlavor | undefined;
     for (const tf of forced !== undefined ? flavors.filter((f) => f.flavor.metadata.name === forced) : ordered) {
@@ -207,7 +221,13 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
     if (volcano && chosen.tierOfName) {
       const a = ps.template.metadata?.annotations;
       const size = a?.[PARTITION_SIZE_ANNOTATION];
-      req = applyNetworkTopology(req, chosen.snapshot.levels, jobTopology, { topology: networkTopologyFromAnnotations(a), partitionSize: size !== undefined ? Number(size) : undefined }, chosen.tierOfName);
+      req = applyNetworkTopology(
+        req,
+        chosen.snapshot.levels,
+        jobTopology,
+        { topology: networkTopologyFromAnnotations(a), partitionSize: size !== undefined ? Number(size) : undefined },
+        chosen.tierOfName,
+      );
       if (typeof req === 'string') return fail(ps.name, req);
     }
     if (options.multiLayerTopology === false && req.sliceLayers.length > 1) {
@@ -220,7 +240,12 @@ function prepare(workload: Workload, flavors: readonly TasFlavor[], options: Wor
 }
 
 /** Places prepared groups in order, each against the usage of those before it. */
-function placeInOrder(prepared: readonly Prepared[], options: WorkloadPlacementOptions, within?: number, counts?: Map<Prepared, number>): PodSetPlacement[] | Failure {
+function placeInOrder(
+  prepared: readonly Prepared[],
+  options: WorkloadPlacementOptions,
+  within?: number,
+  counts?: Map<Prepared, number>,
+): PodSetPlacement[] | Failure {
   const assumed = new Map<TopologySnapshot, AssumedUsage>();
   const out: PodSetPlacement[] = [];
   for (const p of prepared) {
@@ -231,7 +256,10 @@ function placeInOrder(prepared: readonly Prepared[], options: WorkloadPlacementO
       usage = new AssumedUsage();
       assumed.set(flavor.snapshot, usage);
     }
-    const result = flavor.engine.place({ ...p.req, count }, { ...options, assumed: usage, requiredDomain: within, leafEligible: p.leafEligible });
+    const result = flavor.engine.place(
+      { ...p.req, count },
+      { ...options, assumed: usage, requiredDomain: within, leafEligible: p.leafEligible },
+    );
     if (!result.ok) return fail(group.workers.name, result.reason);
     const flavorName = flavor.flavor.metadata.name;
     usage.addAssignment(flavor.snapshot, result.workers, perPod);
@@ -272,7 +300,12 @@ function commonDomain(s: TopologySnapshot, placed: readonly PodSetPlacement[]): 
  * minimum, then as many more pods as fit around it within the limit (the peer's extra
  * replicas confined by the job's domain).
  */
-export function placeWorkload(workload: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions = {}, running?: RunningPods): WorkloadPlacement {
+export function placeWorkload(
+  workload: Workload,
+  flavors: readonly TasFlavor[],
+  options: WorkloadPlacementOptions = {},
+  running?: RunningPods,
+): WorkloadPlacement {
   const prepared = prepare(workload, flavors, options);
   if (!Array.isArray(prepared)) return prepared;
   if (running && running.nodes.length > 0 && prepared.length > 0) return placeAroundRunning(workload, prepared, options, running);
@@ -297,7 +330,12 @@ export interface RunningPods {
  * ancestor of that domain still within the limit. Pods straddling a domain above the
  * limit mean no more pods can be placed until that changes.
  */
-function placeAroundRunning(workload: Workload, prepared: Prepared[], options: WorkloadPlacementOptions, running: RunningPods): WorkloadPlacement {
+function placeAroundRunning(
+  workload: Workload,
+  prepared: Prepared[],
+  options: WorkloadPlacementOptions,
+  running: RunningPods,
+): WorkloadPlacement {
   const p0 = prepared[0]!;
   const s = p0.flavor.snapshot;
   // Running pods on nodes the snapshot does not know (gone, or never listed) give no domain.
@@ -305,7 +343,12 @@ function placeAroundRunning(workload: Workload, prepared: Prepared[], options: W
   if (leaves.length === 0) {
     const counts = new Map<Prepared, number>();
     for (const p of prepared) counts.set(p, Math.max(0, p.req.count - (running.perPodSet.get(p.group.workers.name) ?? 0)));
-    const placed = placeInOrder(prepared.filter((p) => counts.get(p)! > 0), options, undefined, counts);
+    const placed = placeInOrder(
+      prepared.filter((p) => counts.get(p)! > 0),
+      options,
+      undefined,
+      counts,
+    );
     return Array.isArray(placed) ? { ok: true, podSets: placed } : placed;
   }
   let d = -1;
@@ -320,7 +363,10 @@ function placeAroundRunning(workload: Workload, prepared: Prepared[], options: W
   const maxLevel = prepared.find((p) => p.req.maxLevel !== undefined)?.req.maxLevel;
   const ceiling = maxLevel !== undefined ? s.levels.indexOf(maxLevel) : -1;
   if (ceiling >= 0 && (d < 0 || s.level(d) < ceiling)) {
-    return fail(p0.group.workers.name, `pods of the job already run across domains above ${maxLevel}: no more pods can be placed until that changes`);
+    return fail(
+      p0.group.workers.name,
+      `pods of the job already run across domains above ${maxLevel}: no more pods can be placed until that changes`,
+    );
   }
   let within = -1;
   if (ceiling >= 0) {
@@ -341,7 +387,8 @@ function placeTogether(prepared: Prepared[], options: WorkloadPlacementOptions):
   // Volcano jobs on a HyperNode flavor keep all PodSets in one domain: within the ceiling
   // for hard limits, anywhere up to the top level for soft ones.
   const together = prepared.filter((p) => p.flavor.tierOfName && p.req.mode === 'preferred');
-  if (prepared.length < 2 || together.length === 0 || new Set(prepared.map((p) => p.flavor)).size > 1) return placeInOrder(prepared, options);
+  if (prepared.length < 2 || together.length === 0 || new Set(prepared.map((p) => p.flavor)).size > 1)
+    return placeInOrder(prepared, options);
   const s = prepared[0]!.flavor.snapshot;
   const maxLevel = together.find((p) => p.req.maxLevel !== undefined)?.req.maxLevel;
   const ceiling = maxLevel !== undefined ? s.levels.indexOf(maxLevel) : 0;
@@ -377,13 +424,20 @@ function placeTogether(prepared: Prepared[], options: WorkloadPlacementOptions):
     if (Array.isArray(r)) return r;
     firstFailure ??= r;
   }
-  return firstFailure ?? fail(prepared[0]!.group.workers.name, 'the PodSets of the job do not fit together inside one domain within the limit');
+  return (
+    firstFailure ?? fail(prepared[0]!.group.workers.name, 'the PodSets of the job do not fit together inside one domain within the limit')
+  );
 }
 
 /** Domains tried per level when fitting several PodSets together. */
 const MAX_CANDIDATES = 16;
 
-function placeGangMinimum(workload: Workload, prepared: Prepared[], options: WorkloadPlacementOptions, failure: Failure): PodSetPlacement[] | Failure {
+function placeGangMinimum(
+  workload: Workload,
+  prepared: Prepared[],
+  options: WorkloadPlacementOptions,
+  failure: Failure,
+): PodSetPlacement[] | Failure {
   const min = gangMinimum(workload);
   if (min === undefined || prepared.length !== 1) return failure;
   const p = prepared[0]!;
@@ -408,7 +462,10 @@ function placeGangMinimum(workload: Workload, prepared: Prepared[], options: Wor
   let best: PodSetPlacement['assignment'] | undefined;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    const r = p.flavor.engine.place({ ...p.req, count: mid * unit }, { ...options, assumed: usage, requiredDomain: around >= 0 ? around : undefined, leafEligible: p.leafEligible });
+    const r = p.flavor.engine.place(
+      { ...p.req, count: mid * unit },
+      { ...options, assumed: usage, requiredDomain: around >= 0 ? around : undefined, leafEligible: p.leafEligible },
+    );
     if (r.ok) {
       lo = mid;
       best = r.workers;
@@ -424,7 +481,11 @@ function placeGangMinimum(workload: Workload, prepared: Prepared[], options: Wor
   return base;
 }
 
-function mergeAssignments(s: TopologySnapshot, a: PodSetPlacement['assignment'], b: PodSetPlacement['assignment']): PodSetPlacement['assignment'] {
+function mergeAssignments(
+  s: TopologySnapshot,
+  a: PodSetPlacement['assignment'],
+  b: PodSetPlacement['assignment'],
+): PodSetPlacement['assignment'] {
   const byId = new Map<string, { values: string[]; count: number; leaf: number }>();
   for (const d of [...a.domains, ...b.domains]) {
     const id = s.leafIdOf(d.values);
@@ -433,6 +494,8 @@ function mergeAssignments(s: TopologySnapshot, a: PodSetPlacement['assignment'],
     else byId.set(id, { values: [...d.values], count: d.count, leaf: s.leafById(id) ?? -1 });
   }
   const ranks = s.ranks();
-  const domains = [...byId.values()].sort((x, y) => (ranks[x.leaf] ?? 0) - (ranks[y.leaf] ?? 0)).map(({ values, count }) => ({ values, count }));
+  const domains = [...byId.values()]
+    .sort((x, y) => (ranks[x.leaf] ?? 0) - (ranks[y.leaf] ?? 0))
+    .map(({ values, count }) => ({ values, count }));
   return { levels: a.levels, domains };
 }

@@ -24,7 +24,12 @@ after(() => {
 });
 
 const clock = () => new VirtualClock();
-const pod = (name: string, extra: Partial<Pod['metadata']> = {}): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', ...extra }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+const pod = (name: string, extra: Partial<Pod['metadata']> = {}): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns', ...extra },
+  spec: { containers: [{ name: 'c', image: 'busybox' }] },
+});
 const rvOf = (o: KObject | undefined) => Number(o?.metadata.resourceVersion);
 
 runObjectStoreConformance('durable', async () => {
@@ -84,7 +89,7 @@ describe('durable store', () => {
     assert.equal(store.getSync('Pod', 'ns', 'released'), undefined);
     assert.deepEqual(store.getSync('Pod', 'ns', 'held'), held);
     assert.ok(held?.metadata.deletionTimestamp);
-    assert.ok(Number(store.resourceVersion) >= Number(rv), 'the deletes\' resourceVersions are not handed out again');
+    assert.ok(Number(store.resourceVersion) >= Number(rv), "the deletes' resourceVersions are not handed out again");
     // The held Pod is still being deleted: removing its finalizer completes the delete.
     await store.update({ ...mutable(held!), metadata: { ...held!.metadata, finalizers: [] } });
     await store.close();
@@ -99,7 +104,10 @@ describe('durable store', () => {
     for (let i = 0; i < 50; i++) store.createSync(pod(`p${i}`));
     // Both wait for the writes and the close.
     await Promise.all([store.close(), store.close()]);
-    assert.throws(() => store.createSync(pod('late')), (e: unknown) => e instanceof DurableStoreError && /is closed/.test(e.message));
+    assert.throws(
+      () => store.createSync(pod('late')),
+      (e: unknown) => e instanceof DurableStoreError && /is closed/.test(e.message),
+    );
     await assert.rejects(store.create(pod('late')), /is closed/);
     await assert.rejects(store.delete('Pod', 'ns', 'p1'), /is closed/);
     store = await openDurableStore(dir, { clock: clock() });
@@ -133,24 +141,38 @@ describe('durable store', () => {
     };
     // Cut short: the MessagePack of a map that promises more than it holds.
     await corrupt('o:Pod/ns/b', asBinary(Buffer.from([0xdf, 0xff, 0xff, 0xff, 0xff])));
-    await assert.rejects(openDurableStore(dir, { clock: clock() }), (e: unknown) => e instanceof DurableStoreError && e.message.includes('record "o:Pod/ns/b" is corrupt: not MessagePack (Unexpected end of MessagePack data)'));
+    await assert.rejects(
+      openDurableStore(dir, { clock: clock() }),
+      (e: unknown) =>
+        e instanceof DurableStoreError &&
+        e.message.includes('record "o:Pod/ns/b" is corrupt: not MessagePack (Unexpected end of MessagePack data)'),
+    );
     await corrupt('o:Pod/ns/b', 'a string');
     await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "o:Pod\/ns\/b" is corrupt: not an object with metadata/);
     await corrupt('o:Pod/ns/b', pod('c'));
     await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "o:Pod\/ns\/b" is corrupt: it holds Pod ns\/c/);
     await corrupt('o:Pod/ns/b', { ...pod('b'), metadata: { ...pod('b').metadata, resourceVersion: 'x' } });
-    await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "o:Pod\/ns\/b" is corrupt: metadata.resourceVersion "x" is not a positive integer/);
+    await assert.rejects(
+      openDurableStore(dir, { clock: clock() }),
+      /record "o:Pod\/ns\/b" is corrupt: metadata.resourceVersion "x" is not a positive integer/,
+    );
     await corrupt('m:counters', []);
-    await assert.rejects(openDurableStore(dir, { clock: clock() }), /record "m:counters" is corrupt: resourceVersion is not a non-negative integer/);
+    await assert.rejects(
+      openDurableStore(dir, { clock: clock() }),
+      /record "m:counters" is corrupt: resourceVersion is not a non-negative integer/,
+    );
 
     const other = tempDir();
     const db = open<Buffer, string>({ path: other, encoding: 'binary', overlappingSync: false });
     await db.put('something', Buffer.from('else'));
     await db.close();
-    await assert.rejects(openDurableStore(other, { clock: clock() }), /not a topoqueue data directory of format topoqueue-store\/1 \(record "m:format" is missing\)/);
+    await assert.rejects(
+      openDurableStore(other, { clock: clock() }),
+      /not a topoqueue data directory of format topoqueue-store\/1 \(record "m:format" is missing\)/,
+    );
   });
 
-  it('opens a data directory once: again in the same process, or while a live process holds it, is refused; a dead holder\'s claim is taken over', async () => {
+  it("opens a data directory once: again in the same process, or while a live process holds it, is refused; a dead holder's claim is taken over", async () => {
     const dir = tempDir();
     const store = await openDurableStore(dir, { clock: clock() });
     await assert.rejects(openDurableStore(dir, { clock: clock() }), /already open in this process/);
@@ -243,12 +265,21 @@ describe('durable store: SIGKILL at random moments', () => {
               : op === 'create'
                 ? o !== undefined && t.acked === undefined
                 : o !== undefined && t.acked !== undefined && o.metadata.uid === t.acked.uid && rvOf(o) > t.acked.rv;
-        if (!byInFlight) problems.push(`${name}: on disk ${o ? `uid ${o.metadata.uid} rv ${rvOf(o)}${o.metadata.deletionTimestamp ? ' deleting' : ''}` : 'absent'}; acknowledged ${JSON.stringify(t.acked ?? 'absent')}, in flight ${op ?? 'nothing'}`);
+        if (!byInFlight)
+          problems.push(
+            `${name}: on disk ${o ? `uid ${o.metadata.uid} rv ${rvOf(o)}${o.metadata.deletionTimestamp ? ' deleting' : ''}` : 'absent'}; acknowledged ${JSON.stringify(t.acked ?? 'absent')}, in flight ${op ?? 'nothing'}`,
+          );
       }
       assert.deepEqual(problems, [], `round ${seed} (${round.acks} acknowledged writes)`);
       assert.ok(round.acks >= 30 && told.size > 0, `round ${seed}: the writer wrote`);
-      if (process.env.DURABLE_VERBOSE) console.log(`round ${seed}: ${round.acks} acks, ${told.size} pods, max seen ${round.maxSeen}, reopened at ${store.resourceVersion}, ${store.opened.objects} objects`);
-      assert.ok(Number(store.resourceVersion) >= round.maxSeen, `round ${seed}: reopened at ${store.resourceVersion}, above every resourceVersion a watcher saw (${round.maxSeen})`);
+      if (process.env.DURABLE_VERBOSE)
+        console.log(
+          `round ${seed}: ${round.acks} acks, ${told.size} pods, max seen ${round.maxSeen}, reopened at ${store.resourceVersion}, ${store.opened.objects} objects`,
+        );
+      assert.ok(
+        Number(store.resourceVersion) >= round.maxSeen,
+        `round ${seed}: reopened at ${store.resourceVersion}, above every resourceVersion a watcher saw (${round.maxSeen})`,
+      );
       const probe = await store.create({ ...pod(`probe-${seed}`), metadata: { name: `probe-${seed}`, namespace: 'crash' } });
       assert.ok(rvOf(probe) > round.maxSeen && rvOf(probe) > round.maxAcked);
       await store.delete('Pod', 'crash', `probe-${seed}`);

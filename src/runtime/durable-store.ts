@@ -46,7 +46,13 @@ type Db = RootDatabase<unknown, string | symbol>;
 /** One LMDB environment as the store uses it: every write synced at commit. */
 export function openDatabase(dir: string): Db {
   // freezeData: objects come back frozen (the memory store's seal then has nothing to do).
-  return open<unknown, string | symbol>({ path: dir, encoding: 'msgpack', sharedStructuresKey: STRUCTURES, overlappingSync: false, encoder: { freezeData: true } });
+  return open<unknown, string | symbol>({
+    path: dir,
+    encoding: 'msgpack',
+    sharedStructuresKey: STRUCTURES,
+    overlappingSync: false,
+    encoder: { freezeData: true },
+  });
 }
 
 export class DurableStoreError extends Error {
@@ -107,11 +113,15 @@ export async function openDurableStore(dir: string, opts: DurableStoreOptions): 
 
 /** Reads every record back: the objects, and counters at or above every one handed out before. */
 function load(dir: string, db: Db): { objects: KObject[]; counters: StoreCounters; ceiling: StoreCounters } {
-  const bad = (key: string, why: string) => new DurableStoreError(`${dir}: record "${key}" is corrupt: ${why}; the store cannot open (move the directory away to start empty)`);
+  const bad = (key: string, why: string) =>
+    new DurableStoreError(`${dir}: record "${key}" is corrupt: ${why}; the store cannot open (move the directory away to start empty)`);
   const empty = db.getKeysCount() === 0;
   if (empty) db.putSync(FORMAT_KEY, FORMAT);
   const format = decoded(db, FORMAT_KEY, bad);
-  if (format !== FORMAT) throw new DurableStoreError(`${dir}: not a topoqueue data directory of format ${FORMAT} (record "${FORMAT_KEY}" is ${format === undefined ? 'missing' : JSON.stringify(format)})`);
+  if (format !== FORMAT)
+    throw new DurableStoreError(
+      `${dir}: not a topoqueue data directory of format ${FORMAT} (record "${FORMAT_KEY}" is ${format === undefined ? 'missing' : JSON.stringify(format)})`,
+    );
   const counters = readCounters(db, COUNTERS, bad);
   const ceiling = readCounters(db, CEILING, bad);
   const objects: KObject[] = [];
@@ -120,11 +130,13 @@ function load(dir: string, db: Db): { objects: KObject[]; counters: StoreCounter
       const k = String(key);
       const obj = value as KObject;
       const md = obj?.metadata as KObject['metadata'] | undefined;
-      if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || typeof md !== 'object' || md === null) throw bad(k, 'not an object with metadata');
+      if (typeof obj !== 'object' || obj === null || Array.isArray(obj) || typeof md !== 'object' || md === null)
+        throw bad(k, 'not an object with metadata');
       const expected = recordKey(obj.kind, md.namespace ? `${md.namespace}/${md.name}` : String(md.name));
       if (expected !== k) throw bad(k, `it holds ${obj.kind} ${md.namespace ? `${md.namespace}/` : ''}${md.name}`);
       const rv = Number(md.resourceVersion);
-      if (!Number.isSafeInteger(rv) || rv <= 0) throw bad(k, `metadata.resourceVersion ${JSON.stringify(md.resourceVersion)} is not a positive integer`);
+      if (!Number.isSafeInteger(rv) || rv <= 0)
+        throw bad(k, `metadata.resourceVersion ${JSON.stringify(md.resourceVersion)} is not a positive integer`);
       if (rv > counters.resourceVersion) counters.resourceVersion = rv;
       objects.push(obj);
     }
@@ -229,7 +241,9 @@ class LmdbPersister implements StorePersister {
   }
 
   private fail(e: unknown): void {
-    this.failure ??= new DurableStoreError(`a write to the store in ${this.dir} failed (${(e as Error)?.message ?? String(e)}); memory is now ahead of the disk: restart to continue from what is on disk`);
+    this.failure ??= new DurableStoreError(
+      `a write to the store in ${this.dir} failed (${(e as Error)?.message ?? String(e)}); memory is now ahead of the disk: restart to continue from what is on disk`,
+    );
   }
 }
 

@@ -80,7 +80,15 @@ export class EventSink {
     });
   }
 
-  private async write(component: string, obj: KObject, ref: string, type: EventType, reason: string, message: string, at: number): Promise<void> {
+  private async write(
+    component: string,
+    obj: KObject,
+    ref: string,
+    type: EventType,
+    reason: string,
+    message: string,
+    at: number,
+  ): Promise<void> {
     const ns = obj.metadata.namespace ?? 'default';
     const fold = `${ref}\n${obj.metadata.uid ?? ''}\n${type}\n${reason}\n${message}`;
     const ts = formatTime(at / 1000);
@@ -96,14 +104,22 @@ export class EventSink {
         }
       }
     }
-    const suffix = this.timeNames ? (BigInt(this.clock.now()) * 1_000_000n + BigInt(++this.seq % 1_000_000)).toString(16) : (++this.seq).toString(16).padStart(8, '0');
+    const suffix = this.timeNames
+      ? (BigInt(this.clock.now()) * 1_000_000n + BigInt(++this.seq % 1_000_000)).toString(16)
+      : (++this.seq).toString(16).padStart(8, '0');
     const name = `${obj.metadata.name}.${suffix}`;
     this.folded.set(fold, name);
     await this.store.create({
       apiVersion: CoreApiVersion.V1,
       kind: 'Event',
       metadata: { name, namespace: ns },
-      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid },
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: obj.metadata.name,
+        namespace: obj.metadata.namespace,
+        uid: obj.metadata.uid,
+      },
       type,
       reason,
       message,

@@ -109,7 +109,15 @@ export class Manager<C = unknown> {
   }
 
   get context(): ControllerContext<C> {
-    return { store: this.store, informers: this.informers, clock: this.clock, events: this.events, metrics: this.metrics, config: this.config, log: this.log };
+    return {
+      store: this.store,
+      informers: this.informers,
+      clock: this.clock,
+      events: this.events,
+      metrics: this.metrics,
+      config: this.config,
+      log: this.log,
+    };
   }
 
   add(reconciler: Reconciler<C>): WorkQueue {

@@ -7,7 +7,12 @@ import { runObjectStoreConformance } from './store-conformance.ts';
 
 runObjectStoreConformance('memory', async () => ({ store: new MemoryStore({ clock: new VirtualClock() }), close: async () => {} }));
 
-const pod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { containers: [{ name: 'c' }] } });
+const pod = (name: string): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns' },
+  spec: { containers: [{ name: 'c' }] },
+});
 
 describe('memory store: what the contract leaves to the implementation', () => {
   it('numbers resourceVersions from 1 and stamps creationTimestamp from its clock', async () => {

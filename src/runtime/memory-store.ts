@@ -154,7 +154,9 @@ export class MemoryStore implements ObjectStore {
   watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts?: WatchOptions): () => void;
   watch<T extends KObject>(kind: string, handler: WatchHandler<T>, opts: WatchOptions = {}): () => void {
     if (opts.resourceVersion !== undefined && opts.resourceVersion !== '' && opts.resourceVersion !== String(this.rv)) {
-      throw new BadRequestError(`too old resource version: ${opts.resourceVersion} (${this.rv}); list again and watch from the list's resourceVersion`);
+      throw new BadRequestError(
+        `too old resource version: ${opts.resourceVersion} (${this.rv}); list again and watch from the list's resourceVersion`,
+      );
     }
     const w: Watcher = { handler: handler as WatchHandler, namespace: this.namespaced(kind) ? opts.namespace : undefined };
     const list = this.watchers.get(kind) ?? [];
@@ -183,7 +185,8 @@ export class MemoryStore implements ObjectStore {
     if (!kind || !obj.apiVersion) throw new BadRequestError('the object has no apiVersion or kind');
     const md = obj.metadata ?? (obj.metadata = { name: '' });
     if (!md.name && md.generateName) md.name = md.generateName + this.suffix();
-    if (!md.name) throw new InvalidError(`${kind} is invalid: metadata.name: Required value: name or generateName is required`, ['metadata.name']);
+    if (!md.name)
+      throw new InvalidError(`${kind} is invalid: metadata.name: Required value: name or generateName is required`, ['metadata.name']);
     if (this.namespaced(kind)) md.namespace ??= 'default';
     else delete md.namespace;
     const key = this.key(kind, md.namespace, md.name);
@@ -219,7 +222,12 @@ export class MemoryStore implements ObjectStore {
     return this.write(input, true);
   }
 
-  delete<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<ObjectOfKind<K> | undefined>;
+  delete<K extends string>(
+    kind: K,
+    namespace: string | undefined,
+    name: string,
+    opts?: DeleteOptions,
+  ): Promise<ObjectOfKind<K> | undefined>;
   delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
   async delete(kind: string, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<KObject | undefined> {
     return this.persisted(this.deleteSync(kind, namespace, name, opts));
@@ -234,7 +242,10 @@ export class MemoryStore implements ObjectStore {
     const all = this.bucket(kind);
     const old = all.get(key);
     if (!old) throw new NotFoundError(kind, ns, name);
-    if ((opts.resourceVersion !== undefined && opts.resourceVersion !== old.metadata.resourceVersion) || (opts.uid !== undefined && opts.uid !== old.metadata.uid)) {
+    if (
+      (opts.resourceVersion !== undefined && opts.resourceVersion !== old.metadata.resourceVersion) ||
+      (opts.uid !== undefined && opts.uid !== old.metadata.uid)
+    ) {
       throw new ConflictError(kind, name);
     }
     this.admit('DELETE', old, old, false);
@@ -318,8 +329,14 @@ export class MemoryStore implements ObjectStore {
 
   private admit(op: Operation, obj: KObject, old: KObject | undefined, status: boolean): void {
     if (this.hooks.length === 0) return;
-    const req: AdmissionRequest = { operation: op, object: obj, ...(old ? { old } : {}), ...(status ? { subresource: 'status' as const } : {}) };
-    const applicable = (h: AdmissionHook) => h.kinds.includes(obj.kind) && h.operations.includes(op) && (!status || h.includeStatus === true);
+    const req: AdmissionRequest = {
+      operation: op,
+      object: obj,
+      ...(old ? { old } : {}),
+      ...(status ? { subresource: 'status' as const } : {}),
+    };
+    const applicable = (h: AdmissionHook) =>
+      h.kinds.includes(obj.kind) && h.operations.includes(op) && (!status || h.includeStatus === true);
     for (const type of ['mutating', 'validating'] as const) {
       for (const h of this.hooks) {
         if (h.type !== type || !applicable(h)) continue;

@@ -6,7 +6,12 @@ import { Informer } from './informer.ts';
 import { Manager } from './manager.ts';
 import { MemoryStore } from './memory-store.ts';
 
-const pod = (name: string, labels: Record<string, string> = {}): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', labels }, spec: { containers: [{ name: 'c' }] } });
+const pod = (name: string, labels: Record<string, string> = {}): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns', labels },
+  spec: { containers: [{ name: 'c' }] },
+});
 
 function setup() {
   const clock = new VirtualClock();
@@ -23,9 +28,18 @@ describe('informer', () => {
     inf.addIndex('app', (p) => [p.metadata.labels?.app ?? '']);
     await inf.start();
     await store.create(pod('b', { app: 'x' }));
-    assert.deepEqual(inf.byIndex('app', 'x').map((p) => p.metadata.name).sort(), ['a', 'b']);
+    assert.deepEqual(
+      inf
+        .byIndex('app', 'x')
+        .map((p) => p.metadata.name)
+        .sort(),
+      ['a', 'b'],
+    );
     await store.delete('Pod', 'ns', 'a');
-    assert.deepEqual(inf.byIndex('app', 'x').map((p) => p.metadata.name), ['b']);
+    assert.deepEqual(
+      inf.byIndex('app', 'x').map((p) => p.metadata.name),
+      ['b'],
+    );
     assert.equal(inf.get('ns/b')?.metadata.name, 'b');
   });
 });

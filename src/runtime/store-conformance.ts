@@ -13,7 +13,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Node, Pod } from '../api/objects.ts';
-import { AlreadyExistsError, ConflictError, InvalidError, NotFoundError, type ObjectStore, retryOnConflict, StoreError, type WatchEvent } from './store.ts';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  InvalidError,
+  NotFoundError,
+  type ObjectStore,
+  retryOnConflict,
+  StoreError,
+  type WatchEvent,
+} from './store.ts';
 
 export interface ConformanceStore {
   store: ObjectStore;
@@ -37,11 +46,17 @@ const pod = (name: string, labels: Record<string, string> = {}, namespace = 'ns'
   spec: { containers: [{ name: 'c', image: 'busybox' }] },
 });
 
-const node = (name: string, labels: Record<string, string> = {}): Node => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: {} });
+const node = (name: string, labels: Record<string, string> = {}): Node => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name, labels },
+  spec: {},
+});
 
 const rv = (o: { metadata: { resourceVersion?: string } }): number => Number(o.metadata.resourceVersion);
 
-const CONFLICT_A = 'Operation cannot be fulfilled on pods "a": the object has been modified; please apply your changes to the latest version and try again';
+const CONFLICT_A =
+  'Operation cannot be fulfilled on pods "a": the object has been modified; please apply your changes to the latest version and try again';
 
 const isStoreError = (code: number, reason: StoreError['reason'], message?: string) => (e: unknown) =>
   e instanceof StoreError && e.code === code && e.reason === reason && (message === undefined || e.message === message);
@@ -108,7 +123,13 @@ const CASES: Case[] = [
     async run(store) {
       const p = await store.create({
         ...pod('a'),
-        metadata: { ...pod('a').metadata, uid: 'mine', generation: 7, creationTimestamp: '2000-01-01T00:00:00Z', deletionTimestamp: '2000-01-01T00:00:00Z' },
+        metadata: {
+          ...pod('a').metadata,
+          uid: 'mine',
+          generation: 7,
+          creationTimestamp: '2000-01-01T00:00:00Z',
+          deletionTimestamp: '2000-01-01T00:00:00Z',
+        },
       });
       assert.notEqual(p.metadata.uid, 'mine');
       assert.equal(p.metadata.generation, 1);
@@ -120,7 +141,10 @@ const CASES: Case[] = [
     name: 'create of an existing name is AlreadyExists (409) naming the resource',
     async run(store) {
       await store.create(pod('a'));
-      await assert.rejects(store.create(pod('a')), (e: unknown) => e instanceof AlreadyExistsError && isStoreError(409, 'AlreadyExists', 'pods "a" already exists')(e));
+      await assert.rejects(
+        store.create(pod('a')),
+        (e: unknown) => e instanceof AlreadyExistsError && isStoreError(409, 'AlreadyExists', 'pods "a" already exists')(e),
+      );
       // The same name in another namespace is another object.
       await store.create(pod('a', {}, 'other'));
     },
@@ -140,7 +164,10 @@ const CASES: Case[] = [
   {
     name: 'create without a name or generateName is Invalid (422)',
     async run(store) {
-      await assert.rejects(store.create({ ...pod(''), metadata: { namespace: 'ns' } as Pod['metadata'] }), (e: unknown) => e instanceof InvalidError && e.code === 422 && /metadata\.name/.test(e.message));
+      await assert.rejects(
+        store.create({ ...pod(''), metadata: { namespace: 'ns' } as Pod['metadata'] }),
+        (e: unknown) => e instanceof InvalidError && e.code === 422 && /metadata\.name/.test(e.message),
+      );
     },
   },
 
@@ -169,8 +196,14 @@ const CASES: Case[] = [
       assert.deepEqual(names((await store.list('Pod', { namespace: 'ns' })).items), ['ns/a', 'ns/b']);
       assert.deepEqual(names((await store.list('Pod', { labelSelector: { matchLabels: { app: 'x' } } })).items), ['ns/a', 'other/c']);
       assert.deepEqual(names((await store.list('Pod', { namespace: 'ns', labelSelector: { matchLabels: { app: 'x' } } })).items), ['ns/a']);
-      assert.deepEqual(names((await store.list('Pod', { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] } })).items), ['ns/a']);
-      assert.deepEqual(names((await store.list('Pod', { labelSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['x'] }] } })).items), ['ns/b']);
+      assert.deepEqual(
+        names((await store.list('Pod', { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] } })).items),
+        ['ns/a'],
+      );
+      assert.deepEqual(
+        names((await store.list('Pod', { labelSelector: { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['x'] }] } })).items),
+        ['ns/b'],
+      );
       assert.deepEqual((await store.list('Node')).items, [], 'a kind with no objects lists empty');
     },
   },
@@ -180,7 +213,10 @@ const CASES: Case[] = [
       await store.create(node('n1'));
       await store.create(node('n2', { zone: 'a' }));
       assert.deepEqual((await store.list('Node', { namespace: 'ns' })).items.map((n) => n.metadata.name).sort(), ['n1', 'n2']);
-      assert.deepEqual((await store.list('Node', { labelSelector: { matchLabels: { zone: 'a' } } })).items.map((n) => n.metadata.name), ['n2']);
+      assert.deepEqual(
+        (await store.list('Node', { labelSelector: { matchLabels: { zone: 'a' } } })).items.map((n) => n.metadata.name),
+        ['n2'],
+      );
     },
   },
 
@@ -209,8 +245,14 @@ const CASES: Case[] = [
     async run(store) {
       const p = await store.create(pod('a'));
       await store.update({ ...p, metadata: { ...p.metadata, labels: { x: '1' } } });
-      await assert.rejects(store.update({ ...p, metadata: { ...p.metadata, labels: { x: '2' } } }), (e: unknown) => e instanceof ConflictError && isStoreError(409, 'Conflict', CONFLICT_A)(e));
-      await assert.rejects(store.updateStatus({ ...p, status: { phase: 'Running' } }), (e: unknown) => e instanceof ConflictError && isStoreError(409, 'Conflict', CONFLICT_A)(e));
+      await assert.rejects(
+        store.update({ ...p, metadata: { ...p.metadata, labels: { x: '2' } } }),
+        (e: unknown) => e instanceof ConflictError && isStoreError(409, 'Conflict', CONFLICT_A)(e),
+      );
+      await assert.rejects(
+        store.updateStatus({ ...p, status: { phase: 'Running' } }),
+        (e: unknown) => e instanceof ConflictError && isStoreError(409, 'Conflict', CONFLICT_A)(e),
+      );
       assert.deepEqual((await store.get('Pod', 'ns', 'a'))?.metadata.labels, { x: '1' }, 'the refused write changed nothing');
     },
   },
@@ -218,7 +260,10 @@ const CASES: Case[] = [
     name: 'update with another uid is a Conflict',
     async run(store) {
       const p = await store.create(pod('a'));
-      await assert.rejects(store.update({ ...p, metadata: { ...p.metadata, resourceVersion: undefined, uid: 'someone-else' } }), isStoreError(409, 'Conflict'));
+      await assert.rejects(
+        store.update({ ...p, metadata: { ...p.metadata, resourceVersion: undefined, uid: 'someone-else' } }),
+        isStoreError(409, 'Conflict'),
+      );
     },
   },
   {
@@ -233,7 +278,8 @@ const CASES: Case[] = [
   {
     name: 'update and updateStatus of a missing object are NotFound (404) naming it',
     async run(store) {
-      const notFound = (e: unknown) => e instanceof NotFoundError && isStoreError(404, 'NotFound', 'pods "zzz" not found in namespace "ns"')(e);
+      const notFound = (e: unknown) =>
+        e instanceof NotFoundError && isStoreError(404, 'NotFound', 'pods "zzz" not found in namespace "ns"')(e);
       await assert.rejects(store.update(pod('zzz')), notFound);
       await assert.rejects(store.updateStatus(pod('zzz')), notFound);
       await assert.rejects(store.update(node('zzz')), isStoreError(404, 'NotFound', 'nodes "zzz" not found'));
@@ -258,7 +304,12 @@ const CASES: Case[] = [
     name: 'updateStatus changes only status',
     async run(store) {
       const p = await store.create(pod('a', { app: 'x' }));
-      const s = await store.updateStatus({ ...p, metadata: { ...p.metadata, labels: { changed: 'yes' } }, spec: { containers: [{ name: 'other' }] }, status: { phase: 'Running' } });
+      const s = await store.updateStatus({
+        ...p,
+        metadata: { ...p.metadata, labels: { changed: 'yes' } },
+        spec: { containers: [{ name: 'other' }] },
+        status: { phase: 'Running' },
+      });
       assert.equal(s.status?.phase, 'Running');
       assert.deepEqual(s.metadata.labels, { app: 'x' });
       assert.equal(s.spec.containers[0]?.name, 'c');
@@ -315,7 +366,10 @@ const CASES: Case[] = [
   {
     name: 'delete of a missing object is NotFound (404)',
     async run(store) {
-      await assert.rejects(store.delete('Pod', 'ns', 'zzz'), (e: unknown) => e instanceof NotFoundError && isStoreError(404, 'NotFound', 'pods "zzz" not found in namespace "ns"')(e));
+      await assert.rejects(
+        store.delete('Pod', 'ns', 'zzz'),
+        (e: unknown) => e instanceof NotFoundError && isStoreError(404, 'NotFound', 'pods "zzz" not found in namespace "ns"')(e),
+      );
       await assert.rejects(store.delete('Node', undefined, 'zzz'), isStoreError(404, 'NotFound', 'nodes "zzz" not found'));
     },
   },
@@ -450,9 +504,21 @@ const CASES: Case[] = [
         order.push(name);
         r.object.metadata.annotations = { ...r.object.metadata.annotations, seen: `${r.object.metadata.annotations?.seen ?? ''}${name};` };
       };
-      store.addAdmissionHook({ name: 'v1', kinds: ['Pod'], operations: ['CREATE'], type: 'validating', admit: (r) => void order.push(`v1 saw ${r.object.metadata.annotations?.seen}`) });
+      store.addAdmissionHook({
+        name: 'v1',
+        kinds: ['Pod'],
+        operations: ['CREATE'],
+        type: 'validating',
+        admit: (r) => void order.push(`v1 saw ${r.object.metadata.annotations?.seen}`),
+      });
       store.addAdmissionHook({ name: 'm1', kinds: ['Pod'], operations: ['CREATE'], type: 'mutating', admit: stamp('m1') });
-      store.addAdmissionHook({ name: 'v2', kinds: ['Pod'], operations: ['CREATE'], type: 'validating', admit: () => void order.push('v2') });
+      store.addAdmissionHook({
+        name: 'v2',
+        kinds: ['Pod'],
+        operations: ['CREATE'],
+        type: 'validating',
+        admit: () => void order.push('v2'),
+      });
       store.addAdmissionHook({ name: 'm2', kinds: ['Pod'], operations: ['CREATE'], type: 'mutating', admit: stamp('m2') });
       const p = await store.create(pod('a'));
       assert.deepEqual(order, ['m1', 'm2', 'v1 saw m1;m2;', 'v2']);
@@ -462,11 +528,20 @@ const CASES: Case[] = [
   {
     name: 'an admission denial is Invalid (422) naming the hook, and writes nothing',
     async run(store) {
-      store.addAdmissionHook({ name: 'v', kinds: ['Pod'], operations: ['CREATE', 'UPDATE', 'DELETE'], type: 'validating', admit: (r) => (r.object.metadata.labels?.ok ? undefined : { denied: ['metadata.labels.ok: Required value', 'second problem'] }) });
+      store.addAdmissionHook({
+        name: 'v',
+        kinds: ['Pod'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        type: 'validating',
+        admit: (r) => (r.object.metadata.labels?.ok ? undefined : { denied: ['metadata.labels.ok: Required value', 'second problem'] }),
+      });
       const before = (await store.list('Pod')).resourceVersion;
       await assert.rejects(
         store.create(pod('a')),
-        (e: unknown) => e instanceof InvalidError && isStoreError(422, 'Invalid', 'admission webhook "v" denied the request: metadata.labels.ok: Required value; second problem')(e) && e.problems.length === 2,
+        (e: unknown) =>
+          e instanceof InvalidError &&
+          isStoreError(422, 'Invalid', 'admission webhook "v" denied the request: metadata.labels.ok: Required value; second problem')(e) &&
+          e.problems.length === 2,
       );
       assert.equal(await store.get('Pod', 'ns', 'a'), undefined);
       assert.equal((await store.list('Pod')).resourceVersion, before, 'no write happened');
@@ -484,10 +559,25 @@ const CASES: Case[] = [
         kinds: ['Pod'],
         operations: ['CREATE', 'UPDATE', 'DELETE'],
         type: 'validating',
-        admit: (r) => void seen.push(`${r.operation} ${r.object.metadata.name} old=${r.old?.metadata.labels?.x ?? '-'} new=${r.object.metadata.labels?.x ?? '-'}`),
+        admit: (r) =>
+          void seen.push(
+            `${r.operation} ${r.object.metadata.name} old=${r.old?.metadata.labels?.x ?? '-'} new=${r.object.metadata.labels?.x ?? '-'}`,
+          ),
       });
-      store.addAdmissionHook({ name: 'never', kinds: ['Node'], operations: ['CREATE'], type: 'validating', admit: () => ({ denied: ['not for pods'] }) });
-      store.addAdmissionHook({ name: 'create-only', kinds: ['Pod'], operations: ['CREATE'], type: 'validating', admit: (r) => (r.object.metadata.labels?.x ? { denied: ['x is set'] } : undefined) });
+      store.addAdmissionHook({
+        name: 'never',
+        kinds: ['Node'],
+        operations: ['CREATE'],
+        type: 'validating',
+        admit: () => ({ denied: ['not for pods'] }),
+      });
+      store.addAdmissionHook({
+        name: 'create-only',
+        kinds: ['Pod'],
+        operations: ['CREATE'],
+        type: 'validating',
+        admit: (r) => (r.object.metadata.labels?.x ? { denied: ['x is set'] } : undefined),
+      });
       const p = await store.create(pod('a'));
       await store.update({ ...p, metadata: { ...p.metadata, labels: { x: '1' } } });
       await store.delete('Pod', 'ns', 'a');
@@ -498,8 +588,21 @@ const CASES: Case[] = [
     name: 'admission skips status writes unless a hook includes status, which sees the subresource',
     async run(store) {
       const seen: string[] = [];
-      store.addAdmissionHook({ name: 'plain', kinds: ['Pod'], operations: ['UPDATE'], type: 'validating', admit: (r) => void seen.push(`plain ${r.subresource ?? 'main'}`) });
-      store.addAdmissionHook({ name: 'status', kinds: ['Pod'], operations: ['UPDATE'], type: 'validating', includeStatus: true, admit: (r) => void seen.push(`status ${r.subresource ?? 'main'}`) });
+      store.addAdmissionHook({
+        name: 'plain',
+        kinds: ['Pod'],
+        operations: ['UPDATE'],
+        type: 'validating',
+        admit: (r) => void seen.push(`plain ${r.subresource ?? 'main'}`),
+      });
+      store.addAdmissionHook({
+        name: 'status',
+        kinds: ['Pod'],
+        operations: ['UPDATE'],
+        type: 'validating',
+        includeStatus: true,
+        admit: (r) => void seen.push(`status ${r.subresource ?? 'main'}`),
+      });
       const p = await store.create(pod('a'));
       const u = await store.update({ ...p, metadata: { ...p.metadata, labels: { x: '1' } } });
       await store.updateStatus({ ...u, status: { phase: 'Running' } });
@@ -604,7 +707,8 @@ export const CONFORMANCE_CASES: readonly string[] = CASES.map((c) => c.name);
 export function runObjectStoreConformance(name: string, factory: () => Promise<ConformanceStore>, opts: ConformanceOptions = {}): void {
   const unsupported = opts.unsupported ?? {};
   const unknown = Object.keys(unsupported).filter((n) => !CONFORMANCE_CASES.includes(n));
-  if (unknown.length > 0) throw new Error(`${name}: unsupported lists cases that do not exist: ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`${name}: unsupported lists cases that do not exist: ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
   describe(`ObjectStore conformance: ${name}`, () => {
     for (const c of CASES) {
       const reason = unsupported[c.name];

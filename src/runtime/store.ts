@@ -121,7 +121,12 @@ export interface ObjectStore {
   /** NotFoundError, ConflictError, InvalidError. Changes only `status`. */
   updateStatus<T extends KObject>(obj: T): Promise<T>;
   /** NotFoundError; ConflictError on a failed precondition. Returns the object as left (with deletionTimestamp) or undefined when gone. */
-  delete<K extends string>(kind: K, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<ObjectOfKind<K> | undefined>;
+  delete<K extends string>(
+    kind: K,
+    namespace: string | undefined,
+    name: string,
+    opts?: DeleteOptions,
+  ): Promise<ObjectOfKind<K> | undefined>;
   delete<T extends KObject>(kind: string, namespace: string | undefined, name: string, opts?: DeleteOptions): Promise<T | undefined>;
   addAdmissionHook(hook: AdmissionHook): void;
 }
@@ -155,7 +160,11 @@ export class AlreadyExistsError extends StoreError {
 
 export class ConflictError extends StoreError {
   constructor(kind: string, name: string) {
-    super(409, 'Conflict', `Operation cannot be fulfilled on ${resourceName(kind)} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+    super(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resourceName(kind)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    );
   }
 }
 
@@ -231,7 +240,8 @@ export function deepCopy<T>(v: T): T {
 }
 
 /** What retryOnConflict did: wrote the change, found nothing to change, or found the object gone. */
-export type RetryResult<T extends KObject> = { outcome: 'written'; object: T } | { outcome: 'unchanged'; object: T } | { outcome: 'gone'; object?: undefined };
+export type RetryResult<T extends KObject> =
+  { outcome: 'written'; object: T } | { outcome: 'unchanged'; object: T } | { outcome: 'gone'; object?: undefined };
 
 /**
  * Read, change, write, and on a conflict read again and redo the change (client-go's

@@ -57,7 +57,12 @@ export class ClusterQueueBuilder {
       resources: names.map((r) => {
         const v = quotas[r]!;
         const [nominal, borrowing, lending] = Array.isArray(v) ? v : [v];
-        return { name: r, nominalQuota: nominal, ...(borrowing !== undefined ? { borrowingLimit: borrowing } : {}), ...(lending !== undefined ? { lendingLimit: lending } : {}) };
+        return {
+          name: r,
+          nominalQuota: nominal,
+          ...(borrowing !== undefined ? { borrowingLimit: borrowing } : {}),
+          ...(lending !== undefined ? { lendingLimit: lending } : {}),
+        };
       }),
     });
     return this;
@@ -122,7 +127,11 @@ export class WorkloadBuilder {
     return this;
   }
   /** Adds a PodSet (named `main`, then `ps1`, `ps2`...). */
-  pods(count: number, requests: Record<string, string>, opts: { name?: string; minCount?: number; topology?: PodSetTopologyRequest } = {}): this {
+  pods(
+    count: number,
+    requests: Record<string, string>,
+    opts: { name?: string; minCount?: number; topology?: PodSetTopologyRequest } = {},
+  ): this {
     const ps: PodSet = {
       name: opts.name ?? (this.obj.spec.podSets.length === 0 ? 'main' : `ps${this.obj.spec.podSets.length}`),
       count,
@@ -146,7 +155,10 @@ export class WorkloadBuilder {
     this.obj.metadata.annotations = { ...(this.obj.metadata.annotations ?? {}), ...a };
     return this;
   }
-  gang(min: number, opts: { mode?: 'Strict' | 'NonStrict'; groups?: string[]; total?: number; waitingTime?: string; name?: string } = {}): this {
+  gang(
+    min: number,
+    opts: { mode?: 'Strict' | 'NonStrict'; groups?: string[]; total?: number; waitingTime?: string; name?: string } = {},
+  ): this {
     return this.annotate({
       [GangAnnotation.MinAvailable]: String(min),
       ...(opts.mode ? { [GangAnnotation.Mode]: opts.mode } : {}),
@@ -164,12 +176,22 @@ export class WorkloadBuilder {
 export const wl = (name: string, namespace?: string) => new WorkloadBuilder(name, namespace);
 
 export function localQueue(name: string, clusterQueue: string, namespace = 'default'): LocalQueue {
-  return { apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace }, spec: { clusterQueue, stopPolicy: 'None' } };
+  return {
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'LocalQueue',
+    metadata: { name, namespace },
+    spec: { clusterQueue, stopPolicy: 'None' },
+  };
 }
 
 /** A TAS flavor over `nodes` with a label Topology. */
 export function tasFlavor(f: ResourceFlavor, levels: string[], nodes: readonly Node[]): TasFlavor {
-  const topo: Topology = { apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: f.spec.topologyName ?? f.metadata.name }, spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) } };
+  const topo: Topology = {
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'Topology',
+    metadata: { name: f.spec.topologyName ?? f.metadata.name },
+    spec: { levels: levels.map((nodeLabel) => ({ nodeLabel })) },
+  };
   const snapshot = new TopologySnapshot(LabelTopologySource.fromTopology(topo), { nodeLabels: f.spec.nodeLabels });
   for (const n of nodes) snapshot.upsertNode(nodeInfoFromNode(n));
   return { flavor: f, snapshot, engine: new PlacementEngine(snapshot) };
@@ -197,7 +219,9 @@ export interface AdmissionEnv {
 }
 
 export function admissionEnv(input: AdmissionEnvInput): AdmissionEnv {
-  const flavorNames = new Set(input.clusterQueues.flatMap((c) => (c.spec.resourceGroups ?? []).flatMap((g) => g.flavors.map((f) => f.name))));
+  const flavorNames = new Set(
+    input.clusterQueues.flatMap((c) => (c.spec.resourceGroups ?? []).flatMap((g) => g.flavors.map((f) => f.name))),
+  );
   const flavors = input.flavors ?? [...flavorNames].map((n) => flavor(n));
   const localQueues = input.localQueues ?? input.clusterQueues.map((c) => localQueue(c.metadata.name, c.metadata.name));
   const snap = new AdmissionSnapshot({
@@ -233,7 +257,12 @@ export function decisionStatus(r: SettleResult, key: string): { admitted: boolea
   assert.ok(w, `no decision for ${key}`);
   const qr = w.status?.conditions?.find((c) => c.type === 'QuotaReserved');
   const adm = w.status?.conditions?.find((c) => c.type === 'Admitted');
-  return { admitted: adm?.status === 'True', reason: qr?.status === 'False' ? qr.reason : adm?.status === 'False' ? adm.reason : undefined, message: qr?.message, w };
+  return {
+    admitted: adm?.status === 'True',
+    reason: qr?.status === 'False' ? qr.reason : adm?.status === 'False' ? adm.reason : undefined,
+    message: qr?.message,
+    w,
+  };
 }
 
 /** Keys of the admitted Workloads after settle(), sorted. */
@@ -242,7 +271,14 @@ export const admittedKeys = (r: SettleResult) => [...r.workloads.keys()].filter(
 /** A TAS flavor `tas` over `racks` racks of `hostsPerRack` nodes (`r<i>-h<j>`) in block b0. */
 export function rackCluster(racks: number, hostsPerRack: number, cpu = '4') {
   const nodes = [];
-  for (let r = 0; r < racks; r++) for (let h = 0; h < hostsPerRack; h++) nodes.push(node(`r${r}-h${h}`).labels({ [BLOCK]: 'b0', [RACK]: `r${r}` }).cpu(cpu).build());
+  for (let r = 0; r < racks; r++)
+    for (let h = 0; h < hostsPerRack; h++)
+      nodes.push(
+        node(`r${r}-h${h}`)
+          .labels({ [BLOCK]: 'b0', [RACK]: `r${r}` })
+          .cpu(cpu)
+          .build(),
+      );
   const f = flavor('tas', { topology: 'default' });
   return { f, tas: tasFlavor(f, TAS_LEVELS, nodes) };
 }

@@ -99,7 +99,11 @@ export function pod(name: string): PodBuilder {
 }
 
 /** A snapshot over label levels from built nodes. */
-export function snapshotOf(levels: string[], nodes: (Node | NodeBuilder)[], opts: { name?: string; nodeLabels?: StringMap } = {}): TopologySnapshot {
+export function snapshotOf(
+  levels: string[],
+  nodes: (Node | NodeBuilder)[],
+  opts: { name?: string; nodeLabels?: StringMap } = {},
+): TopologySnapshot {
   const s = new TopologySnapshot(new LabelTopologySource(opts.name ?? 'default', levels), { nodeLabels: opts.nodeLabels });
   for (const n of nodes) s.upsertNode(nodeInfoFromNode(n instanceof NodeBuilder ? n.build() : n));
   return s;
@@ -111,7 +115,11 @@ export { HOSTNAME_LABEL as HOST };
 
 /** Nodes `prefix-<i>` in one rack with the given pod capacities (1 cpu per pod). */
 export function rackOf(block: string, rack: string, caps: number[], prefix = `${block}-${rack}-x`): NodeBuilder[] {
-  return caps.map((c, i) => node(`${prefix}${i + 1}`).labels({ [BLOCK]: block, [RACK]: rack }).cpu(c));
+  return caps.map((c, i) =>
+    node(`${prefix}${i + 1}`)
+      .labels({ [BLOCK]: block, [RACK]: rack })
+      .cpu(c),
+  );
 }
 
 /** `hyperNode('s0').tier(1).nodes('n0', 'n1')`, `.hyperNodes('s0', 's1')`, `.regex('gpu-.*')`. */
@@ -156,9 +164,15 @@ export function hyperNode(name: string): HyperNodeBuilder {
 }
 
 /** A snapshot over a HyperNode tree (every tier, then the hostname). */
-export function hyperNodeSnapshotOf(hyperNodes: (HyperNode | HyperNodeBuilder)[], nodes: (Node | NodeBuilder)[]): { snapshot: TopologySnapshot; tree: HyperNodeTree } {
+export function hyperNodeSnapshotOf(
+  hyperNodes: (HyperNode | HyperNodeBuilder)[],
+  nodes: (Node | NodeBuilder)[],
+): { snapshot: TopologySnapshot; tree: HyperNodeTree } {
   const infos = nodes.map((n) => nodeInfoFromNode(n instanceof NodeBuilder ? n.build() : n));
-  const tree = new HyperNodeTree(hyperNodes.map((h) => (h instanceof HyperNodeBuilder ? h.build() : h)), infos);
+  const tree = new HyperNodeTree(
+    hyperNodes.map((h) => (h instanceof HyperNodeBuilder ? h.build() : h)),
+    infos,
+  );
   const snapshot = new TopologySnapshot(new HyperNodeTopologySource('hypernodes', tree));
   for (const i of infos) snapshot.upsertNode(i);
   return { snapshot, tree };

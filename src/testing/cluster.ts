@@ -29,7 +29,11 @@ export interface TestCluster {
   setPhase(name: string, phase: PodPhase, namespace?: string): Promise<void>;
 }
 
-export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], objects: KObject[] = [], config: Partial<TopoqueueConfig> = {}): Promise<TestCluster> {
+export async function testCluster(
+  reconcilers: Reconciler<TopoqueueConfig>[],
+  objects: KObject[] = [],
+  config: Partial<TopoqueueConfig> = {},
+): Promise<TestCluster> {
   const clock = new VirtualClock();
   const start = clock.now();
   const store = new MemoryStore({ clock });
@@ -45,9 +49,11 @@ export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], ob
       await manager.run(ms === undefined ? {} : { untilMs: clock.now() + ms });
     },
     elapsed: () => (clock.now() - start) / 1000,
-    pods: (namespace) => store.listSync('Pod', namespace ? { namespace } : {}).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
+    pods: (namespace) =>
+      store.listSync('Pod', namespace ? { namespace } : {}).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     pod: (name, namespace = 'default') => store.getSync('Pod', namespace, name),
-    get: <T extends KObject>(kind: string, name: string, namespace?: string) => store.getSync<T>(kind, store.namespaced(kind) ? (namespace ?? 'default') : undefined, name),
+    get: <T extends KObject>(kind: string, name: string, namespace?: string) =>
+      store.getSync<T>(kind, store.namespaced(kind) ? (namespace ?? 'default') : undefined, name),
     async setPhase(name, phase, namespace = 'default') {
       await retryOnConflict(
         store,
@@ -66,7 +72,11 @@ export async function testCluster(reconcilers: Reconciler<TopoqueueConfig>[], ob
 }
 
 /** A Ready node with cpu, memory and pods, labelled with its hostname. */
-export function readyNode(name: string, allocatable: Record<string, string> = { cpu: '8', memory: '32Gi', pods: '110' }, labels: Record<string, string> = {}): Node {
+export function readyNode(
+  name: string,
+  allocatable: Record<string, string> = { cpu: '8', memory: '32Gi', pods: '110' },
+  labels: Record<string, string> = {},
+): Node {
   return {
     apiVersion: CoreApiVersion.V1,
     kind: 'Node',
@@ -77,7 +87,11 @@ export function readyNode(name: string, allocatable: Record<string, string> = { 
 }
 
 /** A pod template with one container requesting `requests`. */
-export function podTemplate(requests: Record<string, string> = { cpu: '1' }, annotations: Record<string, string> = {}, labels: Record<string, string> = {}) {
+export function podTemplate(
+  requests: Record<string, string> = { cpu: '1' },
+  annotations: Record<string, string> = {},
+  labels: Record<string, string> = {},
+) {
   return {
     metadata: { labels: { app: 'test', ...labels }, annotations: { ...annotations } },
     spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', resources: { requests: { ...requests } } }] },

@@ -30,7 +30,8 @@ if (!dir || !seedArg) {
 const seed = Number(seedArg);
 const store = await openDurableStore(dir, { clock: new RealClock() });
 const say = (line: string) => process.stdout.write(line + '\n');
-for (const kind of ['Pod']) store.watch(kind, (e) => say(`seen ${e.type === 'DELETED' ? store.resourceVersion : e.object.metadata.resourceVersion}`));
+for (const kind of ['Pod'])
+  store.watch(kind, (e) => say(`seen ${e.type === 'DELETED' ? store.resourceVersion : e.object.metadata.resourceVersion}`));
 
 async function worker(w: number): Promise<void> {
   const rng = new Rng(seed * 1000 + w);
@@ -43,7 +44,12 @@ async function worker(w: number): Promise<void> {
     if (!cur) {
       op = 'create';
       const finalizers = rng.chance(0.5) ? [WRITER_FINALIZER] : [];
-      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: n, namespace: 'crash', finalizers }, spec: { n: 0, containers: [{ name: 'c', image: 'x'.repeat(rng.int(100, 3000)) }] } };
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: n, namespace: 'crash', finalizers },
+        spec: { n: 0, containers: [{ name: 'c', image: 'x'.repeat(rng.int(100, 3000)) }] },
+      };
       run = () => store.create<KObject>(pod);
     } else if (cur.metadata.deletionTimestamp) {
       op = 'unfinalize';

@@ -57,11 +57,14 @@ export async function jobEnv(config: Partial<TopoqueueConfig> = {}, objects: KOb
       await manager.run();
       return created;
     },
-    get: <T extends KObject>(kind: string, name: string, namespace = 'ns') => store.getSync<T>(kind, store.namespaced(kind) ? namespace : undefined, name),
-    workloads: (namespace = 'ns') => store.listSync('Workload', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
+    get: <T extends KObject>(kind: string, name: string, namespace = 'ns') =>
+      store.getSync<T>(kind, store.namespaced(kind) ? namespace : undefined, name),
+    workloads: (namespace = 'ns') =>
+      store.listSync('Workload', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
     workload: (namespace = 'ns') => {
       const all = env.workloads(namespace);
-      if (all.length !== 1) throw new Error(`expected one Workload in ${namespace}, found ${all.map((w) => w.metadata.name).join(', ') || 'none'}`);
+      if (all.length !== 1)
+        throw new Error(`expected one Workload in ${namespace}, found ${all.map((w) => w.metadata.name).join(', ') || 'none'}`);
       return all[0]!;
     },
     pods: (namespace = 'ns') => store.listSync('Pod', { namespace }).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name)),
@@ -79,11 +82,21 @@ export function namespace(name: string, labels: StringMap = {}): KObject {
 }
 
 export function resourceFlavor(name: string, nodeLabels: StringMap = {}, tolerations: Toleration[] = []): ResourceFlavor {
-  return { apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name }, spec: { nodeLabels, ...(tolerations.length ? { tolerations } : {}) } };
+  return {
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'ResourceFlavor',
+    metadata: { name },
+    spec: { nodeLabels, ...(tolerations.length ? { tolerations } : {}) },
+  };
 }
 
 export function localQueue(name: string, namespace = 'ns'): KObject {
-  return { apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name, namespace }, spec: { clusterQueue: 'cq' } } as KObject;
+  return {
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'LocalQueue',
+    metadata: { name, namespace },
+    spec: { clusterQueue: 'cq' },
+  } as KObject;
 }
 
 export interface TemplateOptions {
@@ -120,7 +133,10 @@ function meta(name: string, o: MetaOptions): KObject['metadata'] {
   return { name, namespace: o.namespace ?? 'ns', labels, ...(o.annotations ? { annotations: { ...o.annotations } } : {}) };
 }
 
-export function batchJob(name: string, o: MetaOptions & { parallelism?: number; completions?: number; indexed?: boolean; suspend?: boolean; template?: PodTemplateSpec } = {}): KObject {
+export function batchJob(
+  name: string,
+  o: MetaOptions & { parallelism?: number; completions?: number; indexed?: boolean; suspend?: boolean; template?: PodTemplateSpec } = {},
+): KObject {
   return {
     apiVersion: CoreApiVersion.Batch,
     kind: 'Job',
@@ -135,7 +151,11 @@ export function batchJob(name: string, o: MetaOptions & { parallelism?: number; 
   } as KObject;
 }
 
-export function jobSet(name: string, replicatedJobs: { name: string; replicas?: number; parallelism?: number; template?: PodTemplateSpec }[], o: MetaOptions = {}): KObject {
+export function jobSet(
+  name: string,
+  replicatedJobs: { name: string; replicas?: number; parallelism?: number; template?: PodTemplateSpec }[],
+  o: MetaOptions = {},
+): KObject {
   return {
     apiVersion: JobFrameworkApiVersion.JobSet,
     kind: 'JobSet',
@@ -144,13 +164,23 @@ export function jobSet(name: string, replicatedJobs: { name: string; replicas?: 
       replicatedJobs: replicatedJobs.map((rj) => ({
         name: rj.name,
         replicas: rj.replicas ?? 1,
-        template: { spec: { parallelism: rj.parallelism ?? 1, completions: rj.parallelism ?? 1, completionMode: 'Indexed', template: rj.template ?? podTemplate() } },
+        template: {
+          spec: {
+            parallelism: rj.parallelism ?? 1,
+            completions: rj.parallelism ?? 1,
+            completionMode: 'Indexed',
+            template: rj.template ?? podTemplate(),
+          },
+        },
       })),
     },
   } as KObject;
 }
 
-export function mpiJob(name: string, o: MetaOptions & { workers?: number; runLauncherAsWorker?: boolean; launcher?: PodTemplateSpec; worker?: PodTemplateSpec } = {}): KObject {
+export function mpiJob(
+  name: string,
+  o: MetaOptions & { workers?: number; runLauncherAsWorker?: boolean; launcher?: PodTemplateSpec; worker?: PodTemplateSpec } = {},
+): KObject {
   return {
     apiVersion: JobFrameworkApiVersion.MPIJob,
     kind: 'MPIJob',
@@ -165,22 +195,41 @@ export function mpiJob(name: string, o: MetaOptions & { workers?: number; runLau
   } as KObject;
 }
 
-export function leaderWorkerSet(name: string, o: MetaOptions & { replicas?: number; size?: number; leader?: PodTemplateSpec | null; worker?: PodTemplateSpec } = {}): KObject {
+export function leaderWorkerSet(
+  name: string,
+  o: MetaOptions & { replicas?: number; size?: number; leader?: PodTemplateSpec | null; worker?: PodTemplateSpec } = {},
+): KObject {
   const lwt: Record<string, unknown> = { size: o.size ?? 3, workerTemplate: o.worker ?? podTemplate() };
   if (o.leader !== null) lwt.leaderTemplate = o.leader ?? podTemplate();
-  return { apiVersion: JobFrameworkApiVersion.LeaderWorkerSet, kind: 'LeaderWorkerSet', metadata: meta(name, o), spec: { replicas: o.replicas ?? 1, leaderWorkerTemplate: lwt } } as KObject;
+  return {
+    apiVersion: JobFrameworkApiVersion.LeaderWorkerSet,
+    kind: 'LeaderWorkerSet',
+    metadata: meta(name, o),
+    spec: { replicas: o.replicas ?? 1, leaderWorkerTemplate: lwt },
+  } as KObject;
 }
 
-export function volcanoJob(name: string, tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[], o: MetaOptions = {}): KObject {
+export function volcanoJob(
+  name: string,
+  tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[],
+  o: MetaOptions = {},
+): KObject {
   return {
     apiVersion: VolcanoApiVersion.Job,
     kind: 'Job',
     metadata: meta(name, o),
-    spec: { schedulerName: 'volcano', tasks: tasks.map((t) => ({ name: t.name, replicas: t.replicas ?? 1, template: t.template ?? podTemplate() })) },
+    spec: {
+      schedulerName: 'volcano',
+      tasks: tasks.map((t) => ({ name: t.name, replicas: t.replicas ?? 1, template: t.template ?? podTemplate() })),
+    },
   } as KObject;
 }
 
-export function hyperJob(name: string, replicatedJobs: { name: string; replicas?: number; tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[] }[], o: MetaOptions = {}): KObject {
+export function hyperJob(
+  name: string,
+  replicatedJobs: { name: string; replicas?: number; tasks: { name: string; replicas?: number; template?: PodTemplateSpec }[] }[],
+  o: MetaOptions = {},
+): KObject {
   return {
     apiVersion: VolcanoApiVersion.HyperJob,
     kind: 'HyperJob',
@@ -227,19 +276,34 @@ export function admit(env: JobEnv, w: Workload, o: AdmitOptions = {}): Workload 
           resourceUsage: { cpu: String(count) },
           count,
           ...(o.topology?.includes(ps.name)
-            ? { topologyAssignment: { levels: ['kubernetes.io/hostname'], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'node-1' }], podCounts: { universal: count } }] } }
+            ? {
+                topologyAssignment: {
+                  levels: ['kubernetes.io/hostname'],
+                  slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'node-1' }], podCounts: { universal: count } }],
+                },
+              }
             : {}),
         };
       }),
     },
   };
-  setCondition(x, { type: WorkloadCondition.QuotaReserved, status: 'True', reason: 'QuotaReserved', message: `Quota reserved in ClusterQueue ${cq}` }, now);
-  if (!o.reserveOnly) setCondition(x, { type: WorkloadCondition.Admitted, status: 'True', reason: 'Admitted', message: 'The workload is admitted' }, now);
+  setCondition(
+    x,
+    { type: WorkloadCondition.QuotaReserved, status: 'True', reason: 'QuotaReserved', message: `Quota reserved in ClusterQueue ${cq}` },
+    now,
+  );
+  if (!o.reserveOnly)
+    setCondition(x, { type: WorkloadCondition.Admitted, status: 'True', reason: 'Admitted', message: 'The workload is admitted' }, now);
   for (const t of [WorkloadCondition.Evicted, WorkloadCondition.Preempted]) resetCondition(x, t, now);
   return env.store.updateStatusSync(x);
 }
 
-export function evict(env: JobEnv, w: Workload, reason = 'Preempted', message = 'Preempted to accommodate a workload (UID: x) due to prioritization in the ClusterQueue'): Workload {
+export function evict(
+  env: JobEnv,
+  w: Workload,
+  reason = 'Preempted',
+  message = 'Preempted to accommodate a workload (UID: x) due to prioritization in the ClusterQueue',
+): Workload {
   const x = mutable(env.store.getSync('Workload', w.metadata.namespace, w.metadata.name)!);
   setCondition(x, { type: WorkloadCondition.Evicted, status: 'True', reason, message }, env.clock.now() / 1000);
   return env.store.updateStatusSync(x);
@@ -266,7 +330,9 @@ export function createPod(env: JobEnv, owner: KObject, name: string, o: PodOptio
       namespace: owner.metadata.namespace,
       labels: { ...t.metadata?.labels, ...o.labels },
       annotations: { ...t.metadata?.annotations, ...o.annotations },
-      ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true }],
+      ownerReferences: [
+        { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true },
+      ],
     },
     spec: structuredClone(t.spec),
     status: { phase: 'Pending' },
@@ -278,11 +344,18 @@ export function createPod(env: JobEnv, owner: KObject, name: string, o: PodOptio
 export function createChild<T extends KObject>(env: JobEnv, owner: KObject, child: T): T {
   const c = structuredClone(child);
   c.metadata.namespace = owner.metadata.namespace;
-  c.metadata.ownerReferences = [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true }];
+  c.metadata.ownerReferences = [
+    { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid!, controller: true },
+  ];
   return env.store.createSync(c);
 }
 
-export function setPodPhase(env: JobEnv, pod: Pod, phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed', ready = phase === 'Running'): Pod {
+export function setPodPhase(
+  env: JobEnv,
+  pod: Pod,
+  phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed',
+  ready = phase === 'Running',
+): Pod {
   const p = mutable(env.store.getSync('Pod', pod.metadata.namespace, pod.metadata.name)!);
   const conditions: Condition[] = [{ type: 'Ready', status: ready ? 'True' : 'False' }];
   p.status = { ...p.status, phase, conditions };
@@ -291,8 +364,13 @@ export function setPodPhase(env: JobEnv, pod: Pod, phase: 'Pending' | 'Running' 
 
 /** Sets a True condition on a job's status (Complete, Failed, Completed, Succeeded...). */
 export function setJobCondition(env: JobEnv, job: KObject, type: string, message?: string): KObject {
-  const j = mutable(env.store.getSync<KObject>(job.kind, job.metadata.namespace, job.metadata.name)!) as KObject & { status?: Record<string, unknown> };
-  const conditions = [...((j.status?.conditions as Condition[] | undefined) ?? []), { type, status: 'True' as const, ...(message ? { message } : {}), lastTransitionTime: formatTime(env.clock.now() / 1000) }];
+  const j = mutable(env.store.getSync<KObject>(job.kind, job.metadata.namespace, job.metadata.name)!) as KObject & {
+    status?: Record<string, unknown>;
+  };
+  const conditions = [
+    ...((j.status?.conditions as Condition[] | undefined) ?? []),
+    { type, status: 'True' as const, ...(message ? { message } : {}), lastTransitionTime: formatTime(env.clock.now() / 1000) },
+  ];
   j.status = { ...j.status, conditions };
   return env.store.updateStatusSync(j);
 }
@@ -306,7 +384,9 @@ export function setStatus(env: JobEnv, obj: KObject, status: Record<string, unkn
 
 /** Updates an object's spec (what a user's `kubectl edit` does). */
 export function editJob(env: JobEnv, job: KObject, change: (j: KObject & { spec: Record<string, unknown> }) => void): KObject {
-  const j = mutable(env.store.getSync<KObject>(job.kind, job.metadata.namespace, job.metadata.name)!) as KObject & { spec: Record<string, unknown> };
+  const j = mutable(env.store.getSync<KObject>(job.kind, job.metadata.namespace, job.metadata.name)!) as KObject & {
+    spec: Record<string, unknown>;
+  };
   change(j);
   return env.store.updateSync(j);
 }

@@ -49,7 +49,12 @@ export interface RawResponse {
 }
 
 /** One HTTP request to the server. */
-export function raw(url: string, method: string, path: string, opts: { body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+export function raw(
+  url: string,
+  method: string,
+  path: string,
+  opts: { body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers = { ...opts.headers, ...(opts.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(opts.body)) } : {}) };
     const req = request(`${url}${path}`, { method, headers }, (res) => {
@@ -78,7 +83,11 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
 }
 
 /** A watch request: collects event lines until `stop()`. */
-export function watchLines(url: string, path: string, headers: Record<string, string> = {}): { lines: string[]; status: Promise<number>; ended: Promise<void>; stop: () => void } {
+export function watchLines(
+  url: string,
+  path: string,
+  headers: Record<string, string> = {},
+): { lines: string[]; status: Promise<number>; ended: Promise<void>; stop: () => void } {
   const lines: string[] = [];
   let buf = '';
   let stop = () => {};

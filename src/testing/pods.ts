@@ -134,8 +134,16 @@ export class PodHarness {
       const podSetAssignments: PodSetAssignment[] = w.spec.podSets.map((ps) => {
         const count = opts.counts?.[ps.name] ?? ps.count;
         const resources = Object.keys(ps.template.spec.containers[0]?.resources?.requests ?? { cpu: '0' });
-        const a: PodSetAssignment = { name: ps.name, flavors: Object.fromEntries(resources.map((r) => [r, opts.flavor ?? 'default'])), count };
-        if (opts.topology) a.topologyAssignment = { levels: ['kubernetes.io/hostname'], slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'n1' }], podCounts: { universal: count } }] };
+        const a: PodSetAssignment = {
+          name: ps.name,
+          flavors: Object.fromEntries(resources.map((r) => [r, opts.flavor ?? 'default'])),
+          count,
+        };
+        if (opts.topology)
+          a.topologyAssignment = {
+            levels: ['kubernetes.io/hostname'],
+            slices: [{ domainCount: 1, valuesPerLevel: [{ universal: 'n1' }], podCounts: { universal: count } }],
+          };
         return a;
       });
       const at = nowTimestamp(this.clock);
@@ -144,7 +152,13 @@ export class PodHarness {
         admission: { clusterQueue: cq, podSetAssignments },
         conditions: [
           ...(w.status?.conditions ?? []).filter((c) => c.type !== 'QuotaReserved' && c.type !== 'Admitted' && c.type !== 'Evicted'),
-          { type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: `Quota reserved in ClusterQueue ${cq}`, lastTransitionTime: at },
+          {
+            type: 'QuotaReserved',
+            status: 'True',
+            reason: 'QuotaReserved',
+            message: `Quota reserved in ClusterQueue ${cq}`,
+            lastTransitionTime: at,
+          },
           { type: 'Admitted', status: 'True', reason: 'Admitted', message: 'The workload is admitted', lastTransitionTime: at },
         ],
       };
@@ -152,7 +166,11 @@ export class PodHarness {
   }
 
   /** The scheduler's preemption: Evicted=True (Preempted) and Preempted=True; the reservation stays. */
-  async preempt(ns: string, name: string, message = 'Preempted to accommodate a workload (UID: x) due to prioritization in the ClusterQueue'): Promise<void> {
+  async preempt(
+    ns: string,
+    name: string,
+    message = 'Preempted to accommodate a workload (UID: x) due to prioritization in the ClusterQueue',
+  ): Promise<void> {
     await this.setConditions(ns, name, [
       { type: 'Evicted', status: 'True', reason: 'Preempted', message },
       { type: 'Preempted', status: 'True', reason: 'InClusterQueue', message },
@@ -163,7 +181,13 @@ export class PodHarness {
     const at = nowTimestamp(this.clock);
     await this.writeWorkloadStatus(ns, name, (w) => {
       const types = new Set(conditions.map((c) => c.type));
-      w.status = { ...w.status, conditions: [...(w.status?.conditions ?? []).filter((c) => !types.has(c.type)), ...conditions.map((c) => ({ ...c, lastTransitionTime: at }))] };
+      w.status = {
+        ...w.status,
+        conditions: [
+          ...(w.status?.conditions ?? []).filter((c) => !types.has(c.type)),
+          ...conditions.map((c) => ({ ...c, lastTransitionTime: at })),
+        ],
+      };
     });
   }
 
@@ -183,7 +207,11 @@ export class PodHarness {
       name,
       (p) => {
         const ready = phase === 'Running' ? 'True' : 'False';
-        p.status = { ...p.status, phase, conditions: [...(p.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), { type: 'Ready', status: ready }] };
+        p.status = {
+          ...p.status,
+          phase,
+          conditions: [...(p.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), { type: 'Ready', status: ready }],
+        };
         if (message !== undefined) p.status.message = message;
       },
       { status: true },
@@ -193,17 +221,21 @@ export class PodHarness {
   /** The kubelet ends every deleting pod that still runs (Failed), as a real kubelet does. */
   async terminateDeleting(ns = 'pod-namespace'): Promise<void> {
     for (const p of this.store.listSync('Pod', { namespace: ns })) {
-      if (p.metadata.deletionTimestamp && p.spec.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') await this.setPhase(p.metadata.name, 'Failed', ns);
+      if (p.metadata.deletionTimestamp && p.spec.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+        await this.setPhase(p.metadata.name, 'Failed', ns);
     }
   }
 }
 
 /** A started manager with the pod-group controller (and any others given). */
-export async function podHarness(opts: { config?: Partial<TopoqueueConfig>; controllers?: Reconciler<TopoqueueConfig>[] } = {}): Promise<PodHarness> {
+export async function podHarness(
+  opts: { config?: Partial<TopoqueueConfig>; controllers?: Reconciler<TopoqueueConfig>[] } = {},
+): Promise<PodHarness> {
   const h = new PodHarness(defaultConfig(opts.config), opts.controllers ?? [podGroupController()]);
   await h.manager.start();
   return h;
 }
 
 export const hasGate = (p: Pod | undefined, gate: string): boolean => p?.spec.schedulingGates?.some((g) => g.name === gate) ?? false;
-export const conditionOf = (w: Workload | undefined, type: string): Condition | undefined => w?.status?.conditions?.find((c) => c.type === type);
+export const conditionOf = (w: Workload | undefined, type: string): Condition | undefined =>
+  w?.status?.conditions?.find((c) => c.type === type);

@@ -33,8 +33,20 @@ export interface RuntimeEnv {
   /** Creates objects as given (status included), in order. */
   seed(...objects: KObject[]): KObject[];
   /** Read-modify-write of a stored object; `status` writes the status subresource. */
-  patch<K extends string>(kind: K, namespace: string | undefined, name: string, change: (obj: ObjectOfKind<K>) => void, opts?: { status?: boolean }): ObjectOfKind<K>;
-  patch<T extends KObject>(kind: string, namespace: string | undefined, name: string, change: (obj: T) => void, opts?: { status?: boolean }): T;
+  patch<K extends string>(
+    kind: K,
+    namespace: string | undefined,
+    name: string,
+    change: (obj: ObjectOfKind<K>) => void,
+    opts?: { status?: boolean },
+  ): ObjectOfKind<K>;
+  patch<T extends KObject>(
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    change: (obj: T) => void,
+    opts?: { status?: boolean },
+  ): T;
   get<K extends string>(kind: K, namespace: string | undefined, name: string): ObjectOfKind<K> | undefined;
   get<T extends KObject>(kind: string, namespace: string | undefined, name: string): T | undefined;
   start(): Promise<void>;
@@ -54,7 +66,13 @@ export function runtimeEnv(opts: RuntimeEnvOptions = {}): RuntimeEnv {
     store,
     manager,
     seed,
-    patch<T extends KObject>(kind: string, namespace: string | undefined, name: string, change: (obj: T) => void, o: { status?: boolean } = {}): T {
+    patch<T extends KObject>(
+      kind: string,
+      namespace: string | undefined,
+      name: string,
+      change: (obj: T) => void,
+      o: { status?: boolean } = {},
+    ): T {
       const current = store.getSync<T>(kind, namespace, name);
       if (!current) throw new Error(`${kind} ${namespace ?? ''}/${name} not found`);
       const copy = mutable(current);

@@ -166,7 +166,10 @@ function podTemplate(cpu: number, memoryGi: number, runS: number, tas: Tas): Pod
   if (tas === 'preferred-block') annotations[KueueAnnotation.PodSetPreferredTopology] = BLOCK;
   return {
     metadata: { annotations },
-    spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', resources: { requests: { cpu: String(cpu), memory: `${memoryGi}Gi` } } }] },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [{ name: 'main', image: 'busybox', resources: { requests: { cpu: String(cpu), memory: `${memoryGi}Gi` } } }],
+    },
   };
 }
 
@@ -197,12 +200,31 @@ export function generateScenario(seed: number): Scenario {
       kind: 'Node',
       metadata: { name: n.name, labels: { [HOSTNAME_LABEL]: n.name, [BLOCK]: n.block, [RACK]: n.rack, [POOL]: n.pool } },
       spec: {},
-      status: { allocatable: { cpu: String(n.cpu), memory: `${MEMORY_GI}Gi`, pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
+      status: {
+        allocatable: { cpu: String(n.cpu), memory: `${MEMORY_GI}Gi`, pods: '110' },
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
     } as KObject);
   }
-  objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'Topology', metadata: { name: 'dc' }, spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] } } as KObject);
-  objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'tas' }, spec: { nodeLabels: { [POOL]: 'tas' }, topologyName: 'dc' } } as KObject);
-  if (plainPool) objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'ResourceFlavor', metadata: { name: 'plain' }, spec: { nodeLabels: { [POOL]: 'plain' } } } as KObject);
+  objects.push({
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'Topology',
+    metadata: { name: 'dc' },
+    spec: { levels: [{ nodeLabel: BLOCK }, { nodeLabel: RACK }, { nodeLabel: HOSTNAME_LABEL }] },
+  } as KObject);
+  objects.push({
+    apiVersion: KueueApiVersion.V1beta2,
+    kind: 'ResourceFlavor',
+    metadata: { name: 'tas' },
+    spec: { nodeLabels: { [POOL]: 'tas' }, topologyName: 'dc' },
+  } as KObject);
+  if (plainPool)
+    objects.push({
+      apiVersion: KueueApiVersion.V1beta2,
+      kind: 'ResourceFlavor',
+      metadata: { name: 'plain' },
+      spec: { nodeLabels: { [POOL]: 'plain' } },
+    } as KObject);
   const poolCpu = (pool: string) => nodes.filter((n) => n.pool === pool).reduce((s, n) => s + n.cpu, 0);
   const poolMem = (pool: string) => nodes.filter((n) => n.pool === pool).length * MEMORY_GI;
 
@@ -223,18 +245,34 @@ export function generateScenario(seed: number): Scenario {
       const cpu = Math.max(1, Math.floor(poolCpu(f) * share * rng.pick([0.6, 0.8, 1])));
       const memoryGi = Math.max(1, Math.floor(poolMem(f) * share));
       const borrowing = inCohort && rng.chance(0.5) ? { cpu: String(rng.int(0, cpu)), mem: `${rng.int(0, memoryGi)}Gi` } : undefined;
-      b.quota(f, borrowing ? { cpu: [String(cpu), borrowing.cpu], memory: [`${memoryGi}Gi`, borrowing.mem] } : { cpu: String(cpu), memory: `${memoryGi}Gi` });
+      b.quota(
+        f,
+        borrowing
+          ? { cpu: [String(cpu), borrowing.cpu], memory: [`${memoryGi}Gi`, borrowing.mem] }
+          : { cpu: String(cpu), memory: `${memoryGi}Gi` },
+      );
       nominal.set(f, { cpu, memoryGi });
     }
     if (inCohort) b.cohort('pool');
-    b.preemption({ withinClusterQueue: rng.pick(['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const), reclaimWithinCohort: rng.pick(['Never', 'LowerPriority', 'Any'] as const) });
+    b.preemption({
+      withinClusterQueue: rng.pick(['Never', 'LowerPriority', 'LowerOrNewerEqualPriority'] as const),
+      reclaimWithinCohort: rng.pick(['Never', 'LowerPriority', 'Any'] as const),
+    });
     const strictFIFO = rng.chance(0.2);
     if (strictFIFO) b.strict();
     objects.push(b.build() as KObject);
-    objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'LocalQueue', metadata: { name: 'lq', namespace: `team-${i}` }, spec: { clusterQueue: name } } as KObject);
+    objects.push({
+      apiVersion: KueueApiVersion.V1beta2,
+      kind: 'LocalQueue',
+      metadata: { name: 'lq', namespace: `team-${i}` },
+      spec: { clusterQueue: name },
+    } as KObject);
     queues.set(name, { name, nominal, strictFIFO });
   }
-  for (const [name, value] of [['low', 100], ['high', 1000]] as const) {
+  for (const [name, value] of [
+    ['low', 100],
+    ['high', 1000],
+  ] as const) {
     objects.push({ apiVersion: KueueApiVersion.V1beta2, kind: 'WorkloadPriorityClass', metadata: { name }, value } as KObject);
   }
 
@@ -261,7 +299,13 @@ export function generateScenario(seed: number): Scenario {
         apiVersion: CoreApiVersion.Batch,
         kind: 'Job',
         metadata: { name, namespace, labels, annotations: submitAt },
-        spec: { parallelism, completions, backoffLimit: BACKOFF_LIMIT, ...(rng.chance(0.5) ? { completionMode: 'Indexed' } : {}), template: podTemplate(cpu, memoryGi, runS, tas) },
+        spec: {
+          parallelism,
+          completions,
+          backoffLimit: BACKOFF_LIMIT,
+          ...(rng.chance(0.5) ? { completionMode: 'Indexed' } : {}),
+          template: podTemplate(cpu, memoryGi, runS, tas),
+        },
       } as KObject);
       units.push({ kind: 'Job', name, namespace, clusterQueue: `cq-${q}`, pods: parallelism, cpu, memoryGi, tas });
     } else if (what < 0.62) {
@@ -274,7 +318,17 @@ export function generateScenario(seed: number): Scenario {
         apiVersion: JobFrameworkApiVersion.JobSet,
         kind: 'JobSet',
         metadata: { name, namespace, labels, annotations: submitAt },
-        spec: { replicatedJobs: [{ name: 'w', replicas, template: { spec: { parallelism, completions: parallelism, backoffLimit: BACKOFF_LIMIT, completionMode: 'Indexed', template } } }] },
+        spec: {
+          replicatedJobs: [
+            {
+              name: 'w',
+              replicas,
+              template: {
+                spec: { parallelism, completions: parallelism, backoffLimit: BACKOFF_LIMIT, completionMode: 'Indexed', template },
+              },
+            },
+          ],
+        },
       } as KObject);
       units.push({ kind: 'JobSet', name, namespace, clusterQueue: `cq-${q}`, pods: replicas * parallelism, cpu, memoryGi, tas });
     } else if (what < 0.82) {
@@ -286,7 +340,12 @@ export function generateScenario(seed: number): Scenario {
         objects.push({
           apiVersion: CoreApiVersion.V1,
           kind: 'Pod',
-          metadata: { name: `${name}-${p}`, namespace, labels: { ...labels, [KueueLabel.PodGroupName]: name }, annotations: { ...submitAt, ...t.metadata!.annotations, 'kueue.x-k8s.io/pod-group-total-count': String(total) } },
+          metadata: {
+            name: `${name}-${p}`,
+            namespace,
+            labels: { ...labels, [KueueLabel.PodGroupName]: name },
+            annotations: { ...submitAt, ...t.metadata!.annotations, 'kueue.x-k8s.io/pod-group-total-count': String(total) },
+          },
           spec: structuredClone(t.spec),
         } as KObject);
       }
@@ -305,7 +364,13 @@ export function generateScenario(seed: number): Scenario {
             name: `${name}-${p}`,
             namespace,
             labels,
-            annotations: { ...submitAt, ...t.metadata!.annotations, [GangAnnotation.Name]: name, [GangAnnotation.MinAvailable]: String(min), [GangAnnotation.TotalNumber]: String(total) },
+            annotations: {
+              ...submitAt,
+              ...t.metadata!.annotations,
+              [GangAnnotation.Name]: name,
+              [GangAnnotation.MinAvailable]: String(min),
+              [GangAnnotation.TotalNumber]: String(total),
+            },
           },
           spec: structuredClone(t.spec),
         } as KObject);
@@ -319,7 +384,12 @@ export function generateScenario(seed: number): Scenario {
   const lost = new Set<string>();
   const events = rng.int(0, 3);
   const event = (name: string, atS: number, node: string, action: SimulationAction, taint?: { key: string; effect: string }) =>
-    objects.push({ apiVersion: TopoqueueApiVersion, kind: 'SimulationEvent', metadata: { name }, spec: { at: duration(atS), node, action, ...(taint ? { taint } : {}) } } as KObject);
+    objects.push({
+      apiVersion: TopoqueueApiVersion,
+      kind: 'SimulationEvent',
+      metadata: { name },
+      spec: { at: duration(atS), node, action, ...(taint ? { taint } : {}) },
+    } as KObject);
   const described: string[] = [];
   for (let e = 0; e < events; e++) {
     const node = rng.pick(nodes).name;
@@ -388,7 +458,11 @@ export function cannotRun(s: Scenario, u: Unit): string | undefined {
       return [...m.values()];
     };
     const room =
-      u.tas === 'required-rack' ? Math.max(0, ...domains((n) => n.rack).map(fit)) : u.tas === 'required-block' ? Math.max(0, ...domains((n) => n.block).map(fit)) : fit(healthy);
+      u.tas === 'required-rack'
+        ? Math.max(0, ...domains((n) => n.rack).map(fit))
+        : u.tas === 'required-block'
+          ? Math.max(0, ...domains((n) => n.block).map(fit))
+          : fit(healthy);
     if (room < u.pods) {
       reasons.push(`${flavor}: room for ${room} of ${u.pods} pods (${u.tas})`);
       continue;

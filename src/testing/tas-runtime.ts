@@ -5,7 +5,17 @@
 
 import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel, KueueSchedulingGate } from '../api/keys.ts';
-import type { KObject, Node, Pod, PodPhase, PodSetAssignment, PodSetTopologyRequest, StringMap, Toleration, Workload } from '../api/objects.ts';
+import type {
+  KObject,
+  Node,
+  Pod,
+  PodPhase,
+  PodSetAssignment,
+  PodSetTopologyRequest,
+  StringMap,
+  Toleration,
+  Workload,
+} from '../api/objects.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { VirtualClock } from '../runtime/clock.ts';
@@ -36,12 +46,22 @@ export class TasWorkloadBuilder {
       spec: { podSets: [], queueName: 'lq' },
     };
   }
-  podSet(name: string, count: number, topology: PodSetTopologyRequest = { required: HOSTNAME_LABEL }, opts: { tolerations?: Toleration[] } = {}): this {
+  podSet(
+    name: string,
+    count: number,
+    topology: PodSetTopologyRequest = { required: HOSTNAME_LABEL },
+    opts: { tolerations?: Toleration[] } = {},
+  ): this {
     this.obj.spec.podSets.push({
       name,
       count,
       topologyRequest: topology,
-      template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], ...(opts.tolerations ? { tolerations: opts.tolerations } : {}) } },
+      template: {
+        spec: {
+          containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }],
+          ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
+        },
+      },
     });
     return this;
   }
@@ -49,7 +69,13 @@ export class TasWorkloadBuilder {
   assign(podSet: string, a: HostCounts | Assignment, opts: { flavor?: string; count?: number } = {}): this {
     const assignment = 'levels' in a ? a : hostAssignment(a);
     const count = opts.count ?? assignment.domains.reduce((n, d) => n + d.count, 0);
-    this.psas.push({ name: podSet, flavors: { cpu: opts.flavor ?? 'tas' }, resourceUsage: { cpu: String(count) }, count, topologyAssignment: encodeV1beta2(assignment) });
+    this.psas.push({
+      name: podSet,
+      flavors: { cpu: opts.flavor ?? 'tas' },
+      resourceUsage: { cpu: String(count) },
+      count,
+      topologyAssignment: encodeV1beta2(assignment),
+    });
     return this;
   }
   unhealthy(...nodes: string[]): this {
@@ -65,7 +91,10 @@ export class TasWorkloadBuilder {
     const byName = new Map(this.psas.map((p) => [p.name, p]));
     w.status = {
       ...(w.status ?? {}),
-      admission: { clusterQueue: 'cq', podSetAssignments: w.spec.podSets.map((ps) => structuredClone(byName.get(ps.name)) ?? { name: ps.name, count: ps.count }) },
+      admission: {
+        clusterQueue: 'cq',
+        podSetAssignments: w.spec.podSets.map((ps) => structuredClone(byName.get(ps.name)) ?? { name: ps.name, count: ps.count }),
+      },
       conditions: [
         { type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'Quota reserved in ClusterQueue cq' },
         { type: 'Admitted', status: 'True', reason: 'Admitted', message: 'The workload is admitted' },
@@ -85,7 +114,10 @@ export class TasPodBuilder {
       apiVersion: CoreApiVersion.V1,
       kind: 'Pod',
       metadata: { name, namespace, labels: { [KueueLabel.PodSet]: podSet }, annotations: { [KueueAnnotation.Workload]: workload } },
-      spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }], schedulingGates: [{ name: KueueSchedulingGate.Topology }] },
+      spec: {
+        containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }],
+        schedulingGates: [{ name: KueueSchedulingGate.Topology }],
+      },
       status: { phase: 'Pending' },
     };
   }
@@ -119,7 +151,8 @@ export class TasPodBuilder {
   }
 }
 
-export const tasPod = (name: string, workload: string, podSet = 'main', namespace?: string) => new TasPodBuilder(name, workload, podSet, namespace);
+export const tasPod = (name: string, workload: string, podSet = 'main', namespace?: string) =>
+  new TasPodBuilder(name, workload, podSet, namespace);
 
 /** Where a pod went: its hostname selector, or `gated`. */
 export function placement(p: Pod | undefined): string {

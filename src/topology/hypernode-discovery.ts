@@ -74,20 +74,31 @@ export function checkDiscoveryConfig(config: DiscoveryConfig): DiscoveryConfigEr
   const errors: DiscoveryConfigError[] = [];
   const type = config.type ?? DEFAULT_TOPOLOGY_TYPE;
   if (type === '') errors.push({ field: 'type', message: 'the topology type name must not be empty' });
-  else if (type.length > MAX_TOPOLOGY_TYPE_NAME) errors.push({ field: 'type', message: `The length of topologyTypeName exceeds ${MAX_TOPOLOGY_TYPE_NAME}. topologyTypeName is ${type}` });
+  else if (type.length > MAX_TOPOLOGY_TYPE_NAME)
+    errors.push({
+      field: 'type',
+      message: `The length of topologyTypeName exceeds ${MAX_TOPOLOGY_TYPE_NAME}. topologyTypeName is ${type}`,
+    });
   else if (!DNS_SUBDOMAIN_PATTERN.test(`hypernode-${typeNamePart(type)}-tier1-00000`)) {
-    errors.push({ field: 'type', message: `"${type}" gives HyperNode names (hypernode-${typeNamePart(type)}-tier1-...) that are not valid object names; use letters, digits, '-' and '.', not two of '.' and '-' in a row` });
+    errors.push({
+      field: 'type',
+      message: `"${type}" gives HyperNode names (hypernode-${typeNamePart(type)}-tier1-...) that are not valid object names; use letters, digits, '-' and '.', not two of '.' and '-' in a row`,
+    });
   }
   const levels = config.levels;
   if (levels.length < 2) {
-    errors.push({ field: 'levels', message: `needs at least two label keys, highest level first, the last being the node level (e.g. cloud.provider.com/topology-rack,${HOSTNAME_LABEL}); got ${levels.length}` });
+    errors.push({
+      field: 'levels',
+      message: `needs at least two label keys, highest level first, the last being the node level (e.g. cloud.provider.com/topology-rack,${HOSTNAME_LABEL}); got ${levels.length}`,
+    });
   }
   for (const [i, key] of levels.entries()) {
     const p = labelKeyProblem(key);
     if (p) errors.push({ field: 'levels', message: `key ${i + 1} ("${key}"): ${p}` });
   }
   const dup = levels.filter((k, i) => levels.indexOf(k) !== i);
-  if (dup.length > 0) errors.push({ field: 'levels', message: `there are duplicate labels (${[...new Set(dup)].join(', ')} given more than once)` });
+  if (dup.length > 0)
+    errors.push({ field: 'levels', message: `there are duplicate labels (${[...new Set(dup)].join(', ')} given more than once)` });
   return errors;
 }
 
@@ -181,8 +192,17 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
   for (let k = 1; k < T; k++) {
     for (const d of sorted[k]!) {
       if (d.parents.size < 2) continue;
-      const parents = [...d.parents].sort(([a], [b]) => compareStrings(a, b)).map(([value, ns]) => ({ key: keys[k + 1]!, value, hyperNode: domains[k + 1]!.get(value)!.name, nodes: ns }));
-      problems.push({ reason: 'MultipleParents', key: d.key, value: d.value, hyperNode: d.name, parents, message: multipleParentsMessage(d, parents) });
+      const parents = [...d.parents]
+        .sort(([a], [b]) => compareStrings(a, b))
+        .map(([value, ns]) => ({ key: keys[k + 1]!, value, hyperNode: domains[k + 1]!.get(value)!.name, nodes: ns }));
+      problems.push({
+        reason: 'MultipleParents',
+        key: d.key,
+        value: d.value,
+        hyperNode: d.name,
+        parents,
+        message: multipleParentsMessage(d, parents),
+      });
     }
   }
   for (let k = 1; k <= T; k++) {
@@ -191,14 +211,31 @@ export function discoverHyperNodes(nodes: readonly TreeNode[], existing: readonl
     const names = s.map((x) => x.node.name);
     const higher = s.filter((x) => x.higher).length;
     const what = k === 1 ? ' and are in no HyperNode' : `, so their HyperNodes stop at tier ${k - 1}`;
-    const ignored = higher > 0 ? `; ${higher} of them have a higher-level label too (ignored: the walk stops at the first missing label)` : '';
-    problems.push({ reason: 'MissingLabel', key: keys[k]!, tier: k, nodes: names, message: `${s.length} node(s) have no label ${keys[k]} (tier ${k})${what}: ${few(names, NAMES_SHOWN)}${ignored}` });
+    const ignored =
+      higher > 0 ? `; ${higher} of them have a higher-level label too (ignored: the walk stops at the first missing label)` : '';
+    problems.push({
+      reason: 'MissingLabel',
+      key: keys[k]!,
+      tier: k,
+      nodes: names,
+      message: `${s.length} node(s) have no label ${keys[k]} (tier ${k})${what}: ${few(names, NAMES_SHOWN)}${ignored}`,
+    });
   }
   const stale = existing
-    .filter((h) => h.metadata.labels?.[VolcanoLabel.NetworkTopologySource] === LABEL_SOURCE && h.metadata.name.startsWith(`hypernode-${type}-tier`) && !used.has(h.metadata.name))
+    .filter(
+      (h) =>
+        h.metadata.labels?.[VolcanoLabel.NetworkTopologySource] === LABEL_SOURCE &&
+        h.metadata.name.startsWith(`hypernode-${type}-tier`) &&
+        !used.has(h.metadata.name),
+    )
     .map((h) => h.metadata.name)
     .sort(compareStrings);
-  for (const name of stale) problems.push({ reason: 'Stale', hyperNode: name, message: `stale: ${name} (would be deleted): label-sourced and no longer produced by these labels` });
+  for (const name of stale)
+    problems.push({
+      reason: 'Stale',
+      hyperNode: name,
+      message: `stale: ${name} (would be deleted): label-sourced and no longer produced by these labels`,
+    });
   return { hyperNodes, stale, problems };
 }
 
@@ -220,7 +257,10 @@ function toHyperNode(d: Domain): HyperNode {
   const members: HyperNodeMember[] =
     d.tier === 1
       ? [...d.nodes].sort(compareStrings).map((name) => ({ type: 'Node', selector: { exactMatch: { name } } }))
-      : [...d.children].map((c) => c.name).sort(compareStrings).map((name) => ({ type: 'HyperNode', selector: { exactMatch: { name } } }));
+      : [...d.children]
+          .map((c) => c.name)
+          .sort(compareStrings)
+          .map((name) => ({ type: 'HyperNode', selector: { exactMatch: { name } } }));
   return {
     apiVersion: VolcanoApiVersion.HyperNode,
     kind: 'HyperNode',
@@ -232,7 +272,9 @@ function toHyperNode(d: Domain): HyperNode {
 function multipleParentsMessage(d: Domain, parents: ParentClaim[]): string {
   const list = parents.map((p) => `${p.key}=${p.value} (${p.hyperNode}; nodes ${few(p.nodes, 3)})`);
   const joined = `${list.slice(0, -1).join(', ')} and ${list[list.length - 1]}`;
-  const refusals = parents.slice(1).map((p) => `HyperNode ${d.name} already has a parent ${parents[0]!.hyperNode}, and cannot set another parent ${p.hyperNode}`);
+  const refusals = parents
+    .slice(1)
+    .map((p) => `HyperNode ${d.name} already has a parent ${parents[0]!.hyperNode}, and cannot set another parent ${p.hyperNode}`);
   return `${d.key}=${d.value} (${d.name}) is under ${parents.length} parents: ${joined}. A value must be unique per label key across the cluster; the scheduler refuses the tree: ${refusals.join('; ')}`;
 }
 

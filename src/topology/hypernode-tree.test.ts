@@ -6,7 +6,11 @@ import { nodeInfoFromNode } from './source.ts';
 
 const nodes = (n: number, prefix = 'node') => Array.from({ length: n }, (_, i) => node(`${prefix}${i}`).cpu(1));
 const infos = (n: number) => nodes(n).map((b) => nodeInfoFromNode(b.build()));
-const tree = (hns: ReturnType<typeof hyperNode>[], n = 8) => new HyperNodeTree(hns.map((h) => h.build()), infos(n));
+const tree = (hns: ReturnType<typeof hyperNode>[], n = 8) =>
+  new HyperNodeTree(
+    hns.map((h) => h.build()),
+    infos(n),
+  );
 
 describe('HyperNode tree (volcano-hypernode.md §2)', () => {
   it('seed example 1: tiers, parents, the virtual root one tier above the highest', () => {
@@ -21,12 +25,19 @@ describe('HyperNode tree (volcano-hypernode.md §2)', () => {
   it('a HyperNode-type member selected by regexMatch or labelMatch is ignored, with a warning naming it', () => {
     const t = tree([
       hyperNode('leaf-a').tier(1).nodes('node0'),
-      hyperNode('spine').tier(2).hyperNodes('leaf-a').member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } }).member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { t: 'leaf' } } } }),
+      hyperNode('spine')
+        .tier(2)
+        .hyperNodes('leaf-a')
+        .member({ type: 'HyperNode', selector: { regexMatch: { pattern: '^leaf-' } } })
+        .member({ type: 'HyperNode', selector: { labelMatch: { matchLabels: { t: 'leaf' } } } }),
     ]);
     assert.ok(t.ready);
     assert.deepEqual([...t.nodesOf('spine')], ['node0']);
     assert.equal(t.warnings.length, 2);
-    assert.match(t.warnings[0]!, /^HyperNode spine: spec\.members\[1\] \(type HyperNode\) uses regexMatch, which Volcano ignores for HyperNode members: the member is ignored/);
+    assert.match(
+      t.warnings[0]!,
+      /^HyperNode spine: spec\.members\[1\] \(type HyperNode\) uses regexMatch, which Volcano ignores for HyperNode members: the member is ignored/,
+    );
     assert.match(t.warnings[1]!, /^HyperNode spine: spec\.members\[2\] \(type HyperNode\) uses labelMatch/);
   });
   it('tier levels: highest tier first, then the hostname', () => {
@@ -37,11 +48,21 @@ describe('HyperNode tree (volcano-hypernode.md §2)', () => {
     assert.equal(tierOfLevelKey('cloud.com/rack'), undefined);
   });
   it('a HyperNode with two parents: the first claimant wins, the tree is not ready, the message names all three', () => {
-    const t = tree([hyperNode('a').tier(1).nodes('node0'), hyperNode('p1').tier(2).hyperNodes('a'), hyperNode('p2').tier(2).hyperNodes('a')]);
+    const t = tree([
+      hyperNode('a').tier(1).nodes('node0'),
+      hyperNode('p1').tier(2).hyperNodes('a'),
+      hyperNode('p2').tier(2).hyperNodes('a'),
+    ]);
     assert.equal(t.ready, false);
     assert.equal(t.parentOf('a'), 'p1');
-    assert.deepEqual(t.problems.map((p) => p.message), ['HyperNode a already has a parent p1, and cannot set another parent p2']);
-    assert.deepEqual(t.problemsOf('p2').map((p) => p.reason), ['MultipleParents']);
+    assert.deepEqual(
+      t.problems.map((p) => p.message),
+      ['HyperNode a already has a parent p1, and cannot set another parent p2'],
+    );
+    assert.deepEqual(
+      t.problemsOf('p2').map((p) => p.reason),
+      ['MultipleParents'],
+    );
   });
   it('a cycle is reported and does not hang', () => {
     const t = tree([hyperNode('a').tier(1).hyperNodes('b'), hyperNode('b').tier(2).hyperNodes('a')]);
@@ -49,7 +70,9 @@ describe('HyperNode tree (volcano-hypernode.md §2)', () => {
     assert.match(t.problems[0]!.message, /^cyclic dependency detected: HyperNode a is already in the ancestor chain \[b a\]$/);
   });
   it('members by exact name (even without a Node), regex over node names (unanchored), labels; an empty selector selects nothing', () => {
-    const ns = [node('gpu-1').labels({ pool: 'x' }), node('gpu-20'), node('xgpu-2'), node('cpu-1').labels({ pool: 'x' })].map((b) => nodeInfoFromNode(b.build()));
+    const ns = [node('gpu-1').labels({ pool: 'x' }), node('gpu-20'), node('xgpu-2'), node('cpu-1').labels({ pool: 'x' })].map((b) =>
+      nodeInfoFromNode(b.build()),
+    );
     const t = new HyperNodeTree(
       [
         hyperNode('exact').nodes('ghost', 'cpu-1').build(),
@@ -102,7 +125,13 @@ describe('member resolution shortcuts', () => {
     assert.equal(literalPrefix('^(?i)gpu'), '');
   });
   it('indexed resolution gives the same members as testing every node', () => {
-    const ns = ['gpu-1-a', 'gpu-1-b', 'gpu-10-a', 'gpu-2-a', 'xgpu-1-a'].map((n, i) => nodeInfoFromNode(node(n).labels({ rack: `r${i % 2}`, pool: i < 3 ? 'p' : 'q' }).build()));
+    const ns = ['gpu-1-a', 'gpu-1-b', 'gpu-10-a', 'gpu-2-a', 'xgpu-1-a'].map((n, i) =>
+      nodeInfoFromNode(
+        node(n)
+          .labels({ rack: `r${i % 2}`, pool: i < 3 ? 'p' : 'q' })
+          .build(),
+      ),
+    );
     const t = new HyperNodeTree(
       [
         hyperNode('pre').regex('^gpu-1-').build(),
@@ -110,7 +139,20 @@ describe('member resolution shortcuts', () => {
         hyperNode('in').build(),
         hyperNode('ml').labelMatch({ rack: 'r0', pool: 'p' }).build(),
       ].map((h) => {
-        if (h.metadata.name === 'in') h.spec.members = [{ type: 'Node', selector: { labelMatch: { matchExpressions: [{ key: 'rack', operator: 'In', values: ['r1'] }, { key: 'pool', operator: 'NotIn', values: ['q'] }] } } }];
+        if (h.metadata.name === 'in')
+          h.spec.members = [
+            {
+              type: 'Node',
+              selector: {
+                labelMatch: {
+                  matchExpressions: [
+                    { key: 'rack', operator: 'In', values: ['r1'] },
+                    { key: 'pool', operator: 'NotIn', values: ['q'] },
+                  ],
+                },
+              },
+            },
+          ];
         return h;
       }),
       ns,

@@ -76,7 +76,8 @@ export class HyperNodeTree {
       const tn = h.spec.tierName;
       if (tn !== undefined && tn !== '') {
         const prev = this.tierByName.get(tn);
-        if (prev !== undefined && prev !== tier) this.tierNameConflicts.push(`Conflicting tiers for tierName ${tn}: existing ${prev}, new ${tier}. Using ${tier}.`);
+        if (prev !== undefined && prev !== tier)
+          this.tierNameConflicts.push(`Conflicting tiers for tierName ${tn}: existing ${prev}, new ${tier}. Using ${tier}.`);
         this.tierByName.set(tn, tier);
       }
     }
@@ -88,7 +89,11 @@ export class HyperNodeTree {
         const child = m.selector.exactMatch.name;
         const p = this.parent.get(child);
         if (p !== undefined && p !== h.metadata.name) {
-          problems.push({ hyperNodes: [child, p, h.metadata.name], reason: 'MultipleParents', message: `HyperNode ${child} already has a parent ${p}, and cannot set another parent ${h.metadata.name}` });
+          problems.push({
+            hyperNodes: [child, p, h.metadata.name],
+            reason: 'MultipleParents',
+            message: `HyperNode ${child} already has a parent ${p}, and cannot set another parent ${h.metadata.name}`,
+          });
           continue;
         }
         if (p === h.metadata.name) continue;
@@ -103,7 +108,11 @@ export class HyperNodeTree {
           }
         }
         if (cyclic) {
-          problems.push({ hyperNodes: [...new Set(chain)], reason: 'CyclicDependency', message: `cyclic dependency detected: HyperNode ${child} is already in the ancestor chain [${chain.join(' ')}]` });
+          problems.push({
+            hyperNodes: [...new Set(chain)],
+            reason: 'CyclicDependency',
+            message: `cyclic dependency detected: HyperNode ${child} is already in the ancestor chain [${chain.join(' ')}]`,
+          });
           continue;
         }
         this.parent.set(child, h.metadata.name);
@@ -137,7 +146,11 @@ export class HyperNodeTree {
         } else if (sel.regexMatch) {
           const r = compileUserRegex(sel.regexMatch.pattern);
           if (!r.ok) {
-            problems.push({ hyperNodes: [h.metadata.name], reason: 'InvalidMember', message: `spec.members[${i}]: member regexMatch pattern is invalid: ${r.error}` });
+            problems.push({
+              hyperNodes: [h.metadata.name],
+              reason: 'InvalidMember',
+              message: `spec.members[${i}]: member regexMatch pattern is invalid: ${r.error}`,
+            });
             continue;
           }
           for (const n of index.namesFor(sel.regexMatch.pattern)) if (r.regex.test(n)) set.add(n);
@@ -163,7 +176,9 @@ export class HyperNodeTree {
     for (const h of hyperNodes) resolve(h.metadata.name, new Set());
 
     // 3. Each node's leaf: lowest tier, then name.
-    const order = [...hyperNodes].map((h) => h.metadata.name).sort((a, b) => this.tierOf.get(a)! - this.tierOf.get(b)! || compareStrings(a, b));
+    const order = [...hyperNodes]
+      .map((h) => h.metadata.name)
+      .sort((a, b) => this.tierOf.get(a)! - this.tierOf.get(b)! || compareStrings(a, b));
     for (const hn of order) for (const n of this.realNodes.get(hn)!) if (!this.leafOf.has(n)) this.leafOf.set(n, hn);
 
     this.tiers = [...new Set(this.tierOf.values())].sort((a, b) => a - b);

@@ -89,10 +89,14 @@ export function validateNodeSelectorTerms(terms: readonly NodeSelectorTerm[]): s
     for (const [j, e] of (t.matchExpressions ?? []).entries()) {
       const n = e.values?.length ?? 0;
       const where = `nodeSelectorTerms[${i}].matchExpressions[${j}]`;
-      if ((e.operator === 'In' || e.operator === 'NotIn') && n === 0) return `${where}.values: Required value: must be specified when \`operator\` is 'In' or 'NotIn'`;
-      if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && n > 0) return `${where}.values: Forbidden: may not be specified when \`operator\` is 'Exists' or 'DoesNotExist'`;
-      if ((e.operator === 'Gt' || e.operator === 'Lt') && (n !== 1 || !/^-?\d+$/.test(e.values![0]!))) return `${where}.values: Required value: must be specified single value when \`operator\` is 'Lt' or 'Gt'`;
-      if (!['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'].includes(e.operator)) return `${where}.operator: Invalid value: "${e.operator}": not a valid selector operator`;
+      if ((e.operator === 'In' || e.operator === 'NotIn') && n === 0)
+        return `${where}.values: Required value: must be specified when \`operator\` is 'In' or 'NotIn'`;
+      if ((e.operator === 'Exists' || e.operator === 'DoesNotExist') && n > 0)
+        return `${where}.values: Forbidden: may not be specified when \`operator\` is 'Exists' or 'DoesNotExist'`;
+      if ((e.operator === 'Gt' || e.operator === 'Lt') && (n !== 1 || !/^-?\d+$/.test(e.values![0]!)))
+        return `${where}.values: Required value: must be specified single value when \`operator\` is 'Lt' or 'Gt'`;
+      if (!['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'].includes(e.operator))
+        return `${where}.operator: Invalid value: "${e.operator}": not a valid selector operator`;
     }
   }
   return undefined;

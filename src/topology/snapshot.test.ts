@@ -10,26 +10,54 @@ describe('snapshot incremental maintenance', () => {
   it('a node update that keeps its place is applied in place: no structural rebuild', () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
     const v = s.version;
-    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(6)));
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(6),
+      ),
+    );
     assert.equal(s.version, v);
     const cpu = s.resources.get('cpu')!;
     assert.equal(s.free(s.leafById('x1')!, cpu), 6000);
   });
   it('a label change that moves the node to another rack re-parents its leaf', () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
-    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r2' }).cpu(4)));
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r2' })
+          .cpu(4),
+      ),
+    );
     const leaf = s.leafById('x1')!;
     assert.deepEqual(s.values(leaf), ['b', 'r2', 'x1']);
-    assert.deepEqual(s.domainsAt(1).map((d) => s.id(d)), ['b,r', 'b,r2']);
+    assert.deepEqual(
+      s.domainsAt(1).map((d) => s.id(d)),
+      ['b,r', 'b,r2'],
+    );
   });
-  it('a node turning NotReady leaves the tree, and comes back with its pods\' usage', () => {
+  it("a node turning NotReady leaves the tree, and comes back with its pods' usage", () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
     const cpu = s.resources.get('cpu')!;
     s.addPod('ns/p', 'x1', { cpu: 1000 });
-    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4).notReady()));
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4)
+          .notReady(),
+      ),
+    );
     assert.equal(s.leafById('x1'), undefined);
     assert.equal(s.leaves().length, 0);
-    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4)));
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
     assert.equal(s.free(s.leafById('x1')!, cpu), 3000);
   });
   it('TAS usage on a leaf that is gone is kept and re-applied when the node returns', () => {
@@ -37,7 +65,13 @@ describe('snapshot incremental maintenance', () => {
     const cpu = s.resources.get('cpu')!;
     s.removeNode('x1');
     s.addWorkloadUsage('ns/w/main', [{ leafId: 'x1', count: 2 }], { cpu: 1000 });
-    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4)));
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
     assert.equal(s.free(s.leafById('x1')!, cpu), 2000);
     assert.equal(s.tasUsage(s.leafById('x1')!, cpu), 2000);
     s.removeWorkloadUsage('ns/w/main');
@@ -50,7 +84,13 @@ describe('snapshot incremental maintenance', () => {
     s.addWorkloadUsage('ns/b/main', [{ leafId: 'x1', count: 2 }], { cpu: 1000 });
     s.removeNode('x1');
     s.removeWorkloadUsage('ns/b/main');
-    s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4)));
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
     assert.equal(s.free(s.leafById('x1')!, cpu), 3000);
     s.removeWorkloadUsage('ns/a/main');
     assert.equal(s.free(s.leafById('x1')!, cpu), 4000);
@@ -58,22 +98,59 @@ describe('snapshot incremental maintenance', () => {
   });
   it('repeated updates reuse the node slot (no growth per heartbeat)', () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
-    for (let i = 0; i < 1000; i++) s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4 + (i % 2))));
+    for (let i = 0; i < 1000; i++)
+      s.upsertNode(
+        info(
+          node('x1')
+            .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+            .cpu(4 + (i % 2)),
+        ),
+      );
     for (let i = 0; i < 1000; i++) {
       s.removeNode('x1');
-      s.upsertNode(info(node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(4)));
+      s.upsertNode(
+        info(
+          node('x1')
+            .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+            .cpu(4),
+        ),
+      );
     }
     assert.equal(s.nodeIndex('x1'), 0);
     assert.equal(s.nodeCount, 1);
   });
   it('a node missing a flavor node label is not in the tree', () => {
-    const s = snapshotOf(levels, [node('x1').labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' }).cpu(1), node('x2').labels({ [BLOCK]: 'b', [RACK]: 'r' }).cpu(1)], { nodeLabels: { pool: 'a' } });
-    assert.deepEqual(s.leaves().map((d) => s.id(d)), ['x1']);
+    const s = snapshotOf(
+      levels,
+      [
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r', pool: 'a' })
+          .cpu(1),
+        node('x2')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(1),
+      ],
+      { nodeLabels: { pool: 'a' } },
+    );
+    assert.deepEqual(
+      s.leaves().map((d) => s.id(d)),
+      ['x1'],
+    );
   });
   it('a hostname equal to a block name does not collide', () => {
-    const s = snapshotOf(levels, [node('b1').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).cpu(1)]);
-    assert.deepEqual(s.domainsAt(0).map((d) => s.id(d)), ['b1']);
-    assert.deepEqual(s.leaves().map((d) => s.values(d)), [['b1', 'r1', 'b1']]);
+    const s = snapshotOf(levels, [
+      node('b1')
+        .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+        .cpu(1),
+    ]);
+    assert.deepEqual(
+      s.domainsAt(0).map((d) => s.id(d)),
+      ['b1'],
+    );
+    assert.deepEqual(
+      s.leaves().map((d) => s.values(d)),
+      [['b1', 'r1', 'b1']],
+    );
   });
 });
 
@@ -94,9 +171,20 @@ describe('incremental maintenance equals a fresh build (property)', () => {
     const { TopologySnapshot } = await import('./snapshot.ts');
     const { LabelTopologySource } = await import('./source.ts');
     const event = fc.oneof(
-      fc.record({ t: fc.constant('node' as const), name: fc.integer({ min: 0, max: 5 }), rack: fc.integer({ min: 0, max: 2 }), cpu: fc.integer({ min: 0, max: 8 }), ready: fc.boolean() }),
+      fc.record({
+        t: fc.constant('node' as const),
+        name: fc.integer({ min: 0, max: 5 }),
+        rack: fc.integer({ min: 0, max: 2 }),
+        cpu: fc.integer({ min: 0, max: 8 }),
+        ready: fc.boolean(),
+      }),
       fc.record({ t: fc.constant('remove' as const), name: fc.integer({ min: 0, max: 5 }) }),
-      fc.record({ t: fc.constant('pod' as const), pod: fc.integer({ min: 0, max: 5 }), name: fc.integer({ min: 0, max: 5 }), cpu: fc.integer({ min: 1, max: 3 }) }),
+      fc.record({
+        t: fc.constant('pod' as const),
+        pod: fc.integer({ min: 0, max: 5 }),
+        name: fc.integer({ min: 0, max: 5 }),
+        cpu: fc.integer({ min: 1, max: 3 }),
+      }),
       fc.record({ t: fc.constant('unpod' as const), pod: fc.integer({ min: 0, max: 5 }) }),
     );
     fc.assert(
@@ -109,7 +197,10 @@ describe('incremental maintenance equals a fresh build (property)', () => {
           if (e.t === 'node') {
             // Hostnames are unique per node here: two live nodes sharing one is a conflict
             // whose outcome depends on event order (see the create-before-delete test).
-            const b = node(`n${e.name}`).hostname(`h${e.name}`).labels({ [BLOCK]: 'b', [RACK]: `r${e.rack}` }).cpu(e.cpu);
+            const b = node(`n${e.name}`)
+              .hostname(`h${e.name}`)
+              .labels({ [BLOCK]: 'b', [RACK]: `r${e.rack}` })
+              .cpu(e.cpu);
             if (!e.ready) b.notReady();
             const ni = info(b);
             nodes.set(ni.name, ni);

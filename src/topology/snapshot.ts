@@ -642,4 +642,3 @@ function withPod(requests: ResourceAmounts, pods: number): ResourceAmounts {
 function addInto(acc: ResourceAmounts, a: ResourceAmounts, sign: 1 | -1): void {
   for (const k in a) acc[k] = (acc[k] ?? 0) + sign * a[k]!;
 }
-

@@ -14,7 +14,9 @@ export interface WebBundle {
 
 /** The client entry: beside this file in src/web/, or in src/ when this runs from dist/web/. */
 function entryPoint(): string | undefined {
-  return ['./client/main.ts', '../../src/web/client/main.ts'].map((u) => fileURLToPath(new URL(u, import.meta.url))).find((p) => existsSync(p));
+  return ['./client/main.ts', '../../src/web/client/main.ts']
+    .map((u) => fileURLToPath(new URL(u, import.meta.url)))
+    .find((p) => existsSync(p));
 }
 
 /** Bundles the client with esbuild (a dev dependency: present at build time and in a source checkout). */
@@ -25,7 +27,9 @@ export async function buildWebBundle(): Promise<WebBundle> {
   try {
     esbuild = await import('esbuild');
   } catch {
-    throw new Error('the dashboard bundle (dist/web/app.js) is missing and esbuild is not installed to make it: run `npm run build` where dev dependencies are installed');
+    throw new Error(
+      'the dashboard bundle (dist/web/app.js) is missing and esbuild is not installed to make it: run `npm run build` where dev dependencies are installed',
+    );
   }
   const r = await esbuild.build({
     entryPoints: [entry],
@@ -61,14 +65,20 @@ export function webBundle(): Promise<WebBundle> {
 
 /** JSON safe inside a `<script>` element. */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** A page: the CSS inline, the data as JSON, the script inline or by URL. */
 export function pageHtml(opts: { title: string; css: string; data: unknown; js?: string; scriptSrc?: string }): string {
-  const script = opts.js !== undefined ? `<script>${opts.js.replace(/<\/script/gi, '<\\/script')}</script>` : `<script src="${escapeHtml(opts.scriptSrc ?? '')}"></script>`;
+  const script =
+    opts.js !== undefined
+      ? `<script>${opts.js.replace(/<\/script/gi, '<\\/script')}</script>`
+      : `<script src="${escapeHtml(opts.scriptSrc ?? '')}"></script>`;
   return `<!doctype html>
 <html lang="en">
 <head>

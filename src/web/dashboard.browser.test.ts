@@ -20,9 +20,19 @@ const GPU = 'nvidia.com/gpu';
 
 /** A Job of `pods` pods of `gpus` GPUs each in the example's LocalQueue, with a topology request at `level`. */
 function job(name: string, opts: { pods: number; gpus: number; level: string; mode: 'required' | 'preferred' }): KObject {
-  const template = podTemplate({ cpu: '4', annotations: { 'topoqueue.io/run-duration': '10h', [`kueue.x-k8s.io/podset-${opts.mode}-topology`]: opts.level } });
+  const template = podTemplate({
+    cpu: '4',
+    annotations: { 'topoqueue.io/run-duration': '10h', [`kueue.x-k8s.io/podset-${opts.mode}-topology`]: opts.level },
+  });
   template.spec.containers[0]!.resources!.requests![GPU] = String(opts.gpus);
-  return batchJob(name, { namespace: 'default', queue: 'user-queue', parallelism: opts.pods, completions: opts.pods, indexed: true, template });
+  return batchJob(name, {
+    namespace: 'default',
+    queue: 'user-queue',
+    parallelism: opts.pods,
+    completions: opts.pods,
+    indexed: true,
+    template,
+  });
 }
 
 describe('dashboard in Chromium against serve', async () => {
@@ -38,7 +48,10 @@ describe('dashboard in Chromium against serve', async () => {
     const r = await s.kubectl(['apply', '-f', f]);
     assert.equal(r.code, 0, r.stderr);
   };
-  const workloadOf = (job: string) => s.cluster.store.listSync<Workload>('Workload', { namespace: 'default' }).find((w) => w.metadata.ownerReferences?.some((o) => o.name === job));
+  const workloadOf = (job: string) =>
+    s.cluster.store
+      .listSync<Workload>('Workload', { namespace: 'default' })
+      .find((w) => w.metadata.ownerReferences?.some((o) => o.name === job));
   const shot = async (name: string) => {
     if (updateScreenshots) await page.screenshot({ path: new URL(name, SHOTS).pathname, fullPage: true });
   };
@@ -72,7 +85,8 @@ describe('dashboard in Chromium against serve', async () => {
         .map((n) => `${n.metadata.name}: ${GPU} ${used.get(n.metadata.name) ?? 0}/${n.status!.allocatable![GPU]} used`)
         .sort();
     };
-    const drawn = async () => (await page.locator('g.cell[data-node] title').allTextContents()).map((t) => t.slice(0, t.indexOf(' used') + 5)).sort();
+    const drawn = async () =>
+      (await page.locator('g.cell[data-node] title').allTextContents()).map((t) => t.slice(0, t.indexOf(' used') + 5)).sort();
     await eventually(async () => {
       const want = expected();
       return want.some((x) => / [1-9]\d*\/8 used/.test(x)) && JSON.stringify(await drawn()) === JSON.stringify(want) ? true : undefined;
@@ -91,7 +105,12 @@ describe('dashboard in Chromium against serve', async () => {
     await row.locator('a').click();
     await page.locator('h2#wl-h .badge', { hasText: 'Admitted' }).waitFor({ timeout: 10_000 });
     await eventually(async () => ((await page.locator('text.mark').count()) > 0 ? true : undefined), 'the placement drawn');
-    const nodes = new Set(s.cluster.store.listSync<Pod>('Pod', { namespace: 'default' }).filter((p) => p.metadata.annotations?.['kueue.x-k8s.io/workload'] === w.metadata.name && p.spec.nodeName).map((p) => p.spec.nodeName));
+    const nodes = new Set(
+      s.cluster.store
+        .listSync<Pod>('Pod', { namespace: 'default' })
+        .filter((p) => p.metadata.annotations?.['kueue.x-k8s.io/workload'] === w.metadata.name && p.spec.nodeName)
+        .map((p) => p.spec.nodeName),
+    );
     assert.equal(await page.locator('text.mark').count(), nodes.size);
     assert.equal(await page.evaluate(() => (window as unknown as { tqMarker?: number }).tqMarker), 42, 'the page was not reloaded');
     await shot('dashboard-workload.png');
@@ -99,12 +118,18 @@ describe('dashboard in Chromium against serve', async () => {
 
   it('a pending Workload shows its reason in full, as the store has it', { skip }, async () => {
     await apply('too-big', job('too-big', { pods: 5, gpus: 8, level: 'cloud.provider.com/topology-rack', mode: 'required' }));
-    const message = await eventually(() => workloadOf('too-big')?.status?.conditions?.find((c) => c.type === 'QuotaReserved' && c.status === 'False')?.message, 'the pending reason of too-big');
+    const message = await eventually(
+      () => workloadOf('too-big')?.status?.conditions?.find((c) => c.type === 'QuotaReserved' && c.status === 'False')?.message,
+      'the pending reason of too-big',
+    );
     const w = workloadOf('too-big')!;
     await page.goto(`${s.url}/#/workloads/default/${w.metadata.name}`);
     await page.waitForSelector('body[data-ready]');
     const shown = await eventually(async () => {
-      const t = await page.locator('#pending-reason').textContent({ timeout: 2000 }).catch(() => null);
+      const t = await page
+        .locator('#pending-reason')
+        .textContent({ timeout: 2000 })
+        .catch(() => null);
       return t === workloadOf('too-big')?.status?.conditions?.find((c) => c.type === 'QuotaReserved')?.message ? t : undefined;
     }, 'the reason on the page');
     assert.match(shown, /topology "default" allows to fit only 4 out of 5 pod\(s\)/);

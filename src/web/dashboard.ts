@@ -76,10 +76,16 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
     res.writeHead(code, { 'content-type': type, 'cache-control': cache, 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };
-  const fail = (res: ServerResponse, e: unknown) => send(res, 500, 'text/plain; charset=utf-8', `dashboard: ${e instanceof Error ? e.message : String(e)}\n`);
+  const fail = (res: ServerResponse, e: unknown) =>
+    send(res, 500, 'text/plain; charset=utf-8', `dashboard: ${e instanceof Error ? e.message : String(e)}\n`);
 
   const events = (req: IncomingMessage, res: ServerResponse, since: number) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     res.flushHeaders();
     // Pending marks belong to changes the page's copy may lack: flush them to everyone first.
     if (clients.size > 0) flush();
@@ -119,7 +125,12 @@ export function createDashboard(opts: DashboardOptions): Dashboard {
             // The state read after the model's pending marks are flushed, so `seq` matches it.
             if (clients.size > 0) flush();
             else model.flush();
-            send(res, 200, 'text/html; charset=utf-8', pageHtml({ title, css: b.css, data: { mode: 'dashboard', title, state: model.state() }, scriptSrc: '/ui/app.js' }));
+            send(
+              res,
+              200,
+              'text/html; charset=utf-8',
+              pageHtml({ title, css: b.css, data: { mode: 'dashboard', title, state: model.state() }, scriptSrc: '/ui/app.js' }),
+            );
           },
           (e) => fail(res, e),
         );

@@ -14,14 +14,39 @@ function workload(name: string, opts: { queue: string; gpus: number; count: numb
     apiVersion: KUEUE,
     kind: 'Workload',
     metadata: { name, namespace: 'team', ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: 'u', controller: true }] },
-    spec: { queueName: opts.queue, priority: 5, podSets: [{ name: 'main', count: opts.count, template: { spec: { containers: [{ name: 'c', resources: { requests: { 'nvidia.com/gpu': String(opts.gpus) } } }] } } }] },
+    spec: {
+      queueName: opts.queue,
+      priority: 5,
+      podSets: [
+        {
+          name: 'main',
+          count: opts.count,
+          template: { spec: { containers: [{ name: 'c', resources: { requests: { 'nvidia.com/gpu': String(opts.gpus) } } }] } },
+        },
+      ],
+    },
     status: { conditions: [] },
   } as unknown as Workload;
   if (opts.admittedTo) {
-    w.status!.admission = { clusterQueue: opts.admittedTo, podSetAssignments: [{ name: 'main', count: opts.count, flavors: { 'nvidia.com/gpu': 'gpu' }, resourceUsage: { 'nvidia.com/gpu': String(opts.gpus * opts.count) } }] };
-    w.status!.conditions = [{ type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }];
+    w.status!.admission = {
+      clusterQueue: opts.admittedTo,
+      podSetAssignments: [
+        {
+          name: 'main',
+          count: opts.count,
+          flavors: { 'nvidia.com/gpu': 'gpu' },
+          resourceUsage: { 'nvidia.com/gpu': String(opts.gpus * opts.count) },
+        },
+      ],
+    };
+    w.status!.conditions = [
+      { type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ];
   }
-  if (opts.pending) w.status!.conditions = [{ type: 'QuotaReserved', status: 'False', reason: 'Pending', message: opts.pending, lastTransitionTime: '2026-01-01T00:00:00Z' }];
+  if (opts.pending)
+    w.status!.conditions = [
+      { type: 'QuotaReserved', status: 'False', reason: 'Pending', message: opts.pending, lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ];
   return w;
 }
 
@@ -29,13 +54,46 @@ async function fixture() {
   const clock = new VirtualClock();
   const store = new MemoryStore({ clock });
   const objects: KObject[] = [
-    node('n1').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).gpu(8).cpu(64).build(),
-    node('n2').labels({ [BLOCK]: 'b1', [RACK]: 'r1' }).gpu(8).cpu(64).notReady().build(),
-    node('n3').labels({ [BLOCK]: 'b1', [RACK]: 'r2' }).gpu(8).cpu(64).unschedulable().taint({ key: 'maint', value: 'yes', effect: 'NoSchedule' }).build(),
-    { apiVersion: KUEUE, kind: 'ClusterQueue', metadata: { name: 'cq' }, spec: { cohortName: 'org', resourceGroups: [{ coveredResources: ['nvidia.com/gpu'], flavors: [{ name: 'gpu', resources: [{ name: 'nvidia.com/gpu', nominalQuota: '8', borrowingLimit: '8' }] }] }] } } as KObject,
+    node('n1')
+      .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+      .gpu(8)
+      .cpu(64)
+      .build(),
+    node('n2')
+      .labels({ [BLOCK]: 'b1', [RACK]: 'r1' })
+      .gpu(8)
+      .cpu(64)
+      .notReady()
+      .build(),
+    node('n3')
+      .labels({ [BLOCK]: 'b1', [RACK]: 'r2' })
+      .gpu(8)
+      .cpu(64)
+      .unschedulable()
+      .taint({ key: 'maint', value: 'yes', effect: 'NoSchedule' })
+      .build(),
+    {
+      apiVersion: KUEUE,
+      kind: 'ClusterQueue',
+      metadata: { name: 'cq' },
+      spec: {
+        cohortName: 'org',
+        resourceGroups: [
+          {
+            coveredResources: ['nvidia.com/gpu'],
+            flavors: [{ name: 'gpu', resources: [{ name: 'nvidia.com/gpu', nominalQuota: '8', borrowingLimit: '8' }] }],
+          },
+        ],
+      },
+    } as KObject,
     { apiVersion: KUEUE, kind: 'LocalQueue', metadata: { name: 'lq', namespace: 'team' }, spec: { clusterQueue: 'cq' } } as KObject,
     workload('big', { queue: 'lq', gpus: 4, count: 3, admittedTo: 'cq' }),
-    workload('waits', { queue: 'lq', gpus: 8, count: 2, pending: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 8 more needed" }),
+    workload('waits', {
+      queue: 'lq',
+      gpus: 8,
+      count: 2,
+      pending: "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 8 more needed",
+    }),
   ];
   for (const o of objects) store.createSync(o);
   const podOf = (name: string, on: string, gpus: number) => {
@@ -111,7 +169,15 @@ describe('dashboard model', () => {
     model.onChange(() => told++);
     store.deleteSync('Pod', 'team', 'big-2');
     const w = mutable(store.getSync<Workload>('Workload', 'team', 'waits')!);
-    w.status!.conditions = [{ type: 'QuotaReserved', status: 'False', reason: 'Pending', message: 'topology "default" allows to fit only 1 out of 2 pod(s)', lastTransitionTime: '2026-01-01T00:01:00Z' }];
+    w.status!.conditions = [
+      {
+        type: 'QuotaReserved',
+        status: 'False',
+        reason: 'Pending',
+        message: 'topology "default" allows to fit only 1 out of 2 pod(s)',
+        lastTransitionTime: '2026-01-01T00:01:00Z',
+      },
+    ];
     store.updateStatusSync(w);
     assert.ok(told >= 2);
     const d = model.flush()!;
@@ -136,7 +202,10 @@ describe('dashboard model', () => {
 
   it('what blocks a Workload is read from the scheduler message: quota, topology or other', () => {
     assert.equal(blockerOf("couldn't assign flavors to pod set main: insufficient quota for cpu in flavor f").kind, 'quota');
-    assert.equal(blockerOf('couldn\'t assign flavors to pod set main: topology "t" doesn\'t allow to fit any of 4 pod(s)').kind, 'topology');
+    assert.equal(
+      blockerOf('couldn\'t assign flavors to pod set main: topology "t" doesn\'t allow to fit any of 4 pod(s)').kind,
+      'topology',
+    );
     assert.equal(blockerOf('waiting for the admission check').kind, 'other');
     assert.equal(defaultResource(['cpu', 'memory']), 'cpu');
     assert.equal(defaultResource(['amd.com/gpu', 'cpu']), 'amd.com/gpu');

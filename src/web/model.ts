@@ -13,7 +13,16 @@
 
 import { GangAnnotation } from '../api/gang.ts';
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
-import { isTerminal, type Condition, type KObject, type Node, type Pod, type ResourceFlavor, type Topology, type Workload } from '../api/objects.ts';
+import {
+  isTerminal,
+  type Condition,
+  type KObject,
+  type Node,
+  type Pod,
+  type ResourceFlavor,
+  type Topology,
+  type Workload,
+} from '../api/objects.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import type { ClusterQueue, Cohort, LocalQueue } from '../api/queues.ts';
 import { podRequests, resourceAmount, type ResourceAmounts } from '../api/resources.ts';
@@ -30,13 +39,23 @@ import type { Clock } from '../runtime/clock.ts';
 import { Informer } from '../runtime/informer.ts';
 import { objectKey, type ObjectStore } from '../runtime/store.ts';
 import { AllocatableCache, nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
-import type { BlockerJson, ClusterQueueJson, ConditionJson, DashboardDelta, DashboardState, EventJson, NodeJson, QueuesJson, ViewJson, WorkloadJson } from './types.ts';
+import type {
+  BlockerJson,
+  ClusterQueueJson,
+  ConditionJson,
+  DashboardDelta,
+  DashboardState,
+  EventJson,
+  NodeJson,
+  QueuesJson,
+  ViewJson,
+  WorkloadJson,
+} from './types.ts';
 
 const POD_NODE = 'dashboard:node';
 const POD_WORKLOAD = 'dashboard:workload';
 const EVENT_OBJECT = 'dashboard:object';
 const WORKLOAD_QUEUE = 'dashboard:queue';
-
 
 type AnyEvent = KObject & {
   involvedObject?: { kind?: string; namespace?: string; name?: string };
@@ -53,7 +72,6 @@ const timeMs = (s: string | undefined): number | null => {
   const t = parseTime(s);
   return t === undefined ? null : t * 1000;
 };
-
 
 /** The quota amount of a quantity string in plain units, or 0 when it cannot be read. */
 function quotaAmount(resource: string, q: string | number | undefined): number {
@@ -130,7 +148,9 @@ export class DashboardModel {
       const o = e.involvedObject;
       return o?.kind && o.name ? [`${o.kind}/${o.namespace ?? ''}/${o.name}`] : [];
     });
-    this.workloads.addIndex(WORKLOAD_QUEUE, (w) => [`${w.metadata.namespace ?? ''}/${w.spec?.queueName ?? w.metadata.labels?.[KueueLabel.QueueName] ?? ''}`]);
+    this.workloads.addIndex(WORKLOAD_QUEUE, (w) => [
+      `${w.metadata.namespace ?? ''}/${w.spec?.queueName ?? w.metadata.labels?.[KueueLabel.QueueName] ?? ''}`,
+    ]);
 
     const changed = () => this.notify();
     this.nodes.addHandler({
@@ -167,13 +187,15 @@ export class DashboardModel {
       this.queuesDirty = true;
       changed();
     };
-    for (const i of [this.clusterQueues, this.localQueues, this.cohorts] as unknown as Informer[]) i.addHandler({ add: queueMark, update: queueMark, delete: queueMark });
+    for (const i of [this.clusterQueues, this.localQueues, this.cohorts] as unknown as Informer[])
+      i.addHandler({ add: queueMark, update: queueMark, delete: queueMark });
     const viewMark = () => {
       this.viewsDirty = true;
       this.capacityChanged();
       changed();
     };
-    for (const i of [this.flavors, this.topologies, this.hyperNodes] as unknown as Informer[]) i.addHandler({ add: viewMark, update: viewMark, delete: viewMark });
+    for (const i of [this.flavors, this.topologies, this.hyperNodes] as unknown as Informer[])
+      i.addHandler({ add: viewMark, update: viewMark, delete: viewMark });
     const eventMark = (e: AnyEvent) => {
       const o = e.involvedObject;
       if (!o?.name) return;
@@ -262,7 +284,18 @@ export class DashboardModel {
   // ---- marks ------------------------------------------------------------------------
 
   private informers(): Informer[] {
-    return [this.nodes, this.pods, this.workloads, this.clusterQueues, this.localQueues, this.cohorts, this.flavors, this.topologies, this.hyperNodes, this.events] as unknown as Informer[];
+    return [
+      this.nodes,
+      this.pods,
+      this.workloads,
+      this.clusterQueues,
+      this.localQueues,
+      this.cohorts,
+      this.flavors,
+      this.topologies,
+      this.hyperNodes,
+      this.events,
+    ] as unknown as Informer[];
   }
 
   private capacityChanged(): void {
@@ -279,7 +312,12 @@ export class DashboardModel {
     }
     const hns = this.hyperNodes.list();
     const tree = hns.length > 0 ? new HyperNodeTree(hns, infos) : undefined;
-    const { flavors } = buildTasFlavors({ flavors: this.flavors.list(), topologies: new Map(this.topologies.list().map((t) => [t.metadata.name, t])), tree, nodes: infos });
+    const { flavors } = buildTasFlavors({
+      flavors: this.flavors.list(),
+      topologies: new Map(this.topologies.list().map((t) => [t.metadata.name, t])),
+      tree,
+      nodes: infos,
+    });
     for (const p of this.pods.values()) {
       if (!p.spec?.nodeName || isTerminal(p)) continue;
       const { pods: _pods, ...requests } = this.podRequests(p);
@@ -328,7 +366,8 @@ export class DashboardModel {
     }
     for (const c of w.status?.conditions ?? []) {
       const o = before.get(c.type);
-      if (!o || o.status !== c.status || o.reason !== c.reason || o.message !== c.message) h.push({ ...conditionJson(c), at: timeMs(c.lastTransitionTime) ?? this.clock.now() });
+      if (!o || o.status !== c.status || o.reason !== c.reason || o.message !== c.message)
+        h.push({ ...conditionJson(c), at: timeMs(c.lastTransitionTime) ?? this.clock.now() });
     }
     if (h.length > 200) h.splice(0, h.length - 200);
   }
@@ -363,7 +402,12 @@ export class DashboardModel {
       for (const r in info.allocatable) resources.add(r);
     }
     this.resourcesCache = [...resources].sort(compareStrings);
-    this.viewsCache = topologyViews({ flavors: this.flavors.list(), topologies: this.topologies.list(), hyperNodes: this.hyperNodes.list(), nodes: infos }).map((v) => ({
+    this.viewsCache = topologyViews({
+      flavors: this.flavors.list(),
+      topologies: this.topologies.list(),
+      hyperNodes: this.hyperNodes.list(),
+      nodes: infos,
+    }).map((v) => ({
       name: v.name,
       flavor: v.flavor,
       source: v.source,
@@ -426,16 +470,43 @@ export class DashboardModel {
     const pods = this.pods.byIndex(POD_WORKLOAD, key);
     const podList = pods
       .map((p) => {
-        const rank = podRank({ key: objectKey(p), name: p.metadata.name, workload: key, podSet: p.metadata.labels?.[KueueLabel.PodSet], phase: p.status?.phase ?? 'Pending', labels: p.metadata.labels ?? {}, offset: p.metadata.annotations?.[KueueAnnotation.PodIndexOffset] }, w);
-        return { name: p.metadata.name, podSet: p.metadata.labels?.[KueueLabel.PodSet] ?? null, node: p.spec?.nodeName ?? null, rank, phase: p.status?.phase ?? 'Pending' };
+        const rank = podRank(
+          {
+            key: objectKey(p),
+            name: p.metadata.name,
+            workload: key,
+            podSet: p.metadata.labels?.[KueueLabel.PodSet],
+            phase: p.status?.phase ?? 'Pending',
+            labels: p.metadata.labels ?? {},
+            offset: p.metadata.annotations?.[KueueAnnotation.PodIndexOffset],
+          },
+          w,
+        );
+        return {
+          name: p.metadata.name,
+          podSet: p.metadata.labels?.[KueueLabel.PodSet] ?? null,
+          node: p.spec?.nodeName ?? null,
+          rank,
+          phase: p.status?.phase ?? 'Pending',
+        };
       })
-      .sort((a, b) => compareStrings(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || compareStrings(a.name, b.name));
+      .sort(
+        (a, b) =>
+          compareStrings(a.podSet ?? '', b.podSet ?? '') || (a.rank ?? Infinity) - (b.rank ?? Infinity) || compareStrings(a.name, b.name),
+      );
     const placement = (w.status?.admission?.podSetAssignments ?? []).map((psa) => assignmentPlacement(psa, w.spec.podSets));
     const refs = [`Workload/${ns}/${w.metadata.name}`, ...(owner ? [`${owner.kind}/${ns}/${owner.name}`] : [])];
     const events: EventJson[] = [];
     for (const ref of refs) {
       for (const e of this.events.byIndex(EVENT_OBJECT, ref)) {
-        events.push({ type: e.type ?? 'Normal', reason: e.reason ?? '', message: e.message ?? '', at: timeMs(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp), count: e.count ?? 1, object: ref.slice(0, ref.indexOf('/')) });
+        events.push({
+          type: e.type ?? 'Normal',
+          reason: e.reason ?? '',
+          message: e.message ?? '',
+          at: timeMs(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp),
+          count: e.count ?? 1,
+          object: ref.slice(0, ref.indexOf('/')),
+        });
       }
     }
     events.sort((a, b) => (a.at ?? 0) - (b.at ?? 0));
@@ -526,7 +597,14 @@ export class DashboardModel {
             seen.add(k);
             const nominal = quotaAmount(r.name, r.nominalQuota);
             const used = u.get(k) ?? 0;
-            resources.push({ flavor: f.name, resource: r.name, nominal, borrowingLimit: r.borrowingLimit === undefined ? null : quotaAmount(r.name, r.borrowingLimit), usage: used, borrowed: Math.max(0, used - nominal) });
+            resources.push({
+              flavor: f.name,
+              resource: r.name,
+              nominal,
+              borrowingLimit: r.borrowingLimit === undefined ? null : quotaAmount(r.name, r.borrowingLimit),
+              usage: used,
+              borrowed: Math.max(0, used - nominal),
+            });
           }
         }
       }
@@ -544,7 +622,11 @@ export class DashboardModel {
         resources,
         localQueues: localQueues
           .filter((l) => l.spec.clusterQueue === name)
-          .map((l) => ({ namespace: l.metadata.namespace ?? 'default', name: l.metadata.name, ...(lqCounts.get(objectKey(l)) ?? { pending: 0, admitted: 0 }) })),
+          .map((l) => ({
+            namespace: l.metadata.namespace ?? 'default',
+            name: l.metadata.name,
+            ...(lqCounts.get(objectKey(l)) ?? { pending: 0, admitted: 0 }),
+          })),
       });
     }
     const cohortNames = new Set<string>([...this.cohorts.values()].map((c) => c.metadata.name));

@@ -50,11 +50,16 @@ describe('report viewer in Chromium', async () => {
   it('draws utilization and queue usage over time, with the figures as text beside them', { skip: !browser && NO_BROWSER }, async () => {
     assert.equal(await page.locator('#util-chart canvas').count(), 1);
     assert.equal(await page.locator('#queue-chart canvas').count(), 1);
-    const gpuMean = await page.locator('section[aria-labelledby="util-h"] table.figures tr:has(th:text-is("nvidia.com/gpu")) td').textContent();
+    const gpuMean = await page
+      .locator('section[aria-labelledby="util-h"] table.figures tr:has(th:text-is("nvidia.com/gpu")) td')
+      .textContent();
     assert.equal(gpuMean, `${Math.round(report.summary.utilization['nvidia.com/gpu']! * 100)}%`);
     assert.equal(await page.locator('#qkey').inputValue(), 'gb200/nvidia.com/gpu');
     const rows = await page.locator('section[aria-labelledby="queue-h"] table.figures tbody th').allTextContents();
-    assert.deepEqual(rows, report.queues.map((q) => q.name));
+    assert.deepEqual(
+      rows,
+      report.queues.map((q) => q.name),
+    );
   });
 
   it('the Gantt chart has one row per submitted workload and marks every eviction', { skip: !browser && NO_BROWSER }, async () => {
@@ -64,12 +69,19 @@ describe('report viewer in Chromium', async () => {
     assert.ok(report.summary.evictions > 0);
   });
 
-  it('time to admission: one distribution per ClusterQueue that admitted something, its count in words', { skip: !browser && NO_BROWSER }, async () => {
-    for (const q of Object.keys(report.summary.meanTimeToAdmission)) {
-      const n = report.workloads.filter((w) => w.clusterQueue === q && w.admittedAt !== null && w.submittedAt !== null).length;
-      assert.match((await page.locator(`figure.hist[data-queue="${q}"] p`).textContent())!, new RegExp(`^${q}: ${n} admitted; wait min `));
-    }
-  });
+  it(
+    'time to admission: one distribution per ClusterQueue that admitted something, its count in words',
+    { skip: !browser && NO_BROWSER },
+    async () => {
+      for (const q of Object.keys(report.summary.meanTimeToAdmission)) {
+        const n = report.workloads.filter((w) => w.clusterQueue === q && w.admittedAt !== null && w.submittedAt !== null).length;
+        assert.match(
+          (await page.locator(`figure.hist[data-queue="${q}"] p`).textContent())!,
+          new RegExp(`^${q}: ${n} admitted; wait min `),
+        );
+      }
+    },
+  );
 
   it("choosing a workload in the Gantt chart draws its pods' ranks on the topology", { skip: !browser && NO_BROWSER }, async () => {
     const w = report.workloads.find((x) => x.kind === 'JobSet' && x.pods.length > 0 && x.evictions.length === 0)!;
@@ -82,7 +94,9 @@ describe('report viewer in Chromium', async () => {
     const cells = await page.locator('section[aria-labelledby="place-h"] g.cell[data-node]').count();
     assert.equal(cells, report.topology.nodes.length, 'every node of the report is drawn');
     // Evicted and placed again: only the hosts of the last placement are marked.
-    const again = report.workloads.find((x) => x.evictions.length > 0 && x.placement.length > 0 && x.placement.every((p) => p.levels.at(-1) === 'kubernetes.io/hostname'))!;
+    const again = report.workloads.find(
+      (x) => x.evictions.length > 0 && x.placement.length > 0 && x.placement.every((p) => p.levels.at(-1) === 'kubernetes.io/hostname'),
+    )!;
     await page.selectOption('#pw', `${again.namespace}/${again.name}`);
     // (A node deleted later in the run is not in the report's topology, so not drawn.)
     const present = new Set(report.topology.nodes.map((n) => n.name));

@@ -8,7 +8,19 @@ const MINIMAL = {
   apiVersion: 'topoqueue.io/v1alpha1',
   kind: 'SimulationReport',
   run: { start: '2026-01-01T00:00:00Z', end: 0, until: null, stop: 'idle', steps: 0, makespan: null },
-  summary: { workloads: 0, byStatus: {}, makespan: null, meanTimeToAdmission: {}, evictions: 0, evictionsByReason: {}, utilization: {}, violations: 0, refused: 0, controllerErrors: 0, unmanaged: 0 },
+  summary: {
+    workloads: 0,
+    byStatus: {},
+    makespan: null,
+    meanTimeToAdmission: {},
+    evictions: 0,
+    evictionsByReason: {},
+    utilization: {},
+    violations: 0,
+    refused: 0,
+    controllerErrors: 0,
+    unmanaged: 0,
+  },
   workloads: [],
   queues: [],
   utilization: { resources: [], mean: {}, series: [] },
@@ -17,8 +29,14 @@ const MINIMAL = {
 describe('report view', () => {
   it('refuses what is not a simulation report, naming the file and the field', () => {
     assert.throws(() => checkReport([], 'r.json'), /^InputError: r.json, kind: must be a JSON object/);
-    assert.throws(() => checkReport({ kind: 'List' }, 'r.json'), /r.json, kind: must be "SimulationReport" \(a file written by `topoqueue simulate --report`\), got "List"/);
-    assert.throws(() => checkReport({ ...MINIMAL, apiVersion: 'v2' }, 'r.json'), /r.json, apiVersion: must be "topoqueue.io\/v1alpha1", got "v2"/);
+    assert.throws(
+      () => checkReport({ kind: 'List' }, 'r.json'),
+      /r.json, kind: must be "SimulationReport" \(a file written by `topoqueue simulate --report`\), got "List"/,
+    );
+    assert.throws(
+      () => checkReport({ ...MINIMAL, apiVersion: 'v2' }, 'r.json'),
+      /r.json, apiVersion: must be "topoqueue.io\/v1alpha1", got "v2"/,
+    );
     assert.throws(() => checkReport({ ...MINIMAL, workloads: {} }, 'r.json'), /r.json, workloads: must be a list/);
     assert.throws(() => checkReport({ ...MINIMAL, utilization: { resources: [] } }, 'r.json'), /utilization.series: must be a list/);
     assert.equal(checkReport(MINIMAL).kind, 'SimulationReport');

@@ -28,12 +28,19 @@ export function readReport(path: string): SimulationReport {
 /** The fields the viewer draws from, checked so that a wrong file is refused with a message rather than drawn blank. */
 export function checkReport(data: unknown, file?: string): SimulationReport {
   const where = (field: string) => ({ file, field });
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new InputError(where('kind'), 'must be a JSON object: a SimulationReport written by `topoqueue simulate --report`');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new InputError(where('kind'), 'must be a JSON object: a SimulationReport written by `topoqueue simulate --report`');
   const r = data as Record<string, unknown>;
-  if (r.kind !== 'SimulationReport') throw new InputError(where('kind'), `must be "SimulationReport" (a file written by \`topoqueue simulate --report\`), got ${JSON.stringify(r.kind)}`);
-  if (r.apiVersion !== REPORT_API_VERSION) throw new InputError(where('apiVersion'), `must be "${REPORT_API_VERSION}", got ${JSON.stringify(r.apiVersion)}`);
+  if (r.kind !== 'SimulationReport')
+    throw new InputError(
+      where('kind'),
+      `must be "SimulationReport" (a file written by \`topoqueue simulate --report\`), got ${JSON.stringify(r.kind)}`,
+    );
+  if (r.apiVersion !== REPORT_API_VERSION)
+    throw new InputError(where('apiVersion'), `must be "${REPORT_API_VERSION}", got ${JSON.stringify(r.apiVersion)}`);
   for (const f of ['workloads', 'queues'] as const) if (!Array.isArray(r[f])) throw new InputError(where(f), 'must be a list');
-  for (const f of ['run', 'summary', 'utilization'] as const) if (typeof r[f] !== 'object' || r[f] === null) throw new InputError(where(f), 'must be an object');
+  for (const f of ['run', 'summary', 'utilization'] as const)
+    if (typeof r[f] !== 'object' || r[f] === null) throw new InputError(where(f), 'must be an object');
   const u = r.utilization as Record<string, unknown>;
   if (!Array.isArray(u.series) || !Array.isArray(u.resources)) throw new InputError(where('utilization.series'), 'must be a list');
   return data as SimulationReport;

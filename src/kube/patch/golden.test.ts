@@ -14,7 +14,10 @@ interface GoldenCase {
   error?: string;
 }
 
-const golden = JSON.parse(readFileSync(new URL('./testdata/golden.json', import.meta.url), 'utf8')) as Record<'strategic' | 'merge' | 'json', GoldenCase[]>;
+const golden = JSON.parse(readFileSync(new URL('./testdata/golden.json', import.meta.url), 'utf8')) as Record<
+  'strategic' | 'merge' | 'json',
+  GoldenCase[]
+>;
 
 const apply: Record<keyof typeof golden, (c: GoldenCase) => unknown> = {
   strategic: (c) => strategicMergePatch(c.live.apiVersion, c.live.kind, c.live, c.patch),
@@ -27,7 +30,10 @@ for (const type of ['strategic', 'merge', 'json'] as const) {
     test(`${type} patch matches Go: ${c.name}`, () => {
       const before = JSON.stringify([c.live, c.patch]);
       if (c.error !== undefined) {
-        assert.throws(() => apply[type](c), (e: unknown) => e instanceof PatchError && e.message.trimEnd() === c.error);
+        assert.throws(
+          () => apply[type](c),
+          (e: unknown) => e instanceof PatchError && e.message.trimEnd() === c.error,
+        );
       } else {
         assert.deepStrictEqual(apply[type](c), c.expected);
       }

@@ -77,7 +77,13 @@ function requireFrom(op: Operation, name: string): string {
 /** The container that holds the last token of `path`, and that token; undefined when the parent is missing. */
 function locate(holder: JsonObject, path: string): { parent: Container; key: string } | undefined {
   if (path !== '' && !path.startsWith('/')) return undefined;
-  const tokens = path === '' ? [] : path.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const tokens =
+    path === ''
+      ? []
+      : path
+          .slice(1)
+          .split('/')
+          .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
   // The root itself is not addressable as a child here (evanphx rejects "" as a target path).
   if (tokens.length === 0) return undefined;
   let node: unknown = holder.doc;
@@ -102,7 +108,9 @@ function arrayIndex(token: string): number | undefined {
 function indexOrThrow(name: string, path: string, token: string, max: number): number {
   const i = arrayIndex(token);
   if (i === undefined) {
-    throw new PatchError(`error in ${name} for path: '${path}': value was not a proper array index: '${token}': strconv.Atoi: parsing ${JSON.stringify(token)}: invalid syntax`);
+    throw new PatchError(
+      `error in ${name} for path: '${path}': value was not a proper array index: '${token}': strconv.Atoi: parsing ${JSON.stringify(token)}: invalid syntax`,
+    );
   }
   if (i > max) throw new PatchError(`error in ${name} for path: '${path}': Unable to access invalid index: ${i}: invalid index referenced`);
   return i;
@@ -128,7 +136,9 @@ function remove(holder: JsonObject, path: string, name: string): unknown {
     return at.parent.splice(i, 1)[0];
   }
   if (!Object.hasOwn(at.parent, at.key)) {
-    throw new PatchError(`error in ${name} for path: '${name === 'move' ? at.key : path}': Unable to remove nonexistent key: ${at.key}: missing value`);
+    throw new PatchError(
+      `error in ${name} for path: '${name === 'move' ? at.key : path}': Unable to remove nonexistent key: ${at.key}: missing value`,
+    );
   }
   const old = at.parent[at.key];
   delete at.parent[at.key];
@@ -156,7 +166,8 @@ function get(holder: JsonObject, path: string, name: string): { found: boolean; 
   if (!at) return { found: false, value: undefined };
   if (Array.isArray(at.parent)) {
     const i = arrayIndex(at.key);
-    if (i === undefined) throw new PatchError(`error in ${name} for path: '${path}': strconv.Atoi: parsing ${JSON.stringify(at.key)}: invalid syntax`);
+    if (i === undefined)
+      throw new PatchError(`error in ${name} for path: '${path}': strconv.Atoi: parsing ${JSON.stringify(at.key)}: invalid syntax`);
     return i < at.parent.length ? { found: true, value: at.parent[i] } : { found: false, value: undefined };
   }
   return Object.hasOwn(at.parent, at.key) ? { found: true, value: at.parent[at.key] } : { found: false, value: undefined };
@@ -164,7 +175,8 @@ function get(holder: JsonObject, path: string, name: string): { found: boolean; 
 
 function move(holder: JsonObject, from: string, path: string): void {
   if (!locate(holder, from)) throw new PatchError(`move operation does not apply: doc is missing from path: ${from}: missing value`);
-  if (path.startsWith(`${from}/`)) throw new PatchError(`move operation does not apply: doc is missing destination path: ${path}: missing value`);
+  if (path.startsWith(`${from}/`))
+    throw new PatchError(`move operation does not apply: doc is missing destination path: ${path}: missing value`);
   const value = remove(holder, from, 'move');
   if (!locate(holder, path)) throw new PatchError(`move operation does not apply: doc is missing destination path: ${path}: missing value`);
   add(holder, path, value);
@@ -183,4 +195,3 @@ function test(holder: JsonObject, path: string, expected: unknown): void {
   const ok = actual.found ? jsonEqual(actual.value, expected) : expected === null;
   if (!ok) throw new PatchError(`testing value ${path} failed: test failed`);
 }
-

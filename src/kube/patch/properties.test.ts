@@ -8,7 +8,11 @@ const jsonObject = fc.dictionary(fc.string(), fc.jsonValue()) as fc.Arbitrary<Re
 
 /** Maps of maps with scalar or null leaves: no lists, no `$` keys. */
 const plainTree = fc.letrec((tie) => ({
-  tree: fc.dictionary(fc.string().filter((k) => !k.startsWith('$')), fc.oneof({ depthSize: 'small' }, fc.string(), fc.integer(), fc.constant(null), tie('tree')), { maxKeys: 4 }),
+  tree: fc.dictionary(
+    fc.string().filter((k) => !k.startsWith('$')),
+    fc.oneof({ depthSize: 'small' }, fc.string(), fc.integer(), fc.constant(null), tie('tree')),
+    { maxKeys: 4 },
+  ),
 })).tree as fc.Arbitrary<Record<string, unknown>>;
 
 const podLike = fc.record({
@@ -16,7 +20,14 @@ const podLike = fc.record({
   kind: fc.constant('Pod'),
   metadata: fc.record({ name: fc.string(), labels: fc.dictionary(fc.string(), fc.string()), finalizers: fc.uniqueArray(fc.string()) }),
   spec: fc.record({
-    containers: fc.uniqueArray(fc.record({ name: fc.string(), image: fc.string(), env: fc.uniqueArray(fc.record({ name: fc.string(), value: fc.string() }), { selector: (e) => e.name }) }), { selector: (c) => c.name }),
+    containers: fc.uniqueArray(
+      fc.record({
+        name: fc.string(),
+        image: fc.string(),
+        env: fc.uniqueArray(fc.record({ name: fc.string(), value: fc.string() }), { selector: (e) => e.name }),
+      }),
+      { selector: (c) => c.name },
+    ),
     tolerations: fc.array(fc.record({ key: fc.string() })),
   }),
 });
@@ -33,7 +44,11 @@ const jsonOps = fc.array(
 
 /** fast-check builds some objects without a prototype; the patch functions return plain ones. */
 const plain = (x: unknown): unknown =>
-  Array.isArray(x) ? x.map(plain) : typeof x === 'object' && x !== null ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, plain(v)])) : x;
+  Array.isArray(x)
+    ? x.map(plain)
+    : typeof x === 'object' && x !== null
+      ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, plain(v)]))
+      : x;
 
 function attempt(f: () => unknown): void {
   try {

@@ -11,7 +11,8 @@ const job = (containers: unknown[], extra: Record<string, unknown> = {}) => ({
   spec: { parallelism: 2, template: { spec: { restartPolicy: 'Never', containers } } },
 });
 
-const applyJob = (live: unknown, previous: unknown, applied: unknown) => serverSideApply({ apiVersion: 'batch/v1', kind: 'Job', live, previous, applied });
+const applyJob = (live: unknown, previous: unknown, applied: unknown) =>
+  serverSideApply({ apiVersion: 'batch/v1', kind: 'Job', live, previous, applied });
 
 test('apply to a missing object creates it from the configuration', () => {
   const applied = job([{ name: 'main', image: 'busybox:1' }]);
@@ -23,7 +24,10 @@ test('apply to a missing object creates it from the configuration', () => {
 test('first apply to an existing object merges and keeps fields set by others', () => {
   const live = { ...job([{ name: 'main', image: 'busybox:1' }], { labels: { owner: 'ops' } }), status: { active: 1 } };
   const out = applyJob(live, undefined, job([{ name: 'main', image: 'busybox:2' }], { labels: { app: 'x' } }));
-  assert.deepStrictEqual(out, { ...job([{ name: 'main', image: 'busybox:2' }], { labels: { owner: 'ops', app: 'x' } }), status: { active: 1 } });
+  assert.deepStrictEqual(out, {
+    ...job([{ name: 'main', image: 'busybox:2' }], { labels: { owner: 'ops', app: 'x' } }),
+    status: { active: 1 },
+  });
 });
 
 test('a field the manager applied before and no longer applies is removed; others stay', () => {
@@ -38,18 +42,40 @@ test('a field the manager applied before and no longer applies is removed; other
 
 test('built-in lists merge by key: dropped elements go, elements others added stay', () => {
   const previous = job([
-    { name: 'main', image: 'busybox:1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+    {
+      name: 'main',
+      image: 'busybox:1',
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '2' },
+      ],
+    },
     { name: 'side', image: 'busybox:1' },
   ]);
   const live = job([
-    { name: 'main', image: 'busybox:1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }, { name: 'INJECTED', value: 'y' }] },
+    {
+      name: 'main',
+      image: 'busybox:1',
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'B', value: '2' },
+        { name: 'INJECTED', value: 'y' },
+      ],
+    },
     { name: 'side', image: 'busybox:1' },
     { name: 'proxy', image: 'envoy:1' },
   ]);
   const applied = job([{ name: 'main', image: 'busybox:1', env: [{ name: 'A', value: '1' }] }]);
   const out = applyJob(live, previous, applied) as ReturnType<typeof job>;
   assert.deepStrictEqual(out.spec.template.spec.containers, [
-    { name: 'main', image: 'busybox:1', env: [{ name: 'A', value: '1' }, { name: 'INJECTED', value: 'y' }] },
+    {
+      name: 'main',
+      image: 'busybox:1',
+      env: [
+        { name: 'A', value: '1' },
+        { name: 'INJECTED', value: 'y' },
+      ],
+    },
     { name: 'proxy', image: 'envoy:1' },
   ]);
 });
@@ -72,12 +98,32 @@ test('primitive merge lists lose only the members the manager dropped; atomic li
 });
 
 test('custom resources merge as RFC 7386: lists are replaced whole', () => {
-  const wl = (podSets: unknown[], labels: Record<string, string>) => ({ apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'Workload', metadata: { name: 'w', labels }, spec: { queueName: 'lq', podSets } });
+  const wl = (podSets: unknown[], labels: Record<string, string>) => ({
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'Workload',
+    metadata: { name: 'w', labels },
+    spec: { queueName: 'lq', podSets },
+  });
   const out = serverSideApply({
     apiVersion: 'kueue.x-k8s.io/v1beta2',
     kind: 'Workload',
-    live: { ...wl([{ name: 'a', count: 1 }, { name: 'b', count: 1 }], { team: 'a', extra: 'e' }), status: { admission: {} } },
-    previous: wl([{ name: 'a', count: 1 }, { name: 'b', count: 1 }], { team: 'a' }),
+    live: {
+      ...wl(
+        [
+          { name: 'a', count: 1 },
+          { name: 'b', count: 1 },
+        ],
+        { team: 'a', extra: 'e' },
+      ),
+      status: { admission: {} },
+    },
+    previous: wl(
+      [
+        { name: 'a', count: 1 },
+        { name: 'b', count: 1 },
+      ],
+      { team: 'a' },
+    ),
     applied: wl([{ name: 'a', count: 3 }], {}),
   });
   assert.deepStrictEqual(out, { ...wl([{ name: 'a', count: 3 }], { extra: 'e' }), status: { admission: {} } });

@@ -49,7 +49,13 @@ function removeDropped(live: JsonObject, previous: JsonObject, applied: JsonObje
   }
 }
 
-function removeDroppedElements(current: unknown[], before: unknown[], now: unknown[], shape: Shape | undefined, builtIn: boolean): unknown[] {
+function removeDroppedElements(
+  current: unknown[],
+  before: unknown[],
+  now: unknown[],
+  shape: Shape | undefined,
+  builtIn: boolean,
+): unknown[] {
   if (shape?.primitiveMerge) return current.filter((v) => !(before.includes(v) && !now.includes(v)));
   const key = shape?.mergeKey;
   if (key === undefined) return current; // atomic: the new list replaces it whole

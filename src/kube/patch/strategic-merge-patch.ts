@@ -36,7 +36,10 @@ export function strategicMergePatch(apiVersion: string, kind: string, target: un
 /** The engine behind strategicMergePatch, for any shape (server-side apply reuses it). */
 export function strategicMergeWithShape(shape: Shape | undefined, target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) {
-    throw new PatchError(`json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`, 400);
+    throw new PatchError(
+      `json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`,
+      400,
+    );
   }
   const original = isObject(target) ? cloneJson(target) : {};
   return mergeMap(original, cloneJson(patch), shape);
@@ -96,7 +99,12 @@ function mergeMap(original: JsonObject, patch: JsonObject, shape: Shape | undefi
     const current = original[key];
     if (deleteList) {
       if (!Array.isArray(value)) throw bad('invalid patch format of primitive list');
-      if (Array.isArray(current)) setKey(original, key, current.filter((v) => !value.includes(v)));
+      if (Array.isArray(current))
+        setKey(
+          original,
+          key,
+          current.filter((v) => !value.includes(v)),
+        );
     } else if (isObject(current) && isObject(value)) setKey(original, key, mergeMap(current, value, child));
     else if (Array.isArray(current) && Array.isArray(value)) setKey(original, key, mergeListField(current, value, child).merged);
     else if (hasDirective(value)) delete original[key];
@@ -284,7 +292,13 @@ function indexIn(list: unknown[], item: unknown, key: string | undefined): numbe
 }
 
 /** Patched items in `patchOrder`, server-only items in `serverOrder`, interleaved as Go's mergeSortedSlice does. */
-function normalizeElementOrder(inPatch: unknown[], serverOnly: unknown[], patchOrder: unknown[], serverOrder: unknown[], key: string | undefined): unknown[] {
+function normalizeElementOrder(
+  inPatch: unknown[],
+  serverOnly: unknown[],
+  patchOrder: unknown[],
+  serverOrder: unknown[],
+  key: string | undefined,
+): unknown[] {
   const right = sortByOrder(inPatch, patchOrder, key);
   const left = sortByOrder(serverOnly, serverOrder, key);
   // Walk both: a server-only item goes first only when both it and the next patched item

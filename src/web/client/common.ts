@@ -8,7 +8,7 @@ import { html } from './html.ts';
 export function rankText(ranks: number[]): string {
   const r = [...ranks].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < r.length; ) {
+  for (let i = 0; i < r.length;) {
     let j = i;
     while (j + 1 < r.length && r[j + 1] === r[j]! + 1) j++;
     parts.push(j > i ? `${r[i]}-${r[j]}` : String(r[i]));
@@ -61,5 +61,7 @@ export function ThemeToggle() {
     }
     applyTheme(t);
   };
-  return html`<button type="button" class="theme" onClick=${change} aria-label=${`theme: ${theme}; switch to ${next[theme]}`}>theme: ${theme}</button>`;
+  return html`<button type="button" class="theme" onClick=${change} aria-label=${`theme: ${theme}; switch to ${next[theme]}`}>
+    theme: ${theme}
+  </button>`;
 }

@@ -90,7 +90,8 @@ export function DashboardApp(props: { state: DashboardState; title: string }) {
   const hash = useHash();
   const [, page, ns, name] = hash.split('/');
   const tab = page === 'workloads' && ns ? 'workload' : (page ?? 'topology');
-  const nav = (id: string, label: string) => html`<a href=${`#/${id}`} aria-current=${tab === id || (id === 'workloads' && tab === 'workload') ? 'page' : undefined}>${label}</a>`;
+  const nav = (id: string, label: string) =>
+    html`<a href=${`#/${id}`} aria-current=${tab === id || (id === 'workloads' && tab === 'workload') ? 'page' : undefined}>${label}</a>`;
   return html`
     <header class="top">
       <h1>${props.title}</h1>
@@ -107,10 +108,19 @@ export function DashboardApp(props: { state: DashboardState; title: string }) {
   `;
 }
 
-function Select(props: { label: string; value: string; options: { value: string; label: string }[]; onChange: (v: string) => void; id: string }) {
-  return html`<label for=${props.id}>${props.label} <select id=${props.id} value=${props.value} onChange=${(e: Event) => props.onChange((e.target as HTMLSelectElement).value)}>
-    ${props.options.map((o) => html`<option value=${o.value}>${o.label}</option>`)}
-  </select></label>`;
+function Select(props: {
+  label: string;
+  value: string;
+  options: { value: string; label: string }[];
+  onChange: (v: string) => void;
+  id: string;
+}) {
+  return html`<label for=${props.id}
+    >${props.label}
+    <select id=${props.id} value=${props.value} onChange=${(e: Event) => props.onChange((e.target as HTMLSelectElement).value)}>
+      ${props.options.map((o) => html`<option value=${o.value}>${o.label}</option>`)}
+    </select></label
+  >`;
 }
 
 function TopologyPage(props: { live: Live }) {
@@ -133,12 +143,37 @@ function TopologyPage(props: { live: Live }) {
     <section aria-labelledby="topo-h">
       <h2 id="topo-h">Topology</h2>
       <div class="controls">
-        ${live.views.length > 1
-          ? html`<${Select} id="view" label="topology" value=${String(viewIdx)} onChange=${(v: string) => setViewIdx(Number(v))} options=${live.views.map((v, i) => ({ value: String(i), label: v.flavor && v.flavor !== v.name ? `${v.flavor} (${v.name})` : v.name }))} />`
-          : null}
-        <${Select} id="resource" label="resource" value=${res} onChange=${setResource} options=${live.resources.map((r) => ({ value: r, label: r }))} />
-        <${Select} id="colour" label="colour by" value=${colourBy} onChange=${(v: string) => setColourBy(v as ColourBy)} options=${[{ value: 'usage', label: 'usage (heat-map)' }, { value: 'workload', label: 'workload' }]} />
-        <span class="muted" id="topo-summary">${nodes.size} nodes${down ? `, ${down} NotReady` : ''}${cordoned ? `, ${cordoned} cordoned` : ''}</span>
+        ${
+          live.views.length > 1
+            ? html`<${Select}
+                id="view"
+                label="topology"
+                value=${String(viewIdx)}
+                onChange=${(v: string) => setViewIdx(Number(v))}
+                options=${live.views.map((v, i) => ({ value: String(i), label: v.flavor && v.flavor !== v.name ? `${v.flavor} (${v.name})` : v.name }))}
+              />`
+            : null
+        }
+        <${Select}
+          id="resource"
+          label="resource"
+          value=${res}
+          onChange=${setResource}
+          options=${live.resources.map((r) => ({ value: r, label: r }))}
+        />
+        <${Select}
+          id="colour"
+          label="colour by"
+          value=${colourBy}
+          onChange=${(v: string) => setColourBy(v as ColourBy)}
+          options=${[
+            { value: 'usage', label: 'usage (heat-map)' },
+            { value: 'workload', label: 'workload' },
+          ]}
+        />
+        <span class="muted" id="topo-summary"
+          >${nodes.size} nodes${down ? `, ${down} NotReady` : ''}${cordoned ? `, ${cordoned} cordoned` : ''}</span
+        >
       </div>
       <${Legend} resource=${res} colourBy=${colourBy} />
       <div class="split">
@@ -162,7 +197,10 @@ function Bar(props: { r: ClusterQueueJson['resources'][number] }) {
       <div class="bar-used" style=${`width:${(inQuota / scale) * 100}%`}></div>
       ${r.borrowed > 0 ? html`<div class="bar-borrowed" style=${`left:${(r.nominal / scale) * 100}%;width:${(r.borrowed / scale) * 100}%`}></div>` : null}
     </div>
-    <span class="bar-text">${amount(r.resource, r.usage)} / ${amount(r.resource, r.nominal)}${r.borrowed > 0 ? ` (+${amount(r.resource, r.borrowed)} borrowed)` : ''}</span>
+    <span class="bar-text"
+      >${amount(r.resource, r.usage)} /
+      ${amount(r.resource, r.nominal)}${r.borrowed > 0 ? ` (+${amount(r.resource, r.borrowed)} borrowed)` : ''}</span
+    >
   </div>`;
 }
 
@@ -172,9 +210,14 @@ function QueueCard(props: { cq: ClusterQueueJson }) {
     <h4 id=${`cq-${cq.name}`}>${cq.name}</h4>
     <p><span class="badge">${cq.pending} pending</span> <span class="badge">${cq.admitted} admitted</span></p>
     ${cq.resources.map((r) => html`<${Bar} r=${r} />`)}
-    ${cq.localQueues.length > 0
-      ? html`<p class="muted">fed by ${cq.localQueues.map((l, i) => html`${i > 0 ? ', ' : ''}<a href=${`#/workloads?queue=${l.namespace}/${l.name}`}>${l.namespace}/${l.name}</a> (${l.pending} pending)`)}</p>`
-      : html`<p class="muted">no LocalQueue feeds it</p>`}
+    ${
+      cq.localQueues.length > 0
+        ? html`<p class="muted">
+            fed by
+            ${cq.localQueues.map((l, i) => html`${i > 0 ? ', ' : ''}<a href=${`#/workloads?queue=${l.namespace}/${l.name}`}>${l.namespace}/${l.name}</a> (${l.pending} pending)`)}
+          </p>`
+        : html`<p class="muted">no LocalQueue feeds it</p>`
+    }
   </article>`;
 }
 
@@ -183,14 +226,25 @@ function QueuesPage(props: { live: Live }) {
   const loose = q.clusterQueues.filter((c) => !c.cohort);
   return html`<section aria-labelledby="q-h">
     <h2 id="q-h">Queues</h2>
-    <p class="legend"><span class="swatch bar-nominal-swatch"></span><span>nominal quota</span><span class="swatch bar-used-swatch"></span><span>used</span><span class="swatch bar-borrowed-swatch"></span><span>borrowed</span></p>
+    <p class="legend">
+      <span class="swatch bar-nominal-swatch"></span><span>nominal quota</span><span class="swatch bar-used-swatch"></span><span>used</span
+      ><span class="swatch bar-borrowed-swatch"></span><span>borrowed</span>
+    </p>
     ${q.cohorts.map(
-      (c) => html`<section class="cohort" aria-label=${`cohort ${c.name}`}>
-        <h3>cohort ${c.name}${c.parent ? html` <span class="muted">in ${c.parent}</span>` : null}</h3>
-        <div class="cards">${q.clusterQueues.filter((x) => x.cohort === c.name).map((cq) => html`<${QueueCard} cq=${cq} />`)}</div>
-      </section>`,
+      (c) =>
+        html`<section class="cohort" aria-label=${`cohort ${c.name}`}>
+          <h3>cohort ${c.name}${c.parent ? html` <span class="muted">in ${c.parent}</span>` : null}</h3>
+          <div class="cards">${q.clusterQueues.filter((x) => x.cohort === c.name).map((cq) => html`<${QueueCard} cq=${cq} />`)}</div>
+        </section>`,
     )}
-    ${loose.length > 0 ? html`<section class="cohort"><h3>no cohort</h3><div class="cards">${loose.map((cq) => html`<${QueueCard} cq=${cq} />`)}</div></section>` : null}
+    ${
+      loose.length > 0
+        ? html`<section class="cohort">
+            <h3>no cohort</h3>
+            <div class="cards">${loose.map((cq) => html`<${QueueCard} cq=${cq} />`)}</div>
+          </section>`
+        : null
+    }
     ${q.clusterQueues.length === 0 ? html`<p>No ClusterQueues.</p>` : null}
   </section>`;
 }
@@ -206,7 +260,12 @@ function WorkloadsPage(props: { live: Live }) {
   const rows = useMemo(() => {
     const t = text.trim().toLowerCase();
     const list = [...live.workloads.values()].filter(
-      (w) => (!status || w.status === status) && (!t || `${w.namespace}/${w.name} ${w.kind} ${w.namespace}/${w.queue ?? ''} ${w.clusterQueue ?? ''} ${w.pendingReason ?? ''}`.toLowerCase().includes(t)),
+      (w) =>
+        (!status || w.status === status) &&
+        (!t ||
+          `${w.namespace}/${w.name} ${w.kind} ${w.namespace}/${w.queue ?? ''} ${w.clusterQueue ?? ''} ${w.pendingReason ?? ''}`
+            .toLowerCase()
+            .includes(t)),
     );
     const val = (w: WorkloadJson): string | number => {
       switch (sort.key) {
@@ -233,29 +292,53 @@ function WorkloadsPage(props: { live: Live }) {
     return list;
   }, [live.workloads, text, status, sort]);
   const th = (key: SortKey, label: string) =>
-    html`<th scope="col" aria-sort=${sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}><button type="button" class="th" onClick=${() => setSort({ key, desc: sort.key === key ? !sort.desc : false })}>${label}${sort.key === key ? (sort.desc ? ' ▼' : ' ▲') : ''}</button></th>`;
+    html`<th scope="col" aria-sort=${sort.key === key ? (sort.desc ? 'descending' : 'ascending') : 'none'}>
+      <button type="button" class="th" onClick=${() => setSort({ key, desc: sort.key === key ? !sort.desc : false })}>
+        ${label}${sort.key === key ? (sort.desc ? ' ▼' : ' ▲') : ''}
+      </button>
+    </th>`;
   return html`<section aria-labelledby="w-h">
     <h2 id="w-h">Workloads</h2>
     <div class="controls">
-      <label for="wsearch">search <input id="wsearch" type="search" value=${text} onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} placeholder="name, queue, reason…" /></label>
-      <${Select} id="wstatus" label="status" value=${status} onChange=${setStatus} options=${[{ value: '', label: 'any' }, ...STATUS_ORDER.map((s) => ({ value: s, label: s }))]} />
+      <label for="wsearch"
+        >search
+        <input
+          id="wsearch"
+          type="search"
+          value=${text}
+          onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)}
+          placeholder="name, queue, reason…"
+      /></label>
+      <${Select}
+        id="wstatus"
+        label="status"
+        value=${status}
+        onChange=${setStatus}
+        options=${[{ value: '', label: 'any' }, ...STATUS_ORDER.map((s) => ({ value: s, label: s }))]}
+      />
       <span class="muted" role="status">${rows.length} of ${live.workloads.size}</span>
     </div>
     <table class="workloads">
-      <thead><tr>${th('namespace', 'namespace')}${th('name', 'name')}${th('kind', 'kind')}${th('queue', 'queue')}${th('status', 'status')}${th('priority', 'priority')}${th('pods', 'pods')}${th('age', 'age')}<th scope="col">pending reason</th></tr></thead>
+      <thead>
+        <tr>
+          ${th('namespace', 'namespace')}${th('name', 'name')}${th('kind', 'kind')}${th('queue', 'queue')}${th('status', 'status')}${th('priority', 'priority')}${th('pods', 'pods')}${th('age', 'age')}
+          <th scope="col">pending reason</th>
+        </tr>
+      </thead>
       <tbody>
         ${rows.map(
-          (w) => html`<tr key=${w.key} data-workload=${w.key}>
-            <td>${w.namespace}</td>
-            <td><a href=${`#/workloads/${encodeURIComponent(w.namespace)}/${encodeURIComponent(w.name)}`}>${w.name}</a></td>
-            <td>${w.kind}</td>
-            <td>${w.queue ?? '–'}</td>
-            <td><span class=${`badge st-${w.status}`}>${w.status}</span></td>
-            <td>${w.priority}</td>
-            <td>${w.podsRunning}/${w.pods}</td>
-            <td>${age(w.created, live.now)}</td>
-            <td class="reason">${w.pendingReason ?? ''}</td>
-          </tr>`,
+          (w) =>
+            html`<tr key=${w.key} data-workload=${w.key}>
+              <td>${w.namespace}</td>
+              <td><a href=${`#/workloads/${encodeURIComponent(w.namespace)}/${encodeURIComponent(w.name)}`}>${w.name}</a></td>
+              <td>${w.kind}</td>
+              <td>${w.queue ?? '–'}</td>
+              <td><span class=${`badge st-${w.status}`}>${w.status}</span></td>
+              <td>${w.priority}</td>
+              <td>${w.podsRunning}/${w.pods}</td>
+              <td>${age(w.created, live.now)}</td>
+              <td class="reason">${w.pendingReason ?? ''}</td>
+            </tr>`,
         )}
       </tbody>
     </table>
@@ -264,26 +347,72 @@ function WorkloadsPage(props: { live: Live }) {
 
 function PodsTable(props: { pods: PodJson[] }) {
   if (props.pods.length === 0) return html`<p class="muted">No pods yet.</p>`;
-  return html`<table><thead><tr><th scope="col">rank</th><th scope="col">pod</th><th scope="col">pod set</th><th scope="col">node</th><th scope="col">phase</th></tr></thead>
-    <tbody>${props.pods.map((p) => html`<tr><td>${p.rank ?? '–'}</td><td>${p.name}</td><td>${p.podSet ?? '–'}</td><td>${p.node ?? '–'}</td><td>${p.phase}</td></tr>`)}</tbody></table>`;
+  return html`<table>
+    <thead>
+      <tr>
+        <th scope="col">rank</th>
+        <th scope="col">pod</th>
+        <th scope="col">pod set</th>
+        <th scope="col">node</th>
+        <th scope="col">phase</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${props.pods.map(
+        (p) =>
+          html`<tr>
+            <td>${p.rank ?? '–'}</td>
+            <td>${p.name}</td>
+            <td>${p.podSet ?? '–'}</td>
+            <td>${p.node ?? '–'}</td>
+            <td>${p.phase}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }
 
 /** Per level, how many pods one domain holds now, and the lowest level that holds them all. */
 function FitTable(props: { fit: NonNullable<NonNullable<WorkloadJson['blocker']>['fit']> }) {
   const f = props.fit;
-  return html`<p id="best-level">${f.best !== null
-      ? `The lowest level where one domain holds all ${f.count} pods of ${f.podSet} now: ${levelName(f.best)}.`
-      : `No single domain holds all ${f.count} pods of ${f.podSet} now.`}</p>
-    <table class="fit"><caption>pods of ${f.podSet} that one domain holds now (flavor ${f.flavor})</caption>
-      <thead><tr><th scope="col">level</th><th scope="col">in the best domain</th></tr></thead>
-      <tbody>${f.levels.map((l) => html`<tr><th scope="row">${levelName(l.level)}</th><td>${l.fit} of ${f.count}${l.fit >= f.count ? ' ✓' : ''}</td></tr>`)}</tbody></table>`;
+  return html`<p id="best-level">
+      ${
+        f.best !== null
+          ? `The lowest level where one domain holds all ${f.count} pods of ${f.podSet} now: ${levelName(f.best)}.`
+          : `No single domain holds all ${f.count} pods of ${f.podSet} now.`
+      }
+    </p>
+    <table class="fit">
+      <caption>
+        pods of ${f.podSet} that one domain holds now (flavor ${f.flavor})
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">level</th>
+          <th scope="col">in the best domain</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${f.levels.map(
+          (l) =>
+            html`<tr>
+              <th scope="row">${levelName(l.level)}</th>
+              <td>${l.fit} of ${f.count}${l.fit >= f.count ? ' ✓' : ''}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
 
 function WorkloadPage(props: { live: Live; wkey: string }) {
   const { live } = props;
   const w = live.workloads.get(props.wkey);
   const [selected, setSelected] = useState<string | null>(null);
-  if (!w) return html`<section><h2>Workload ${props.wkey}</h2><p>Not found (deleted, or not created yet). <a href="#/workloads">All workloads</a></p></section>`;
+  if (!w)
+    return html`<section>
+      <h2>Workload ${props.wkey}</h2>
+      <p>Not found (deleted, or not created yet). <a href="#/workloads">All workloads</a></p>
+    </section>`;
   const flavor = w.placement.find((p) => p.flavor)?.flavor;
   const view = live.views.find((v) => v.flavor === flavor) ?? live.views[0];
   const marks = rankMarks(w.podList);
@@ -293,40 +422,117 @@ function WorkloadPage(props: { live: Live; wkey: string }) {
     <p><a href="#/workloads">← Workloads</a></p>
     <h2 id="wl-h">${w.kind} ${w.namespace}/${w.name} <span class=${`badge st-${w.status}`}>${w.status}</span></h2>
     <dl class="facts">
-      <dt>Workload</dt><dd>${w.name}</dd>
-      <dt>owner</dt><dd>${w.owner ?? '–'}</dd>
-      <dt>queue</dt><dd>${w.queue ?? '–'} → ${w.clusterQueue ?? '–'}</dd>
-      <dt>priority</dt><dd>${w.priority}</dd>
-      <dt>pods</dt><dd>${w.podsRunning} running of ${w.pods}</dd>
-      <dt>age</dt><dd>${age(w.created, live.now)}</dd>
-      <dt>gang</dt><dd>${w.gang ?? '–'}</dd>
-      <dt>gang group</dt><dd>${w.gangGroup.length > 0 ? w.gangGroup.join(', ') : '–'}</dd>
+      <dt>Workload</dt>
+      <dd>${w.name}</dd>
+      <dt>owner</dt>
+      <dd>${w.owner ?? '–'}</dd>
+      <dt>queue</dt>
+      <dd>${w.queue ?? '–'} → ${w.clusterQueue ?? '–'}</dd>
+      <dt>priority</dt>
+      <dd>${w.priority}</dd>
+      <dt>pods</dt>
+      <dd>${w.podsRunning} running of ${w.pods}</dd>
+      <dt>age</dt>
+      <dd>${age(w.created, live.now)}</dd>
+      <dt>gang</dt>
+      <dd>${w.gang ?? '–'}</dd>
+      <dt>gang group</dt>
+      <dd>${w.gangGroup.length > 0 ? w.gangGroup.join(', ') : '–'}</dd>
     </dl>
-    ${w.blocker
-      ? html`<div class="blocker" role="note" aria-label="why it is pending">
-          <h3>What stands in the way: ${w.blocker.kind === 'quota' ? 'quota' : w.blocker.kind === 'topology' ? 'the topology' : 'see the reason'}</h3>
-          <p class="reason" id="pending-reason">${w.blocker.text}</p>
-          ${w.blocker.fit ? html`<${FitTable} fit=${w.blocker.fit} />` : null}
-          ${w.blocker.kind === 'quota' && w.clusterQueue ? html`${live.queues.clusterQueues.filter((c) => c.name === w.clusterQueue).map((cq) => html`<${QueueCard} cq=${cq} />`)}` : null}
-        </div>`
-      : null}
+    ${
+      w.blocker
+        ? html`<div class="blocker" role="note" aria-label="why it is pending">
+            <h3>
+              What stands in the way:
+              ${w.blocker.kind === 'quota' ? 'quota' : w.blocker.kind === 'topology' ? 'the topology' : 'see the reason'}
+            </h3>
+            <p class="reason" id="pending-reason">${w.blocker.text}</p>
+            ${w.blocker.fit ? html`<${FitTable} fit=${w.blocker.fit} />` : null}
+            ${w.blocker.kind === 'quota' && w.clusterQueue ? html`${live.queues.clusterQueues.filter((c) => c.name === w.clusterQueue).map((cq) => html`<${QueueCard} cq=${cq} />`)}` : null}
+          </div>`
+        : null
+    }
     <h3>Placement</h3>
-    ${w.placement.length === 0
-      ? html`<p class="muted">Not placed.</p>`
-      : html`<ul>${w.placement.map((p) => html`<li>${p.podSet}: ${p.count} pod(s) on flavor ${p.flavor ?? '–'}${p.domains.length > 0 ? `, ${p.domains.length} domain(s) at ${p.levels[p.levels.length - 1] ?? ''}` : ''}</li>`)}</ul>`}
-    ${view && marks.size > 0
-      ? html`<div class="split"><${TopologyMap} view=${view} nodes=${live.nodes} resource=${res} colourBy="usage" marks=${marks} markColour="var(--accent)" selected=${selected} onSelect=${setSelected} label=${`placement of ${w.name}: pods by rank`} />
-          ${sel ? html`<${NodeDetails} node=${sel} path=${view.paths[sel.name]} levels=${view.levels} resources=${live.resources} />` : null}</div>`
-      : null}
+    ${
+      w.placement.length === 0
+        ? html`<p class="muted">Not placed.</p>`
+        : html`<ul>
+            ${w.placement.map((p) => html`<li>${p.podSet}: ${p.count} pod(s) on flavor ${p.flavor ?? '–'}${p.domains.length > 0 ? `, ${p.domains.length} domain(s) at ${p.levels[p.levels.length - 1] ?? ''}` : ''}</li>`)}
+          </ul>`
+    }
+    ${
+      view && marks.size > 0
+        ? html`<div class="split">
+            <${TopologyMap}
+              view=${view}
+              nodes=${live.nodes}
+              resource=${res}
+              colourBy="usage"
+              marks=${marks}
+              markColour="var(--accent)"
+              selected=${selected}
+              onSelect=${setSelected}
+              label=${`placement of ${w.name}: pods by rank`}
+            />
+            ${sel ? html`<${NodeDetails} node=${sel} path=${view.paths[sel.name]} levels=${view.levels} resources=${live.resources} />` : null}
+          </div>`
+        : null
+    }
     <h3>Pods by rank</h3>
     <${PodsTable} pods=${w.podList} />
     <h3>Conditions over time</h3>
-    <table><thead><tr><th scope="col">at</th><th scope="col">type</th><th scope="col">status</th><th scope="col">reason</th><th scope="col">message</th></tr></thead>
-      <tbody>${w.history.map((c) => html`<tr><td>${clockTime(c.at)}</td><td>${c.type}</td><td>${c.status}</td><td>${c.reason}</td><td class="reason">${c.message}</td></tr>`)}</tbody></table>
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">at</th>
+          <th scope="col">type</th>
+          <th scope="col">status</th>
+          <th scope="col">reason</th>
+          <th scope="col">message</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${w.history.map(
+          (c) =>
+            html`<tr>
+              <td>${clockTime(c.at)}</td>
+              <td>${c.type}</td>
+              <td>${c.status}</td>
+              <td>${c.reason}</td>
+              <td class="reason">${c.message}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
     <h3>Events</h3>
-    ${w.events.length === 0
-      ? html`<p class="muted">No events.</p>`
-      : html`<table><thead><tr><th scope="col">at</th><th scope="col">object</th><th scope="col">type</th><th scope="col">reason</th><th scope="col">message</th><th scope="col">count</th></tr></thead>
-        <tbody>${w.events.map((e) => html`<tr><td>${clockTime(e.at)}</td><td>${e.object}</td><td>${e.type}</td><td>${e.reason}</td><td class="reason">${e.message}</td><td>${e.count}</td></tr>`)}</tbody></table>`}
+    ${
+      w.events.length === 0
+        ? html`<p class="muted">No events.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">at</th>
+                <th scope="col">object</th>
+                <th scope="col">type</th>
+                <th scope="col">reason</th>
+                <th scope="col">message</th>
+                <th scope="col">count</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${w.events.map(
+                (e) =>
+                  html`<tr>
+                    <td>${clockTime(e.at)}</td>
+                    <td>${e.object}</td>
+                    <td>${e.type}</td>
+                    <td>${e.reason}</td>
+                    <td class="reason">${e.message}</td>
+                    <td>${e.count}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
   </section>`;
 }

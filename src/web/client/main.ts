@@ -18,7 +18,12 @@ const data = JSON.parse(document.getElementById('tq-data')!.textContent!) as Pag
 applyTheme();
 const root = document.getElementById('app')!;
 root.textContent = '';
-render(data.mode === 'dashboard' ? html`<${DashboardApp} state=${data.state} title=${data.title} />` : html`<${ReportApp} report=${data.report} title=${data.title} />`, root);
+render(
+  data.mode === 'dashboard'
+    ? html`<${DashboardApp} state=${data.state} title=${data.title} />`
+    : html`<${ReportApp} report=${data.report} title=${data.title} />`,
+  root,
+);
 document.body.dataset.ready = 'true';
 // The first frame with the page drawn: what the benchmark reads as first paint.
 requestAnimationFrame(() => setTimeout(() => performance.mark('tq-first-paint')));

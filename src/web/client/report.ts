@@ -15,7 +15,14 @@ import { type MapNode, NodeDetails, TopologyMap } from './topology.ts';
 
 const PALETTE = ['#1f77b4', '#d95f02', '#1b9e77', '#7570b3', '#e7298a', '#66a61e', '#a6761d', '#e6ab02', '#17becf', '#666666'];
 
-function Chart(props: { title: string; xs: number[]; series: { label: string; values: (number | null)[] }[]; yLabel: string; yFormat: (v: number) => string; id: string }) {
+function Chart(props: {
+  title: string;
+  xs: number[];
+  series: { label: string; values: (number | null)[] }[];
+  yLabel: string;
+  yFormat: (v: number) => string;
+  id: string;
+}) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const host = el.current;
@@ -27,15 +34,38 @@ function Chart(props: { title: string; xs: number[]; series: { label: string; va
       height: 260,
       scales: { x: { time: false } },
       axes: [
-        { stroke: axisColour, incrs: TIME_INCRS, values: (_u, ticks) => ticks.map((t) => duration(t)), grid: { stroke: 'rgba(128,128,128,0.2)' } },
-        { stroke: axisColour, label: props.yLabel, values: (_u, ticks) => ticks.map(props.yFormat), grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60 },
+        {
+          stroke: axisColour,
+          incrs: TIME_INCRS,
+          values: (_u, ticks) => ticks.map((t) => duration(t)),
+          grid: { stroke: 'rgba(128,128,128,0.2)' },
+        },
+        {
+          stroke: axisColour,
+          label: props.yLabel,
+          values: (_u, ticks) => ticks.map(props.yFormat),
+          grid: { stroke: 'rgba(128,128,128,0.2)' },
+          size: 60,
+        },
       ],
-      series: [{ label: 'time', value: (_u, v) => (v === null ? '–' : duration(v)) }, ...props.series.map((s, i) => ({ label: s.label, stroke: PALETTE[i % PALETTE.length], width: 2, paths: uPlot.paths.stepped!({ align: 1 }), value: (_u: uPlot, v: number | null) => (v === null ? '–' : props.yFormat(v)) }))],
+      series: [
+        { label: 'time', value: (_u, v) => (v === null ? '–' : duration(v)) },
+        ...props.series.map((s, i) => ({
+          label: s.label,
+          stroke: PALETTE[i % PALETTE.length],
+          width: 2,
+          paths: uPlot.paths.stepped!({ align: 1 }),
+          value: (_u: uPlot, v: number | null) => (v === null ? '–' : props.yFormat(v)),
+        })),
+      ],
     };
     const plot = new uPlot(opts, [props.xs, ...props.series.map((s) => s.values)] as uPlot.AlignedData, host);
     return () => plot.destroy();
   }, [props.xs, props.series]);
-  return html`<figure class="chart" id=${props.id}><figcaption>${props.title}</figcaption><div ref=${el} role="img" aria-label=${`${props.title}: a line chart; the table below gives the figures`}></div></figure>`;
+  return html`<figure class="chart" id=${props.id}>
+    <figcaption>${props.title}</figcaption>
+    <div ref=${el} role="img" aria-label=${`${props.title}: a line chart; the table below gives the figures`}></div>
+  </figure>`;
 }
 
 function UtilizationSection(props: { r: SimulationReport }) {
@@ -43,20 +73,44 @@ function UtilizationSection(props: { r: SimulationReport }) {
   const resources = u.resources.filter((r) => r !== 'pods');
   const data = useMemo(() => {
     const xs = u.series.map((p) => p.at);
-    const series = resources.map((r) => ({ label: r, values: u.series.map((p) => ((p.capacity[r] ?? 0) > 0 ? (p.used[r] ?? 0) / p.capacity[r]! : null)) }));
+    const series = resources.map((r) => ({
+      label: r,
+      values: u.series.map((p) => ((p.capacity[r] ?? 0) > 0 ? (p.used[r] ?? 0) / p.capacity[r]! : null)),
+    }));
     return { xs, series };
   }, [props.r]);
   return html`<section aria-labelledby="util-h">
     <h2 id="util-h">Utilization over time</h2>
     ${data.xs.length > 0 ? html`<${Chart} id="util-chart" title="requests of bound pods / allocatable of Ready nodes" xs=${data.xs} series=${data.series} yLabel="used" yFormat=${(v: number) => pct(v)} />` : html`<p>No samples.</p>`}
-    <table class="figures"><caption>Mean over the run</caption><thead><tr><th scope="col">resource</th><th scope="col">mean utilization</th></tr></thead>
-      <tbody>${resources.map((r) => html`<tr><th scope="row">${r}</th><td>${u.mean[r] !== undefined ? pct(u.mean[r]!) : '–'}</td></tr>`)}</tbody></table>
+    <table class="figures">
+      <caption>
+        Mean over the run
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">resource</th>
+          <th scope="col">mean utilization</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${resources.map(
+          (r) =>
+            html`<tr>
+              <th scope="row">${r}</th>
+              <td>${u.mean[r] !== undefined ? pct(u.mean[r]!) : '–'}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
   </section>`;
 }
 
 function QueueSection(props: { r: SimulationReport }) {
   const queues = props.r.queues;
-  const keys = useMemo(() => [...new Set(queues.flatMap((q) => [...Object.keys(q.nominal), ...q.usage.flatMap((p) => Object.keys(p.usage))]))].sort(), [props.r]);
+  const keys = useMemo(
+    () => [...new Set(queues.flatMap((q) => [...Object.keys(q.nominal), ...q.usage.flatMap((p) => Object.keys(p.usage))]))].sort(),
+    [props.r],
+  );
   const [key, setKey] = useState(() => keys.find((k) => k.endsWith('/gpu')) ?? keys[0] ?? '');
   const data = useMemo(() => {
     const times = [...new Set(queues.flatMap((q) => q.usage.map((p) => p.at)))].sort((a, b) => a - b);
@@ -73,10 +127,34 @@ function QueueSection(props: { r: SimulationReport }) {
   const peak = (name: string) => Math.max(0, ...(queues.find((q) => q.name === name)?.usage.map((p) => p.usage[key] ?? 0) ?? []));
   return html`<section aria-labelledby="queue-h">
     <h2 id="queue-h">Queue usage over time</h2>
-    <label for="qkey">flavor/resource <select id="qkey" value=${key} onChange=${(e: Event) => setKey((e.target as HTMLSelectElement).value)}>${keys.map((k) => html`<option value=${k}>${k}</option>`)}</select></label>
+    <label for="qkey"
+      >flavor/resource
+      <select id="qkey" value=${key} onChange=${(e: Event) => setKey((e.target as HTMLSelectElement).value)}>
+        ${keys.map((k) => html`<option value=${k}>${k}</option>`)}
+      </select></label
+    >
     ${data.xs.length > 0 ? html`<${Chart} id="queue-chart" title=${`quota used per ClusterQueue: ${key}`} xs=${data.xs} series=${data.series} yLabel=${key} yFormat=${(v: number) => String(round(v))} />` : html`<p>No queue samples.</p>`}
-    <table class="figures"><thead><tr><th scope="col">ClusterQueue</th><th scope="col">cohort</th><th scope="col">nominal</th><th scope="col">peak usage</th></tr></thead>
-      <tbody>${queues.map((q) => html`<tr><th scope="row">${q.name}</th><td>${q.cohort ?? '–'}</td><td>${q.nominal[key] ?? 0}</td><td>${round(peak(q.name))}</td></tr>`)}</tbody></table>
+    <table class="figures">
+      <thead>
+        <tr>
+          <th scope="col">ClusterQueue</th>
+          <th scope="col">cohort</th>
+          <th scope="col">nominal</th>
+          <th scope="col">peak usage</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${queues.map(
+          (q) =>
+            html`<tr>
+              <th scope="row">${q.name}</th>
+              <td>${q.cohort ?? '–'}</td>
+              <td>${q.nominal[key] ?? 0}</td>
+              <td>${round(peak(q.name))}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
   </section>`;
 }
 
@@ -100,9 +178,18 @@ function Gantt(props: { r: SimulationReport; selected: string; onSelect: (key: s
   };
   return html`<section aria-labelledby="gantt-h">
     <h2 id="gantt-h">Workloads over time</h2>
-    <p class="legend"><span class="swatch g-queued"></span><span>queued</span><span class="swatch g-admitted"></span><span>admitted, pods starting</span><span class="swatch g-running"></span><span>running</span><span class="swatch g-evict"></span><span>eviction</span></p>
+    <p class="legend">
+      <span class="swatch g-queued"></span><span>queued</span><span class="swatch g-admitted"></span><span>admitted, pods starting</span
+      ><span class="swatch g-running"></span><span>running</span><span class="swatch g-evict"></span><span>eviction</span>
+    </p>
     <div class="gantt-wrap">
-      <svg class="gantt" width=${width} height=${rows.length * GANTT_ROW + 24} role="list" aria-label="Gantt chart: one row per workload; Enter shows its placement">
+      <svg
+        class="gantt"
+        width=${width}
+        height=${rows.length * GANTT_ROW + 24}
+        role="list"
+        aria-label="Gantt chart: one row per workload; Enter shows its placement"
+      >
         ${ticks.map((t) => html`<g><line class="tick" x1=${x(t)} x2=${x(t)} y1="0" y2=${rows.length * GANTT_ROW}></line><text class="tick-label" x=${x(t)} y=${rows.length * GANTT_ROW + 14} text-anchor="middle">${duration(t)}</text></g>`)}
         ${rows.map((w, i) => {
           const key = `${w.namespace}/${w.name}`;
@@ -112,9 +199,19 @@ function Gantt(props: { r: SimulationReport; selected: string; onSelect: (key: s
           const st = w.startedAt;
           const fin = w.finishedAt ?? end;
           const text = `${w.kind} ${key}: ${w.status}; submitted ${duration(sub)}, admitted ${duration(adm)}, started ${duration(st)}, finished ${duration(w.finishedAt)}${w.evictions.length > 0 ? `; ${w.evictions.length} eviction(s)` : ''}`;
-          return html`<g class=${`g-row${props.selected === key ? ' selected' : ''}`} role="listitem" tabindex="0" aria-label=${text} onClick=${() => props.onSelect(key)} onKeyDown=${(e: KeyboardEvent) => onKey(e, key)} data-workload=${key}>
+          return html`<g
+            class=${`g-row${props.selected === key ? ' selected' : ''}`}
+            role="listitem"
+            tabindex="0"
+            aria-label=${text}
+            onClick=${() => props.onSelect(key)}
+            onKeyDown=${(e: KeyboardEvent) => onKey(e, key)}
+            data-workload=${key}
+          >
             <title>${text}</title>
-            <text class="g-label" x=${GANTT_LABEL - 6} y=${y + 12} text-anchor="end">${key.length > 34 ? `${key.slice(0, 33)}…` : key}</text>
+            <text class="g-label" x=${GANTT_LABEL - 6} y=${y + 12} text-anchor="end"
+              >${key.length > 34 ? `${key.slice(0, 33)}…` : key}</text
+            >
             <rect class="g-queued" x=${x(sub)} y=${y + 3} width=${Math.max(1, x(adm ?? fin) - x(sub))} height=${GANTT_ROW - 6}></rect>
             ${adm !== null ? html`<rect class="g-admitted" x=${x(adm)} y=${y + 2} width=${Math.max(1, x(st ?? fin) - x(adm))} height=${GANTT_ROW - 4}></rect>` : null}
             ${st !== null ? html`<rect class="g-running" x=${x(st)} y=${y + 2} width=${Math.max(1, x(fin) - x(st))} height=${GANTT_ROW - 4}></rect>` : null}
@@ -156,7 +253,8 @@ function WaitSection(props: { r: SimulationReport }) {
             <figcaption>${q}</figcaption>
             <svg width=${BINS * bw} height=${h + 16} role="img" aria-label=${text}>
               ${bins.map((b, i) => html`<rect class="hist-bar" x=${i * bw + 1} y=${h - (b / top) * h} width=${bw - 2} height=${(b / top) * h}><title>${`${b} workload(s) waited ${duration((i * max) / BINS)} to ${duration(((i + 1) * max) / BINS)}`}</title></rect>`)}
-              <text class="tick-label" x="0" y=${h + 13}>0</text><text class="tick-label" x=${BINS * bw} y=${h + 13} text-anchor="end">${duration(max)}</text>
+              <text class="tick-label" x="0" y=${h + 13}>0</text>
+              <text class="tick-label" x=${BINS * bw} y=${h + 13} text-anchor="end">${duration(max)}</text>
             </svg>
             <p class="muted">${text}</p>
           </figure>`;
@@ -188,7 +286,13 @@ function lastPlacementPods(w: ReportWorkload, view: { levels: string[]; paths: R
 function PlacementSection(props: { r: SimulationReport; selected: string; onSelect: (key: string) => void }) {
   const { r } = props;
   const topo = r.topology;
-  const nodes = useMemo(() => new Map<string, MapNode>((topo?.nodes ?? []).map((n) => [n.name, { name: n.name, capacity: n.capacity, ready: n.ready, unschedulable: n.unschedulable }])), [r]);
+  const nodes = useMemo(
+    () =>
+      new Map<string, MapNode>(
+        (topo?.nodes ?? []).map((n) => [n.name, { name: n.name, capacity: n.capacity, ready: n.ready, unschedulable: n.unschedulable }]),
+      ),
+    [r],
+  );
   const [node, setNode] = useState<string | null>(null);
   const w: ReportWorkload | undefined = r.workloads.find((x) => `${x.namespace}/${x.name}` === props.selected);
   const flavor = w?.placement.find((p) => p.flavor)?.flavor;
@@ -199,17 +303,39 @@ function PlacementSection(props: { r: SimulationReport; selected: string; onSele
   const placed = r.workloads.filter((x) => x.pods.length > 0);
   return html`<section aria-labelledby="place-h">
     <h2 id="place-h">Placement on the topology</h2>
-    <label for="pw">workload <select id="pw" value=${props.selected} onChange=${(e: Event) => props.onSelect((e.target as HTMLSelectElement).value)}>
-      <option value="">(choose)</option>
-      ${placed.map((x) => html`<option value=${`${x.namespace}/${x.name}`}>${x.kind} ${x.namespace}/${x.name}</option>`)}
-    </select></label>
-    ${w
-      ? html`<p id="placement-text">${w.kind} ${w.namespace}/${w.name}: ${w.status}; ${marks.size} node(s) shown with the ranks of their pods${w.placement.length > 0 ? `; ${w.placement.map((p) => `${p.podSet}: ${p.count} on ${p.flavor ?? '–'}${p.domains.length > 0 ? ` in ${p.domains.length} domain(s) at ${p.levels[p.levels.length - 1]}` : ''}`).join('; ')}` : ''}${w.evictions.length > 0 ? `; evicted ${w.evictions.length} time(s): the pods of the last placement are shown` : ''}</p>`
-      : html`<p class="muted">Choose a workload here or in the Gantt chart.</p>`}
-    ${view && w
-      ? html`<div class="split"><${TopologyMap} view=${view} nodes=${nodes} resource=${res} colourBy="usage" marks=${marks} markColour=${workloadColour(props.selected)} selected=${node} onSelect=${setNode} label=${`placement of ${props.selected}: pods by rank`} />
-          ${node && nodes.get(node) ? html`<${NodeDetails} node=${nodes.get(node)!} path=${view.paths[node]} levels=${view.levels} resources=${resources} />` : null}</div>`
-      : null}
+    <label for="pw"
+      >workload
+      <select id="pw" value=${props.selected} onChange=${(e: Event) => props.onSelect((e.target as HTMLSelectElement).value)}>
+        <option value="">(choose)</option>
+        ${placed.map((x) => html`<option value=${`${x.namespace}/${x.name}`}>${x.kind} ${x.namespace}/${x.name}</option>`)}
+      </select></label
+    >
+    ${
+      w
+        ? html`<p id="placement-text">
+            ${w.kind} ${w.namespace}/${w.name}: ${w.status}; ${marks.size} node(s) shown with the ranks of their
+            pods${w.placement.length > 0 ? `; ${w.placement.map((p) => `${p.podSet}: ${p.count} on ${p.flavor ?? '–'}${p.domains.length > 0 ? ` in ${p.domains.length} domain(s) at ${p.levels[p.levels.length - 1]}` : ''}`).join('; ')}` : ''}${w.evictions.length > 0 ? `; evicted ${w.evictions.length} time(s): the pods of the last placement are shown` : ''}
+          </p>`
+        : html`<p class="muted">Choose a workload here or in the Gantt chart.</p>`
+    }
+    ${
+      view && w
+        ? html`<div class="split">
+            <${TopologyMap}
+              view=${view}
+              nodes=${nodes}
+              resource=${res}
+              colourBy="usage"
+              marks=${marks}
+              markColour=${workloadColour(props.selected)}
+              selected=${node}
+              onSelect=${setNode}
+              label=${`placement of ${props.selected}: pods by rank`}
+            />
+            ${node && nodes.get(node) ? html`<${NodeDetails} node=${nodes.get(node)!} path=${view.paths[node]} levels=${view.levels} resources=${resources} />` : null}
+          </div>`
+        : null
+    }
     ${!topo ? html`<p class="muted">This report has no topology section (written by an older topoqueue).</p>` : null}
   </section>`;
 }
@@ -226,18 +352,39 @@ export function ReportApp(props: { report: SimulationReport; title: string }) {
   return html`
     <header class="top">
       <h1>${props.title}</h1>
-      <nav aria-label="sections"><a href="#util-h">Utilization</a> <a href="#queue-h">Queues</a> <a href="#gantt-h">Workloads</a> <a href="#wait-h">Time to admission</a> <a href="#place-h">Placement</a></nav>
+      <nav aria-label="sections">
+        <a href="#util-h">Utilization</a> <a href="#queue-h">Queues</a> <a href="#gantt-h">Workloads</a>
+        <a href="#wait-h">Time to admission</a> <a href="#place-h">Placement</a>
+      </nav>
       <${ThemeToggle} />
     </header>
     <main id="main">
       <section aria-labelledby="sum-h">
         <h2 id="sum-h">Summary</h2>
         <dl class="facts" id="summary">
-          <dt>run</dt><dd>${duration(r.run.end)} of virtual time from ${r.run.start} in ${r.run.steps} steps (${r.run.stop})</dd>
-          <dt>workloads</dt><dd>${s.workloads} (${Object.entries(s.byStatus).map(([k, v]) => `${k} ${v}`).join(', ')})</dd>
-          <dt>makespan</dt><dd>${duration(s.makespan)}</dd>
-          <dt>evictions</dt><dd>${s.evictions}${Object.keys(s.evictionsByReason).length > 0 ? ` (${Object.entries(s.evictionsByReason).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}</dd>
-          <dt>violations</dt><dd>${s.violations === 0 ? 'none' : s.violations}</dd>
+          <dt>run</dt>
+          <dd>${duration(r.run.end)} of virtual time from ${r.run.start} in ${r.run.steps} steps (${r.run.stop})</dd>
+          <dt>workloads</dt>
+          <dd>
+            ${s.workloads}
+            (${Object.entries(s.byStatus)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')})
+          </dd>
+          <dt>makespan</dt>
+          <dd>${duration(s.makespan)}</dd>
+          <dt>evictions</dt>
+          <dd>
+            ${s.evictions}${
+              Object.keys(s.evictionsByReason).length > 0
+                ? ` (${Object.entries(s.evictionsByReason)
+                    .map(([k, v]) => `${k} ${v}`)
+                    .join(', ')})`
+                : ''
+            }
+          </dd>
+          <dt>violations</dt>
+          <dd>${s.violations === 0 ? 'none' : s.violations}</dd>
         </dl>
       </section>
       <${UtilizationSection} r=${r} />

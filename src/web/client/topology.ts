@@ -89,7 +89,12 @@ export function layout(view: ViewJson, nodes: ReadonlyMap<string, MapNode>): Pan
     r.hosts.push(node);
   }
   const outside = [...nodes.keys()].filter((n) => !(n in view.paths)).sort(cmp);
-  if (outside.length > 0) panels.set('\u0000outside', { key: '\u0000outside', label: `not in ${view.name}`, rows: [{ key: '\u0000outside', label: '', hosts: outside }] });
+  if (outside.length > 0)
+    panels.set('\u0000outside', {
+      key: '\u0000outside',
+      label: `not in ${view.name}`,
+      rows: [{ key: '\u0000outside', label: '', hosts: outside }],
+    });
   return [...panels.values()];
 }
 
@@ -110,8 +115,13 @@ export function totals(names: readonly string[], nodes: ReadonlyMap<string, MapN
 export function describeNode(n: MapNode, resource: string, mark?: string): string {
   const cap = n.capacity[resource] ?? 0;
   const used = n.used?.[resource] ?? 0;
-  const state = [!n.ready && 'NotReady', n.unschedulable && 'cordoned', (n.taints?.length ?? 0) > 0 && `taints ${n.taints!.join(', ')}`].filter(Boolean).join(', ');
-  const usage = cap > 0 ? `${resource} ${amount(resource, used)}/${amount(resource, cap)} used (${pct(used / cap)}), ${amount(resource, cap - used)} free` : `no ${resource}`;
+  const state = [!n.ready && 'NotReady', n.unschedulable && 'cordoned', (n.taints?.length ?? 0) > 0 && `taints ${n.taints!.join(', ')}`]
+    .filter(Boolean)
+    .join(', ');
+  const usage =
+    cap > 0
+      ? `${resource} ${amount(resource, used)}/${amount(resource, cap)} used (${pct(used / cap)}), ${amount(resource, cap - used)} free`
+      : `no ${resource}`;
   const pods = n.pods ? `, ${n.pods.length} pod(s)` : '';
   const wl = n.workloads && n.workloads.length > 0 ? `, workloads ${n.workloads.join(', ')}` : '';
   return `${n.name}: ${usage}${pods}${wl}${state ? `; ${state}` : ''}${mark ? `; ranks ${mark}` : ''}`;
@@ -160,7 +170,14 @@ export function TopologyMap(props: TopologyMapProps) {
     const labels: { y: number; text: string }[] = [];
     if (rackMode) {
       p.rows.forEach((r, ri) => {
-        const item = { id: `c${items.length}`, key: r.key, panel: pi, x: (ri % PER_LINE) * step, y: y + Math.floor(ri / PER_LINE) * step, text: '' };
+        const item = {
+          id: `c${items.length}`,
+          key: r.key,
+          panel: pi,
+          x: (ri % PER_LINE) * step,
+          y: y + Math.floor(ri / PER_LINE) * step,
+          text: '',
+        };
         const t = totals(r.hosts, nodes, props.resource);
         item.text = `${levelName(view.levels[view.levels.length - 2] ?? 'rack')} ${r.label}: ${r.hosts.length} hosts, ${props.resource} ${amount(props.resource, t.used)}/${amount(props.resource, t.total)} used${t.total > 0 ? ` (${pct(t.used / t.total)})` : ''}`;
         items.push(item);
@@ -172,7 +189,14 @@ export function TopologyMap(props: TopologyMapProps) {
         labels.push({ y, text: r.label });
         r.hosts.forEach((h, hi) => {
           const n = nodes.get(h)!;
-          const item = { id: `c${items.length}`, key: h, panel: pi, x: LABEL_W + (hi % PER_LINE) * step, y: y + Math.floor(hi / PER_LINE) * step, text: describeNode(n, props.resource, props.marks?.get(h)) };
+          const item = {
+            id: `c${items.length}`,
+            key: h,
+            panel: pi,
+            x: LABEL_W + (hi % PER_LINE) * step,
+            y: y + Math.floor(hi / PER_LINE) * step,
+            text: describeNode(n, props.resource, props.marks?.get(h)),
+          };
           items.push(item);
           cells.push({ item, node: n });
         });
@@ -236,9 +260,19 @@ export function TopologyMap(props: TopologyMapProps) {
   return html`
     <div class="topo">
       <div class="topo-bar">
-        ${zoom !== null
-          ? html`<button type="button" onClick=${() => setZoom(null)}>← all ${levelName(view.levels[0] ?? '')}s</button> <span>${shown[0]?.label}</span>`
-          : html`<label><input type="checkbox" checked=${aggregated} onChange=${(e: Event) => setAggregated((e.target as HTMLInputElement).checked)} /> aggregate to ${levelName(view.levels[view.levels.length - 2] ?? 'rack')}s</label>`}
+        ${
+          zoom !== null
+            ? html`<button type="button" onClick=${() => setZoom(null)}>← all ${levelName(view.levels[0] ?? '')}s</button>
+                <span>${shown[0]?.label}</span>`
+            : html`<label
+                ><input
+                  type="checkbox"
+                  checked=${aggregated}
+                  onChange=${(e: Event) => setAggregated((e.target as HTMLInputElement).checked)}
+                />
+                aggregate to ${levelName(view.levels[view.levels.length - 2] ?? 'rack')}s</label
+              >`
+        }
         <span class="muted">${nodes.size} nodes</span>
       </div>
       <div
@@ -256,7 +290,17 @@ export function TopologyMap(props: TopologyMapProps) {
         ${drawn.map(
           (d) => html`
             <figure class="panel" key=${d.p.key}>
-              <figcaption>${d.p.label}${rackMode ? '' : ` · ${totalsText(d.p.rows.flatMap((r) => r.hosts), nodes, props.resource)}`}</figcaption>
+              <figcaption>
+                ${d.p.label}${
+                  rackMode
+                    ? ''
+                    : ` · ${totalsText(
+                        d.p.rows.flatMap((r) => r.hosts),
+                        nodes,
+                        props.resource,
+                      )}`
+                }
+              </figcaption>
               <svg width=${d.width} height=${d.height} role="presentation">
                 ${d.labels.map((l) => html`<text class="row-label" x="0" y=${l.y + cs - 3}>${l.text}</text>`)}
                 ${d.cells.map((c) => cell(c, cs, props, nodes, c.item === items[cur] && focused, selectedItem === c.item, choose))}
@@ -272,23 +316,44 @@ export function TopologyMap(props: TopologyMapProps) {
 
 function totalsText(hosts: string[], nodes: ReadonlyMap<string, MapNode>, resource: string): string {
   const t = totals(hosts, nodes, resource);
-  return t.total > 0 ? `${resource} ${amount(resource, t.used)}/${amount(resource, t.total)} (${pct(t.used / t.total)})` : `${hosts.length} hosts`;
+  return t.total > 0
+    ? `${resource} ${amount(resource, t.used)}/${amount(resource, t.total)} (${pct(t.used / t.total)})`
+    : `${hosts.length} hosts`;
 }
 
-function cell(c: { item: Item; node?: MapNode; row?: Row }, cs: number, props: TopologyMapProps, nodes: ReadonlyMap<string, MapNode>, isCursor: boolean, isSelected: boolean, choose: (it: Item) => void) {
+function cell(
+  c: { item: Item; node?: MapNode; row?: Row },
+  cs: number,
+  props: TopologyMapProps,
+  nodes: ReadonlyMap<string, MapNode>,
+  isCursor: boolean,
+  isSelected: boolean,
+  choose: (it: Item) => void,
+) {
   const { item } = c;
   const onClick = () => choose(item);
   if (c.row) {
     const t = totals(c.row.hosts, nodes, props.resource);
     const anyDown = c.row.hosts.some((h) => !nodes.get(h)?.ready);
     return html`<g class="cell" data-rack=${c.row.key} onClick=${onClick}>
-      <rect x=${item.x} y=${item.y} width=${cs} height=${cs} rx="2" fill=${t.total > 0 ? heat(t.used / t.total) : 'var(--na)'} class=${`${anyDown ? 'down' : ''}${isCursor ? ' cursor' : ''}`}><title>${item.text}</title></rect>
+      <rect
+        x=${item.x}
+        y=${item.y}
+        width=${cs}
+        height=${cs}
+        rx="2"
+        fill=${t.total > 0 ? heat(t.used / t.total) : 'var(--na)'}
+        class=${`${anyDown ? 'down' : ''}${isCursor ? ' cursor' : ''}`}
+        ><title>${item.text}</title></rect
+      >
     </g>`;
   }
   const n = c.node!;
   const mark = props.marks?.get(n.name);
   const dim = props.marks !== undefined && mark === undefined;
-  const cls = ['node', !n.ready && 'down', n.unschedulable && 'cordoned', dim && 'dim', isCursor && 'cursor', isSelected && 'selected'].filter(Boolean).join(' ');
+  const cls = ['node', !n.ready && 'down', n.unschedulable && 'cordoned', dim && 'dim', isCursor && 'cursor', isSelected && 'selected']
+    .filter(Boolean)
+    .join(' ');
   return html`<g class="cell" data-node=${n.name} onClick=${onClick}>
     <rect x=${item.x} y=${item.y} width=${cs} height=${cs} rx="2" fill=${fillOf(n, props)} class=${cls}><title>${item.text}</title></rect>
     ${!n.ready ? html`<path class="x" d=${`M${item.x + 3} ${item.y + 3}L${item.x + cs - 3} ${item.y + cs - 3}M${item.x + cs - 3} ${item.y + 3}L${item.x + 3} ${item.y + cs - 3}`} />` : null}
@@ -301,18 +366,27 @@ function cell(c: { item: Item; node?: MapNode; row?: Row }, cs: number, props: T
 export function Legend(props: { resource: string; colourBy: ColourBy }) {
   const steps = [0, 0.25, 0.5, 0.75, 1];
   return html`<div class="legend" aria-label="legend">
-    ${props.colourBy === 'usage'
-      ? html`<span>${props.resource} used:</span>${steps.map((s) => html`<span class="swatch" style=${`background:${heat(s)}`}></span><span>${pct(s)}</span>`)}
-          <span class="swatch" style="background:var(--na)"></span><span>none of it</span>`
-      : html`<span>each workload its own colour;</span><span class="swatch" style="background:var(--empty)"></span><span>no workload</span>`}
-    <span class="swatch down-swatch">✕</span><span>NotReady</span>
-    <span class="swatch cordoned-swatch"></span><span>cordoned</span>
+    ${
+      props.colourBy === 'usage'
+        ? html`<span>${props.resource} used:</span
+            >${steps.map((s) => html`<span class="swatch" style=${`background:${heat(s)}`}></span><span>${pct(s)}</span>`)}
+            <span class="swatch" style="background:var(--na)"></span><span>none of it</span>`
+        : html`<span>each workload its own colour;</span><span class="swatch" style="background:var(--empty)"></span
+            ><span>no workload</span>`
+    }
+    <span class="swatch down-swatch">✕</span><span>NotReady</span> <span class="swatch cordoned-swatch"></span><span>cordoned</span>
     <span class="swatch taint-swatch"></span><span>tainted</span>
   </div>`;
 }
 
 /** Free / used / total per resource, and what else is known of a node. */
-export function NodeDetails(props: { node: MapNode; path?: string[]; levels?: string[]; resources: string[]; onWorkload?: (key: string) => void }) {
+export function NodeDetails(props: {
+  node: MapNode;
+  path?: string[];
+  levels?: string[];
+  resources: string[];
+  onWorkload?: (key: string) => void;
+}) {
   const n = props.node;
   return html`<section class="details" aria-label=${`node ${n.name}`}>
     <h3>${n.name}</h3>
@@ -323,20 +397,44 @@ export function NodeDetails(props: { node: MapNode; path?: string[]; levels?: st
       ${(n.taints ?? []).map((t) => html` <span class="badge warn">taint ${t}</span>`)}
     </p>
     <table>
-      <thead><tr><th scope="col">resource</th><th scope="col">free</th><th scope="col">used</th><th scope="col">total</th></tr></thead>
+      <thead>
+        <tr>
+          <th scope="col">resource</th>
+          <th scope="col">free</th>
+          <th scope="col">used</th>
+          <th scope="col">total</th>
+        </tr>
+      </thead>
       <tbody>
         ${props.resources
           .filter((r) => (n.capacity[r] ?? 0) > 0 || (n.used?.[r] ?? 0) > 0)
           .map((r) => {
             const cap = n.capacity[r] ?? 0;
             const used = n.used?.[r] ?? 0;
-            return html`<tr><th scope="row">${r}</th><td>${amount(r, cap - used)}</td><td>${amount(r, used)}</td><td>${amount(r, cap)}</td></tr>`;
+            return html`<tr>
+              <th scope="row">${r}</th>
+              <td>${amount(r, cap - used)}</td>
+              <td>${amount(r, used)}</td>
+              <td>${amount(r, cap)}</td>
+            </tr>`;
           })}
       </tbody>
     </table>
-    ${n.workloads && n.workloads.length > 0
-      ? html`<h4>Workloads</h4><ul>${n.workloads.map((w) => html`<li><span class="swatch" style=${`background:${workloadColour(w)}`}></span> ${props.onWorkload ? html`<a href=${`#/workloads/${w}`}>${w}</a>` : w}</li>`)}</ul>`
-      : null}
-    ${n.pods ? html`<h4>Pods (${n.pods.length})</h4><ul class="pods">${n.pods.map((p) => html`<li>${p}</li>`)}</ul>` : null}
+    ${
+      n.workloads && n.workloads.length > 0
+        ? html`<h4>Workloads</h4>
+            <ul>
+              ${n.workloads.map((w) => html`<li><span class="swatch" style=${`background:${workloadColour(w)}`}></span> ${props.onWorkload ? html`<a href=${`#/workloads/${w}`}>${w}</a>` : w}</li>`)}
+            </ul>`
+        : null
+    }
+    ${
+      n.pods
+        ? html`<h4>Pods (${n.pods.length})</h4>
+            <ul class="pods">
+              ${n.pods.map((p) => html`<li>${p}</li>`)}
+            </ul>`
+        : null
+    }
   </section>`;
 }

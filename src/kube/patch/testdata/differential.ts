@@ -14,7 +14,10 @@ import fc from 'fast-check';
 import { PatchError, strategicMergePatch } from '../index.js';
 
 const names = fc.constantFrom('a', 'b', 'c', 'd', 'e');
-const env = fc.uniqueArray(fc.record({ name: fc.constantFrom('A', 'B', 'C', 'D'), value: fc.constantFrom('1', '2') }), { selector: (e) => e.name, maxLength: 3 });
+const env = fc.uniqueArray(fc.record({ name: fc.constantFrom('A', 'B', 'C', 'D'), value: fc.constantFrom('1', '2') }), {
+  selector: (e) => e.name,
+  maxLength: 3,
+});
 const container = fc.record({ name: names, image: fc.constantFrom('x:1', 'y:2'), env }, { requiredKeys: ['name'] });
 const live = fc.record({
   containers: fc.uniqueArray(container, { selector: (c) => c.name, minLength: 1, maxLength: 4 }),
@@ -24,7 +27,13 @@ const patchElement = fc.oneof(
   fc.record({ name: names, image: fc.constantFrom('z:9') }),
   fc.record({
     name: names,
-    env: fc.array(fc.oneof(fc.record({ name: fc.constantFrom('A', 'B', 'E'), value: fc.constantFrom('9') }), fc.record({ $patch: fc.constant('delete'), name: fc.constantFrom('A', 'B') })), { maxLength: 2 }),
+    env: fc.array(
+      fc.oneof(
+        fc.record({ name: fc.constantFrom('A', 'B', 'E'), value: fc.constantFrom('9') }),
+        fc.record({ $patch: fc.constant('delete'), name: fc.constantFrom('A', 'B') }),
+      ),
+      { maxLength: 2 },
+    ),
   }),
   fc.record({ $patch: fc.constant('delete'), name: names }),
 );
@@ -40,7 +49,12 @@ const patch = fc.record({
 function stored(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stored);
   if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(Object.keys(v).sort().filter((k) => !k.startsWith('$') && (v as Record<string, unknown>)[k] !== null).map((k) => [k, stored((v as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .filter((k) => !k.startsWith('$') && (v as Record<string, unknown>)[k] !== null)
+        .map((k) => [k, stored((v as Record<string, unknown>)[k])]),
+    );
   }
   return v;
 }
@@ -63,10 +77,16 @@ try {
     writeFileSync(file, JSON.stringify(object));
     let go: unknown;
     try {
-      const out = execFileSync('kubectl', ['patch', '--local', '-f', file, '-p', JSON.stringify(body), '-o', 'json'], { env: { ...process.env, KUBECONFIG: '/dev/null' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const out = execFileSync('kubectl', ['patch', '--local', '-f', file, '-p', JSON.stringify(body), '-o', 'json'], {
+        env: { ...process.env, KUBECONFIG: '/dev/null' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       go = stored(JSON.parse(out.toString()));
     } catch (e) {
-      go = `error: ${(e as { stderr: Buffer }).stderr.toString().trim().replace(/^error: /, '')}`;
+      go = `error: ${(e as { stderr: Buffer }).stderr
+        .toString()
+        .trim()
+        .replace(/^error: /, '')}`;
     }
     let ours: unknown;
     try {
@@ -82,7 +102,9 @@ try {
     const both = (p.finalizers ?? []).filter((f) => (p.deleteFinalizers ?? []).some((d) => d === f));
     if (both.length > 0) continue;
     mismatches++;
-    console.log(`mismatch\n live  ${JSON.stringify(object)}\n patch ${JSON.stringify(body)}\n go    ${goText}\n ours  ${JSON.stringify(ours)}`);
+    console.log(
+      `mismatch\n live  ${JSON.stringify(object)}\n patch ${JSON.stringify(body)}\n go    ${goText}\n ours  ${JSON.stringify(ours)}`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true });
