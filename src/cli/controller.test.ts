@@ -96,9 +96,10 @@ describe('Kueue Configuration for topoqueue controller', () => {
 describe('topoqueue controller in-process', () => {
   let api: ApiServer;
   let running: RunningController;
+  let memory: MemoryStore;
   before(async () => {
     const clock = new RealClock();
-    const memory = new MemoryStore({ clock });
+    memory = new MemoryStore({ clock });
     api = new ApiServer({ store: memory, clock });
     const port = await api.listen(0);
     const dir = mkdtempSync(join(tmpdir(), 'tq-ctl-'));
@@ -119,6 +120,19 @@ describe('topoqueue controller in-process', () => {
     for (let i = 0; i < 50 && (await get('/readyz')).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal((await get('/readyz')).status, 200);
     assert.match(await (await get('/metrics')).text(), /kueue_admission_attempts_total/);
+  });
+
+  it('serves the dashboard on the metrics port, fed by the cluster it watches', async () => {
+    await memory.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'dash-node' }, status: { allocatable: { cpu: '4' } } });
+    const page = await fetch(`http://127.0.0.1:${running.metricsPort}/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /topoqueue controller/);
+    let state = '';
+    for (let i = 0; i < 50 && !state.includes('dash-node'); i++) {
+      state = await (await fetch(`http://127.0.0.1:${running.metricsPort}/ui/state`)).text();
+      if (!state.includes('dash-node')) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(state, /dash-node/);
   });
 
   it('answers AdmissionReview over TLS with a generated certificate: a Job is suspended, a Pod of a queue gated', async () => {

@@ -5,7 +5,7 @@
 //
 // 1. read --config (Kueue's Configuration fields that apply), the kubeconfig (--kubeconfig,
 //    KUBECONFIG, ~/.kube/config, or the pod's service account) and --context;
-// 2. serve /metrics, /healthz and /readyz on --metrics-port;
+// 2. serve /metrics, /healthz and /readyz on --metrics-port, and the dashboard at /;
 // 3. with --leader-elect, campaign for the Lease and run the controllers only while holding
 //    it (losing it ends the process, as Kueue's manager does); without, run at once;
 // 4. on SIGTERM/SIGINT: stop the controllers, release the lease, close the watches.
@@ -29,6 +29,7 @@ import { MUTATING_CONFIGURATION, type TlsMaterial, VALIDATING_CONFIGURATION, Web
 import { objectValidationHooks } from '../controllers/object-webhook.ts';
 import { RealClock } from '../runtime/clock.ts';
 import { Manager } from '../runtime/manager.ts';
+import { createDashboard } from '../web/dashboard.ts';
 
 export interface ControllerArgs {
   kubeconfig?: string;
@@ -181,6 +182,8 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
   }
   if (tls.generated) void patchCaBundle(store, tls.ca, (msg, fields) => log.info(fields, msg));
 
+  // The dashboard (docs/dashboard.md) on the same port: it starts watching on its first request.
+  const dashboard = createDashboard({ store, title: 'controller' });
   const http: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
@@ -194,7 +197,7 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
       // Ready once the caches synced (the webhooks answer from them); a leader once it also reconciles.
       const ok = synced && (ready || config.leaderElection.leaderElect);
       res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok' : 'caches not synced');
-    } else {
+    } else if (!dashboard.handle(req, res)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
   });
@@ -248,6 +251,8 @@ export async function startController(args: ControllerArgs, io: ControllerIo): P
       await elector?.stop();
       store.close();
       await webhooks.close();
+      // The dashboard's event streams first: the server waits for open connections to end.
+      dashboard.close();
       await new Promise<void>((r) => http.close(() => r()));
       http.closeAllConnections();
     })());
