@@ -430,7 +430,8 @@ function runHyperNode(report: Report): void {
   const infos = hyperNodeInfos(shape);
   const m = shape.leafMembers;
   console.error(
-    `hypernode: ${hosts.toLocaleString('en-US')} hosts, ${shape.hyperNodes.length.toLocaleString('en-US')} HyperNodes (${HYPERNODE.blocks} blocks x ${HYPERNODE.spinesPerBlock} spines x ${HYPERNODE.racksPerSpine} leaves x ${HYPERNODE.hostsPerRack} hosts; leaves by exactMatch ${m.exact}, regexMatch ${m.regex}, labelMatch ${m.label}; seed ${HYPERNODE.seed}) ...`,
+    `hypernode: ${hosts.toLocaleString('en-US')} hosts, ${shape.hyperNodes.length.toLocaleString('en-US')} HyperNodes (${HYPERNODE.blocks} blocks x ${HYPERNODE.spinesPerBlock} spines x ${HYPERNODE.racksPerSpine} leaves x ${HYPERNODE.hostsPerRack} hosts; ` +
+      `leaves by exactMatch ${m.exact}, regexMatch ${m.regex}, labelMatch ${m.label}; seed ${HYPERNODE.seed}) ...`,
   );
 
   // 1. The tree from parsed HyperNodes and NodeInfos, after a gc; repeated (median of
@@ -610,7 +611,8 @@ async function runSimulate(report: Report): Promise<void> {
     report.add(
       cpu,
       r.cpuMs,
-      `CPU of the whole run (wall ${fmt(r.wallMs / 1000)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.steps.toLocaleString('en-US')} reconciles, ${r.violations} violations, ${r.errors} controller errors; mean time to admission ${classes}; mean CQ usage ${r.meanUsagePct.toFixed(1)}% of nominal`,
+      `CPU of the whole run (wall ${fmt(r.wallMs / 1000)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.steps.toLocaleString('en-US')} reconciles, ` +
+        `${r.violations} violations, ${r.errors} controller errors; mean time to admission ${classes}; mean CQ usage ${r.meanUsagePct.toFixed(1)}% of nominal`,
     );
     if (r.makespanS !== null)
       report.add(mk, r.makespanS / r.boundS, `makespan ${fmt(r.makespanS)} s simulated vs packing bound ${fmt(r.boundS)} s`);
@@ -713,7 +715,8 @@ async function runController(report: Report): Promise<void> {
   report.add(
     name,
     r.wallMs / 1000,
-    `wall, first create to last finish; ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; controller CPU ${fmt(r.controllerCpuS)} s, heap ${fmt(r.heapMB)} MB, ${r.requests.toLocaleString('en-US')} API requests (${verbs}); server CPU ${fmt(r.serverCpuS)} s`,
+    `wall, first create to last finish; ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; ` +
+      `controller CPU ${fmt(r.controllerCpuS)} s, heap ${fmt(r.heapMB)} MB, ${r.requests.toLocaleString('en-US')} API requests (${verbs}); server CPU ${fmt(r.serverCpuS)} s`,
   );
 }
 
@@ -731,7 +734,8 @@ async function runRestart(report: Report): Promise<void> {
     report.add(
       name,
       mid.wallMs,
-      `median of ${runs.length} (${runs.map((r) => fmt(r.wallMs)).join(', ')} ms), spawn of serve --data-dir to listening; that run: CPU ${fmt(mid.cpuMs)} ms, store read back ${fmt(mid.openMs)} ms; ${mid.objects.toLocaleString('en-US')} objects (${RESTART_NODES.toLocaleString('en-US')} Nodes, the rest ~2.8 KiB Pods), ${fmt(bytes / 1e6)} MB on disk`,
+      `median of ${runs.length} (${runs.map((r) => fmt(r.wallMs)).join(', ')} ms), spawn of serve --data-dir to listening; that run: CPU ${fmt(mid.cpuMs)} ms, ` +
+        `store read back ${fmt(mid.openMs)} ms; ${mid.objects.toLocaleString('en-US')} objects (${RESTART_NODES.toLocaleString('en-US')} Nodes, the rest ~2.8 KiB Pods), ${fmt(bytes / 1e6)} MB on disk`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -139,7 +139,12 @@ describe('soak findings', () => {
   it(
     'a preempted gang is not re-admitted while its old pods are still bound and running (AdmittedTwice: more bound pods than admitted)',
     {
-      todo: 'pod-group-controller evict() deletes the gang\'s pods and, in the same reconcile, clears its reservation (isRunning excludes deleting pods: FastQuotaReleaseInPodIntegration, kueue-core §1e IsActive); the scheduler re-admits the gang at once with 4 of 8 pods while most of its old pods are still bound and Running (the kubelet fails them one per turn), the new admission even gets PodsReady=True from them, and invariants.ts reports AdmittedTwice "6 pods of PodSet ... are bound, more than the 4 it was admitted with"',
+      todo:
+        "pod-group-controller evict() deletes the gang's pods and, in the same reconcile, clears its reservation " +
+        '(isRunning excludes deleting pods: FastQuotaReleaseInPodIntegration, kueue-core §1e IsActive); ' +
+        'the scheduler re-admits the gang at once with 4 of 8 pods while most of its old pods are still bound and Running ' +
+        '(the kubelet fails them one per turn), the new admission even gets PodsReady=True from them, and invariants.ts reports ' +
+        'AdmittedTwice "6 pods of PodSet ... are bound, more than the 4 it was admitted with"',
     },
     async () => {
       const pod = (i: number): KObject =>

@@ -23,7 +23,8 @@ function checkKey(key: string): void {
   const name = key.includes('/') ? key.slice(key.indexOf('/') + 1) : key;
   if (!KEY.test(key) || name.length > 63 || key.length - name.length > 254) {
     throw badRequest(
-      `unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+      `unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', ` +
+        `and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
     );
   }
 }

@@ -8,6 +8,7 @@
 // answers a Status: nothing a client sends can crash the server, and a request is either
 // written whole or not at all.
 
+import { DNS_SUBDOMAIN_PROBLEM, isDnsSubdomain } from '../api/names.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
@@ -545,12 +546,7 @@ export class ApiServer {
     const bad = (field: string, message: string) => causes.push(causeOf(field, message));
     if (md.name !== undefined && typeof md.name !== 'string') bad('metadata.name', `Invalid value: ${describe(md.name)}: must be a string`);
     else if (name === '') bad('metadata.name', 'Required value: name or generateName is required');
-    else if (name.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name)) {
-      bad(
-        'metadata.name',
-        `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
-      );
-    }
+    else if (!isDnsSubdomain(name)) bad('metadata.name', `Invalid value: "${name}": ${DNS_SUBDOMAIN_PROBLEM}`);
     for (const key of ['labels', 'annotations'] as const) {
       const m = md[key];
       if (m === undefined || m === null) continue;

@@ -314,7 +314,12 @@ function PlacementSection(props: { r: SimulationReport; selected: string; onSele
       w
         ? html`<p id="placement-text">
             ${w.kind} ${w.namespace}/${w.name}: ${w.status}; ${marks.size} node(s) shown with the ranks of their
-            pods${w.placement.length > 0 ? `; ${w.placement.map((p) => `${p.podSet}: ${p.count} on ${p.flavor ?? '–'}${p.domains.length > 0 ? ` in ${p.domains.length} domain(s) at ${p.levels[p.levels.length - 1]}` : ''}`).join('; ')}` : ''}${w.evictions.length > 0 ? `; evicted ${w.evictions.length} time(s): the pods of the last placement are shown` : ''}
+            pods${
+              w.placement.length > 0
+                ? `; ` +
+                  `${w.placement.map((p) => `${p.podSet}: ${p.count} on ${p.flavor ?? '–'}${p.domains.length > 0 ? ` in ${p.domains.length} domain(s) at ${p.levels[p.levels.length - 1]}` : ''}`).join('; ')}`
+                : ''
+            }${w.evictions.length > 0 ? `; evicted ${w.evictions.length} time(s): the pods of the last placement are shown` : ''}
           </p>`
         : html`<p class="muted">Choose a workload here or in the Gantt chart.</p>`
     }
