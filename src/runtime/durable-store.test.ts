@@ -9,7 +9,7 @@ import { asBinary, open } from 'lmdb';
 import type { KObject, Pod } from '../api/objects.ts';
 import { Rng } from '../testing/rng.ts';
 import { VirtualClock } from './clock.ts';
-import { type DurableStore, DurableStoreError, openDatabase, openDurableStore, RESERVE } from './durable-store.ts';
+import { alive, type DurableStore, DurableStoreError, openDatabase, openDurableStore, RESERVE } from './durable-store.ts';
 import { runObjectStoreConformance } from './store-conformance.ts';
 import { mutable } from './store.ts';
 
@@ -289,6 +289,25 @@ describe('durable store: SIGKILL at random moments', () => {
         told.set(key, o ? { acked: { rv: rvOf(o), uid: o.metadata.uid! } } : {});
       }
       await store.close();
+    }
+  });
+});
+
+describe('durable store: the data directory claim', () => {
+  it('a killed process that its parent has not reaped yet (a zombie) holds no claim', async () => {
+    // The shell starts `sleep` in the background and then becomes a `sleep` itself, which never
+    // reaps: the background sleep, once killed, stays a zombie (as after `kill -9` of a serve
+    // started from a script that does not wait for it).
+    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = Number(await new Promise<string>((r) => parent.stdout.once('data', (d: Buffer) => r(d.toString()))));
+      assert.equal(alive(pid), true);
+      process.kill(pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(alive(pid), false);
+      assert.equal(alive(process.pid), true);
+    } finally {
+      parent.kill('SIGKILL');
     }
   });
 });

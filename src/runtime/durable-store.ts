@@ -277,11 +277,18 @@ function release(dir: string): void {
   }
 }
 
-function alive(pid: number): boolean {
+/** Is process `pid` running? A zombie (killed, not yet reaped by its parent) holds nothing: not alive. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S ...": the state follows the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (not Linux): trust kill(0)
   }
 }
