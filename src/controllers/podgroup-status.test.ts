@@ -148,3 +148,52 @@ describe('PodGroup status: Volcano (scheduling.volcano.sh)', () => {
     assert.equal(volcanoStatus(pg, [plainPod('a').build()], false)?.phase, 'Pending');
   });
 });
+
+describe('PodGroup status writes are coalesced', () => {
+  /** A 500-pod Koordinator gang bound and started one pod every 10 ms (5 s), the controller running between pod events; its status writes counted. */
+  async function gangGoingRunning(podBatchMs: number): Promise<{ writes: number; status: PodGroup['status'] }> {
+    const N = 500;
+    const h = await podHarness({ controllers: [podGroupStatusController()], config: { podBatchMs } });
+    let writes = 0;
+    const updateStatus = h.store.updateStatus.bind(h.store);
+    h.store.updateStatus = (o) => {
+      if (o.kind === 'PodGroup') writes++;
+      return updateStatus(o);
+    };
+    await h.create(podGroup('scheduling.sigs.k8s.io/v1alpha1', 'gang', N));
+    const names = Array.from({ length: N }, (_, i) => `p${String(i).padStart(3, '0')}`);
+    for (const n of names) await h.create(plainPod(n).label('pod-group.scheduling.sigs.k8s.io', 'gang').build());
+    await h.run();
+    for (const n of names) {
+      await h.runPod(n);
+      await h.manager.run({ untilMs: h.clock.now() + 10 });
+    }
+    await h.run();
+    return { writes, status: statusOf(h, 'gang') };
+  }
+
+  it('a 500-pod gang going Running: counter-only changes wait podBatchMs, so a handful of writes instead of one per pod event', async () => {
+    const unbatched = await gangGoingRunning(0);
+    const batched = await gangGoingRunning(1000);
+    for (const r of [unbatched, batched])
+      assert.deepEqual([r.status?.phase, r.status?.scheduled, r.status?.running], ['Running', 500, 500]);
+    assert.ok(unbatched.writes >= 500, `without batching: ${unbatched.writes} writes`);
+    assert.ok(batched.writes <= 12, `batched: ${batched.writes} writes (without: ${unbatched.writes})`);
+  });
+
+  it('a change of phase is written at once, not held back by the batch', async () => {
+    const h = await podHarness({ controllers: [podGroupStatusController()], config: { podBatchMs: 60_000 } });
+    await h.create(podGroup('scheduling.sigs.k8s.io/v1alpha1', 'pg', 2));
+    await h.run();
+    for (const n of ['a', 'b']) await h.create(plainPod(n).label('pod-group.scheduling.sigs.k8s.io', 'pg').build());
+    await h.manager.run({ untilMs: h.clock.now() });
+    await h.manager.run({ untilMs: h.clock.now() });
+    assert.equal(statusOf(h, 'pg').phase, 'Scheduling');
+    await h.runPod('a');
+    await h.manager.run({ untilMs: h.clock.now() + 1000 });
+    assert.equal(statusOf(h, 'pg').scheduled, 0, 'one bound pod only changes a counter: it waits');
+    await h.runPod('b');
+    await h.manager.run({ untilMs: h.clock.now() + 1000 });
+    assert.deepEqual([statusOf(h, 'pg').phase, statusOf(h, 'pg').running], ['Running', 2], 'Running at once, with the counters');
+  });
+});

@@ -34,6 +34,13 @@
 // occupiedBy: the first member's (by name) owner references as sorted `ns/ownerName`
 // joined by `,`. Terminal pods count (the peers' unit tests see them; their scheduler
 // informers filter them, which makes Finished/Failed unreachable there).
+//
+// Writes are coalesced: a status that changes nothing is not written; one whose only change
+// is in the counters (scheduled, running, succeeded, failed) waits until `podBatchMs` has
+// passed since the PodGroup's last write, and then carries every pod event of that time in
+// one write (Volcano writes a session's counts once a session, every second). A change of
+// phase or any other field is written at once. A 500-pod gang going Running is a handful of
+// status writes, not one per pod event.
 
 import { GangApiVersion, GangLabel, PodGroupPhase, type PodGroup } from '../api/gang.ts';
 import type { Pod, Workload } from '../api/objects.ts';
@@ -192,6 +199,15 @@ export function volcanoStatus(
   return { ...old, phase: next, running: c.running, succeeded: c.succeeded, failed: c.failed };
 }
 
+const COUNTERS = new Set(['scheduled', 'running', 'succeeded', 'failed']);
+
+/** The two statuses differ only in their pod counters (phase and every other field the same). */
+export function countersOnly(old: Record<string, unknown>, next: Record<string, unknown>): boolean {
+  for (const k of new Set([...Object.keys(old), ...Object.keys(next)]))
+    if (!COUNTERS.has(k) && JSON.stringify(old[k]) !== JSON.stringify(next[k])) return false;
+  return true;
+}
+
 export function podGroupStatusController(): Reconciler<TopoqueueConfig> {
   return new PodGroupStatusController();
 }
@@ -203,10 +219,14 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
   private podGroups!: Informer<AnyPodGroup>;
   private pods!: Informer<Pod>;
   private workloads!: Informer<Workload>;
+  private queue!: WorkQueue;
+  /** When each PodGroup's status was last written (clock ms), for coalescing counter-only changes. */
+  private readonly lastWrite = new Map<string, number>();
 
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.recorder = recorder;
+    this.queue = queue;
     this.podGroups = ctx.informers.for<AnyPodGroup>('PodGroup');
     this.podGroups.addIndex(BY_NAME, (pg) => [pg.metadata.name]);
     this.podGroups.addIndex(BY_OWNER_UID, (pg) => (pg.metadata.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid));
@@ -237,7 +257,11 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
       }
     };
     this.workloads.addHandler({ add: enqueueForWorkload, update: (_, w) => enqueueForWorkload(w), delete: enqueueForWorkload });
-    this.podGroups.addHandler({ add: (pg) => queue.add(objectKey(pg)), update: (_, pg) => queue.add(objectKey(pg)) });
+    this.podGroups.addHandler({
+      add: (pg) => queue.add(objectKey(pg)),
+      update: (_, pg) => queue.add(objectKey(pg)),
+      delete: (pg) => this.lastWrite.delete(objectKey(pg)),
+    });
   }
 
   async reconcile(key: string): Promise<void> {
@@ -262,6 +286,13 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
         return;
     }
     if (next === undefined || JSON.stringify(next) === JSON.stringify(pg.status ?? {})) return;
+    if (countersOnly(pg.status ?? {}, next as Record<string, unknown>)) {
+      const wait = (this.lastWrite.get(key) ?? -Infinity) + this.ctx.config.podBatchMs - this.ctx.clock.now();
+      if (wait > 0) {
+        this.queue.addAfter(key, wait);
+        return;
+      }
+    }
     const { namespace, name } = splitKey(key);
     await retryOnConflict<AnyPodGroup>(
       this.ctx.store,
@@ -274,6 +305,7 @@ class PodGroupStatusController implements Reconciler<TopoqueueConfig> {
       },
       { status: true },
     );
+    this.lastWrite.set(key, this.ctx.clock.now());
   }
 
   /** The PodGroup's Workload (owned by it, or by its controller) holds a quota reservation. */
