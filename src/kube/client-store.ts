@@ -6,10 +6,14 @@
 //   (reflector.ts: paged LIST, WATCH with bookmarks, relist on 410, backoff). A kind's
 //   cache starts on its first read and the read waits for its first list. A kind the
 //   server does not serve (no such CRD installed) reads as empty.
-// - Writes go to the server: create is a POST, update a PUT carrying the object's
-//   resourceVersion (a precondition: a stale one is a 409 Conflict), updateStatus a PUT to
-//   the status subresource, delete a DELETE with resourceVersion/uid preconditions. Each
-//   write's answer goes into the cache at once, so a controller reads its own writes.
+// - Writes go to the server: create is a POST; update (updateStatus: to the status
+//   subresource) of an object read from the cache is a JSON merge patch (RFC 7386) of what
+//   the controller changed against the cached object of that resourceVersion, carrying the
+//   resourceVersion (a precondition: a stale one is a 409 Conflict), so the fields the
+//   caches drop on ingest (reflector.ts, STRIPPED) stay on the server; an update of any other
+//   object is a PUT with its resourceVersion. Delete is a DELETE with resourceVersion/uid
+//   preconditions. Each write's answer goes into the cache at once, so a controller reads
+//   its own writes.
 // - Every request goes through a token bucket (rate-limiter.ts) and auth from the kubeconfig
 //   (client-node's `applySecurityAuthentication`: tokens, client certificates, exec plugins,
 //   in-cluster service accounts).
@@ -75,6 +79,34 @@ export function statusError(code: number, body: string, fallback: string): Store
   else e = new StoreError(code, 'BadRequest', message);
   e.message = message;
   return e;
+}
+
+const MERGE_PATCH = 'application/merge-patch+json';
+
+const isPlainObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The JSON merge patch (RFC 7386) turning `base` into `next`: changed and added fields, `null` for removed ones; lists whole. */
+export function mergeDiff(base: Json, next: Json): Json {
+  const patch: Json = {};
+  for (const k of new Set([...Object.keys(base), ...Object.keys(next)])) {
+    const a = base[k];
+    const b = next[k];
+    if (b === undefined) {
+      if (a !== undefined) patch[k] = null;
+    } else if (a === undefined) patch[k] = b;
+    else if (isPlainObject(a) && isPlainObject(b)) {
+      const sub = mergeDiff(a, b);
+      if (Object.keys(sub).length > 0) patch[k] = sub;
+    } else if (JSON.stringify(a) !== JSON.stringify(b)) patch[k] = b;
+  }
+  return patch;
+}
+
+/** An update as a merge patch against the cached object, the resourceVersion as its precondition. */
+function mergePatchOf(base: KObject, next: KObject, resourceVersion: string): Json {
+  const patch = mergeDiff(base as unknown as Json, next as unknown as Json);
+  const metadata = isPlainObject(patch.metadata) ? patch.metadata : {};
+  return { ...patch, metadata: { ...metadata, resourceVersion } };
 }
 
 const SERVER_OWNED = ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generation'] as const;
@@ -173,7 +205,18 @@ export class ClientStore implements ObjectStore {
     const c = this.caches.get(r.kind);
     const cached = c?.get(ns, obj.metadata.name);
     const path = this.path(r, ns, obj.metadata.name) + (status && r.status ? '/status' : '');
-    const out = await this.send<T>('PUT', path, obj, { kind: r.kind, namespace: ns, name: obj.metadata.name });
+    const target = { kind: r.kind, namespace: ns, name: obj.metadata.name };
+    // From the cache (the same version): a merge patch of the change, which cannot drop what the cache stripped.
+    const base =
+      cached &&
+      cached.apiVersion === obj.apiVersion &&
+      obj.metadata.resourceVersion &&
+      cached.metadata.resourceVersion === obj.metadata.resourceVersion
+        ? cached
+        : undefined;
+    const out = base
+      ? await this.send<T>('PATCH', path, mergePatchOf(base, obj, obj.metadata.resourceVersion!), target, MERGE_PATCH)
+      : await this.send<T>('PUT', path, obj, target);
     // Removing the last finalizer of an object being deleted removes it.
     if (!status && c && cached?.metadata.deletionTimestamp && (obj.metadata.finalizers?.length ?? 0) === 0) {
       await c.forget(r, ns, obj.metadata.name);
@@ -267,17 +310,18 @@ export class ClientStore implements ObjectStore {
 
   /** One request through the rate limiter and the kubeconfig's auth; a non-2xx answer throws the StoreError its Status names. */
   private async send<T>(
-    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body?: unknown,
     target?: { kind: string; namespace: string | undefined; name: string },
+    contentType = 'application/json',
   ): Promise<T> {
     await this.limiter.take();
     this.count(method, path);
     const ctx = new k8s.RequestContext(this.server + path, method as k8s.HttpMethod);
     ctx.setHeaderParam('Accept', 'application/json');
     if (body !== undefined) {
-      ctx.setHeaderParam('Content-Type', 'application/json');
+      ctx.setHeaderParam('Content-Type', contentType);
       ctx.setBody(JSON.stringify(body));
     }
     await this.kc.applySecurityAuthentication(ctx);

@@ -85,7 +85,8 @@ export function clusterRules(informerKinds: readonly string[]): PolicyRule[] {
   for (const kind of informerKinds) {
     for (const r of RESOURCES.filter((x) => x.kind === kind)) add(r.group, r.plural, ['list', 'watch']);
   }
-  for (const w of WRITES) add(w.group, w.resource, w.verbs);
+  // An update from a cached object goes as a merge patch (client-store.ts): `patch` beside every `update`.
+  for (const w of WRITES) add(w.group, w.resource, w.verbs.includes('update') ? [...w.verbs, 'patch'] : w.verbs);
   const rules: PolicyRule[] = [];
   for (const [group, resources] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
     // One rule per distinct verb set in the group.

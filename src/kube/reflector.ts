@@ -38,10 +38,67 @@ export interface KindCacheOptions {
   writeWaitMs?: number;
 }
 
-/** What the caches keep of an object: managedFields go (nobody here reads them, and the server keeps them on a PUT without them). */
+/** The annotation `kubectl apply` keeps the whole applied object in (often the largest field of an object). */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Fields no controller reads, dropped on ingest, per kind (`*`: every kind). Only whole
+ * fields, never a part of a list: a write from a stripped object is sent as a merge patch of
+ * what the controller changed (client-store.ts), and a list in a merge patch replaces the
+ * server's list whole.
+ */
+export const STRIPPED: Readonly<
+  Record<string, { metadata?: readonly string[]; annotations?: readonly string[]; status?: readonly string[] }>
+> = {
+  '*': { metadata: ['managedFields'], annotations: [LAST_APPLIED_ANNOTATION] },
+  // Read of a Pod's status: phase, conditions, message, reason, startTime, nominatedNodeName.
+  Pod: {
+    status: [
+      'containerStatuses',
+      'initContainerStatuses',
+      'ephemeralContainerStatuses',
+      'podIP',
+      'podIPs',
+      'hostIP',
+      'hostIPs',
+      'qosClass',
+      'resourceClaimStatuses',
+    ],
+  },
+  // Read of a Node's status: capacity, allocatable, conditions (and its labels, taints, unschedulable).
+  Node: {
+    status: [
+      'images',
+      'volumesInUse',
+      'volumesAttached',
+      'daemonEndpoints',
+      'nodeInfo',
+      'addresses',
+      'config',
+      'features',
+      'runtimeHandlers',
+    ],
+  },
+};
+
+/**
+ * What the caches keep of an object: without the fields of STRIPPED (nobody here reads them).
+ * Writes never lose them on the server: managedFields are kept by the server on any write
+ * without them, and every other write from a cached object is a merge patch of what changed.
+ */
 export function ingest<T extends KObject>(obj: T): T {
-  const md = obj.metadata as T['metadata'] & { managedFields?: unknown };
-  if (md.managedFields !== undefined) delete md.managedFields;
+  const md = obj.metadata as T['metadata'] & Record<string, unknown>;
+  for (const rule of [STRIPPED['*']!, STRIPPED[obj.kind]]) {
+    if (!rule) continue;
+    for (const f of rule.metadata ?? []) if (md[f] !== undefined) delete md[f];
+    const ann = md.annotations;
+    if (ann) {
+      for (const a of rule.annotations ?? []) if (ann[a] !== undefined) delete ann[a];
+      if (Object.keys(ann).length === 0) delete md.annotations;
+    }
+    const status = (obj as { status?: Record<string, unknown> }).status;
+    if (status) for (const f of rule.status ?? []) if (status[f] !== undefined) delete status[f];
+  }
   return obj;
 }
 
