@@ -67,12 +67,15 @@ describe('Kueue Configuration for topoqueue controller', () => {
     assert.equal(c.topoqueue.waitForPodsReady?.timeoutSeconds, 300);
     assert.equal(c.topoqueue.gates.TASBalancedPlacement, true);
     assert.deepEqual(c.frameworks, ['batch/job', 'pod']);
+    assert.deepEqual(c.topoqueue.frameworks, ['batch/job', 'pod'], 'handed to the controllers');
+    assert.deepEqual(c.topoqueue.labelKeysToCopy, ['team']);
     assert.deepEqual(c.clientConnection, { qps: 20, burst: 40 });
     assert.equal(c.leaderElection.leaseDurationMs, 30_000);
     assert.equal(c.leaderElection.resourceNamespace, 'tq');
     const d = parseControllerConfig(undefined);
     assert.deepEqual(d.clientConnection, { qps: 50, burst: 100 }, "Kueue's clientConnection defaults");
     assert.equal(d.leaderElection.leaderElect, false, 'off unless asked for (--leader-elect or the config)');
+    assert.equal(d.topoqueue.frameworks, undefined, 'without integrations.frameworks every framework is managed');
     assert.equal(parseControllerConfig({ featureGates: { DisableWaitForPodsReady: true } }).topoqueue.waitForPodsReady, undefined);
   });
 

@@ -36,6 +36,22 @@ export interface TopoqueueConfig {
    * API server).
    */
   concurrentCycleWrites: boolean;
+  /**
+   * integrations.frameworks: Kueue's names of the frameworks to manage (`batch/job`, `pod`,
+   * ...); undefined: every framework. A framework left out is neither reconciled nor changed
+   * by the webhooks (its hooks still answer, allowing everything).
+   */
+  frameworks?: readonly string[];
+  /** labelKeysToCopy: label keys copied from a job (or the pods of a group) onto the Workload made for it. */
+  labelKeysToCopy: readonly string[];
+}
+
+/** Kueue's name of the plain-pod integration; topoqueue's pod groups, gangs and Volcano PodGroups go with it. */
+export const POD_FRAMEWORK = 'pod';
+
+/** The framework of this Kueue name is managed (integrations.frameworks lists it, or lists nothing). */
+export function frameworkEnabled(config: TopoqueueConfig, name: string): boolean {
+  return config.frameworks === undefined || config.frameworks.includes(name);
 }
 
 export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): TopoqueueConfig {
@@ -53,6 +69,7 @@ export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): Topoque
     nodeFailureDelayMs: 30_000,
     minCycleIntervalMs: 0,
     concurrentCycleWrites: false,
+    labelKeysToCopy: [],
     ...overrides,
   };
 }

@@ -34,7 +34,8 @@ import { resolvePriority } from './workload-priority.ts';
 import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
 import { InvalidError, isAlreadyExists, isConflict, isNotFound, type RetryResult, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
-import type { TopoqueueConfig } from './config.ts';
+import { type TopoqueueConfig, frameworkEnabled } from './config.ts';
+import { labelsToCopy } from '../integrations/workload-name.ts';
 import { type JobWebhookDeps, cacheLookup, jobManaged, registerJobWebhooks } from './job-webhook.ts';
 import {
   type AdapterView,
@@ -219,7 +220,7 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       return;
     }
     const adapter = adapterFor(job);
-    if (!adapter || !jobManaged(this.deps, job)) return;
+    if (!adapter || !frameworkEnabled(this.ctx.config, adapter.integration.name) || !jobManaged(this.deps, job)) return;
     await this.releaseWorkloads(key, job.metadata.uid);
 
     const built = buildWorkloads(adapter, job);
@@ -554,6 +555,8 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
 
   private async createWorkload(job: KObject, wl: Workload): Promise<void> {
     resolvePriority(wl, this.ctx.informers);
+    const copied = labelsToCopy(this.ctx.config.labelKeysToCopy, [job]) ?? {};
+    if (Object.keys(copied).length > 0) wl = { ...wl, metadata: { ...wl.metadata, labels: { ...copied, ...wl.metadata.labels } } };
     try {
       const created = await this.ctx.store.create(wl);
       this.recorder.event(job, 'Normal', JobReason.CreatedWorkload, `Created Workload: ${nsName(created)}`);

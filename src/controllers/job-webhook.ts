@@ -30,7 +30,7 @@ import type { KObject, Pod } from '../api/objects.ts';
 import { DNS_SUBDOMAIN_MAX, DNS_SUBDOMAIN_PATTERN, DNS_SUBDOMAIN_PROBLEM } from '../api/names.ts';
 import type { InformerFactory } from '../runtime/informer.ts';
 import type { AdmissionResponse, ObjectStore } from '../runtime/store.ts';
-import type { TopoqueueConfig } from './config.ts';
+import { type TopoqueueConfig, frameworkEnabled } from './config.ts';
 import type { JobAdapter } from '../integrations/framework.ts';
 import { JOB_ADAPTERS, type Lookup, adapterFor, controllerOf, managedRoot } from '../integrations/registry.ts';
 
@@ -113,7 +113,7 @@ function gatePod(deps: JobWebhookDeps, lookup: Lookup, pod: Pod): void {
   const r = managedRoot(pod, lookup);
   if (!r) return;
   const adapter = adapterFor(r.root);
-  if (adapter?.mode !== 'pods' || !jobManaged(deps, r.root)) return;
+  if (adapter?.mode !== 'pods' || !frameworkEnabled(deps.config, adapter.integration.name) || !jobManaged(deps, r.root)) return;
   const place = adapter.placePod(r.root, pod, r.owner);
   if (!place) return;
   pod.metadata.labels = { ...pod.metadata.labels, [KueueLabel.PodSet]: place.podSet };
@@ -128,7 +128,8 @@ function gatePod(deps: JobWebhookDeps, lookup: Lookup, pod: Pod): void {
 /** Registers the job webhooks and the pod hook on the store (the job reconciler's setup). */
 export function registerJobWebhooks(store: ObjectStore, deps: JobWebhookDeps): void {
   for (const adapter of JOB_ADAPTERS) {
-    const ours = (o: KObject) => o.apiVersion === adapter.apiVersion;
+    // A framework left out of integrations.frameworks keeps its hooks (the webhook configuration names them) but they do nothing.
+    const ours = (o: KObject) => o.apiVersion === adapter.apiVersion && frameworkEnabled(deps.config, adapter.integration.name);
     store.addAdmissionHook({
       name: `m${adapter.hookSuffix}`,
       kinds: [adapter.kind],

@@ -64,7 +64,9 @@ import {
 } from '../integrations/pod.ts';
 import {
   IS_GROUP_WORKLOAD_ANNOTATION,
+  LABELS_MISMATCH_MESSAGE,
   RESOURCE_IN_USE_FINALIZER,
+  labelsToCopy,
   defaultPriority,
   namespaceOf,
   ownerReference,
@@ -77,7 +79,7 @@ import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, Reconciler } from '../runtime/manager.ts';
 import { isAlreadyExists, isNotFound, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
-import type { TopoqueueConfig } from './config.ts';
+import { POD_FRAMEWORK, type TopoqueueConfig, frameworkEnabled } from './config.ts';
 import { registerPodWebhook } from './pod-webhook.ts';
 import {
   POD_GROUP_ROLE_LABEL,
@@ -244,7 +246,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   async reconcile(key: string): Promise<void> {
     const k = parseReconcileKey(key);
-    if (!k) return;
+    if (!k || !frameworkEnabled(this.ctx.config, POD_FRAMEWORK)) return;
     if (k.kind === PodKeyPrefix.Pod) await this.reconcileSingle(key, k.namespace, k.name);
     else await this.reconcileGroup(key, k.kind, k.namespace, k.name);
   }
@@ -301,7 +303,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
         this.warnOnce(current, PodEventReason.ErrWorkloadCompose, errors.map((e) => e.detail).join('; '));
         return;
       }
-      await this.createWorkload(built, current);
+      await this.createWorkload(built, current, [current]);
       return;
     }
 
@@ -418,7 +420,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       );
       return;
     }
-    await this.createWorkload(built, kept[0]!);
+    await this.createWorkload(built, kept[0]!, kept);
   }
 
   private async composeFromSets(ns: string, group: string, active: Pod[], sets: PodGroupSet[]): Promise<void> {
@@ -475,7 +477,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     if (queueName) wl.spec.queueName = queueName;
     const priority = defaultPriority(declaring, podSets);
     if (priority !== undefined) wl.spec.priority = priority;
-    await this.createWorkload(wl, declaring);
+    await this.createWorkload(wl, declaring, kept);
   }
 
   private async composeGang(ns: string, gang: string, all: Pod[]): Promise<void> {
@@ -517,7 +519,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       this.warnOnce(first, PodEventReason.ErrWorkloadCompose, why);
       return;
     }
-    await this.createWorkload(built, first);
+    await this.createWorkload(built, first, live);
   }
 
   private async runGroup(key: string, kind: GroupKind, wl: Workload, all: Pod[]): Promise<void> {
@@ -774,7 +776,14 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     }
   }
 
-  private async createWorkload(wl: Workload, eventOn: Pod): Promise<void> {
+  /** Creates the Workload, with the labels of labelKeysToCopy its pods carry (which must agree). */
+  private async createWorkload(wl: Workload, eventOn: Pod, pods: readonly Pod[]): Promise<void> {
+    const copied = labelsToCopy(this.ctx.config.labelKeysToCopy, pods);
+    if (!copied) {
+      this.warnOnce(eventOn, PodEventReason.ErrWorkloadCompose, LABELS_MISMATCH_MESSAGE);
+      return;
+    }
+    if (Object.keys(copied).length > 0) wl = { ...wl, metadata: { ...wl.metadata, labels: { ...copied, ...wl.metadata.labels } } };
     resolvePriority(wl, this.ctx.informers);
     try {
       await this.ctx.store.create(wl);

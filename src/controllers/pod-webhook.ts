@@ -42,7 +42,7 @@ import { DNS_SUBDOMAIN_PROBLEM, isDnsSubdomain } from '../api/names.ts';
 import { BOTH_KEYS_DETAIL, PodGroupAnnotation, podGroupName, roleHash } from '../integrations/pod.ts';
 import type { ControllerContext } from '../runtime/manager.ts';
 import type { AdmissionHook, AdmissionRequest, AdmissionResponse } from '../runtime/store.ts';
-import type { TopoqueueConfig } from './config.ts';
+import { POD_FRAMEWORK, type TopoqueueConfig, frameworkEnabled } from './config.ts';
 import { POD_GROUP_ROLE_LABEL, hasPodGroupSets, parsePodGroupSets } from './pods-group-sets.ts';
 import { namespaceManaged, ownedByKnownIntegration } from './pods-scope.ts';
 
@@ -247,7 +247,7 @@ export function podWebhookHooks(ctx: ControllerContext<TopoqueueConfig>): Admiss
       type: 'mutating',
       admit(req) {
         // kueue_pods_gated_total is counted by the controller when the gated pod is stored.
-        defaultPod(req.object as Pod, env);
+        if (frameworkEnabled(ctx.config, POD_FRAMEWORK)) defaultPod(req.object as Pod, env);
       },
     },
     {
@@ -255,7 +255,7 @@ export function podWebhookHooks(ctx: ControllerContext<TopoqueueConfig>): Admiss
       kinds: ['Pod'],
       operations: ['CREATE', 'UPDATE'],
       type: 'validating',
-      admit: (req) => validatePod(req, env),
+      admit: (req) => (frameworkEnabled(ctx.config, POD_FRAMEWORK) ? validatePod(req, env) : {}),
     },
   ];
 }

@@ -217,3 +217,24 @@ export function ownedWorkload(owner: KObject, podSets: PodSet[], opts: OwnedWork
   if (owner.metadata.creationTimestamp) wl.metadata.creationTimestamp = owner.metadata.creationTimestamp;
   return wl;
 }
+
+/** Kueue's error when the pods of a group disagree on a label to copy. */
+export const LABELS_MISMATCH_MESSAGE = 'constructing workload: pods have different label values';
+
+/**
+ * Kueue's labelKeysToCopy: the labels of these keys that the sources carry (a job, or every
+ * pod of a group), for the Workload made from them. Sources that lack a key are skipped; two
+ * sources with different values of a key are an error (undefined).
+ */
+export function labelsToCopy(keys: readonly string[], sources: readonly KObject[]): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const key of keys) {
+    for (const o of sources) {
+      const v = o.metadata.labels?.[key];
+      if (v === undefined) continue;
+      if (out[key] !== undefined && out[key] !== v) return undefined;
+      out[key] = v;
+    }
+  }
+  return out;
+}

@@ -23,7 +23,7 @@ export interface ControllerConfig {
   topoqueue: TopoqueueConfig;
   leaderElection: LeaderElectionConfig;
   clientConnection: { qps: number; burst: number };
-  /** integrations.frameworks: the job frameworks to manage (names as Kueue's, e.g. batch/job). */
+  /** integrations.frameworks: the job frameworks to manage (names as Kueue's, e.g. batch/job); also in topoqueue.frameworks when given. */
   frameworks: string[];
   labelKeysToCopy: string[];
   webhookPort: number;
@@ -178,6 +178,9 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
     concurrentCycleWrites: true,
     gates,
     manageJobsWithoutQueueName: bool(top.manageJobsWithoutQueueName, 'manageJobsWithoutQueueName', false),
+    // Without integrations.frameworks every framework is managed (Kueue's own default is batch/job alone).
+    ...(integrations.frameworks !== undefined ? { frameworks } : {}),
+    labelKeysToCopy,
     waitForPodsReady: waitDisabled ? undefined : parseWaitForPodsReady(top.waitForPodsReady, { file }),
     ...(selector ? { managedJobsNamespaceSelector: selector } : {}),
   });
