@@ -97,6 +97,81 @@ const job = (name: string, opts: { pods: number; run?: string; priority?: string
   },
 });
 
+/** A pod template asking for 4 GPUs, every pod of its PodSet in one rack, running `run` (cluster time). */
+const tasTemplate = (run = '1m') => ({
+  metadata: {
+    annotations: { 'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack', 'topoqueue.io/run-duration': run },
+  },
+  spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x', resources: { requests: { 'nvidia.com/gpu': '4' } } }] },
+});
+const queued = (name: string) => ({ name, namespace: 'default', labels: { 'kueue.x-k8s.io/queue-name': 'q' } });
+
+/** One job of every framework but batch/v1 Job (the other tests run those), each asking for racks: 11 pods of 4 GPUs. */
+const frameworkJobs = (): { group: string; version: string; plural: string; body: Record<string, unknown> }[] => [
+  {
+    group: 'jobset.x-k8s.io',
+    version: 'v1alpha2',
+    plural: 'jobsets',
+    body: {
+      apiVersion: 'jobset.x-k8s.io/v1alpha2',
+      kind: 'JobSet',
+      metadata: queued('fw-jobset'),
+      spec: {
+        replicatedJobs: [{ name: 'w', replicas: 2, template: { spec: { parallelism: 1, completions: 1, template: tasTemplate() } } }],
+      },
+    },
+  },
+  {
+    group: 'kubeflow.org',
+    version: 'v2beta1',
+    plural: 'mpijobs',
+    body: {
+      apiVersion: 'kubeflow.org/v2beta1',
+      kind: 'MPIJob',
+      metadata: queued('fw-mpijob'),
+      spec: { mpiReplicaSpecs: { Launcher: { replicas: 1, template: tasTemplate() }, Worker: { replicas: 2, template: tasTemplate() } } },
+    },
+  },
+  {
+    group: 'leaderworkerset.x-k8s.io',
+    version: 'v1',
+    plural: 'leaderworkersets',
+    body: {
+      apiVersion: 'leaderworkerset.x-k8s.io/v1',
+      kind: 'LeaderWorkerSet',
+      metadata: queued('fw-lws'),
+      spec: { replicas: 1, leaderWorkerTemplate: { size: 2, workerTemplate: tasTemplate('10h') } },
+    },
+  },
+  {
+    group: 'batch.volcano.sh',
+    version: 'v1alpha1',
+    plural: 'jobs',
+    body: {
+      apiVersion: 'batch.volcano.sh/v1alpha1',
+      kind: 'Job',
+      metadata: queued('fw-volcano'),
+      spec: { schedulerName: 'volcano', minAvailable: 2, tasks: [{ name: 'worker', replicas: 2, template: tasTemplate() }] },
+    },
+  },
+];
+
+/** A plain-pod group (KEP-976) of two pods. */
+const groupPod = (name: string): k8s.V1Pod => {
+  const t = tasTemplate();
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { 'kueue.x-k8s.io/queue-name': 'q', 'kueue.x-k8s.io/pod-group-name': 'fw-pods' },
+      annotations: { ...t.metadata.annotations, 'kueue.x-k8s.io/pod-group-total-count': '2' },
+    },
+    spec: t.spec as k8s.V1PodSpec,
+  };
+};
+
 interface Controller {
   proc: ChildProcess;
   identity: string;
@@ -158,6 +233,21 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     controllers.push(c);
     return c;
   };
+  /** The requests a controller sent (its topoqueue_api_requests_total) that the generated RBAC rules do not allow. */
+  const deniedRequests = async (c: Controller): Promise<string[]> => {
+    const started = c.log
+      .map((l) => JSON.parse(l) as { msg?: string; metricsPort?: number })
+      .find((l) => l.msg === 'topoqueue controller starting');
+    const text = await (await fetch(`http://127.0.0.1:${started!.metricsPort}/metrics`)).text();
+    const seen = [...text.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)",group="([^"]*)",resource="([^"]*)"\} (\d+)/gm)].map(
+      (m) => ({ verb: m[1]!, group: m[2]!, resource: m[3]! }),
+    );
+    assert.ok(seen.length >= 10, `requests recorded: ${seen.length}`);
+    const rules = [...clusterRules(controllerSurface().informerKinds), ...leaderElectionRules()];
+    return seen
+      .filter((r) => !allows(rules, r.verb, r.group, r.resource))
+      .map((r) => `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}`);
+  };
   const leading = (c: Controller) =>
     eventually(
       () => (c.log.some((l) => l.includes('controllers running')) ? true : undefined),
@@ -169,6 +259,23 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     return c.exited;
   };
 
+  const workloads = async () =>
+    (
+      (await custom.listNamespacedCustomObject({
+        group: 'kueue.x-k8s.io',
+        version: 'v1beta2',
+        namespace: 'default',
+        plural: 'workloads',
+      })) as {
+        items: {
+          metadata: { name: string; ownerReferences?: { kind: string; name: string }[] };
+          status?: {
+            conditions?: { type: string; status: string; reason?: string }[];
+            admission?: { podSetAssignments?: { name: string; topologyAssignment?: unknown }[] };
+          };
+        }[];
+      }
+    ).items;
   const workload = async (jobName: string) => {
     const list = (await custom.listNamespacedCustomObject({
       group: 'kueue.x-k8s.io',
@@ -224,6 +331,95 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
     assert.equal(racks.size, 1, `one rack: ${[...racks].join(', ')}`);
     const w = await workload('tas');
     assert.equal((await admissions()).get(w!.metadata.name), 1);
+  });
+
+  it('runs a job of every framework with rack topology requests: JobSet, MPIJob, LeaderWorkerSet, Volcano Job, a plain-pod group', async () => {
+    for (const j of frameworkJobs())
+      await custom.createNamespacedCustomObject({
+        group: j.group,
+        version: j.version,
+        namespace: 'default',
+        plural: j.plural,
+        body: j.body,
+      });
+    for (const n of ['fw-pods-0', 'fw-pods-1']) await core.createNamespacedPod({ namespace: 'default', body: groupPod(n) });
+    const byOwner = async (name: string) =>
+      (await workloads()).find((w) => w.metadata.name === name || w.metadata.ownerReferences?.some((o) => o.name === name));
+    const done = (name: string, type: string) =>
+      eventually(async () => (condition(await byOwner(name), type) ? true : undefined), `${name} ${type}`, 40_000);
+    // A LeaderWorkerSet serves until deleted: admitted with its pods running is its end state.
+    await done('fw-lws', 'Admitted');
+    await eventually(
+      async () => {
+        const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'leaderworkerset.sigs.k8s.io/name=fw-lws' });
+        return pods.items.length === 2 && pods.items.every((p) => p.status?.phase === 'Running') ? pods.items : undefined;
+      },
+      'the LeaderWorkerSet pods running',
+      40_000,
+    );
+    for (const name of ['fw-jobset', 'fw-mpijob', 'fw-volcano', 'fw-pods']) await done(name, 'Finished');
+    // Every PodSet placed by TAS, and every Workload admitted once.
+    const fw = (await workloads()).filter((x) => x.metadata.ownerReferences?.some((o) => o.name.startsWith('fw-')));
+    assert.equal(
+      new Set(fw.map((w) => w.metadata.ownerReferences![0]!.kind)).size,
+      5,
+      'JobSet, MPIJob, LeaderWorkerSet, Job (Volcano) and Pod owners',
+    );
+    const admitted = await admissions();
+    for (const w of fw) {
+      assert.ok(w.status?.admission?.podSetAssignments?.length, `${w.metadata.name} admitted`);
+      for (const psa of w.status?.admission?.podSetAssignments ?? [])
+        assert.ok(psa.topologyAssignment, `${w.metadata.name}/${psa.name} has a topology assignment`);
+      assert.equal(admitted.get(w.metadata.name), 1, `${w.metadata.name} admitted once`);
+    }
+    await custom.deleteNamespacedCustomObject({
+      group: 'leaderworkerset.x-k8s.io',
+      version: 'v1',
+      namespace: 'default',
+      plural: 'leaderworkersets',
+      name: 'fw-lws',
+      propagationPolicy: 'Background',
+    });
+    await eventually(async () => ((await byOwner('fw-lws')) ? undefined : true), 'the LeaderWorkerSet Workload gone', 20_000);
+  });
+
+  it("replaces a deleted node in a running Workload's topology assignment, and the Job finishes", async () => {
+    await batch.createNamespacedJob({ namespace: 'default', body: job('nf', { pods: 2, run: '4m' }) });
+    const running = await eventually(async () => {
+      const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'batch.kubernetes.io/job-name=nf' });
+      return pods.items.length === 2 && pods.items.every((p) => p.status?.phase === 'Running' && p.spec?.nodeName) ? pods.items : undefined;
+    }, 'the two pods of nf running');
+    const victim = running[0]!.spec!.nodeName!;
+    const nodeObject = await core.readNode({ name: victim });
+    await core.deleteNode({ name: victim });
+    const replaced = await eventually(
+      async () => {
+        const events = await core.listNamespacedEvent({ namespace: 'default' });
+        return events.items.find((e) => e.reason === 'NodeReplaced' && e.involvedObject.kind === 'Workload');
+      },
+      'a NodeReplaced event on the Workload',
+      20_000,
+    );
+    assert.equal(replaced.message, `The pods of unhealthy node(s) ${victim} have a new place in the topology assignment`);
+    const w = await workload('nf');
+    assert.ok(!JSON.stringify(w?.status?.admission).includes(`"${victim}"`), `the assignment no longer names ${victim}`);
+    await finished('nf', 40_000);
+    const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'batch.kubernetes.io/job-name=nf' });
+    const racks = new Set(pods.items.filter((p) => p.status?.phase === 'Succeeded').map((p) => p.spec?.nodeName?.split('-')[0]));
+    assert.equal(racks.size, 1, 'the replacement stayed in the rack');
+    assert.ok(
+      pods.items.some(
+        (p) => p.status?.phase === 'Succeeded' && p.spec?.nodeName !== victim && p.metadata?.name !== running[0]!.metadata?.name,
+      ),
+      'a replacement pod ran elsewhere',
+    );
+    // The node comes back for the tests after this one.
+    await core.createNode({
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: victim, labels: nodeObject.metadata?.labels }, status: nodeObject.status },
+    });
+    assert.equal((await core.readNode({ name: victim })).status?.allocatable?.['nvidia.com/gpu'], '8', 'back with its GPUs');
+    // Failing pods is a status write (pods/status): covered by the generated rules too.
+    assert.deepEqual(await deniedRequests(controllers[0]!), [], 'every request of this run is covered by a rule');
   });
 
   it('preempts a low-priority Job for a high-priority one', async () => {
@@ -320,20 +516,7 @@ describe('topoqueue controller against serve --controllers=none over HTTP', { ti
   });
 
   it('sent only requests the generated RBAC rules allow (deploy/rbac.yaml)', async () => {
-    const b = controllers.at(-1)!;
-    const started = b.log
-      .map((l) => JSON.parse(l) as { msg?: string; metricsPort?: number })
-      .find((l) => l.msg === 'topoqueue controller starting');
-    const text = await (await fetch(`http://127.0.0.1:${started!.metricsPort}/metrics`)).text();
-    const seen = [...text.matchAll(/^topoqueue_api_requests_total\{verb="([^"]*)",group="([^"]*)",resource="([^"]*)"\} (\d+)/gm)].map(
-      (m) => ({ verb: m[1]!, group: m[2]!, resource: m[3]! }),
-    );
-    assert.ok(seen.length >= 10, `requests recorded: ${seen.length}`);
-    const rules = [...clusterRules(controllerSurface().informerKinds), ...leaderElectionRules()];
-    const denied = seen
-      .filter((r) => !allows(rules, r.verb, r.group, r.resource))
-      .map((r) => `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}`);
-    assert.deepEqual(denied, [], 'every request is covered by a rule');
+    assert.deepEqual(await deniedRequests(controllers.at(-1)!), [], 'every request is covered by a rule');
   });
 
   it('a graceful stop releases the lease', async () => {

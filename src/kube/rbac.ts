@@ -39,6 +39,12 @@ const WRITES: readonly { resource: string; group: string; verbs: string[]; why: 
     verbs: ['update', 'delete'],
     why: 'ungating (scheduling gates, node selectors), replacing pods of failed nodes, excess pods',
   },
+  {
+    group: '',
+    resource: 'pods/status',
+    verbs: ['update'],
+    why: 'TerminationTarget before stopping a pod; Failed with TerminatedByKueue on a failed node',
+  },
   { group: '', resource: 'events', verbs: ['create', 'update'], why: 'Events (repeats update the count)' },
   { group: 'batch', resource: 'jobs', verbs: ['update'], why: 'suspend and resume with the admitted node selectors' },
   { group: 'jobset.x-k8s.io', resource: 'jobsets', verbs: ['update'], why: 'suspend and resume' },
