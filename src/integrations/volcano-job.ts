@@ -34,6 +34,7 @@ import { InputError, type Where } from '../api/errors.ts';
 import type { KObject, Pod, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
 import { networkTopologyOf } from '../api/volcano.ts';
+import { SUBGROUP_INSTANCES_ANNOTATION } from '../placement/subgroups.ts';
 import {
   VolcanoAnnotation,
   VolcanoApiVersion,
@@ -63,6 +64,7 @@ const DERIVED_TEMPLATE_ANNOTATIONS: readonly string[] = [
   VolcanoAnnotation.NetworkTopologyHighestTier,
   VolcanoAnnotation.NetworkTopologyHighestTierName,
   PARTITION_SIZE_ANNOTATION,
+  SUBGROUP_INSTANCES_ANNOTATION,
 ];
 
 /**

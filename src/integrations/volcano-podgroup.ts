@@ -71,6 +71,7 @@ import {
 import { DNS_LABEL_PATTERN } from '../api/names.ts';
 import { compareStrings, isRecord } from '../api/values.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
+import { SUBGROUP_INSTANCES_ANNOTATION, formatSubgroupInfo, type SubgroupInfo } from '../placement/subgroups.ts';
 import { GangPodGroupKinds, isGangPodGroup, podGangId, workloadsFromGangsAndPods } from './gang-pods.ts';
 import { defineFramework } from './framework.ts';
 import type { IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
@@ -121,7 +122,6 @@ function byName(a: Member, b: Member): number {
 const groupKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
 const podNames = (ms: readonly Member[]) => ms.map((m) => m.pod.metadata.name).join(', ');
-const pods = (n: number) => `${n} pod${n === 1 ? '' : 's'}`;
 
 function hasTopologyAnnotations(pod: KObject): boolean {
   const a = pod.metadata.annotations;
@@ -246,30 +246,14 @@ function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, error
   }
   for (const m of [...group.bound].sort(byName)) instanceOf(m)?.bound.push(m);
 
-  // Each instance with pending pods must be one whole slice: subGroupSize pods of one role.
+  // An instance with pending pods must be of one role (it is placed within one PodSet).
   let failed = false;
   const byPolicy = policies.map(() => [] as Instance[]);
   for (const inst of instances.values()) {
     const p = policies[inst.policy]!;
-    const size = p.subGroupSize ?? 1;
     const at = `spec.subGroupPolicy[${inst.policy}]`;
     byPolicy[inst.policy]!.push(inst);
     if (inst.pending.length === 0) continue;
-    if (inst.pending.length !== size || inst.bound.length > 0) {
-      const boundText = inst.bound.length > 0 ? ` and ${inst.bound.length} already bound (${podNames(inst.bound)})` : '';
-      errors.push(
-        new InputError(
-          { ...where, field: `${at}.subGroupSize` },
-          `${describeInstance(p, inst.values)} has ${pods(inst.pending.length)} pending (${podNames(inst.pending)})${boundText}, ` +
-            `but subGroupSize is ${size}. ` +
-            `Each instance (the pods of the policy sharing the values of its matchLabelKeys) is placed as one slice of exactly ` +
-            `subGroupSize pods, so an instance is accepted when it has exactly ${pods(size)} pending, all of one shape and ` +
-            'none already bound, or when all its pods are already bound: add or remove pods, change their labels, or change subGroupSize',
-        ),
-      );
-      failed = true;
-      continue;
-    }
     const shapes = new Map<string, string[]>();
     for (const m of inst.pending) shapes.set(m.hash, [...(shapes.get(m.hash) ?? []), m.pod.metadata.name]);
     if (shapes.size > 1) {
@@ -304,17 +288,44 @@ function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, error
   const plainTemplate = (pod: Pod) => volcanoPodSetTemplate({ metadata: pod.metadata, spec: pod.spec }, {});
   const podSets = podSetsByRole(inDefault, (hash) => hash, plainTemplate);
   policies.forEach((p, i) => {
-    const ms = [...instances.values()].filter((inst) => inst.policy === i).flatMap((inst) => inst.pending);
-    const annotations = partitionAnnotations(p.subGroupSize ?? 1, networkTopologyOf(p));
+    const size = p.subGroupSize ?? 1;
     const prefix = policyPrefix(p.name);
-    const template = (pod: Pod) => {
+    const mine = byPolicy[i]!;
+    // Instances with nothing pending and subGroupSize pods bound are ready already.
+    const ready = mine.filter((inst) => inst.pending.length === 0 && inst.bound.length >= size).length;
+    const roles = new Map<string, Instance[]>();
+    for (const inst of mine) {
+      if (inst.pending.length === 0) continue;
+      inst.pending.sort(byName);
+      const hash = inst.pending[0]!.hash;
+      roles.set(hash, [...(roles.get(hash) ?? []), inst]);
+    }
+    for (const hash of [...roles.keys()].sort()) {
+      // Instances in the order of their first pod's name; pods by name within each.
+      const insts = roles.get(hash)!.sort((a, b) => byName(a.pending[0]!, b.pending[0]!));
+      const info: SubgroupInfo = {
+        policy: p.name,
+        size,
+        minSubGroups: p.minSubGroups ?? 0,
+        ready,
+        instances: insts.map((inst) => ({
+          id: (p.matchLabelKeys ?? []).map((k, j) => `${k}=${inst.values[j]}`).join(', '),
+          pending: inst.pending.length,
+          ...(inst.bound.length > 0 ? { bound: inst.bound.length, nodes: inst.bound.map((m) => m.pod.spec.nodeName!) } : {}),
+        })),
+      };
+      const annotations = {
+        ...partitionAnnotations(size, networkTopologyOf(p)),
+        [SUBGROUP_INSTANCES_ANNOTATION]: formatSubgroupInfo(info),
+      };
       // The matchLabelKeys labels tell instances apart: no one value speaks for the PodSet.
+      const pod = insts[0]!.pending[0]!.pod;
       const kept: StringMap = { ...pod.metadata.labels };
       for (const k of p.matchLabelKeys ?? []) delete kept[k];
       const labels = Object.keys(kept).length > 0 ? kept : undefined;
-      return volcanoPodSetTemplate({ metadata: { ...pod.metadata, labels }, spec: pod.spec }, {}, annotations);
-    };
-    podSets.push(...podSetsByRole([...ms].sort(byName), (hash) => `${prefix}-${hash}`, template));
+      const template = volcanoPodSetTemplate({ metadata: { ...pod.metadata, labels }, spec: pod.spec }, {}, annotations);
+      podSets.push({ name: `${prefix}-${hash}`, template, count: insts.reduce((n, inst) => n + inst.pending.length, 0) });
+    }
   });
   if (podSets.length > MAX_PODSETS) {
     const what =
