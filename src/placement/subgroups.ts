@@ -99,6 +99,8 @@ export interface SubgroupPlacement {
   name: string;
   count: number;
   assignment: Assignment;
+  /** Per instance of the PodSet, the nodes its newly placed pods go to (one entry per pod). */
+  instances?: { id: string; nodes: string[] }[];
 }
 
 export type SubgroupResult = { ok: true; podSets: SubgroupPlacement[] } | { ok: false; podSet: string; reason: string };
@@ -112,6 +114,8 @@ interface InstanceState {
   left: number;
   /** Leaves holding its pods (bound and placed). */
   leaves: number[];
+  /** Nodes of its newly placed pods, one entry per pod. */
+  placedNodes: string[];
 }
 
 interface Part {
@@ -154,6 +158,11 @@ function intersect(s: TopologySnapshot, a: number | undefined, b: number | undef
   if (chain(s, a).includes(b)) return a;
   if (chain(s, b).includes(a)) return b;
   return null;
+}
+
+/** The node of each pod of an assignment (hostname-level assignments; else the domain's last value). */
+function podNodes(a: Assignment): string[] {
+  return a.domains.flatMap((d) => Array<string>(d.count).fill(d.values[d.values.length - 1]!));
 }
 
 function leavesOf(s: TopologySnapshot, a: Assignment): number[] {
@@ -199,7 +208,7 @@ export function placeSubgroups(
     for (const inst of p.subgroup?.instances ?? []) {
       const bound = inst.bound ?? 0;
       const leaves = (inst.nodes ?? []).map((n) => s.nodeLeaf(n)).filter((l) => l >= 0);
-      part.instances.push({ part, inst, need: Math.max(0, p.subgroup!.size - bound), left: inst.pending, leaves });
+      part.instances.push({ part, inst, need: Math.max(0, p.subgroup!.size - bound), left: inst.pending, leaves, placedNodes: [] });
     }
     return part;
   });
@@ -254,6 +263,7 @@ export function placeSubgroups(
       return false;
     }
     x.leaves.push(...leavesOf(s, r.workers));
+    x.placedNodes.push(...podNodes(r.workers));
     x.left -= x.need;
     x.need = 0;
     return true;
@@ -279,12 +289,12 @@ export function placeSubgroups(
         best = r.workers;
       } else hi = mid - 1;
     }
-    if (!best || lo === 0) return { n: 0, leaves: [] as number[] };
+    if (!best || lo === 0) return { n: 0, leaves: [] as number[], nodes: [] as string[] };
     usage.addAssignment(s, best, part.p.perPod);
     part.pieces.push(best);
     part.placed += lo;
     total += lo;
-    return { n: lo, leaves: leavesOf(s, best) };
+    return { n: lo, leaves: leavesOf(s, best), nodes: podNodes(best) };
   };
 
   const defaultReq = (part: Part) => (n: number) => ({ ...part.p.req, count: n, leader: undefined });
@@ -352,6 +362,7 @@ export function placeSubgroups(
     const n = placeMost(x.part, Math.min(x.left, minimum - total), (k) => instanceReq(x.part, k), d, x.part.p.instanceLeafEligible);
     x.left -= n.n;
     x.leaves.push(...n.leaves);
+    x.placedNodes.push(...n.nodes);
   }
   if (total < minimum) {
     const f = firstFailure ?? { podSet: parts[0]!.name, reason: 'nothing of the job can be placed' };
@@ -379,11 +390,17 @@ export function placeSubgroups(
     const n = placeMost(x.part, x.left, (k) => instanceReq(x.part, k), d, x.part.p.instanceLeafEligible);
     x.left -= n.n;
     x.leaves.push(...n.leaves);
+    x.placedNodes.push(...n.nodes);
   }
 
   return {
     ok: true,
-    podSets: state.map((part) => ({ name: part.p.name, count: part.placed, assignment: mergePieces(s, part.pieces) })),
+    podSets: state.map((part) => ({
+      name: part.p.name,
+      count: part.placed,
+      assignment: mergePieces(s, part.pieces),
+      ...(part.p.subgroup ? { instances: part.instances.map((x) => ({ id: x.inst.id, nodes: x.placedNodes })) } : {}),
+    })),
   };
 }
 

@@ -46,6 +46,8 @@ export interface PodSetPlacement {
   /** Requests of one pod (without `pods`). */
   perPod: ResourceAmounts;
   assignment: Assignment;
+  /** Sub-group PodSets (subgroups.ts): the nodes each instance's newly placed pods go to. */
+  instances?: { id: string; nodes: string[] }[];
 }
 
 export type WorkloadPlacement = { ok: true; podSets: PodSetPlacement[] } | { ok: false; podSet: string; reason: string };
@@ -558,6 +560,7 @@ function placeWithSubgroups(
         flavor: tf.flavor.metadata.name,
         perPod: byName.get(x.name)!.perPod,
         assignment: x.assignment,
+        ...(x.instances ? { instances: x.instances } : {}),
       }));
     return { ok: true, podSets };
   };
