@@ -39,23 +39,23 @@
 //     PodSets are built as above;
 //   - per policy and role hash, one PodSet `<policy>-<role hash>` (the policy name as is
 //     when it is a DNS label of at most 54 characters, else lowercased, cut, and suffixed
-//     with a hash of the name) whose count is the pending pods of that policy and role and
-//     whose template carries `topoqueue.io/partition-size: <subGroupSize>` and the
-//     policy's networkTopology (the keys volcano-job.ts writes for a partitionPolicy); the
-//     matchLabelKeys labels, which differ per instance, are left out of the template.
-//     Policy PodSets follow the default group's, in policy order, each by role hash;
-//   - the engine places floor(count / subGroupSize) anonymous slices of a PodSet, so an
-//     instance is accepted only as one whole slice: exactly subGroupSize pending pods, all
-//     of one role, none of them already bound. An instance with no pending pod is already
-//     placed and left alone. Anything else is an error naming the policy and the instance
-//     values, as is a policy with fewer instances than its `minSubGroups`;
+//     with a hash of the name) whose count is the pending pods of that policy and role,
+//     ordered instance by instance, and whose template carries
+//     `topoqueue.io/partition-size: <subGroupSize>`, the policy's networkTopology and
+//     `topoqueue.io/subgroup-instances` (placement/subgroups.ts: the policy's size and
+//     minSubGroups, its instances already ready, and per instance its pending pods and the
+//     nodes of its bound ones); the matchLabelKeys labels, which differ per instance, are
+//     left out of the template. Policy PodSets follow the default group's, in policy
+//     order, each by role hash;
+//   - an instance may have any number of pods, pending or bound (subGroupSize is its gang,
+//     placement decides what waits), but its pending pods must share one shape: an error
+//     names the policy and the instance otherwise, as it does a policy with fewer
+//     instances than its `minSubGroups`;
 //   - gang minimum = max(minMember, sum over policies of minSubGroups x subGroupSize) less
 //     the members already bound. The peer's job is ready when >= minMember pods are and
 //     every policy has minSubGroups ready instances (§4.3); instances are disjoint, so
 //     the sum is the least number of pods meeting the second condition and the max the
-//     least meeting both. One pod count cannot say which pods must be there: when the
-//     gang minimum alone decides (a single PodSet, placed partially) the engine places
-//     whole slices, and with several PodSets it places all of them or none.
+//     least meeting both.
 
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import { KueueLabel } from '../api/keys.ts';
