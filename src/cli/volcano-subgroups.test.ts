@@ -1,5 +1,6 @@
 // `topoqueue plan` on Volcano PodGroups with sub-groups (issue 15 §1): uneven instances,
-// partly running instances, several policies; and examples/volcano-partitions.
+// partly running instances, several policies; and examples/volcano-partitions (with a
+// Volcano Job whose partitions do not all fit, in plan and simulate).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -113,12 +114,35 @@ describe('plan: Volcano PodGroup sub-groups', () => {
   });
 });
 
-describe('plan: examples/volcano-partitions', () => {
-  it('prefill instance 0 gets 2 pods in a leaf and its extra in the same spine; prefill instance 1 waits; the running decode instance grows in its leaf', async () => {
+describe('examples/volcano-partitions', () => {
+  it('plan: prefill instance 0 gets 2 pods in a leaf and its extra in the same spine; prefill instance 1 waits; the running decode instance grows in its leaf', async () => {
     const r = await plan('-f', 'examples/volcano-partitions');
     assert.equal(r.code, 0, r.err);
-    assert.equal(r.items.length, 1);
-    assert.equal(message(r.items[0]!), 'Quota reserved');
-    assert.deepEqual(hosts(r.items[0]!), { prefill: ['node0', 'node1', 'node2'], decode: ['node5'] });
+    const pg = r.items.find((w) => w.metadata.name.startsWith('podgroup-llm-serve'))!;
+    assert.equal(message(pg), 'Quota reserved');
+    assert.deepEqual(hosts(pg), { prefill: ['node0', 'node1', 'node2'], decode: ['node5'] });
+    // The Volcano Job after it: its minimum (one partition and the head) in the nodes left.
+    const job = r.items.find((w) => w.metadata.name.startsWith('job-encoder'))!;
+    assert.deepEqual(hosts(job), { encoder: ['node6', 'node7'], head: ['node3'] });
+  });
+
+  it('plan and simulate agree on a Volcano Job with more partitions than fit: the minimum, then whole partitions where a leaf has room', async () => {
+    const files = ['-f', 'examples/volcano-partitions/cluster.yaml', '-f', 'examples/volcano-partitions/vcjob.yaml'];
+    const r = await plan(...files);
+    assert.equal(r.code, 0, r.err);
+    const planned = hosts(r.items[0]!);
+    assert.deepEqual(planned, { encoder: ['node0', 'node1', 'node4', 'node5', 'node6', 'node7'], head: ['node2'] });
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', ...files, '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    const job = (
+      JSON.parse(readFileSync(report, 'utf8')) as {
+        workloads: { name: string; placement: { podSet: string; domains: { values: string[]; count: number }[] }[] }[];
+      }
+    ).workloads.find((w) => w.name === 'encoder')!;
+    const simulated = Object.fromEntries(
+      job.placement.map((p) => [p.podSet, p.domains.flatMap((d) => Array<string>(d.count).fill(d.values[0]!)).sort()]),
+    );
+    assert.deepEqual(simulated, planned);
   });
 });

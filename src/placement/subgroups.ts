@@ -11,8 +11,9 @@
 // placeSubgroups, inside the job's domain:
 //   1. the minimum, inside `within`: for each policy, the instances needed to reach
 //      minSubGroups (each its need as one slice, in order, skipping any that does not fit);
-//      then more instances' needs, whole, and default-group pods, until the job's gang
-//      minimum (at least one pod) is placed; an instance with fewer pending pods than its
+//      then default-group pods (the implicit subgroup: a Volcano Job's tasks without
+//      partitions), then more instances' needs, whole, until the job's gang minimum (at
+//      least one pod) is placed; an instance with fewer pending pods than its
 //      need waits (none of its pods is placed);
 //   2. the rest, inside the highest ancestor of the job's domain (running pods included)
 //      within the job's ceiling, anywhere without one: the other instances' needs, whole,
@@ -330,17 +331,6 @@ export function placeSubgroups(
     }
   }
   const minimum = Math.max(gang, 1);
-  for (const x of instances) {
-    if (total >= minimum) break;
-    if (x.need > 0 && x.left < x.need) {
-      note(
-        x.part.p.name,
-        `${describe(x)} has ${pods(x.left + (x.inst.bound ?? 0))} of the ${x.part.p.subgroup!.size} its subGroupSize needs: it waits for the others`,
-      );
-      continue;
-    }
-    placeNeed(x, within);
-  }
   for (const part of state) {
     if (total >= minimum || part.left === 0) continue;
     const n = placeMost(part, Math.min(part.left, minimum - total), defaultReq(part), within);
@@ -352,6 +342,17 @@ export function placeSubgroups(
       );
       if (!r.ok) note(part.p.name, r.reason);
     }
+  }
+  for (const x of instances) {
+    if (total >= minimum) break;
+    if (x.need > 0 && x.left < x.need) {
+      note(
+        x.part.p.name,
+        `${describe(x)} has ${pods(x.left + (x.inst.bound ?? 0))} of the ${x.part.p.subgroup!.size} its subGroupSize needs: it waits for the others`,
+      );
+      continue;
+    }
+    placeNeed(x, within);
   }
   // Extras of instances already ready count toward the gang minimum too.
   for (const x of instances) {
@@ -419,5 +420,5 @@ export function mergePieces(s: TopologySnapshot, pieces: readonly Assignment[]):
   const domains = [...byId.values()]
     .sort((x, y) => (ranks[x.leaf] ?? 0) - (ranks[y.leaf] ?? 0))
     .map(({ values, count }) => ({ values, count }));
-  return { levels: pieces[0]?.levels ?? [...s.levels], domains };
+  return { levels: pieces[0]?.levels ?? s.levels.slice(-1), domains };
 }

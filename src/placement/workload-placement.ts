@@ -528,8 +528,28 @@ function placeWithSubgroups(
   const s = tf.snapshot;
   const parts: SubgroupPart[] = [];
   for (const p of prepared) {
-    const info = subgroupInfoOf(p.group.workers.template.metadata?.annotations);
-    if (typeof info === 'string') return fail(p.group.workers.name, info);
+    const read = subgroupInfoOf(p.group.workers.template.metadata?.annotations);
+    if (typeof read === 'string') return fail(p.group.workers.name, read);
+    // A Volcano Job's running pods (counted per PodSet) fill its partitions in order, as its
+    // controller creates pods by index; a PodGroup's Workload already leaves them out.
+    let ran = running?.perPodSet.get(p.group.workers.name) ?? 0;
+    let info = read;
+    let req = p.req;
+    if (ran > 0 && info) {
+      let ready = info.ready;
+      const instances = [];
+      for (const i of info.instances) {
+        const b = Math.min(ran, i.pending);
+        ran -= b;
+        const bound = (i.bound ?? 0) + b;
+        if (i.pending - b === 0) {
+          if (bound >= info.size) ready++;
+          continue;
+        }
+        instances.push({ ...i, pending: i.pending - b, ...(bound > 0 ? { bound } : {}) });
+      }
+      info = { ...info, ready, instances };
+    } else if (ran > 0) req = { ...req, count: Math.max(0, req.count - ran) };
     const sliceKey = p.req.sliceLayers[0]?.topology;
     const instanceLeafEligible =
       sliceKey !== undefined && tf.leafTier ? hyperNodeLeafFilter(s, { ...p.req, maxLevel: sliceKey }, tf.leafTier) : undefined;
@@ -537,7 +557,7 @@ function placeWithSubgroups(
       name: p.group.workers.name,
       snapshot: s,
       engine: tf.engine,
-      req: p.req,
+      req,
       perPod: p.perPod,
       leafEligible: p.leafEligible,
       instanceLeafEligible,
@@ -552,16 +572,15 @@ function placeWithSubgroups(
   const done = (r: ReturnType<typeof placeSubgroups>): WorkloadPlacement => {
     if (!r.ok) return fail(r.podSet, r.reason);
     const byName = new Map(prepared.map((p) => [p.group.workers.name, p]));
-    const podSets: PodSetPlacement[] = r.podSets
-      .filter((x) => x.count > 0)
-      .map((x) => ({
-        name: x.name,
-        count: x.count,
-        flavor: tf.flavor.metadata.name,
-        perPod: byName.get(x.name)!.perPod,
-        assignment: x.assignment,
-        ...(x.instances ? { instances: x.instances } : {}),
-      }));
+    // PodSets with nothing placed are reported with count 0: the admission charges no quota for them.
+    const podSets: PodSetPlacement[] = r.podSets.map((x) => ({
+      name: x.name,
+      count: x.count,
+      flavor: tf.flavor.metadata.name,
+      perPod: byName.get(x.name)!.perPod,
+      assignment: x.assignment,
+      ...(x.instances ? { instances: x.instances } : {}),
+    }));
     return { ok: true, podSets };
   };
 
