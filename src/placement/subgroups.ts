@@ -300,6 +300,85 @@ export function placeSubgroups(
 
   const defaultReq = (part: Part) => (n: number) => ({ ...part.p.req, count: n, leader: undefined });
 
+  const waits = (x: InstanceState) => x.need > 0 && x.left < x.need;
+  const noteWaiting = (x: InstanceState) =>
+    note(
+      x.part.p.name,
+      `${describe(x)} has ${pods(x.left + (x.inst.bound ?? 0))} of the ${x.part.p.subgroup!.size} its subGroupSize needs: it waits for the others`,
+    );
+  /** Untouched instances of exactly subGroupSize pending pods: interchangeable slices. */
+  const fresh = (x: InstanceState) => x.leaves.length === 0 && x.part.limit >= 0 && x.need === x.part.p.subgroup!.size && x.left === x.need;
+
+  /**
+   * Places the needs of up to `want` instances of `xs`, in order, inside `bound`; returns how
+   * many. Runs of fresh instances of one PodSet go to the engine together, as slices of
+   * subGroupSize (one call per step of a binary search instead of one per instance); each
+   * slice's pods are contiguous in the assignment's rank order, so they are split back into
+   * instances in that order.
+   */
+  const placeNeeds = (xs: readonly InstanceState[], bound: number | undefined, want: number): number => {
+    let done = 0;
+    for (let i = 0; i < xs.length && done < want;) {
+      const x = xs[i]!;
+      if (x.need === 0) {
+        i++;
+        continue;
+      }
+      if (waits(x)) {
+        noteWaiting(x);
+        i++;
+        continue;
+      }
+      if (!fresh(x)) {
+        if (placeNeed(x, bound)) done++;
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < xs.length && j - i < want - done && xs[j]!.part === x.part && fresh(xs[j]!)) j++;
+      const run = xs.slice(i, j);
+      const part = x.part;
+      const size = part.p.subgroup!.size;
+      const opts = { ...options, assumed: usage, requiredDomain: bound, leafEligible: part.p.instanceLeafEligible ?? part.p.leafEligible };
+      let lo = 0;
+      let hi = run.length;
+      let best: Assignment | undefined;
+      let why: string | undefined;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        const r = part.p.engine.place({ ...part.p.req, count: mid * size, leader: undefined }, opts);
+        if (r.ok) {
+          lo = mid;
+          best = r.workers;
+        } else {
+          hi = mid - 1;
+          why ??= r.reason;
+        }
+      }
+      if (best && lo > 0) {
+        usage.addAssignment(s, best, part.p.perPod);
+        part.pieces.push(best);
+        part.placed += lo * size;
+        total += lo * size;
+        const slots = podNodes(best);
+        run.slice(0, lo).forEach((y, k) => {
+          const nodes = slots.slice(k * size, (k + 1) * size);
+          y.placedNodes.push(...nodes);
+          y.leaves.push(...nodes.map((n) => s.nodeLeaf(n)).filter((l) => l >= 0));
+          y.left -= y.need;
+          y.need = 0;
+        });
+        done += lo;
+      }
+      if (lo < run.length) {
+        note(part.p.name, `${describe(run[lo]!)} needs ${pods(size)} inside one domain: ${why ?? 'no room'}`);
+        // The rest of the run would not fit either; later instances may (other PodSets, records).
+        i = j;
+      } else i = j;
+    }
+    return done;
+  };
+
   // 1. The minimum, inside `within`.
   const byPolicy = new Map<string, InstanceState[]>();
   for (const x of instances) {
@@ -310,17 +389,7 @@ export function placeSubgroups(
     const info = xs[0]!.part.p.subgroup!;
     let ready = info.ready + xs.filter((x) => x.need === 0).length;
     if (ready >= info.minSubGroups) continue;
-    for (const x of xs) {
-      if (ready >= info.minSubGroups) break;
-      if (x.need > 0 && x.left < x.need) {
-        note(
-          x.part.p.name,
-          `${describe(x)} has ${pods(x.left + (x.inst.bound ?? 0))} of the ${info.size} its subGroupSize needs: it waits for the others`,
-        );
-        continue;
-      }
-      if (placeNeed(x, within)) ready++;
-    }
+    ready += placeNeeds(xs, within, info.minSubGroups - ready);
     if (ready < info.minSubGroups) {
       const why = firstFailure ? `: ${firstFailure.reason}` : '';
       return {
@@ -343,16 +412,12 @@ export function placeSubgroups(
       if (!r.ok) note(part.p.name, r.reason);
     }
   }
-  for (const x of instances) {
+  // Further instances, PodSet by PodSet in order, until the minimum is reached.
+  for (const part of state) {
     if (total >= minimum) break;
-    if (x.need > 0 && x.left < x.need) {
-      note(
-        x.part.p.name,
-        `${describe(x)} has ${pods(x.left + (x.inst.bound ?? 0))} of the ${x.part.p.subgroup!.size} its subGroupSize needs: it waits for the others`,
-      );
-      continue;
-    }
-    placeNeed(x, within);
+    const xs = part.instances.filter((x) => x.need > 0);
+    if (xs.length === 0) continue;
+    placeNeeds(xs, within, Math.ceil((minimum - total) / part.p.subgroup!.size));
   }
   // Extras of instances already ready count toward the gang minimum too.
   for (const x of instances) {
@@ -379,7 +444,11 @@ export function placeSubgroups(
   const allLeaves = [...running, ...instances.flatMap((x) => x.leaves), ...state.flatMap((x) => x.pieces.flatMap((a) => leavesOf(s, a)))];
   const around = ceiling >= 0 ? climbTo(s, lowestCommon(s, allLeaves), ceiling) : -1;
   const rest = around >= 0 ? around : ceiling >= 0 ? within : undefined;
-  for (const x of instances) if (x.need > 0 && x.left >= x.need) placeNeed(x, rest);
+  placeNeeds(
+    instances.filter((x) => x.need > 0 && !waits(x)),
+    rest,
+    instances.length,
+  );
   for (const part of state) {
     if (part.left === 0) continue;
     part.left -= placeMost(part, part.left, defaultReq(part), rest).n;
