@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { SUBGROUP_INSTANCES_ANNOTATION, subgroupInfoOf } from '../placement/subgroups.ts';
 import assert from 'node:assert/strict';
 import { KueueLabel } from '../api/keys.ts';
 import type { KObject, StringMap, Workload } from '../api/objects.ts';
@@ -167,6 +168,11 @@ test("Volcano Job: an unnamed task gets Volcano's default name default<index>", 
 // partitionPolicy -> task-level annotations
 // ---------------------------------------------------------------------------------------
 
+function noSubgroups(a: Record<string, string> | undefined): Record<string, string> {
+  const { [SUBGROUP_INSTANCES_ANNOTATION]: _, ...rest } = a ?? {};
+  return rest;
+}
+
 test('Volcano Job: partitionPolicy -> partition-size and the partition networkTopology on the PodSet template', () => {
   const wl = one(
     vcjob('train')
@@ -175,7 +181,11 @@ test('Volcano Job: partitionPolicy -> partition-size and the partition networkTo
       .topology({ mode: 'hard', highestTierAllowed: 2 }),
   );
   assert.equal(wl.spec.podSets[0]!.template.metadata?.annotations, undefined);
-  assert.deepEqual(wl.spec.podSets[1]!.template.metadata?.annotations, { [PARTITION_SIZE_ANNOTATION]: '4', [MODE]: 'hard', [TIER]: '1' });
+  assert.deepEqual(noSubgroups(wl.spec.podSets[1]!.template.metadata?.annotations), {
+    [PARTITION_SIZE_ANNOTATION]: '4',
+    [MODE]: 'hard',
+    [TIER]: '1',
+  });
   assert.deepEqual(volcanoAnnotations(wl), { [MODE]: 'hard', [TIER]: '2' });
 });
 
@@ -186,7 +196,7 @@ test('Volcano Job: partitionPolicy with highestTierName or a listed networkTopol
       .task('b', 4, { partition: { totalPartitions: 1, partitionSize: 4, networkTopology: [{ highestTierAllowed: 0 }] } }),
   );
   assert.deepEqual(
-    wl.spec.podSets.map((ps) => ps.template.metadata?.annotations),
+    wl.spec.podSets.map((ps) => noSubgroups(ps.template.metadata?.annotations)),
     [
       { [PARTITION_SIZE_ANNOTATION]: '2', [MODE]: 'soft', [TIER_NAME]: 'leaf' },
       { [PARTITION_SIZE_ANNOTATION]: '4', [MODE]: 'hard', [TIER]: '0' },
@@ -196,7 +206,22 @@ test('Volcano Job: partitionPolicy with highestTierName or a listed networkTopol
 
 test('Volcano Job: partitionPolicy without networkTopology -> partition size only', () => {
   const wl = one(vcjob('train').task('worker', 6, { partition: { totalPartitions: 3, partitionSize: 2 } }));
-  assert.deepEqual(wl.spec.podSets[0]!.template.metadata?.annotations, { [PARTITION_SIZE_ANNOTATION]: '2' });
+  assert.deepEqual(noSubgroups(wl.spec.podSets[0]!.template.metadata?.annotations), { [PARTITION_SIZE_ANNOTATION]: '2' });
+});
+
+test('Volcano Job: partitions are sub-group instances: totalPartitions instances of partitionSize pods, minPartitions as minSubGroups', () => {
+  const wl = one(
+    vcjob('train')
+      .task('worker', 6, { partition: { totalPartitions: 3, partitionSize: 2, minPartitions: 1 }, minAvailable: 2 })
+      .minAvailable(2),
+  );
+  assert.deepEqual(subgroupInfoOf(wl.spec.podSets[0]!.template.metadata?.annotations), {
+    policy: 'worker',
+    size: 2,
+    minSubGroups: 1,
+    ready: 0,
+    instances: [0, 1, 2].map((k) => ({ id: `volcano.sh/partition-id=${k}`, pending: 2 })),
+  });
 });
 
 test('Volcano Job: topology and partition keys written on a task template are removed (Volcano ignores them on Job pods)', () => {

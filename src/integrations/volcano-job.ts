@@ -12,7 +12,9 @@
 //       `scheduling.volcano.sh/queue-name`: the Volcano queue (`spec.queue`);
 //   - PodSet template annotations (task level), for a task with `partitionPolicy`:
 //       `topoqueue.io/partition-size` and the partition's networkTopology under the same
-//       three `volcano.sh/network-topology-*` keys. Those keys are removed from the user's
+//       three `volcano.sh/network-topology-*` keys, and `topoqueue.io/subgroup-instances`
+//       (placement/subgroups.ts: the partitions as sub-group instances, minPartitions as
+//       their minSubGroups). Those keys are removed from the user's
 //       pod templates first: on a Volcano Job's pods Volcano ignores them (the pods already
 //       name a PodGroup), so only what the adapter derives may appear there.
 //
@@ -34,6 +36,7 @@ import { InputError, type Where } from '../api/errors.ts';
 import type { KObject, Pod, PodSet, PodTemplateSpec, StringMap, Workload } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
 import { networkTopologyOf } from '../api/volcano.ts';
+import { SUBGROUP_INSTANCES_ANNOTATION, formatSubgroupInfo } from '../placement/subgroups.ts';
 import {
   VolcanoAnnotation,
   VolcanoApiVersion,
@@ -63,6 +66,7 @@ const DERIVED_TEMPLATE_ANNOTATIONS: readonly string[] = [
   VolcanoAnnotation.NetworkTopologyHighestTier,
   VolcanoAnnotation.NetworkTopologyHighestTierName,
   PARTITION_SIZE_ANNOTATION,
+  SUBGROUP_INSTANCES_ANNOTATION,
 ];
 
 /**
@@ -150,6 +154,20 @@ function taskPodSet(task: VolcanoTask, job: string): PodSet {
   const name = task.name.toLowerCase();
   const pp = task.partitionPolicy;
   const annotations = pp ? partitionAnnotations(pp.partitionSize, networkTopologyOf(pp)) : {};
+  // Partitions are sub-group instances (Volcano's job controller makes a subGroupPolicy of
+  // them): pod i is in partition floor(i / partitionSize), all pending.
+  if (pp) {
+    annotations[SUBGROUP_INSTANCES_ANNOTATION] = formatSubgroupInfo({
+      policy: task.name,
+      size: pp.partitionSize,
+      minSubGroups: pp.minPartitions ?? 0,
+      ready: 0,
+      instances: Array.from({ length: pp.totalPartitions }, (_, k) => ({
+        id: `${VolcanoLabel.PartitionId}=${k}`,
+        pending: pp.partitionSize,
+      })),
+    });
+  }
   const labels = { [VolcanoLabel.TaskSpec]: task.name, [VolcanoLabel.JobName]: job };
   const template = volcanoPodSetTemplate(task.template, labels, annotations);
   return { name, template, count: task.replicas ?? 1 };

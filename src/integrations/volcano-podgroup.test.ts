@@ -10,11 +10,13 @@ import { GANG_MIN_AVAILABLE_ANNOTATION, PARTITION_SIZE_ANNOTATION, VOLCANO_QUEUE
 import { podGroupFramework, workloadsFromPodGroupsAndPods } from './volcano-podgroup.ts';
 import { workloadNameForOwner } from './workload-name.ts';
 import { RawSpecBuilder } from '../testing/builders.ts';
+import { SUBGROUP_INSTANCES_ANNOTATION, formatSubgroupInfo, subgroupInfoOf, type SubgroupInfo } from '../placement/subgroups.ts';
 
 const MODE = VolcanoAnnotation.NetworkTopologyMode;
 const TIER = VolcanoAnnotation.NetworkTopologyHighestTier;
 const TIER_NAME = VolcanoAnnotation.NetworkTopologyHighestTierName;
 const GROUP = VolcanoAnnotation.PodGroupName;
+const SG = SUBGROUP_INSTANCES_ANNOTATION;
 
 // ---------------------------------------------------------------------------------------
 // Fixtures: podGroup('pg').minMember(2).topology({...}).build(); vpod('p0').group('pg').cpu('2').build()
@@ -418,42 +420,43 @@ test('subGroupPolicy pods in no policy: they form the default group, PodSets by 
   assert.equal(wl.metadata.annotations?.[GANG_MIN_AVAILABLE_ANNOTATION], '4');
 });
 
-test('subGroupPolicy instance size mismatch error: names the PodGroup, the policy and the instance values, and says what is accepted', () => {
-  const r = run(
-    podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, matchLabelKeys: ['volcano.sh/partition-id'] }] }),
+const instancesOf = (r: ReturnType<typeof run>, podSet: number) =>
+  subgroupInfoOf(r.workloads[0]!.workload.spec.podSets[podSet]!.template.metadata?.annotations) as SubgroupInfo;
+
+test('subGroupPolicy uneven instances: an instance of more or fewer pods than subGroupSize is accepted, its pending count recorded for placement', () => {
+  const r = ok(
+    podGroup('pg').spec({
+      subGroupPolicy: [{ name: 'dp', subGroupSize: 2, minSubGroups: 1, matchLabelKeys: ['volcano.sh/partition-id'] }],
+    }),
     member('p0', { 'volcano.sh/partition-id': '0' }),
-    member('p1', { 'volcano.sh/partition-id': '0' }),
     member('p2', { 'volcano.sh/partition-id': '1' }),
     member('p3', { 'volcano.sh/partition-id': '1' }),
     member('p4', { 'volcano.sh/partition-id': '1' }),
   );
-  assert.deepEqual(r.workloads, []);
-  assert.deepEqual(
-    r.errors.map((e) => e.message),
-    [
-      'pg.yaml, document 1, PodGroup/default/pg, spec.subGroupPolicy[0].subGroupSize: subGroupPolicy "dp", ' +
-        'instance {volcano.sh/partition-id=1} has 3 pods pending (p2, p3, p4), but subGroupSize is 2. ' +
-        'Each instance (the pods of the policy sharing the values of its matchLabelKeys) is placed as one slice of exactly ' +
-        'subGroupSize pods, so an instance is accepted when it has exactly 2 pods pending, all of one shape and none already bound, ' +
-        'or when all its pods are already bound: add or remove pods, change their labels, or change subGroupSize',
+  assert.deepEqual(podSetCounts(r), [[`dp-${h}`, 4]]);
+  assert.deepEqual(instancesOf(r, 0), {
+    policy: 'dp',
+    size: 2,
+    minSubGroups: 1,
+    ready: 0,
+    instances: [
+      { id: 'volcano.sh/partition-id=0', pending: 1 },
+      { id: 'volcano.sh/partition-id=1', pending: 3 },
     ],
-  );
+  });
 });
 
-test('subGroupPolicy instance size mismatch error: too few pods, and an instance partly bound, are refused too; a wholly bound instance is left alone', () => {
+test('subGroupPolicy partly running instance: its bound pods and their nodes are recorded; a wholly bound instance of subGroupSize pods counts as ready', () => {
   const pid = (v: string) => ({ rank: v });
-  const pg = podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, matchLabelKeys: ['rank'] }] });
-  const r = run(pg, member('a0', pid('0')), member('b0', pid('1')), member('b1', pid('1')).on('n1'));
-  assert.deepEqual(r.workloads, []);
-  assert.deepEqual(
-    r.errors.map((e) => e.detail.split('. ')[0]),
-    [
-      'subGroupPolicy "dp", instance {rank=0} has 1 pod pending (a0), but subGroupSize is 2',
-      'subGroupPolicy "dp", instance {rank=1} has 1 pod pending (b0) and 1 already bound (b1), but subGroupSize is 2',
-    ],
-  );
-  const placed = ok(pg, member('a0', pid('0')), member('a1', pid('0')), member('b0', pid('1')).on('n1'), member('b1', pid('1')).on('n2'));
-  assert.deepEqual(podSetCounts(placed), [[`dp-${h}`, 2]]);
+  const pg = podGroup('pg').spec({ subGroupPolicy: [{ name: 'dp', subGroupSize: 2, minSubGroups: 2, matchLabelKeys: ['rank'] }] });
+  const r = ok(pg, member('a0', pid('0')), member('a1', pid('0')), member('b0', pid('1')), member('b1', pid('1')).on('n1'));
+  assert.deepEqual(instancesOf(r, 0).instances, [
+    { id: 'rank=0', pending: 2 },
+    { id: 'rank=1', pending: 1, bound: 1, nodes: ['n1'] },
+  ]);
+  const done = ok(pg, member('a0', pid('0')), member('a1', pid('0')), member('b0', pid('1')).on('n1'), member('b1', pid('1')).on('n2'));
+  assert.deepEqual(podSetCounts(done), [[`dp-${h}`, 2]]);
+  assert.equal(instancesOf(done, 0).ready, 1);
 });
 
 test('subGroupPolicy instance of mixed pod shapes: error naming the policy, the instance and the roles', () => {
@@ -553,6 +556,8 @@ test('subGroupPolicy the annotations written: partition size and the policy topo
     member('n0', { app: 'none' }),
   );
   const wl = r.workloads[0]!.workload;
+  const sg = (policy: string, size: number, id: string, pending: number) =>
+    formatSubgroupInfo({ policy, size, minSubGroups: 0, ready: 0, instances: [{ id, pending }] });
   assert.deepEqual(wl.metadata.annotations, {
     [MODE]: 'hard',
     [TIER]: '2',
@@ -562,9 +567,19 @@ test('subGroupPolicy the annotations written: partition size and the policy topo
   assert.deepEqual(
     wl.spec.podSets.map((ps) => [ps.name, ps.count, ps.template.metadata?.labels, ps.template.metadata?.annotations]),
     [
-      [`dp-${h}`, 2, { app: 'dp' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '2', [MODE]: 'hard', [TIER]: '1' }],
-      [`tp-${h}`, 1, { app: 'tp' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '1', [MODE]: 'soft', [TIER_NAME]: 'leaf' }],
-      [`plain-${h}`, 1, { app: 'none' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '1' }],
+      [
+        `dp-${h}`,
+        2,
+        { app: 'dp' },
+        { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '2', [MODE]: 'hard', [TIER]: '1', [SG]: sg('dp', 2, 'rank=0', 2) },
+      ],
+      [
+        `tp-${h}`,
+        1,
+        { app: 'tp' },
+        { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '1', [MODE]: 'soft', [TIER_NAME]: 'leaf', [SG]: sg('tp', 1, '', 1) },
+      ],
+      [`plain-${h}`, 1, { app: 'none' }, { [GROUP]: 'pg', [PARTITION_SIZE_ANNOTATION]: '1', [SG]: sg('plain', 1, '', 1) }],
     ],
   );
 });

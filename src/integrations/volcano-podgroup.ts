@@ -39,23 +39,23 @@
 //     PodSets are built as above;
 //   - per policy and role hash, one PodSet `<policy>-<role hash>` (the policy name as is
 //     when it is a DNS label of at most 54 characters, else lowercased, cut, and suffixed
-//     with a hash of the name) whose count is the pending pods of that policy and role and
-//     whose template carries `topoqueue.io/partition-size: <subGroupSize>` and the
-//     policy's networkTopology (the keys volcano-job.ts writes for a partitionPolicy); the
-//     matchLabelKeys labels, which differ per instance, are left out of the template.
-//     Policy PodSets follow the default group's, in policy order, each by role hash;
-//   - the engine places floor(count / subGroupSize) anonymous slices of a PodSet, so an
-//     instance is accepted only as one whole slice: exactly subGroupSize pending pods, all
-//     of one role, none of them already bound. An instance with no pending pod is already
-//     placed and left alone. Anything else is an error naming the policy and the instance
-//     values, as is a policy with fewer instances than its `minSubGroups`;
+//     with a hash of the name) whose count is the pending pods of that policy and role,
+//     ordered instance by instance, and whose template carries
+//     `topoqueue.io/partition-size: <subGroupSize>`, the policy's networkTopology and
+//     `topoqueue.io/subgroup-instances` (placement/subgroups.ts: the policy's size and
+//     minSubGroups, its instances already ready, and per instance its pending pods and the
+//     nodes of its bound ones); the matchLabelKeys labels, which differ per instance, are
+//     left out of the template. Policy PodSets follow the default group's, in policy
+//     order, each by role hash;
+//   - an instance may have any number of pods, pending or bound (subGroupSize is its gang,
+//     placement decides what waits), but its pending pods must share one shape: an error
+//     names the policy and the instance otherwise, as it does a policy with fewer
+//     instances than its `minSubGroups`;
 //   - gang minimum = max(minMember, sum over policies of minSubGroups x subGroupSize) less
 //     the members already bound. The peer's job is ready when >= minMember pods are and
 //     every policy has minSubGroups ready instances (§4.3); instances are disjoint, so
 //     the sum is the least number of pods meeting the second condition and the max the
-//     least meeting both. One pod count cannot say which pods must be there: when the
-//     gang minimum alone decides (a single PodSet, placed partially) the engine places
-//     whole slices, and with several PodSets it places all of them or none.
+//     least meeting both.
 
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import { KueueLabel } from '../api/keys.ts';
@@ -71,6 +71,7 @@ import {
 import { DNS_LABEL_PATTERN } from '../api/names.ts';
 import { compareStrings, isRecord } from '../api/values.ts';
 import { matchesRequirement } from '../topology/node-match.ts';
+import { SUBGROUP_INSTANCES_ANNOTATION, formatSubgroupInfo, type SubgroupInfo } from '../placement/subgroups.ts';
 import { GangPodGroupKinds, isGangPodGroup, podGangId, workloadsFromGangsAndPods } from './gang-pods.ts';
 import { defineFramework } from './framework.ts';
 import type { IntegrationContext, SourcedObject, SourcedWorkload, ToWorkloadsResult } from './integration.ts';
@@ -121,7 +122,6 @@ function byName(a: Member, b: Member): number {
 const groupKey = (namespace: string, name: string) => `${namespace}/${name}`;
 
 const podNames = (ms: readonly Member[]) => ms.map((m) => m.pod.metadata.name).join(', ');
-const pods = (n: number) => `${n} pod${n === 1 ? '' : 's'}`;
 
 function hasTopologyAnnotations(pod: KObject): boolean {
   const a = pod.metadata.annotations;
@@ -246,30 +246,14 @@ function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, error
   }
   for (const m of [...group.bound].sort(byName)) instanceOf(m)?.bound.push(m);
 
-  // Each instance with pending pods must be one whole slice: subGroupSize pods of one role.
+  // An instance with pending pods must be of one role (it is placed within one PodSet).
   let failed = false;
   const byPolicy = policies.map(() => [] as Instance[]);
   for (const inst of instances.values()) {
     const p = policies[inst.policy]!;
-    const size = p.subGroupSize ?? 1;
     const at = `spec.subGroupPolicy[${inst.policy}]`;
     byPolicy[inst.policy]!.push(inst);
     if (inst.pending.length === 0) continue;
-    if (inst.pending.length !== size || inst.bound.length > 0) {
-      const boundText = inst.bound.length > 0 ? ` and ${inst.bound.length} already bound (${podNames(inst.bound)})` : '';
-      errors.push(
-        new InputError(
-          { ...where, field: `${at}.subGroupSize` },
-          `${describeInstance(p, inst.values)} has ${pods(inst.pending.length)} pending (${podNames(inst.pending)})${boundText}, ` +
-            `but subGroupSize is ${size}. ` +
-            `Each instance (the pods of the policy sharing the values of its matchLabelKeys) is placed as one slice of exactly ` +
-            `subGroupSize pods, so an instance is accepted when it has exactly ${pods(size)} pending, all of one shape and ` +
-            'none already bound, or when all its pods are already bound: add or remove pods, change their labels, or change subGroupSize',
-        ),
-      );
-      failed = true;
-      continue;
-    }
     const shapes = new Map<string, string[]>();
     for (const m of inst.pending) shapes.set(m.hash, [...(shapes.get(m.hash) ?? []), m.pod.metadata.name]);
     if (shapes.size > 1) {
@@ -304,17 +288,44 @@ function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, error
   const plainTemplate = (pod: Pod) => volcanoPodSetTemplate({ metadata: pod.metadata, spec: pod.spec }, {});
   const podSets = podSetsByRole(inDefault, (hash) => hash, plainTemplate);
   policies.forEach((p, i) => {
-    const ms = [...instances.values()].filter((inst) => inst.policy === i).flatMap((inst) => inst.pending);
-    const annotations = partitionAnnotations(p.subGroupSize ?? 1, networkTopologyOf(p));
+    const size = p.subGroupSize ?? 1;
     const prefix = policyPrefix(p.name);
-    const template = (pod: Pod) => {
+    const mine = byPolicy[i]!;
+    // Instances with nothing pending and subGroupSize pods bound are ready already.
+    const ready = mine.filter((inst) => inst.pending.length === 0 && inst.bound.length >= size).length;
+    const roles = new Map<string, Instance[]>();
+    for (const inst of mine) {
+      if (inst.pending.length === 0) continue;
+      inst.pending.sort(byName);
+      const hash = inst.pending[0]!.hash;
+      roles.set(hash, [...(roles.get(hash) ?? []), inst]);
+    }
+    for (const hash of [...roles.keys()].sort()) {
+      // Instances in the order of their first pod's name; pods by name within each.
+      const insts = roles.get(hash)!.sort((a, b) => byName(a.pending[0]!, b.pending[0]!));
+      const info: SubgroupInfo = {
+        policy: p.name,
+        size,
+        minSubGroups: p.minSubGroups ?? 0,
+        ready,
+        instances: insts.map((inst) => ({
+          id: (p.matchLabelKeys ?? []).map((k, j) => `${k}=${inst.values[j]}`).join(', '),
+          pending: inst.pending.length,
+          ...(inst.bound.length > 0 ? { bound: inst.bound.length, nodes: inst.bound.map((m) => m.pod.spec.nodeName!) } : {}),
+        })),
+      };
+      const annotations = {
+        ...partitionAnnotations(size, networkTopologyOf(p)),
+        [SUBGROUP_INSTANCES_ANNOTATION]: formatSubgroupInfo(info),
+      };
       // The matchLabelKeys labels tell instances apart: no one value speaks for the PodSet.
+      const pod = insts[0]!.pending[0]!.pod;
       const kept: StringMap = { ...pod.metadata.labels };
       for (const k of p.matchLabelKeys ?? []) delete kept[k];
       const labels = Object.keys(kept).length > 0 ? kept : undefined;
-      return volcanoPodSetTemplate({ metadata: { ...pod.metadata, labels }, spec: pod.spec }, {}, annotations);
-    };
-    podSets.push(...podSetsByRole([...ms].sort(byName), (hash) => `${prefix}-${hash}`, template));
+      const template = volcanoPodSetTemplate({ metadata: { ...pod.metadata, labels }, spec: pod.spec }, {}, annotations);
+      podSets.push({ name: `${prefix}-${hash}`, template, count: insts.reduce((n, inst) => n + inst.pending.length, 0) });
+    }
   });
   if (podSets.length > MAX_PODSETS) {
     const what =

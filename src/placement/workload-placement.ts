@@ -23,6 +23,7 @@ import {
   PARTITION_SIZE_ANNOTATION,
 } from './network-topology.ts';
 import type { PlacementRequest } from './request.ts';
+import { climbTo, lowestCommon, placeSubgroups, subgroupInfoOf, type SubgroupPart } from './subgroups.ts';
 
 /** A TAS ResourceFlavor with its snapshot and engine. */
 export interface TasFlavor {
@@ -45,6 +46,8 @@ export interface PodSetPlacement {
   /** Requests of one pod (without `pods`). */
   perPod: ResourceAmounts;
   assignment: Assignment;
+  /** Sub-group PodSets (subgroups.ts): the nodes each instance's newly placed pods go to. */
+  instances?: { id: string; nodes: string[] }[];
 }
 
 export type WorkloadPlacement = { ok: true; podSets: PodSetPlacement[] } | { ok: false; podSet: string; reason: string };
@@ -308,6 +311,9 @@ export function placeWorkload(
 ): WorkloadPlacement {
   const prepared = prepare(workload, flavors, options);
   if (!Array.isArray(prepared)) return prepared;
+  if (prepared.some((p) => p.group.workers.template.metadata?.annotations?.[SUBGROUP_KEY] !== undefined)) {
+    return placeWithSubgroups(workload, prepared, options, running);
+  }
   if (running && running.nodes.length > 0 && prepared.length > 0) return placeAroundRunning(workload, prepared, options, running);
   let placed = placeTogether(prepared, options);
   if (!Array.isArray(placed)) placed = placeGangMinimum(workload, prepared, options, placed);
@@ -498,4 +504,139 @@ function mergeAssignments(
     .sort((x, y) => (ranks[x.leaf] ?? 0) - (ranks[y.leaf] ?? 0))
     .map(({ values, count }) => ({ values, count }));
   return { levels: a.levels, domains };
+}
+
+const SUBGROUP_KEY = 'topoqueue.io/subgroup-instances';
+
+/**
+ * A job with sub-groups (subgroups.ts): the minimum is searched tightest level first, as
+ * for several PodSets (at most MAX_CANDIDATES domains per level, fullest first), inside the
+ * job's domain when pods already run; the rest follows inside placeSubgroups.
+ */
+function placeWithSubgroups(
+  workload: Workload,
+  prepared: Prepared[],
+  options: WorkloadPlacementOptions,
+  running: RunningPods | undefined,
+): WorkloadPlacement {
+  const p0 = prepared[0];
+  if (p0 === undefined) return { ok: true, podSets: [] };
+  if (new Set(prepared.map((p) => p.flavor)).size > 1) {
+    return fail(p0.group.workers.name, 'the PodSets of a job with sub-groups must all fit one flavor; they match different ones');
+  }
+  const tf = p0.flavor;
+  const s = tf.snapshot;
+  const parts: SubgroupPart[] = [];
+  for (const p of prepared) {
+    const read = subgroupInfoOf(p.group.workers.template.metadata?.annotations);
+    if (typeof read === 'string') return fail(p.group.workers.name, read);
+    // A Volcano Job's running pods (counted per PodSet) fill its partitions in order, as its
+    // controller creates pods by index; a PodGroup's Workload already leaves them out.
+    let ran = running?.perPodSet.get(p.group.workers.name) ?? 0;
+    let info = read;
+    let req = p.req;
+    if (ran > 0 && info) {
+      let ready = info.ready;
+      const instances = [];
+      for (const i of info.instances) {
+        const b = Math.min(ran, i.pending);
+        ran -= b;
+        const bound = (i.bound ?? 0) + b;
+        if (i.pending - b === 0) {
+          if (bound >= info.size) ready++;
+          continue;
+        }
+        instances.push({ ...i, pending: i.pending - b, ...(bound > 0 ? { bound } : {}) });
+      }
+      info = { ...info, ready, instances };
+    } else if (ran > 0) req = { ...req, count: Math.max(0, req.count - ran) };
+    const sliceKey = p.req.sliceLayers[0]?.topology;
+    const instanceLeafEligible =
+      sliceKey !== undefined && tf.leafTier ? hyperNodeLeafFilter(s, { ...p.req, maxLevel: sliceKey }, tf.leafTier) : undefined;
+    parts.push({
+      name: p.group.workers.name,
+      snapshot: s,
+      engine: tf.engine,
+      req,
+      perPod: p.perPod,
+      leafEligible: p.leafEligible,
+      instanceLeafEligible,
+      subgroup: info,
+    });
+  }
+  const gang = gangMinimum(workload) ?? 0;
+  const maxLevel = prepared.find((p) => p.req.maxLevel !== undefined)?.req.maxLevel;
+  const ceiling = maxLevel !== undefined ? s.levels.indexOf(maxLevel) : -1;
+  const nodes = [...(running?.nodes ?? []), ...parts.flatMap((p) => p.subgroup?.instances.flatMap((i) => i.nodes ?? []) ?? [])];
+  const runningLeaves = nodes.map((n) => s.nodeLeaf(n)).filter((l) => l >= 0);
+  const done = (r: ReturnType<typeof placeSubgroups>): WorkloadPlacement => {
+    if (!r.ok) return fail(r.podSet, r.reason);
+    const byName = new Map(prepared.map((p) => [p.group.workers.name, p]));
+    // PodSets with nothing placed are reported with count 0: the admission charges no quota for them.
+    const podSets: PodSetPlacement[] = r.podSets.map((x) => ({
+      name: x.name,
+      count: x.count,
+      flavor: tf.flavor.metadata.name,
+      perPod: byName.get(x.name)!.perPod,
+      assignment: x.assignment,
+      ...(x.instances ? { instances: x.instances } : {}),
+    }));
+    return { ok: true, podSets };
+  };
+
+  // Pods already running: the job's domain is the highest ancestor of theirs within the ceiling.
+  if (runningLeaves.length > 0) {
+    const d = lowestCommon(s, runningLeaves);
+    if (ceiling >= 0 && climbTo(s, d, ceiling) < 0) {
+      return fail(
+        p0.group.workers.name,
+        `pods of the job already run across domains above ${maxLevel}: no more pods can be placed until that changes`,
+      );
+    }
+    return done(placeSubgroups(parts, gang, options, ceiling >= 0 ? climbTo(s, d, ceiling) : undefined, ceiling, runningLeaves));
+  }
+  const together = prepared.filter((p) => p.flavor.tierOfName && p.req.mode === 'preferred');
+  if (together.length === 0) return done(placeSubgroups(parts, gang, options, undefined, ceiling));
+
+  // Tightest level first; the first domain that holds the minimum wins.
+  const minimum = Math.max(gang, 1);
+  let first: WorkloadPlacement | undefined;
+  const ranks = s.ranks();
+  for (let level = s.levels.length - 2; level >= Math.max(ceiling, 0); level--) {
+    const key = s.levels[level]!;
+    const room = new Map<number, number>();
+    for (const p of prepared) {
+      for (const { domain, pods } of tf.engine.podsPerDomain(
+        { ...p.req, mode: 'unconstrained', level: undefined, maxLevel: undefined },
+        key,
+        {
+          ...options,
+          leafEligible: p.leafEligible,
+        },
+      )) {
+        room.set(domain, (room.get(domain) ?? 0) + Math.min(pods, p.req.count));
+      }
+    }
+    const candidates = [...room]
+      .filter(([, n]) => n >= minimum)
+      .sort((a, b) => a[1] - b[1] || ranks[a[0]]! - ranks[b[0]]!)
+      .slice(0, MAX_CANDIDATES);
+    for (const [d] of candidates) {
+      const r = done(placeSubgroups(parts, gang, options, d, ceiling));
+      if (r.ok) return r;
+      first ??= r;
+    }
+  }
+  if (ceiling < 0) {
+    const r = done(placeSubgroups(parts, gang, options, undefined, ceiling));
+    if (r.ok) return r;
+    first ??= r;
+  }
+  return (
+    first ??
+    fail(
+      p0.group.workers.name,
+      `the job's minimum of ${minimum} pod${minimum === 1 ? '' : 's'} does not fit inside one domain within the limit`,
+    )
+  );
 }
