@@ -20,6 +20,7 @@ import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceFailedNode, snapshotUsage, unknownNodeError } from '../placement/node-replacement.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
+import { type Explanation, explainTopology, withPendingReason } from '../placement/explain.ts';
 import { placeWorkload, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { apiGroup, manifestUid, workloadNameForOwner } from '../integrations/workload-name.ts';
@@ -35,12 +36,16 @@ export interface PlanOptions {
   replaceNode?: string | readonly string[];
   /** Objects the loader refused: each Workload or job among them is reported deactivated. */
   refused?: readonly Refused[];
+  /** `--explain`: why each Workload still waits (placement/explain.ts). */
+  explain?: boolean;
 }
 
 export interface PlanResult {
   workloads: Workload[];
   errors: InputError[];
   notes: string[];
+  /** With `explain`: one per Workload left without an admission (not the deactivated ones), in output order. */
+  explanations?: Explanation[];
 }
 
 export const KNOWN_GATES = Object.keys(DEFAULT_GATES) as (keyof FeatureGates)[];
@@ -240,7 +245,13 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
 
   if (queued) {
     const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions });
-    return { workloads: [...r.workloads, ...refused], errors: [...errors, ...r.errors], notes: [...notes, ...r.notes] };
+    const workloads = [...r.workloads, ...refused];
+    return {
+      workloads,
+      errors: [...errors, ...r.errors],
+      notes: [...notes, ...r.notes],
+      ...(options.explain ? { explanations: explainWaiting(workloads, cluster.flavors, placementOptions, true) } : {}),
+    };
   }
 
   const out: Workload[] = [];
@@ -286,7 +297,36 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     }
     out.push(w);
   }
-  return { workloads: [...out, ...refused], errors, notes };
+  const workloads = [...out, ...refused];
+  return {
+    workloads,
+    errors,
+    notes,
+    ...(options.explain ? { explanations: explainWaiting(workloads, cluster.flavors, placementOptions, false) } : {}),
+  };
+}
+
+/**
+ * `--explain`: the explanation of every Workload left without an admission (deactivated
+ * ones excepted: their reason says it all), against the cluster the plan leaves. Without
+ * queues there is no quota: a Workload the topology would take now waits for what its
+ * condition says (HyperNodes not ready, an error).
+ */
+function explainWaiting(
+  workloads: readonly Workload[],
+  flavors: Parameters<typeof explainTopology>[1],
+  options: WorkloadPlacementOptions,
+  queued: boolean,
+): Explanation[] {
+  const out: Explanation[] = [];
+  for (const w of workloads) {
+    if (w.status?.admission || w.spec.active === false) continue;
+    const c = w.status?.conditions?.find((x) => x.type === 'QuotaReserved' && x.status === 'False');
+    const e = explainTopology(w, flavors, options);
+    if (queued) out.push(withPendingReason(e, c?.reason, c?.message));
+    else out.push(e.stoppedBy.length === 0 && c?.message ? { ...e, other: c.message } : e);
+  }
+  return out;
 }
 
 /** The jobs an integration refused (they made no Workload), each with its errors. */

@@ -141,7 +141,7 @@ export function explainTopology(
     }
     const req = placementRequest(group, tf.flavor, perPod, leaderPerPod);
     const placeOptions = { profile: options.profile, respectPreferredAffinity: options.respectPreferredAffinity };
-    podSets.push({ ...countLevels(tf, req, count, placeOptions), podSet: ps.name, count, request });
+    podSets.push({ podSet: ps.name, count, request, ...countLevels(tf, req, count, placeOptions) });
   }
   const stopped = podSets.some((p) => p.flavor === null || p.topologyStop !== undefined);
   return { workload: `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`, podSets, stoppedBy: stopped ? ['topology'] : [] };
@@ -212,6 +212,8 @@ export function withPendingReason(e: Explanation, reason: string | undefined, me
   return { ...e, other: message ? `${reason}: ${message}` : reason };
 }
 
+/** `required cloud.com/topology-rack` -> `required rack`. */
+const shortRequest = (r: string) => r.replace(/^(required|preferred) (.+)$/, (_, m: string, k: string) => `${m} ${levelName(k)}`);
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 const list = (m: Record<string, number>) =>
   Object.entries(m)
@@ -235,12 +237,12 @@ export function renderExplanation(e: Explanation, indent = ''): string {
   for (const p of e.podSets) {
     if (p.flavor === null) {
       lines.push(
-        `  pod set ${p.podSet}: ${plural(p.count, 'pod')}, ${p.request}; no TAS flavor suits it${p.mismatch?.length ? `: ${p.mismatch.join(', ')}` : ''}`,
+        `  pod set ${p.podSet}: ${plural(p.count, 'pod')}, ${shortRequest(p.request)}; no TAS flavor suits it${p.mismatch?.length ? `: ${p.mismatch.join(', ')}` : ''}`,
       );
       continue;
     }
     lines.push(
-      `  pod set ${p.podSet}: ${plural(p.count, 'pod')}, ${p.request}, flavor ${p.flavor}, Topology "${p.topology}" (levels: ${(p.topologyLevels ?? []).join(', ')})`,
+      `  pod set ${p.podSet}: ${plural(p.count, 'pod')}, ${shortRequest(p.request)}, flavor ${p.flavor}, Topology "${p.topology}" (levels: ${(p.topologyLevels ?? []).join(', ')})`,
     );
     const ex = list(p.excluded ?? {});
     lines.push(`    nodes: ${p.nodes ?? 0}${ex ? `; excluded: ${ex}` : ''}`);
@@ -256,7 +258,8 @@ export function renderExplanation(e: Explanation, indent = ''): string {
         p.lowestFit === null
           ? 'no single domain holds them all'
           : `the lowest level one domain of which holds them all is ${levelName(p.lowestFit)}`;
-      lines.push(`    topology stops it: ${p.topologyStop}; ${low}`);
+      // The totals are on the nodes line already.
+      lines.push(`    topology stops it: ${p.topologyStop.replace(/\. Total nodes: .*$/, '')}; ${low}`);
     } else lines.push('    topology: fits as requested');
   }
   return lines.map((l) => indent + l).join('\n') + '\n';
