@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
 
 // One block of 2 racks x 4 hosts of 8 GPUs: r1-h1 tainted, r2-h1 NotReady; a 6-pod Job
@@ -111,5 +112,20 @@ spec: { clusterQueue: cq }
       r.out,
       /: stopped by quota and topology\n {2}quota: couldn't assign flavors to pod set main: insufficient quota for nvidia.com\/gpu in flavor gpu/,
     );
+  });
+
+  it("simulate: a workload still pending at the end carries `explain`, the same text as plan's, the same on every run", async () => {
+    const report = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as { workloads: { status: string; explain?: string }[] };
+    const a = tmpFile('a.json', '');
+    const b = tmpFile('b.json', '');
+    assert.equal((await run(['simulate', '-f', file, '--report', a])).code, 0);
+    assert.equal((await run(['simulate', '-f', file, '--report', b])).code, 0);
+    assert.equal(readFileSync(a, 'utf8'), readFileSync(b, 'utf8'));
+    const w = report(a).workloads[0]!;
+    assert.equal(w.status, 'Pending');
+    const plan = await run(['plan', '-f', file, '--explain', '-o', 'table']);
+    // The Workload's name hashes the Job's uid, which the embedded cluster sets.
+    const anon = (t: string) => t.replace(/job-train-[0-9a-f]{5}/g, 'job-train-*');
+    assert.ok(anon(plan.out).endsWith(anon(w.explain!)), w.explain);
   });
 });

@@ -199,7 +199,7 @@ function countLevels(
 }
 
 /** Pending reasons that mean quota stops the Workload (kueue-core §1a). */
-const QUOTA_REASONS = new Set(['WaitingForQuota', 'ExceedsMaxQuota', 'NoMatchingFlavor', 'WaitingForPreemptedWorkloads']);
+const QUOTA_REASONS: ReadonlySet<string> = new Set(['WaitingForQuota', 'ExceedsMaxQuota', 'NoMatchingFlavor', 'WaitingForPreemptedWorkloads']);
 
 /**
  * The topology explanation with the Workload's own pending condition folded in: quota
