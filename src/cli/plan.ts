@@ -20,7 +20,7 @@ import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceFailedNode, snapshotUsage, unknownNodeError } from '../placement/node-replacement.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
-import { type Explanation, explainTopology, withPendingReason } from '../placement/explain.ts';
+import { type Explanation, explainTopology } from '../placement/explain.ts';
 import { placeWorkload, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { apiGroup, manifestUid, workloadNameForOwner } from '../integrations/workload-name.ts';
@@ -244,13 +244,12 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   ];
 
   if (queued) {
-    const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions });
-    const workloads = [...r.workloads, ...refused];
+    const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions, explain: options.explain });
     return {
-      workloads,
+      workloads: [...r.workloads, ...refused],
       errors: [...errors, ...r.errors],
       notes: [...notes, ...r.notes],
-      ...(options.explain ? { explanations: explainWaiting(workloads, cluster.flavors, placementOptions, true) } : {}),
+      ...(r.explanations ? { explanations: r.explanations } : {}),
     };
   }
 
@@ -302,29 +301,27 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
     workloads,
     errors,
     notes,
-    ...(options.explain ? { explanations: explainWaiting(workloads, cluster.flavors, placementOptions, false) } : {}),
+    ...(options.explain ? { explanations: explainWaiting(workloads, cluster.flavors, placementOptions) } : {}),
   };
 }
 
 /**
- * `--explain`: the explanation of every Workload left without an admission (deactivated
- * ones excepted: their reason says it all), against the cluster the plan leaves. Without
- * queues there is no quota: a Workload the topology would take now waits for what its
- * condition says (HyperNodes not ready, an error).
+ * `--explain` without queues: the explanation of every Workload left without an admission
+ * (deactivated ones excepted: their reason says it all), against the cluster the plan
+ * leaves. There is no quota: a Workload the topology would take now waits for what its
+ * condition says (HyperNodes not ready).
  */
 function explainWaiting(
   workloads: readonly Workload[],
   flavors: Parameters<typeof explainTopology>[1],
   options: WorkloadPlacementOptions,
-  queued: boolean,
 ): Explanation[] {
   const out: Explanation[] = [];
   for (const w of workloads) {
     if (w.status?.admission || w.spec.active === false) continue;
     const c = w.status?.conditions?.find((x) => x.type === 'QuotaReserved' && x.status === 'False');
     const e = explainTopology(w, flavors, options);
-    if (queued) out.push(withPendingReason(e, c?.reason, c?.message));
-    else out.push(e.stoppedBy.length === 0 && c?.message ? { ...e, other: c.message } : e);
+    out.push(e.stoppedBy.length === 0 && c?.message ? { ...e, other: c.message } : e);
   }
   return out;
 }

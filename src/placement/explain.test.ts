@@ -93,7 +93,7 @@ describe('explain', () => {
     assert.deepEqual(topo.stoppedBy, ['topology']);
     const gang = withPendingReason(fits, 'GangNotReady', 'gang ns/g has 1 of its minimum 2 pods');
     assert.deepEqual(gang.stoppedBy, []);
-    assert.match(renderExplanation(gang), /stopped by neither quota nor topology\n {2}waits for: GangNotReady: gang ns\/g/);
+    assert.match(renderExplanation(gang), /stopped by neither quota nor topology on its own\n {2}waits for: GangNotReady: gang ns\/g/);
   });
 
   it('a PodSet no TAS flavor suits says why', () => {

@@ -199,7 +199,12 @@ function countLevels(
 }
 
 /** Pending reasons that mean quota stops the Workload (kueue-core §1a). */
-const QUOTA_REASONS: ReadonlySet<string> = new Set(['WaitingForQuota', 'ExceedsMaxQuota', 'NoMatchingFlavor', 'WaitingForPreemptedWorkloads']);
+const QUOTA_REASONS: ReadonlySet<string> = new Set([
+  'WaitingForQuota',
+  'ExceedsMaxQuota',
+  'NoMatchingFlavor',
+  'WaitingForPreemptedWorkloads',
+]);
 
 /**
  * The topology explanation with the Workload's own pending condition folded in: quota
@@ -229,7 +234,7 @@ export function renderExplanation(e: Explanation, indent = ''): string {
       : e.stoppedBy.length === 1
         ? e.stoppedBy[0]!
         : e.other !== undefined
-          ? 'neither quota nor topology'
+          ? 'neither quota nor topology on its own'
           : 'nothing: it fits now';
   lines.push(`${e.workload}: stopped by ${stop}`);
   if (e.quota !== undefined) lines.push(`  quota: ${e.quota}`);
