@@ -96,6 +96,15 @@ describe('explain', () => {
     assert.match(renderExplanation(gang), /stopped by neither quota nor topology on its own\n {2}waits for: GangNotReady: gang ns\/g/);
   });
 
+  it('a Workload of Pods names its pods, since its PodSets are named by role hash', () => {
+    const w = workload(2, { required: BLOCK });
+    w.spec.podSets[0]!.name = '199f7c7c';
+    w.metadata.ownerReferences = ['p-0', 'p-1'].map((name) => ({ apiVersion: 'v1', kind: 'Pod', name, uid: name }));
+    const e = explainTopology(w, [cluster()]);
+    assert.deepEqual(e.pods, ['p-0', 'p-1']);
+    assert.match(renderExplanation(e), /^ns\/train: stopped by nothing: it fits now\n {2}pods: p-0, p-1\n {2}pod set 199f7c7c: 2 pods/);
+  });
+
   it('a PodSet no TAS flavor suits says why', () => {
     const e = explainTopology(workload(2, { required: 'cloud.com/zone' }), [cluster()]);
     assert.deepEqual(e.stoppedBy, ['topology']);

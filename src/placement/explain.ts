@@ -16,6 +16,7 @@
 // Everything is computed against the snapshots as they are: against the cluster the plan
 // leaves (every admission made), not as it was when the Workload was tried.
 
+import { CoreApiVersion } from '../api/api-versions.ts';
 import type { Workload } from '../api/objects.ts';
 import { podRequests } from '../api/resources.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
@@ -72,6 +73,8 @@ export interface PodSetExplanation {
 
 export interface Explanation {
   workload: string;
+  /** A Workload of Pods (a pod group, a gang): its pods, whose PodSets are named by role hash. */
+  pods?: string[];
   podSets: PodSetExplanation[];
   /** What stops it: quota, topology, both, or neither (then `other` says what holds it). */
   stoppedBy: ('quota' | 'topology')[];
@@ -144,7 +147,13 @@ export function explainTopology(
     podSets.push({ podSet: ps.name, count, request, ...countLevels(tf, req, count, placeOptions) });
   }
   const stopped = podSets.some((p) => p.flavor === null || p.topologyStop !== undefined);
-  return { workload: `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`, podSets, stoppedBy: stopped ? ['topology'] : [] };
+  const pods = (w.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1).map((o) => o.name);
+  return {
+    workload: `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`,
+    ...(pods.length > 0 ? { pods } : {}),
+    podSets,
+    stoppedBy: stopped ? ['topology'] : [],
+  };
 }
 
 function countLevels(
@@ -237,6 +246,8 @@ export function renderExplanation(e: Explanation, indent = ''): string {
           ? 'neither quota nor topology on its own'
           : 'nothing: it fits now';
   lines.push(`${e.workload}: stopped by ${stop}`);
+  if (e.pods)
+    lines.push(`  pods: ${e.pods.length > 8 ? `${e.pods.slice(0, 8).join(', ')}, ... (${e.pods.length} in all)` : e.pods.join(', ')}`);
   if (e.quota !== undefined) lines.push(`  quota: ${e.quota}`);
   if (e.other !== undefined) lines.push(`  waits for: ${e.other}`);
   for (const p of e.podSets) {
