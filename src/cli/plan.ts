@@ -254,6 +254,8 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   }
 
   const out: Workload[] = [];
+  // `--explain`: each Workload explained when it fails, against the usage it was tried on.
+  const explanations: Explanation[] = [];
   for (const { workload, where } of todo) {
     const w = structuredClone(workload);
     const tree = cluster.hyperNodeTree;
@@ -266,6 +268,7 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
           .map((p) => p.message)
           .join('; ')}`,
       );
+      if (options.explain) explanations.push(explainWaiting(w, cluster.flavors, placementOptions));
       out.push(w);
       continue;
     }
@@ -293,37 +296,22 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
       errors.push(...recordWorkloadUsage(cluster.flavors, w, where));
     } else {
       pending(w, result.reason);
+      if (options.explain) explanations.push(explainWaiting(w, cluster.flavors, placementOptions));
     }
     out.push(w);
   }
-  const workloads = [...out, ...refused];
-  return {
-    workloads,
-    errors,
-    notes,
-    ...(options.explain ? { explanations: explainWaiting(workloads, cluster.flavors, placementOptions) } : {}),
-  };
+  return { workloads: [...out, ...refused], errors, notes, ...(options.explain ? { explanations } : {}) };
 }
 
 /**
- * `--explain` without queues: the explanation of every Workload left without an admission
- * (deactivated ones excepted: their reason says it all), against the cluster the plan
- * leaves. There is no quota: a Workload the topology would take now waits for what its
+ * `--explain` without queues, for a Workload that just failed (against the usage it was
+ * tried on). There is no quota: a Workload the topology would take waits for what its
  * condition says (HyperNodes not ready).
  */
-function explainWaiting(
-  workloads: readonly Workload[],
-  flavors: Parameters<typeof explainTopology>[1],
-  options: WorkloadPlacementOptions,
-): Explanation[] {
-  const out: Explanation[] = [];
-  for (const w of workloads) {
-    if (w.status?.admission || w.spec.active === false) continue;
-    const c = w.status?.conditions?.find((x) => x.type === 'QuotaReserved' && x.status === 'False');
-    const e = explainTopology(w, flavors, options);
-    out.push(e.stoppedBy.length === 0 && c?.message ? { ...e, other: c.message } : e);
-  }
-  return out;
+function explainWaiting(w: Workload, flavors: Parameters<typeof explainTopology>[1], options: WorkloadPlacementOptions): Explanation {
+  const c = w.status?.conditions?.find((x) => x.type === 'QuotaReserved' && x.status === 'False');
+  const e = explainTopology(w, flavors, options);
+  return e.stoppedBy.length === 0 && c?.message ? { ...e, other: c.message } : e;
 }
 
 /** The jobs an integration refused (they made no Workload), each with its errors. */

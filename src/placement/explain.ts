@@ -10,8 +10,9 @@
 //    they are counted from the snapshot's list of them, by their paths;
 // 3. per level, the best domain (most pods; ties to the first in level-value order), its
 //    count capped at the PodSet's, and the exclusions among its nodes;
-// 4. the engine's real answer for the request as written (slices, leader, mode) says
-//    whether the topology stops the group; quota comes from the caller (the admission's
+// 4. the placement as the scheduler runs it (placeWorkload: slices, leaders, Volcano
+//    network topology, groups one after another) says whether the topology stops it, and
+//    at which group; quota comes from the caller (admission/explain.ts, or the admission's
 //    reason), as does anything else that holds the Workload back.
 // Everything is computed against the snapshots as they are: against the cluster the plan
 // leaves (every admission made), not as it was when the Workload was tried.
@@ -20,8 +21,15 @@ import { CoreApiVersion } from '../api/api-versions.ts';
 import type { Workload } from '../api/objects.ts';
 import { podRequests } from '../api/resources.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
-import { isVolcanoWorkload } from './network-topology.ts';
-import { flavorMismatch, placementRequest, podSetGroups, type TasFlavor, type WorkloadPlacementOptions } from './workload-placement.ts';
+import { isVolcanoWorkload, networkTopologyFromAnnotations } from './network-topology.ts';
+import {
+  flavorMismatch,
+  placementRequest,
+  placeWorkload,
+  podSetGroups,
+  type TasFlavor,
+  type WorkloadPlacementOptions,
+} from './workload-placement.ts';
 
 /** Short name of a level key: `cloud.provider.com/topology-rack` -> `rack`, hostname -> `host`. */
 export function levelName(key: string): string {
@@ -57,7 +65,7 @@ export interface PodSetExplanation {
   topology?: string;
   /** The Topology's levels, highest first. */
   topologyLevels?: string[];
-  /** What the PodSet asks: `required rack`, `preferred block`, or `unconstrained`. */
+  /** What the PodSet asks: `required rack`, `preferred block`, `network topology hard, highest tier 1` (Volcano), or `unconstrained`. */
   request: string;
   /** Nodes of the flavor: in the topology tree, plus NotReady or unschedulable ones. */
   nodes?: number;
@@ -102,18 +110,22 @@ const sorted = (m: Record<string, number>): Record<string, number> =>
  * Steps 1 to 4 of the header for every PodSet group of `w`, topology only (`stoppedBy`
  * holds `topology` when a group does not fit as written).
  */
-export function explainTopology(
-  w: Workload,
-  flavors: readonly TasFlavor[],
-  options: Pick<WorkloadPlacementOptions, 'flavorOf' | 'profile' | 'respectPreferredAffinity'> = {},
-): Explanation {
+export function explainTopology(w: Workload, flavors: readonly TasFlavor[], options: WorkloadPlacementOptions = {}): Explanation {
   const volcano = isVolcanoWorkload(w);
+  const jobTopology = volcano ? networkTopologyFromAnnotations(w.metadata.annotations) : undefined;
   const podSets: PodSetExplanation[] = [];
   for (const group of podSetGroups(w.spec.podSets)) {
     const ps = group.workers;
     const r = ps.topologyRequest;
+    const net = networkTopologyFromAnnotations(ps.template.metadata?.annotations) ?? jobTopology;
     const request =
-      r?.required !== undefined ? `required ${r.required}` : r?.preferred !== undefined ? `preferred ${r.preferred}` : 'unconstrained';
+      r?.required !== undefined
+        ? `required ${r.required}`
+        : r?.preferred !== undefined
+          ? `preferred ${r.preferred}`
+          : net
+            ? `network topology ${net.mode}${net.highestTier !== undefined ? `, highest tier ${net.highestTier}` : ''}${net.highestTierName !== undefined ? `, highest tier ${net.highestTierName}` : ''}`
+            : 'unconstrained';
     const forced = options.flavorOf?.get(ps.name);
     const candidates = flavors.filter((f) =>
       forced !== undefined ? f.flavor.metadata.name === forced : (f.implicit ?? false) === volcano,
@@ -146,7 +158,20 @@ export function explainTopology(
     const placeOptions = { profile: options.profile, respectPreferredAffinity: options.respectPreferredAffinity };
     podSets.push({ podSet: ps.name, count, request, ...countLevels(tf, req, count, placeOptions) });
   }
-  const stopped = podSets.some((p) => p.flavor === null || p.topologyStop !== undefined);
+  // 4. The placement itself, as the scheduler runs it (Volcano network topology, slices,
+  //    leaders, each group against the usage of those before it): the first failure stops.
+  let placed: ReturnType<typeof placeWorkload>;
+  try {
+    placed = placeWorkload(w, flavors, options);
+  } catch (e) {
+    placed = { ok: false, podSet: podSets[0]?.podSet ?? '', reason: (e as Error).message };
+  }
+  if (!placed.ok) {
+    const p = podSets.find((x) => x.podSet === placed.podSet) ?? podSets[0];
+    const prefix = `couldn't assign flavors to pod set ${placed.podSet}: `;
+    if (p && p.flavor !== null) p.topologyStop = placed.reason.startsWith(prefix) ? placed.reason.slice(prefix.length) : placed.reason;
+  }
+  const stopped = !placed.ok || podSets.some((p) => p.flavor === null);
   const pods = (w.metadata.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1).map((o) => o.name);
   return {
     workload: `${w.metadata.namespace ?? 'default'}/${w.metadata.name}`,
@@ -166,9 +191,7 @@ function countLevels(
   const L = s.levels.length;
   const base = { flavor: tf.flavor.metadata.name, topology: s.name, topologyLevels: [...s.levels] };
   const counted = tf.engine.countsWithReasons({ ...req, mode: 'unconstrained', level: undefined, maxLevel: undefined }, options);
-  const placed = tf.engine.place(req, options);
-  const topologyStop = placed.ok ? undefined : placed.reason;
-  if (!counted) return { ...base, levels: [], lowestFit: null, topologyStop };
+  if (!counted) return { ...base, levels: [], lowestFit: null };
   // 3. The best domain of each level.
   const best = new Int32Array(L).fill(-1);
   for (let l = 0; l < L; l++) {
@@ -204,7 +227,7 @@ function countLevels(
     const domain = d < 0 ? null : l === L - 1 && s.hostnameLowest ? s.values(d)[l]! : s.values(d).join('/');
     levels.push({ level: s.levels[l]!, fit, domain, excluded: sorted(excludedAt[l]!) });
   }
-  return { ...base, nodes, excluded: sorted(excluded), levels, lowestFit, topologyStop };
+  return { ...base, nodes, excluded: sorted(excluded), levels, lowestFit };
 }
 
 /** Pending reasons that mean quota stops the Workload (kueue-core §1a). */
