@@ -80,6 +80,17 @@ describe('plan --explain', () => {
     assert.match(y.out, /\nexplain:\n {2}- workload: ml\/job-train-[0-9a-f]{5}\n/);
   });
 
+  it("a Volcano job's explanation reads its network topology, and its counts agree with its message (tried in input order)", async () => {
+    const r = await run(['plan', '-f', 'examples/volcano-spine-leaf', '--explain', '-o', 'table']);
+    assert.match(r.out, /team-a\/job-too-tight-[0-9a-f]{5} +Pending .*allows to fit only 2 out of 3 pod\(s\)/);
+    assert.match(r.out, /\n {2}pod set worker: 3 pods, network topology hard, highest tier 1, flavor hypernodes, /);
+    assert.match(r.out, /\n {4}tier-1: 2 of 3 fit in tier-1 s6\/s4\/s1\n/);
+    assert.match(
+      r.out,
+      /\n {4}topology stops it: topology "hypernodes" allows to fit only 2 out of 3 pod\(s\); no single domain holds them all\n/,
+    );
+  });
+
   it('without --explain the output has no explanation', async () => {
     const r = await run(['plan', '-f', file, '-o', 'json']);
     assert.equal((JSON.parse(r.out) as { explain?: unknown }).explain, undefined);
