@@ -36,6 +36,46 @@ describe('gang groups', () => {
     assert.match(statusOf(no, 'ns-a/a').message!, /ns-b\/b/);
   });
 
+  it("a gang group's pending message names a gang of Pods by its pods and pod set, not by a role hash alone", () => {
+    const group = ['ns-a/a', 'ns-b/b'];
+    const env = admissionEnv({
+      clusterQueues: [cq('qa').quota('default', { cpu: '10' }).build(), cq('qb').quota('default', { cpu: '10' }).build()],
+      localQueues: [localQueue('qa', 'qa', 'ns-a'), localQueue('qb', 'qb', 'ns-b')],
+    });
+    const owned = (w: ReturnType<ReturnType<typeof wl>['build']>, pods: string[]) => {
+      w.metadata.ownerReferences = pods.map((name) => ({ apiVersion: 'v1', kind: 'Pod', name, uid: name }));
+      return w;
+    };
+    env.submit(
+      owned(wl('a', 'ns-a').queue('qa').pods(2, { cpu: '2' }, { name: '1a2b3c4d' }).gang(2, { groups: group }).build(), ['a-0', 'a-1']),
+      owned(wl('b', 'ns-b').queue('qb').pods(6, { cpu: '6' }, { name: '5e6f7a8b' }).gang(6, { groups: group }).build(), [
+        'b-0',
+        'b-1',
+        'b-2',
+        'b-3',
+        'b-4',
+        'b-5',
+      ]),
+    );
+    const r = env.settle();
+    for (const k of group)
+      assert.match(
+        statusOf(r, k).message!,
+        /^gang group \[ns-a\/a ns-b\/b\] is admitted whole or not at all; member ns-b\/b \(pods b-0, b-1, b-2, b-3, \.\.\. \(6 in all\) in pod set 5e6f7a8b\): couldn't assign flavors to pod set 5e6f7a8b: /,
+      );
+  });
+
+  it("a lone gang of Pods that does not fit names its pods beside its pod set's role hash", () => {
+    const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '1' }).build()] });
+    const w = wl('g').queue('q').pods(2, { cpu: '1' }, { name: '1a2b3c4d' }).gang(2).build();
+    w.metadata.ownerReferences = ['g-0', 'g-1'].map((name) => ({ apiVersion: 'v1', kind: 'Pod', name, uid: name }));
+    env.submit(w);
+    assert.match(
+      statusOf(env.settle(), 'default/g').message!,
+      /^gang default\/g \(pods g-0, g-1 in pod set 1a2b3c4d\): couldn't assign flavors to pod set 1a2b3c4d: insufficient quota for cpu/,
+    );
+  });
+
   it("in a gang group, each member's pending message names that member as the current gang", () => {
     const group = ['default/a', 'default/b'];
     const env = admissionEnv({ clusterQueues: [cq('q').quota('default', { cpu: '10' }).build()] });

@@ -21,6 +21,22 @@ import { type GangInfo, totalPods, type WorkloadInfo } from './workload-info.ts'
 /** A gang id list as the peer prints it. */
 export const gangIdList = (ids: readonly string[]) => `[${ids.join(' ')}]`;
 
+/**
+ * A gang as its pending message names it: its key, and for a gang of Pods the pods the user
+ * wrote and the pod sets they make (named by role hash, which alone says nothing to the
+ * user): `ns/g (pods g-0, g-1 in pod set 199f7c7c)`. At most 4 pods are named.
+ */
+export function gangMemberName(info: WorkloadInfo): string {
+  const pods = (info.workload.metadata.ownerReferences ?? [])
+    .filter((o) => o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1)
+    .map((o) => o.name);
+  if (pods.length === 0) return info.key;
+  const shown = pods.length > 4 ? `${pods.slice(0, 4).join(', ')}, ... (${pods.length} in all)` : pods.join(', ');
+  const names = info.podSets.map((p) => p.name);
+  const sets = names.length === 1 ? `pod set ${names[0]}` : `pod sets ${names.join(', ')}`;
+  return `${info.key} (pod${pods.length === 1 ? '' : 's'} ${shown} in ${sets})`;
+}
+
 /** The per-Workload checks of the nomination, applied to each gang pulled into the group. */
 export type MemberCheck = (
   info: WorkloadInfo,

@@ -18,7 +18,7 @@ import type { WorkloadPlacementOptions } from '../placement/workload-placement.t
 import type { CycleConfig, Entry, Member } from './entry.ts';
 import { toAdmitted } from './entry.ts';
 import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
-import { closeGangGroup, type GangGroupContext, startsWaitingNow } from './gang-group.ts';
+import { closeGangGroup, type GangGroupContext, gangMemberName, startsWaitingNow } from './gang-group.ts';
 import { belowMinimum, fullCounts, searchBelowMinimum, searchLargest, shrinkSteps } from './podset-reducer.ts';
 import { findPreemptionTargets, type PreemptionTarget } from './preemption.ts';
 import type { AdmissionSnapshot, AdmittedWorkload, ClusterQueueInfo } from './snapshot.ts';
@@ -70,8 +70,10 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
             ? `gang group [${entry.members
                 .map((x) => x.info.gang?.id ?? x.info.key)
                 .sort()
-                .join(' ')}] is admitted whole or not at all; member ${m.info.key}: ${r.message}`
-            : r.message;
+                .join(' ')}] is admitted whole or not at all; member ${gangMemberName(m.info)}: ${r.message}`
+            : m.info.gang && namesOwnPodSet(m.info, r.message)
+              ? `gang ${gangMemberName(m.info)}: ${r.message}`
+              : r.message;
         entry.gangWaitingSince = r.gangWaitingSince;
         // A NonStrict gang that held a reservation keeps it (it is re-added below).
         return entry;
@@ -94,6 +96,11 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
     for (const k of assumed) snap.removeAdmitted(k);
     for (const a of restore) snap.addAdmitted(a);
   }
+}
+
+/** Whether a message names one of the Workload's pod sets (a lone gang's role hash needs its pods beside it). */
+function namesOwnPodSet(info: WorkloadInfo, message: string): boolean {
+  return info.podSets.some((p) => message.includes(`pod set ${p.name}`));
 }
 
 function check(

@@ -95,6 +95,10 @@ export function buildProgram(io: Io): Command {
       [],
     )
     .option('--strict', 'all or nothing: any refused object (or kind topoqueue does not use) stops the command before planning')
+    .option(
+      '--explain',
+      'why each Workload still waits: per PodSet and level, what the best domain holds and what excludes the nodes; quota, topology or both (text after a table, an `explain` list in yaml/json)',
+    )
     .addOption(
       new Option(
         '-o, --output <format>',
@@ -110,6 +114,7 @@ export function buildProgram(io: Io): Command {
         featureGates?: string;
         replaceNode: string[];
         strict?: boolean;
+        explain?: boolean;
         output: 'yaml' | 'json' | 'table' | 'wide' | 'name';
       }) => {
         requireFiles(opts.filename);
@@ -122,6 +127,7 @@ export function buildProgram(io: Io): Command {
           profile: opts.profile,
           replaceNode: opts.replaceNode.length > 0 ? opts.replaceNode : undefined,
           refused: loaded.refused,
+          explain: opts.explain,
         });
         // A flag naming nothing (`--replace-node` with an unknown node) is a usage error.
         const usage = result.errors.filter((e) => e.where.field?.startsWith('--') === true);
@@ -129,7 +135,12 @@ export function buildProgram(io: Io): Command {
         // Every refused object is reported and left out; the rest is planned and printed.
         const errors = [...loaded.errors, ...result.errors];
         printProblems(io, errors, [...loaded.notes, ...result.notes]);
-        const list = { apiVersion: CoreApiVersion.V1, kind: 'List', items: result.workloads };
+        const list = {
+          apiVersion: CoreApiVersion.V1,
+          kind: 'List',
+          items: result.workloads,
+          ...(result.explanations ? { explain: result.explanations } : {}),
+        };
         if (opts.output === 'table' || opts.output === 'wide' || opts.output === 'name') {
           const { renderPlanNames, renderPlanTable } = await import('./plan-table.ts');
           const nodes = loaded.objects.filter((o) => o.object.kind === 'Node').map((o) => o.object as Node);
@@ -139,6 +150,11 @@ export function buildProgram(io: Io): Command {
               ? renderPlanNames(result.workloads)
               : renderPlanTable(result.workloads, nodes, topologies, opts.output === 'wide'),
           );
+          if (result.explanations) {
+            const { renderExplanation } = await import('../placement/explain.ts');
+            const blocks = result.explanations.map((e) => renderExplanation(e));
+            io.out(`\nwhy they wait (--explain):\n${blocks.length > 0 ? blocks.join('') : 'every Workload is admitted\n'}`);
+          }
         } else io.out(opts.output === 'json' ? `${JSON.stringify(list, null, 2)}\n` : await toYaml(list));
         if (errors.length > 0) throw new UsageExit(2);
       },

@@ -24,6 +24,8 @@ import {
 } from '../api/queues.ts';
 import { parseTime } from '../api/time.ts';
 import { admittedFromStatus } from '../admission/admitted.ts';
+import { explainPending } from '../admission/explain.ts';
+import type { Explanation } from '../placement/explain.ts';
 import { PendingReason } from '../admission/flavor-assigner.ts';
 import { QueueManager } from '../admission/queue.ts';
 import { settle } from '../admission/settle.ts';
@@ -43,13 +45,20 @@ export interface QueuedPlanInput {
   pending: { workload: Workload; where: Where }[];
   gates: FeatureGates;
   placement: WorkloadPlacementOptions;
+  /** `--explain`: explain every Workload left without an admission (admission/explain.ts). */
+  explain?: boolean;
 }
 
 export function hasQueues(objects: readonly ParsedObject[]): boolean {
   return objects.some((o) => o.object.kind === 'ClusterQueue');
 }
 
-export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; errors: InputError[]; notes: string[] } {
+export function planWithQueues(p: QueuedPlanInput): {
+  workloads: Workload[];
+  errors: InputError[];
+  notes: string[];
+  explanations?: Explanation[];
+} {
   const errors: InputError[] = [];
   const notes: string[] = [];
   const byKind = (k: string) => p.objects.filter((o) => o.object.kind === k);
@@ -167,5 +176,13 @@ export function planWithQueues(p: QueuedPlanInput): { workloads: Workload[]; err
     out.push(direct.get(key) ?? r.workloads.get(key) ?? workload);
   }
   notes.push(`${r.admitted} admitted, ${r.preempted} preempted in ${r.cycles} cycle(s)`);
-  return { workloads: out, errors, notes };
+  if (!p.explain) return { workloads: out, errors, notes };
+  const explanations: Explanation[] = [];
+  for (const w of out) {
+    if (w.status?.admission || w.spec.active === false) continue;
+    const lq = workloadInfo(w).queueName;
+    const cq = lq !== undefined ? snap.localQueues.get(`${w.metadata.namespace ?? 'default'}/${lq}`)?.spec.clusterQueue : undefined;
+    explanations.push(explainPending(snap, cq, w, p.placement));
+  }
+  return { workloads: out, errors, notes, explanations };
 }

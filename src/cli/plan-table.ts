@@ -5,13 +5,9 @@
 import type { Node, Topology, Workload } from '../api/objects.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
+import { levelName } from '../placement/explain.ts';
 
-/** Short name of a level key: `cloud.provider.com/topology-rack` -> `rack`, hostname -> `host`. */
-export function levelName(key: string): string {
-  if (key === HOSTNAME_LABEL) return 'host';
-  const base = key.slice(key.lastIndexOf('/') + 1);
-  return base.replace(/^topology-/, '') || key;
-}
+export { levelName };
 
 function statusOf(w: Workload): string {
   const c = (type: string) => w.status?.conditions?.find((x) => x.type === type);

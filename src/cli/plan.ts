@@ -20,6 +20,7 @@ import { encodeV1beta2 } from '../placement/assignment-codec.ts';
 import { workloadHasNetworkTopology } from '../placement/network-topology.ts';
 import { replaceFailedNode, snapshotUsage, unknownNodeError } from '../placement/node-replacement.ts';
 import { DEFAULT_GATES, type FeatureGates, type Profile, profileFromGates } from '../placement/request.ts';
+import { type Explanation, explainTopology } from '../placement/explain.ts';
 import { placeWorkload, type PodSetPlacement, type RunningPods, type WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import { KueueApiVersion } from '../api/api-versions.ts';
 import { apiGroup, manifestUid, workloadNameForOwner } from '../integrations/workload-name.ts';
@@ -35,12 +36,16 @@ export interface PlanOptions {
   replaceNode?: string | readonly string[];
   /** Objects the loader refused: each Workload or job among them is reported deactivated. */
   refused?: readonly Refused[];
+  /** `--explain`: why each Workload still waits (placement/explain.ts). */
+  explain?: boolean;
 }
 
 export interface PlanResult {
   workloads: Workload[];
   errors: InputError[];
   notes: string[];
+  /** With `explain`: one per Workload left without an admission (not the deactivated ones), in output order. */
+  explanations?: Explanation[];
 }
 
 export const KNOWN_GATES = Object.keys(DEFAULT_GATES) as (keyof FeatureGates)[];
@@ -239,11 +244,18 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
   ];
 
   if (queued) {
-    const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions });
-    return { workloads: [...r.workloads, ...refused], errors: [...errors, ...r.errors], notes: [...notes, ...r.notes] };
+    const r = planWithQueues({ objects, input, cluster, pending: todo, gates, placement: placementOptions, explain: options.explain });
+    return {
+      workloads: [...r.workloads, ...refused],
+      errors: [...errors, ...r.errors],
+      notes: [...notes, ...r.notes],
+      ...(r.explanations ? { explanations: r.explanations } : {}),
+    };
   }
 
   const out: Workload[] = [];
+  // `--explain`: each Workload explained when it fails, against the usage it was tried on.
+  const explanations: Explanation[] = [];
   for (const { workload, where } of todo) {
     const w = structuredClone(workload);
     const tree = cluster.hyperNodeTree;
@@ -256,6 +268,7 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
           .map((p) => p.message)
           .join('; ')}`,
       );
+      if (options.explain) explanations.push(explainWaiting(w, cluster.flavors, placementOptions));
       out.push(w);
       continue;
     }
@@ -283,10 +296,22 @@ export function plan(objects: readonly ParsedObject[], options: PlanOptions = {}
       errors.push(...recordWorkloadUsage(cluster.flavors, w, where));
     } else {
       pending(w, result.reason);
+      if (options.explain) explanations.push(explainWaiting(w, cluster.flavors, placementOptions));
     }
     out.push(w);
   }
-  return { workloads: [...out, ...refused], errors, notes };
+  return { workloads: [...out, ...refused], errors, notes, ...(options.explain ? { explanations } : {}) };
+}
+
+/**
+ * `--explain` without queues, for a Workload that just failed (against the usage it was
+ * tried on). There is no quota: a Workload the topology would take waits for what its
+ * condition says (HyperNodes not ready).
+ */
+function explainWaiting(w: Workload, flavors: Parameters<typeof explainTopology>[1], options: WorkloadPlacementOptions): Explanation {
+  const c = w.status?.conditions?.find((x) => x.type === 'QuotaReserved' && x.status === 'False');
+  const e = explainTopology(w, flavors, options);
+  return e.stoppedBy.length === 0 && c?.message ? { ...e, other: c.message } : e;
 }
 
 /** The jobs an integration refused (they made no Workload), each with its errors. */

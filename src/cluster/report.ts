@@ -25,6 +25,7 @@ import type { HyperNode } from '../api/volcano-objects.ts';
 import type { Node, PodSet, PodSetAssignment, ResourceFlavor, Topology } from '../api/objects.ts';
 import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
+import { pendingExplainer } from './report-explain.ts';
 import type { SimulationRun } from './simulation.ts';
 import type { EntryRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
 
@@ -84,6 +85,8 @@ export interface ReportWorkload {
   placement: ReportPlacement[];
   pods: ReportPod[];
   errors: string[];
+  /** Pending at the end: why, as `plan --explain` words it (report-explain.ts; the first 50 pending only). */
+  explain?: string;
 }
 
 export interface ReportQueue {
@@ -443,7 +446,14 @@ function unmanaged(e: EntryRecord): boolean {
 
 export function buildReport(run: SimulationRun): SimulationReport {
   const entries = [...run.timeline.entries.values()];
-  const workloads = entries.filter((e) => !unmanaged(e)).map((e) => entryReport(run, e));
+  const explain = pendingExplainer(run);
+  const workloads = entries
+    .filter((e) => !unmanaged(e))
+    .map((e) => {
+      const w = entryReport(run, e);
+      const text = explain(e, w.status);
+      return text === undefined ? w : { ...w, explain: text };
+    });
   const others = entries.filter(unmanaged).map((e) => ({ kind: e.kind, namespace: e.namespace, name: e.name }));
   const byStatus = { Finished: 0, Admitted: 0, Pending: 0, Evicted: 0, Failed: 0 } as Record<WorkloadStatus, number>;
   for (const w of workloads) byStatus[w.status]++;

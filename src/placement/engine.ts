@@ -254,6 +254,19 @@ export class PlacementEngine {
     return this.snapshot.domainsAt(level).map((d) => ({ domain: d, pods: this.counts.podCount[d]! }));
   }
 
+  /**
+   * The counting phase alone, for explanations (placement/explain.ts): how many pods of
+   * `req` (its slices and leader left out) fit in every domain, indexed by domain, and per
+   * leaf why it takes none, in the words of the "excluded" list (undefined when it takes some).
+   */
+  countsWithReasons(req: PlacementRequest, options: PlacementOptions = {}): { pods: Int32Array; why: (string | undefined)[] } | undefined {
+    const plan = this.resolve({ ...req, sliceLayers: [], leader: undefined }, options);
+    if (typeof plan === 'string') return undefined;
+    const why: (string | undefined)[] = [];
+    this.fillInCounts(plan, options, why);
+    return { pods: this.counts.podCount.slice(0, this.snapshot.domainCount), why };
+  }
+
   // ---- resolution -------------------------------------------------------------------
 
   private resolve(req: PlacementRequest, options: PlacementOptions): Plan | string {
@@ -362,7 +375,7 @@ export class PlacementEngine {
   }
 
   /** Phase 1 for `plan`: fills the counters and returns why leaves took no pod. */
-  private fillInCounts(plan: Plan, options: PlacementOptions): Exclusions {
+  private fillInCounts(plan: Plan, options: PlacementOptions, why?: (string | undefined)[]): Exclusions {
     const s = this.snapshot;
     const counts = this.counts;
     counts.reset(s.domainCount);
@@ -407,10 +420,12 @@ export class PlacementEngine {
       const leaf = leaves[li]!;
       if ((within !== undefined && !this.isWithin(leaf, within)) || (eligible !== undefined && !eligible(leaf))) {
         topologyDomain++;
+        if (why) why[leaf] = 'topologyDomain';
         continue;
       }
       if (elig && elig.verdict[leaf] !== 0) {
         byVerdict[elig.verdict[leaf]!]!++;
+        if (why) why[leaf] = elig.reasons[elig.verdict[leaf]! - 1];
         continue;
       }
       const base = leaf * RR;
@@ -428,7 +443,10 @@ export class PlacementEngine {
           limiting = k;
         }
       }
-      if (fit === 0) byRequest[limiting]!++;
+      if (fit === 0) {
+        byRequest[limiting]!++;
+        if (why) why[leaf] = `resource "${reqName[limiting]}"`;
+      }
       counts.podCount[leaf] = fit;
       if (elig && plan.useAffinity) counts.affinityScore[leaf] = elig.score[leaf]!;
       if (leaderReq) {

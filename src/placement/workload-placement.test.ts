@@ -119,7 +119,7 @@ describe('flavor choice', () => {
       ['a1'],
     );
   });
-  it("untolerated flavor taints and missing levels are reported in the peer's words", () => {
+  it("untolerated flavor taints and missing levels are reported in the peer's words; a missing level is named with the Topology's levels", () => {
     const tainted = tas(flavor('t', {}, { nodeTaints: [{ key: 'gpu', value: 'h100', effect: 'NoSchedule' }] }), all);
     const r = placeWorkload(workload([podSet('main', 1, '1', { topologyRequest: { required: 'zone' } })]), [
       tainted,
@@ -129,7 +129,8 @@ describe('flavor choice', () => {
       ok: false,
       podSet: 'main',
       reason:
-        'couldn\'t assign flavors to pod set main: untolerated taint gpu=h100:NoSchedule in flavor t, Flavor "f" does not contain the requested level',
+        "couldn't assign flavors to pod set main: untolerated taint gpu=h100:NoSchedule in flavor t, " +
+        `Flavor "f" does not contain the requested level "zone"; the Topology "default" has levels: ${BLOCK}, ${RACK}, ${HOST}`,
     });
   });
 });

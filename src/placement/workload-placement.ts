@@ -125,7 +125,9 @@ export function resourceFlavorMismatch(f: ResourceFlavor, ps: PodSet, levels?: r
   if (levels === undefined) return undefined;
   const r = ps.topologyRequest;
   for (const key of [r?.required, r?.preferred]) {
-    if (key !== undefined && !levels.includes(key)) return `Flavor "${name}" does not contain the requested level`;
+    // Kueue's sentence, then the level asked for and the levels there are.
+    if (key !== undefined && !levels.includes(key))
+      return `Flavor "${name}" does not contain the requested level "${key}"; the Topology "${f.spec.topologyName ?? name}" has levels: ${levels.join(', ')}`;
   }
   return undefined;
 }

@@ -166,6 +166,19 @@ export class TopologySnapshot {
     const n = this.nodeByName.get(name);
     return n === undefined ? -1 : this.nodes[n]!.leaf;
   }
+  /**
+   * Nodes that would be in the tree but for being NotReady or unschedulable (they carry the
+   * flavor's labels and a value for every level), with their leaf paths: for explanations.
+   */
+  unreadyNodes(): { info: NodeInfo; path: string[] }[] {
+    const out: { info: NodeInfo; path: string[] }[] = [];
+    for (const rec of this.nodes) {
+      if (!rec || rec.leaf >= 0 || (rec.info.ready && !rec.info.unschedulable)) continue;
+      const path = this.admit({ ...rec.info, ready: true, unschedulable: false });
+      if (path) out.push({ info: rec.info, path });
+    }
+    return out;
+  }
   /** Domains at a level that hold at least one node, sorted by level values. */
   domainsAt(level: number): readonly number[] {
     this.ensureStructure();
