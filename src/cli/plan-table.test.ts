@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runCli as run } from '../testing/cli.ts';
-import { levelName } from './plan-table.ts';
+import { levelName } from '../placement/explain.ts';
 
 describe('plan -o table|wide|name (kubectl conventions)', () => {
   it('table: workload, status, where (domains at the requested level, by path, with pod counts) and reason', async () => {
