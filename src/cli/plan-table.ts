@@ -7,7 +7,6 @@ import { HOSTNAME_LABEL } from '../api/keys.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
 import { levelName } from '../placement/explain.ts';
 
-
 function statusOf(w: Workload): string {
   const c = (type: string) => w.status?.conditions?.find((x) => x.type === type);
   if (w.spec.active === false) return 'Inactive';
