@@ -227,6 +227,49 @@ describe("topoqueue simulate -f examples/gb200-day (the README's main command)",
     assert.ok(lws.pods.every((p) => p.phase === 'Running'));
   });
 
+  it("a preemption names its preemptor's namespace/name; every admission and each pending reason's start are listed (issue 14 §3)", () => {
+    const workloadKeys = new Set(report.workloads.flatMap((w) => w.workloads.map((n) => `${w.namespace}/${n}`)));
+    const preempted = report.workloads.flatMap((w) => w.evictions.filter((e) => e.reason === 'Preempted'));
+    assert.ok(preempted.length > 0);
+    for (const e of preempted) {
+      assert.ok(e.preemptor !== null && workloadKeys.has(e.preemptor), `${e.workload}: ${e.preemptor}`);
+      // The preemptor is admitted once its victims are gone, not before the eviction.
+      const by = report.workloads.find((w) => w.workloads.some((n) => `${w.namespace}/${n}` === e.preemptor))!;
+      assert.ok(by.admissions.some((a) => a.at >= e.at));
+    }
+    for (const e of report.workloads.flatMap((w) => w.evictions.filter((x) => x.reason !== 'Preempted'))) assert.equal(e.preemptor, null);
+    // The node failure: evicted once, admitted twice (the first admission and the one after).
+    const failed = byName.get('Job training/pretrain-1')!;
+    assert.deepEqual(
+      failed.admissions.map((a) => a.clusterQueue),
+      ['training', 'training'],
+    );
+    assert.ok(failed.admissions[1]!.at >= failed.evictions[0]!.at);
+    assert.ok(failed.admissions.every((a) => a.placement.length > 0 && a.placement.every((p) => p.domains.length > 0)));
+    for (const w of report.workloads) {
+      const reasons = w.pendingReasons;
+      for (let i = 1; i < reasons.length; i++) {
+        assert.ok(reasons[i]!.at >= reasons[i - 1]!.at);
+        if (
+          reasons[i]!.workload === reasons[i - 1]!.workload &&
+          w.admissions.every((a) => a.at > reasons[i]!.at || a.at < reasons[i - 1]!.at)
+        )
+          assert.notEqual(reasons[i]!.reason, reasons[i - 1]!.reason, `${w.name}: a reason repeated without an admission between`);
+      }
+    }
+    const waited = report.workloads.find((w) => w.admittedAt !== null && w.submittedAt !== null && w.admittedAt > w.submittedAt)!;
+    assert.ok(waited.pendingReasons.length > 0 && waited.pendingReasons[0]!.at < waited.admittedAt!, waited.name);
+  });
+
+  it("a workload's Events are folded by kind, type and reason with counts", () => {
+    const failed = byName.get('Job training/pretrain-1')!;
+    const admitted = failed.events.find((e) => e.kind === 'Workload' && e.reason === 'Admitted')!;
+    assert.equal(admitted.count, 2);
+    assert.ok(admitted.first < admitted.last);
+    assert.ok(failed.events.some((e) => e.type === 'Warning' && e.reason === 'EvictedDueToNodeFailures'));
+    for (const w of report.workloads) assert.ok(w.events.length <= 16);
+  });
+
   it('every other workload finishes', () => {
     const notFinished = report.workloads.filter((w) => w.status !== 'Finished' && w.kind !== 'LeaderWorkerSet');
     assert.deepEqual(

@@ -26,7 +26,7 @@ import type { Node, PodSet, PodSetAssignment, ResourceFlavor, Topology } from '.
 import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
 import type { SimulationRun } from './simulation.ts';
-import type { EntryRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
+import type { EntryRecord, PodGroupRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
 
 export const REPORT_API_VERSION = TopoqueueApiVersion;
 
@@ -44,6 +44,61 @@ export interface ReportEviction {
   workload: string;
   reason: string;
   message: string;
+  /** A preemption: the preemptor Workload's `namespace/name` (as `plan`'s `topoqueue.io/preemptor` annotation); else null. */
+  preemptor: string | null;
+}
+
+/**
+ * One admission of one of its Workloads: when, by which ClusterQueue, and where per PodSet,
+ * each domain as one string (`<value per level, joined by />` x<count>) to keep it small.
+ */
+export interface ReportAdmission {
+  at: number;
+  workload: string;
+  clusterQueue: string | null;
+  placement: { podSet: string; flavor: string | null; count: number; levels: string[]; domains: string[] }[];
+}
+
+export interface ReportEvent {
+  /** The kind of the object the events are about (Workload, Pod, the job...). */
+  kind: string;
+  type: string;
+  reason: string;
+  count: number;
+  first: number;
+  last: number;
+  /** The last one's message. */
+  message: string;
+}
+
+/** PodGroup status as the controllers wrote it (fields not written are absent). */
+export interface ReportPodGroupStatus {
+  phase?: string;
+  scheduled?: number;
+  running?: number;
+  succeeded?: number;
+  failed?: number;
+  occupiedBy?: string;
+  scheduleStartTime?: string;
+}
+
+export interface ReportPodGroup {
+  name: string;
+  apiVersion: string;
+  /** At the end of the run. */
+  status: ReportPodGroupStatus;
+  /** One point per instant the status changed (the first ones and the last, see historyDropped). */
+  history: (ReportPodGroupStatus & { at: number })[];
+  historyDropped: number;
+}
+
+export interface ReportHyperNode {
+  name: string;
+  tier: number | null;
+  /** At the end (null: not written, or the HyperNode was deleted). */
+  nodeCount: number | null;
+  deleted: boolean;
+  history: { at: number; nodeCount: number | null }[];
 }
 
 export interface ReportPlacement {
@@ -80,9 +135,21 @@ export interface ReportWorkload {
   /** Finished or Failed: the Finished condition's reason and message. */
   result: string | null;
   workloads: string[];
+  /** Every admission of its Workloads, by time. */
+  admissions: ReportAdmission[];
+  /** Each distinct consecutive pending reason of its Workloads with when it started, by time. */
+  pendingReasons: { at: number; workload: string; reason: string }[];
+  /** Pending reasons beyond the first MAX_PENDING_REASONS of a Workload. */
+  pendingReasonsDropped: number;
   evictions: ReportEviction[];
   placement: ReportPlacement[];
   pods: ReportPod[];
+  /** Events about its objects, folded by kind, type and reason, by first time. */
+  events: ReportEvent[];
+  /** Events of kinds, types and reasons beyond the first MAX_EVENT_FOLDS. */
+  eventsDropped: number;
+  /** Its PodGroups (Volcano, Koordinator, scheduler-plugins), by name. */
+  podGroups: ReportPodGroup[];
   errors: string[];
 }
 
@@ -137,6 +204,8 @@ export interface SimulationReport {
     series: { at: number; used: Record<string, number>; capacity: Record<string, number> }[];
   };
   topology: ReportTopology;
+  /** Every HyperNode, by name: `status.nodeCount` at the end and whenever it changed. */
+  hyperNodes: ReportHyperNode[];
   violations: Violation[];
   violationsDropped: number;
   refused: { at: number; object: string; file: string | null; message: string }[];
@@ -234,7 +303,16 @@ function placementOf(rec: WorkloadRecord): ReportPlacement[] {
   return (rec.admission?.podSetAssignments ?? []).map((psa) => ({ workload: name, ...assignmentPlacement(psa, rec.last.spec.podSets) }));
 }
 
-function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
+function podGroupReport(startMs: number, g: PodGroupRecord): ReportPodGroup {
+  const history = g.history.map(({ at, ...rest }) => ({ at: secondsOf(startMs, at)!, ...rest }));
+  const last = history[history.length - 1];
+  const status: ReportPodGroupStatus = {};
+  if (last) Object.assign(status, last);
+  delete (status as { at?: number }).at;
+  return { name: g.name, apiVersion: g.apiVersion, status, history, historyDropped: g.dropped };
+}
+
+function entryReport(run: SimulationRun, e: EntryRecord, podGroups: readonly PodGroupRecord[]): ReportWorkload {
   const { timeline, startMs } = run;
   const recs = e.workloads.map((k) => timeline.workloads.get(k)!).filter((r) => r !== undefined);
   const live = recs.filter((r) => !r.deleted);
@@ -266,8 +344,39 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
   const evictions: ReportEviction[] = [];
   for (const r of recs)
     for (const ev of r.evictions)
-      evictions.push({ at: secondsOf(startMs, ev.at)!, workload: r.last.metadata.name, reason: ev.reason, message: ev.message });
+      evictions.push({
+        at: secondsOf(startMs, ev.at)!,
+        workload: r.last.metadata.name,
+        reason: ev.reason,
+        message: ev.message,
+        preemptor: ev.preemptor ?? null,
+      });
   evictions.sort((a, b) => a.at - b.at || compareStrings(a.workload, b.workload));
+  const admissions: ReportAdmission[] = [];
+  const pendingReasons: ReportWorkload['pendingReasons'] = [];
+  let pendingReasonsDropped = 0;
+  for (const r of recs) {
+    const name = r.last.metadata.name;
+    for (const a of r.admissions)
+      admissions.push({
+        at: secondsOf(startMs, a.at)!,
+        workload: name,
+        clusterQueue: a.admission.clusterQueue ?? null,
+        placement: (a.admission.podSetAssignments ?? []).map((psa) => {
+          const p = assignmentPlacement(psa, r.last.spec.podSets);
+          return { ...p, domains: p.domains.map((d) => `${d.values.join('/')} x${d.count}`) };
+        }),
+      });
+    for (const p of r.pendingReasons) pendingReasons.push({ at: secondsOf(startMs, p.at)!, workload: name, reason: p.reason });
+    pendingReasonsDropped += r.pendingDropped;
+  }
+  admissions.sort((a, b) => a.at - b.at || compareStrings(a.workload, b.workload));
+  pendingReasons.sort((a, b) => a.at - b.at || compareStrings(a.workload, b.workload));
+  const events: ReportEvent[] = [...(e.events?.values() ?? [])]
+    .map((f) => ({ ...f, first: secondsOf(startMs, f.first)!, last: secondsOf(startMs, f.last)! }))
+    .sort(
+      (a, b) => a.first - b.first || compareStrings(a.kind, b.kind) || compareStrings(a.type, b.type) || compareStrings(a.reason, b.reason),
+    );
   const pods: ReportPod[] = [];
   for (const r of recs) {
     for (const pk of r.pods) {
@@ -322,9 +431,15 @@ function entryReport(run: SimulationRun, e: EntryRecord): ReportWorkload {
     pendingReason,
     result,
     workloads: recs.map((r) => r.last.metadata.name),
+    admissions,
+    pendingReasons,
+    pendingReasonsDropped,
     evictions,
     placement: recs.flatMap(placementOf),
     pods,
+    events,
+    eventsDropped: e.eventsDropped,
+    podGroups: podGroups.map((g) => podGroupReport(startMs, g)),
     errors: [...e.errors],
   };
 }
@@ -443,7 +558,8 @@ function unmanaged(e: EntryRecord): boolean {
 
 export function buildReport(run: SimulationRun): SimulationReport {
   const entries = [...run.timeline.entries.values()];
-  const workloads = entries.filter((e) => !unmanaged(e)).map((e) => entryReport(run, e));
+  const groups = run.timeline.podGroupsByEntry();
+  const workloads = entries.filter((e) => !unmanaged(e)).map((e) => entryReport(run, e, groups.get(e.key) ?? []));
   const others = entries.filter(unmanaged).map((e) => ({ kind: e.kind, namespace: e.namespace, name: e.name }));
   const byStatus = { Finished: 0, Admitted: 0, Pending: 0, Evicted: 0, Failed: 0 } as Record<WorkloadStatus, number>;
   for (const w of workloads) byStatus[w.status]++;
@@ -504,6 +620,18 @@ export function buildReport(run: SimulationRun): SimulationReport {
     queues: queuesReport(run),
     utilization,
     topology: topologyReport(run),
+    hyperNodes: [...run.timeline.hyperNodes.values()]
+      .sort((a, b) => compareStrings(a.name, b.name))
+      .map((h) => {
+        const last = h.history[h.history.length - 1];
+        return {
+          name: h.name,
+          tier: h.tier,
+          nodeCount: h.deleted ? null : (last?.nodeCount ?? null),
+          deleted: h.deleted,
+          history: h.history.map((p) => ({ at: secondsOf(run.startMs, p.at)!, nodeCount: p.nodeCount })),
+        };
+      }),
     violations: [...run.checker.violations],
     violationsDropped: run.checker.dropped,
     refused: run.refused.map((r) => ({ at: r.atMs / 1000, object: r.object, file: r.where.file ?? null, message: r.message })),

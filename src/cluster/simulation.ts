@@ -169,6 +169,7 @@ export async function runSimulation(objects: readonly ParsedObject[], opts: Simu
 
   await cluster.start();
   await timeline.start();
+  timeline.watchEvents(cluster.manager.events);
   await checker.start();
   for (const s of submissions) if (clusterRank(s.object.kind) === undefined) timeline.scheduled(s.object, s.atMs);
   const total = timeline.entries.size;
