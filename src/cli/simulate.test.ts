@@ -388,6 +388,52 @@ describe('simulate: one bad object never sinks the rest', () => {
   });
 });
 
+describe('simulate: a refused Workload or job is a row of the report, never admitted, with the rule (issue 14 §1)', () => {
+  it('a job breaking a topology rule and a Workload failing its schema are Failed rows with the rule; the rest runs', async () => {
+    const f = tmpFile(
+      'refused.yaml',
+      `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  namespace: team
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  template:
+    metadata:
+      annotations:
+        kueue.x-k8s.io/podset-required-topology: rack
+        kueue.x-k8s.io/podset-preferred-topology: block
+    spec:
+      restartPolicy: Never
+      containers: [{name: c}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: team}
+spec:
+  podSets: [{name: main, count: -1, template: {spec: {containers: [{name: c}]}}}]
+`,
+    );
+    const report = join(dirname(f), 'refused.json');
+    const r = await run(['simulate', '-f', f, '-f', 'examples/tas-basic', '--report', report]);
+    assert.equal(r.code, 2);
+    const json = JSON.parse(readFileSync(report, 'utf8')) as SimulationReport;
+    const rows = json.workloads.filter((w) => w.namespace === 'team');
+    assert.deepEqual(
+      rows.map((w) => [w.kind, w.name, w.status, w.queue, w.admittedAt, w.submittedAt]),
+      [
+        ['Workload', 'w', 'Failed', null, null, null],
+        ['Job', 'j', 'Failed', 'lq', null, null],
+      ],
+    );
+    assert.match(rows[0]!.errors[0]!, /^Workload\/team\/w: spec\.podSets\[0\]\.count: /);
+    assert.match(rows[1]!.errors.join('\n'), /^Job\/team\/j: .*podset-(required|preferred)-topology/m);
+    assert.match(r.out, /Failed Job team\/j: Job\/team\/j: /);
+    assert.equal(json.summary.byStatus.Finished, 3);
+  });
+});
+
 describe('simulate: Ctrl-C writes the report so far, marked partial', () => {
   it('an interrupted run still writes the report and the summary; run.partial is true; exit 130', async () => {
     const report = join(dirname(tmpFile('x', '')), 'partial.json');

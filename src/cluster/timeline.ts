@@ -313,6 +313,13 @@ export class Timeline {
     if (error !== undefined) e.errors.push(`${refOf(input)}: ${error}`);
   }
 
+  /** An object the input check refused (never submitted): its entry is reported with why. */
+  refusedInput(input: KObject, errors: readonly string[]): void {
+    const e = this.entryFor(input);
+    e.objects.push(refOf(input));
+    e.errors.push(...errors);
+  }
+
   /** An object to be submitted later (known from the start: the report lists it even if the run stops first). */
   scheduled(input: KObject, atMs: number): void {
     const e = this.entryFor(input);
