@@ -434,6 +434,70 @@ spec:
   });
 });
 
+describe('simulate: PodGroup and HyperNode status as the controllers write them, at the end and over time (issue 14 §3)', () => {
+  it("a PodGroup's phase and counts are its workload's, at the end and at each change", async () => {
+    const f = join(dirname(tmpFile('x', '')), 'pg.json');
+    const r = await run(['simulate', '-f', 'examples/queues-gangs', '--report', f]);
+    assert.notEqual(r.code, 1, r.err);
+    const json = JSON.parse(readFileSync(f, 'utf8')) as SimulationReport;
+    const w = json.workloads.find((x) => x.kind === 'PodGroup' && x.name === 'eval')!;
+    assert.equal(w.podGroups.length, 1);
+    const g = w.podGroups[0]!;
+    assert.equal(g.apiVersion, 'scheduling.x-k8s.io/v1alpha1');
+    const { at: _at, ...last } = g.history.at(-1)!;
+    assert.deepEqual(g.status, last);
+    assert.equal(g.status.phase, 'Finished');
+    assert.equal(g.status.succeeded, 2);
+    assert.ok(g.history.some((p) => p.phase === 'Running'));
+    for (let i = 1; i < g.history.length; i++) assert.ok(g.history[i]!.at > g.history[i - 1]!.at);
+    for (const x of json.workloads.filter((y) => y.kind !== 'PodGroup')) assert.deepEqual(x.podGroups, [], x.name);
+  });
+
+  it("a HyperNode's nodeCount drops when one of the nodes it selects is deleted", async () => {
+    const node = (name: string) => `---
+apiVersion: v1
+kind: Node
+metadata: {name: ${name}, labels: {kubernetes.io/hostname: ${name}}}
+status:
+  allocatable: {cpu: "8", pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+`;
+    const f = tmpFile(
+      'hn.yaml',
+      `${node('n1')}${node('n2')}---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: h}
+spec:
+  tier: 1
+  members: [{type: Node, selector: {regexMatch: {pattern: "^n"}}}]
+---
+apiVersion: topoqueue.io/v1alpha1
+kind: SimulationEvent
+metadata: {name: gone}
+spec: {at: 1h, node: n2, action: Delete}
+`,
+    );
+    const out = join(dirname(f), 'hn.json');
+    const r = await run(['simulate', '-f', f, '--until', '2h', '--report', out]);
+    assert.notEqual(r.code, 1, r.err);
+    const json = JSON.parse(readFileSync(out, 'utf8')) as SimulationReport;
+    assert.deepEqual(json.hyperNodes, [
+      {
+        name: 'h',
+        tier: 1,
+        nodeCount: 1,
+        deleted: false,
+        history: [
+          { at: 0, nodeCount: 2 },
+          { at: json.hyperNodes[0]!.history[1]!.at, nodeCount: 1 },
+        ],
+      },
+    ]);
+    assert.ok(json.hyperNodes[0]!.history[1]!.at >= 3600);
+  });
+});
+
 describe('simulate: Ctrl-C writes the report so far, marked partial', () => {
   it('an interrupted run still writes the report and the summary; run.partial is true; exit 130', async () => {
     const report = join(dirname(tmpFile('x', '')), 'partial.json');
