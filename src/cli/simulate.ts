@@ -17,7 +17,7 @@ import type { ParsedObject } from '../api/manifest.ts';
 import type { KObject } from '../api/objects.ts';
 import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
 import { workloadsFromObjects } from '../integrations/integration.ts';
-import { buildReport, summarize, type SimulationReport } from '../cluster/report.ts';
+import { buildReport, reportJson, summarize, type SimulationReport } from '../cluster/report.ts';
 import { clusterRank } from '../cluster/embedded.ts';
 import { planSubmissions, runSimulation, type SimulationProgress } from '../cluster/simulation.ts';
 import { isRecord } from '../api/values.ts';
@@ -240,7 +240,7 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   };
   if (args.report !== undefined) {
     try {
-      writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(args.report, reportJson(report));
     } catch (e) {
       throw new InputError({ field: '--report' }, `cannot write ${args.report}: ${(e as Error).message}`);
     }

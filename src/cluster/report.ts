@@ -639,6 +639,40 @@ export function buildReport(run: SimulationRun): SimulationReport {
   };
 }
 
+/**
+ * The report as the file holds it: indented JSON, with every object or list whose members
+ * are all plain values (a history point, an event, a placement's levels) on one line. The
+ * same data as `JSON.stringify(report, null, 2)`, a fifth smaller and easier to scan.
+ */
+export function reportJson(report: SimulationReport): string {
+  const parts: string[] = [];
+  const plain = (v: unknown) => v === null || typeof v !== 'object';
+  const write = (v: unknown, indent: string): void => {
+    if (plain(v)) {
+      parts.push(JSON.stringify(v) ?? 'null');
+      return;
+    }
+    const list = Array.isArray(v);
+    const entries: [string | undefined, unknown][] = list
+      ? (v as unknown[]).map((x) => [undefined, x === undefined ? null : x])
+      : Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    if (entries.every(([, x]) => plain(x))) {
+      parts.push(JSON.stringify(v));
+      return;
+    }
+    const inner = `${indent}  `;
+    parts.push(list ? '[\n' : '{\n');
+    entries.forEach(([k, x], i) => {
+      parts.push(k === undefined ? inner : `${inner}${JSON.stringify(k)}: `);
+      write(x, inner);
+      parts.push(i < entries.length - 1 ? ',\n' : '\n');
+    });
+    parts.push(`${indent}${list ? ']' : '}'}`);
+  };
+  write(report, '');
+  return `${parts.join('')}\n`;
+}
+
 /** Seconds as a Go duration: 0s, 45s, 12m3s, 4h51m10.5s. */
 export function formatDuration(seconds: number): string {
   if (seconds === 0) return '0s';
