@@ -343,8 +343,8 @@ describe('simulation', () => {
     const text = reportJson(report);
     assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(report)));
     assert.ok(text.endsWith('}\n'));
-    assert.match(text, /^  "run": \{"start":"2026-01-01T00:00:00Z",.*\},$/m);
-    assert.match(text, /^      "workloads": \["job-a"\],$/m);
+    assert.match(text, /^ {2}"run": \{"start":"2026-01-01T00:00:00Z",.*\},$/m);
+    assert.match(text, /^ {6}"workloads": \["job-a"\],$/m);
     assert.ok(text.length < JSON.stringify(report, null, 2).length);
     assert.equal(
       reportJson({ a: [undefined, 1], b: undefined, c: [{ d: 1 }], e: [] } as never),
