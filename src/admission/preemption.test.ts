@@ -7,7 +7,14 @@ import { PlacementEngine } from '../placement/engine.ts';
 import { placeWorkload, type TasFlavor } from '../placement/workload-placement.ts';
 import { BLOCK, HOST, node, RACK, snapshotOf } from '../testing/builders.ts';
 import { assignFlavors } from './flavor-assigner.ts';
-import { findPreemptionTargets, preemptionMessage, PreemptedReason, type PreemptionRequest, type PreemptionTarget } from './preemption.ts';
+import {
+  findPreemptionTargets,
+  preemptionMessage,
+  preemptorOfMessage,
+  PreemptedReason,
+  type PreemptionRequest,
+  type PreemptionTarget,
+} from './preemption.ts';
 import { fr } from './quota.ts';
 import { AdmissionSnapshot, type AdmittedWorkload, type ClusterQueueInfo } from './snapshot.ts';
 import { workloadInfo, type WorkloadInfo } from './workload-info.ts';
@@ -488,6 +495,17 @@ describe('rule 7: messages', () => {
     admit(snap, 'a', wl('old', 0, 1));
     const [t] = targetsOf(snap, preemptor(snap, 'a', wl('new', 1, 1)));
     assert.equal(t!.message, 'Preempted to accommodate a workload (UID: uid-new) due to prioritization in the ClusterQueue');
+  });
+
+  it("the preemptor's UID is read back from the message (the peer's newer form with a JobUID too); none from other texts", () => {
+    assert.equal(preemptorOfMessage(preemptionMessage('uid-1', PreemptedReason.InCohortReclamation)), 'uid-1');
+    assert.equal(preemptorOfMessage(preemptionMessage('ns/name', PreemptedReason.InClusterQueue)), 'ns/name');
+    assert.equal(
+      preemptorOfMessage('Preempted to accommodate a workload (UID: uid-2, JobUID: job-9) due to prioritization in the ClusterQueue'),
+      'uid-2',
+    );
+    assert.equal(preemptorOfMessage(preemptionMessage(undefined, PreemptedReason.InClusterQueue)), undefined);
+    assert.equal(preemptorOfMessage('Exceeded the PodsReady timeout ns/w'), undefined);
   });
 });
 

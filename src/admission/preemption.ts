@@ -48,6 +48,12 @@ export function preemptionMessage(preemptorUid: string | undefined, reason: Pree
   return `Preempted to accommodate a workload (UID: ${preemptorUid || 'UNKNOWN'}) due to ${REASON_WORDS[reason]}`;
 }
 
+/** The preemptor's UID (or, for `plan`'s Workloads without one, its key) in a preemptionMessage; undefined for another text. */
+export function preemptorOfMessage(message: string): string | undefined {
+  const m = /^Preempted to accommodate a workload \(UID: ([^,)]+)[,)]/.exec(message);
+  return m && m[1] !== 'UNKNOWN' ? m[1] : undefined;
+}
+
 export interface PreemptionTarget {
   key: string;
   clusterQueue: string;

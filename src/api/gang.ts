@@ -682,12 +682,13 @@ export function gangsFromPods(
   pods: readonly KObject[],
   podGroups: readonly KObject[],
   options: GangOptions = {},
-): { gangs: Map<string, GangSpec>; members: Map<string, KObject[]>; warnings: string[] } {
+): { gangs: Map<string, GangSpec>; members: Map<string, KObject[]>; warnings: string[]; noMinimum: string[] } {
   const gangs = new Map<string, GangSpec>();
   const members = new Map<string, KObject[]>();
   const warnings: string[] = [];
   const initializedBy = new Map<string, string>();
   const missing = new Map<string, string>();
+  const declaredBy = new Map<string, KObject>();
 
   for (const pg of podGroups ?? []) {
     if (!isGangPodGroup(pg)) continue;
@@ -695,7 +696,10 @@ export function gangsFromPods(
     const r = gangFromPodGroup(pg, options);
     warnings.push(...r.warnings);
     // Both API groups may declare the same id: the Koordinator one configures it.
-    if (!gangs.has(id) || pg.apiVersion === GangApiVersion.Koordinator) gangs.set(id, r.gang);
+    if (!gangs.has(id) || pg.apiVersion === GangApiVersion.Koordinator) {
+      gangs.set(id, r.gang);
+      declaredBy.set(id, pg);
+    }
   }
 
   const findPodGroup = podGroupLookup(podGroups ?? []);
@@ -742,7 +746,19 @@ export function gangsFromPods(
         : `gang ${id} is not initialized (${n}): none of its pods carries a valid ${GangAnnotation.MinAvailable}; its pods cannot be placed`,
     );
   }
-  return { gangs, members, warnings };
+  // A minimum below 1 is no minimum (issue 15): said once per gang that has pods.
+  const noMinimum: string[] = [];
+  for (const [id, g] of gangs) {
+    if (g.minMember >= 1 || !members.has(id)) continue;
+    const pg = declaredBy.get(id);
+    const what =
+      g.source === 'podgroup' && pg
+        ? `${objectRef(pg)}: spec.minMember ${isRecord((pg as PodGroup).spec) && (pg as PodGroup).spec.minMember !== undefined ? g.minMember : '(unset, reads as 0)'}`
+        : `${initializedBy.get(id) ?? 'Pod'}: ${GangAnnotation.MinAvailable} ${g.minMember}`;
+    noMinimum.push(`${what} is below 1: gang ${id} has no minimum: whatever fits is admitted, at least one pod`);
+  }
+  warnings.push(...noMinimum);
+  return { gangs, members, warnings, noMinimum };
 }
 
 const PARAMETERS = ['minMember', 'totalNumber', 'mode', 'groups', 'waitingTimeSeconds', 'matchPolicy'] as const;

@@ -72,6 +72,8 @@ export const TopoqueueAnnotation = {
   SubmitAt: 'topoqueue.io/submit-at',
   /** On a SimulationEvent: the simulation start (RFC 3339) its `spec.at` counts from (default: its creationTimestamp). */
   SimulationStart: 'topoqueue.io/simulation-start',
+  /** On a Workload `plan` prints as preempted: its preemptor's `namespace/name` (the simulation report's `evictions[].preemptor`). */
+  Preemptor: 'topoqueue.io/preemptor',
 } as const;
 
 export const TOPOQUEUE_NAMESPACE = 'topoqueue-system';

@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import type { Condition, Workload } from '../api/objects.ts';
 import { readFileSync } from 'node:fs';
 import { runCli as run, tmpFile } from '../testing/cli.ts';
+import { PreemptedReason, preemptionMessage } from '../admission/preemption.ts';
+import { namePreemptors } from './plan-queues.ts';
 
 const cond = (w: Workload, type: string): Condition | undefined => w.status?.conditions?.find((c) => c.type === type);
 
@@ -49,6 +51,32 @@ describe('topoqueue plan with queues (examples/queues-gangs)', () => {
     // Gang Workloads carry the seed's annotations.
     assert.equal(items.get('prod/encoder')!.metadata.annotations?.['gang.scheduling.koordinator.sh/min-available'], '2');
     assert.match(err, /admitted, 1 preempted/);
+  });
+
+  it("a preempted Workload names its preemptor's namespace/name in topoqueue.io/preemptor, as the simulation report does", async () => {
+    const { items } = await planItems(['-f', 'examples/queues-gangs']);
+    const sweep = items.get('research/job-sweep')!;
+    const ft = items.get('research/job-finetune')!;
+    assert.equal(sweep.metadata.annotations?.['topoqueue.io/preemptor'], `research/${ft.metadata.name}`);
+    for (const [k, w] of items)
+      if (k !== 'research/job-sweep') assert.equal(w.metadata.annotations?.['topoqueue.io/preemptor'], undefined, k);
+  });
+
+  it('the preemptor named by a UID in the message is found by that UID', () => {
+    const wl = (name: string, uid: string, conditions: Condition[] = []): Workload => ({
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'Workload',
+      metadata: { name, namespace: 'ns', uid },
+      spec: { podSets: [] },
+      status: { conditions },
+    });
+    const message = preemptionMessage('uid-big', PreemptedReason.InClusterQueue);
+    const victim = wl('small', 'uid-small', [{ type: 'Preempted', status: 'True', reason: 'InClusterQueue', message }]);
+    const input = [victim, wl('big', 'uid-big')];
+    namePreemptors(input);
+    assert.equal(input[0]!.metadata.annotations?.['topoqueue.io/preemptor'], 'ns/big');
+    assert.equal(victim.metadata.annotations, undefined, 'the input object is not changed');
+    assert.equal(input[1]!.metadata.annotations, undefined);
   });
 
   it('is deterministic', async () => {

@@ -27,6 +27,8 @@ import { admittedFromStatus } from '../admission/admitted.ts';
 import { explainPending } from '../admission/explain.ts';
 import type { Explanation } from '../placement/explain.ts';
 import { PendingReason } from '../admission/flavor-assigner.ts';
+import { preemptorOfMessage } from '../admission/preemption.ts';
+import { TopoqueueAnnotation } from '../api/keys.ts';
 import { QueueManager } from '../admission/queue.ts';
 import { settle } from '../admission/settle.ts';
 import { AdmissionSnapshot, workloadKey } from '../admission/snapshot.ts';
@@ -176,6 +178,7 @@ export function planWithQueues(p: QueuedPlanInput): {
     out.push(direct.get(key) ?? r.workloads.get(key) ?? workload);
   }
   notes.push(`${r.admitted} admitted, ${r.preempted} preempted in ${r.cycles} cycle(s)`);
+  namePreemptors(out);
   if (!p.explain) return { workloads: out, errors, notes };
   const explanations: Explanation[] = [];
   for (const w of out) {
@@ -185,4 +188,28 @@ export function planWithQueues(p: QueuedPlanInput): {
     explanations.push(explainPending(snap, cq, w, p.placement));
   }
   return { workloads: out, errors, notes, explanations };
+}
+
+/**
+ * Each preempted Workload gets its preemptor's `namespace/name` in the annotation
+ * `topoqueue.io/preemptor`, as the simulation report's `evictions[].preemptor`: the
+ * message names it by UID (by key when the input gave it none).
+ */
+export function namePreemptors(workloads: Workload[]): void {
+  const byUid = new Map<string, string>();
+  const keys = new Set<string>();
+  for (const w of workloads) {
+    keys.add(workloadKey(w));
+    if (w.metadata.uid) byUid.set(w.metadata.uid, workloadKey(w));
+  }
+  for (const [i, w] of workloads.entries()) {
+    const c = w.status?.conditions?.find((x) => x.type === 'Preempted' && x.status === 'True');
+    const token = c?.message !== undefined ? preemptorOfMessage(c.message) : undefined;
+    const by = token === undefined ? undefined : (byUid.get(token) ?? (keys.has(token) ? token : undefined));
+    if (by === undefined) continue;
+    workloads[i] = {
+      ...w,
+      metadata: { ...w.metadata, annotations: { ...(w.metadata.annotations ?? {}), [TopoqueueAnnotation.Preemptor]: by } },
+    };
+  }
 }

@@ -227,6 +227,49 @@ describe("topoqueue simulate -f examples/gb200-day (the README's main command)",
     assert.ok(lws.pods.every((p) => p.phase === 'Running'));
   });
 
+  it("a preemption names its preemptor's namespace/name; every admission and each pending reason's start are listed (issue 14 §3)", () => {
+    const workloadKeys = new Set(report.workloads.flatMap((w) => w.workloads.map((n) => `${w.namespace}/${n}`)));
+    const preempted = report.workloads.flatMap((w) => w.evictions.filter((e) => e.reason === 'Preempted'));
+    assert.ok(preempted.length > 0);
+    for (const e of preempted) {
+      assert.ok(e.preemptor !== null && workloadKeys.has(e.preemptor), `${e.workload}: ${e.preemptor}`);
+      // The preemptor is admitted once its victims are gone, not before the eviction.
+      const by = report.workloads.find((w) => w.workloads.some((n) => `${w.namespace}/${n}` === e.preemptor))!;
+      assert.ok(by.admissions.some((a) => a.at >= e.at));
+    }
+    for (const e of report.workloads.flatMap((w) => w.evictions.filter((x) => x.reason !== 'Preempted'))) assert.equal(e.preemptor, null);
+    // The node failure: evicted once, admitted twice (the first admission and the one after).
+    const failed = byName.get('Job training/pretrain-1')!;
+    assert.deepEqual(
+      failed.admissions.map((a) => a.clusterQueue),
+      ['training', 'training'],
+    );
+    assert.ok(failed.admissions[1]!.at >= failed.evictions[0]!.at);
+    assert.ok(failed.admissions.every((a) => a.placement.length > 0 && a.placement.every((p) => p.domains.length > 0)));
+    for (const w of report.workloads) {
+      const reasons = w.pendingReasons;
+      for (let i = 1; i < reasons.length; i++) {
+        assert.ok(reasons[i]!.at >= reasons[i - 1]!.at);
+        if (
+          reasons[i]!.workload === reasons[i - 1]!.workload &&
+          w.admissions.every((a) => a.at > reasons[i]!.at || a.at < reasons[i - 1]!.at)
+        )
+          assert.notEqual(reasons[i]!.reason, reasons[i - 1]!.reason, `${w.name}: a reason repeated without an admission between`);
+      }
+    }
+    const waited = report.workloads.find((w) => w.admittedAt !== null && w.submittedAt !== null && w.admittedAt > w.submittedAt)!;
+    assert.ok(waited.pendingReasons.length > 0 && waited.pendingReasons[0]!.at < waited.admittedAt!, waited.name);
+  });
+
+  it("a workload's Events are folded by kind, type and reason with counts", () => {
+    const failed = byName.get('Job training/pretrain-1')!;
+    const admitted = failed.events.find((e) => e.kind === 'Workload' && e.reason === 'Admitted')!;
+    assert.equal(admitted.count, 2);
+    assert.ok(admitted.first < admitted.last);
+    assert.ok(failed.events.some((e) => e.type === 'Warning' && e.reason === 'EvictedDueToNodeFailures'));
+    for (const w of report.workloads) assert.ok(w.events.length <= 16);
+  });
+
   it('every other workload finishes', () => {
     const notFinished = report.workloads.filter((w) => w.status !== 'Finished' && w.kind !== 'LeaderWorkerSet');
     assert.deepEqual(
@@ -342,6 +385,116 @@ describe('simulate: one bad object never sinks the rest', () => {
     assert.equal(json.input!.errors.length, 1);
     assert.equal(json.input!.errors[0]!.object, 'Node/n2');
     assert.equal(json.input!.errors[0]!.field, 'status.allocatable.cpu');
+  });
+});
+
+describe('simulate: a refused Workload or job is a row of the report, never admitted, with the rule (issue 14 §1)', () => {
+  it('a job breaking a topology rule and a Workload failing its schema are Failed rows with the rule; the rest runs', async () => {
+    const f = tmpFile(
+      'refused.yaml',
+      `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  namespace: team
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  template:
+    metadata:
+      annotations:
+        kueue.x-k8s.io/podset-required-topology: rack
+        kueue.x-k8s.io/podset-preferred-topology: block
+    spec:
+      restartPolicy: Never
+      containers: [{name: c}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: team}
+spec:
+  podSets: [{name: main, count: -1, template: {spec: {containers: [{name: c}]}}}]
+`,
+    );
+    const report = join(dirname(f), 'refused.json');
+    const r = await run(['simulate', '-f', f, '-f', 'examples/tas-basic', '--report', report]);
+    assert.equal(r.code, 2);
+    const json = JSON.parse(readFileSync(report, 'utf8')) as SimulationReport;
+    const rows = json.workloads.filter((w) => w.namespace === 'team');
+    assert.deepEqual(
+      rows.map((w) => [w.kind, w.name, w.status, w.queue, w.admittedAt, w.submittedAt]),
+      [
+        ['Workload', 'w', 'Failed', null, null, null],
+        ['Job', 'j', 'Failed', 'lq', null, null],
+      ],
+    );
+    assert.match(rows[0]!.errors[0]!, /^Workload\/team\/w: spec\.podSets\[0\]\.count: /);
+    assert.match(rows[1]!.errors.join('\n'), /^Job\/team\/j: .*podset-(required|preferred)-topology/m);
+    assert.match(r.out, /Failed Job team\/j: Job\/team\/j: /);
+    assert.equal(json.summary.byStatus.Finished, 3);
+  });
+});
+
+describe('simulate: PodGroup and HyperNode status as the controllers write them, at the end and over time (issue 14 §3)', () => {
+  it("a PodGroup's phase and counts are its workload's, at the end and at each change", async () => {
+    const f = join(dirname(tmpFile('x', '')), 'pg.json');
+    const r = await run(['simulate', '-f', 'examples/queues-gangs', '--report', f]);
+    assert.notEqual(r.code, 1, r.err);
+    const json = JSON.parse(readFileSync(f, 'utf8')) as SimulationReport;
+    const w = json.workloads.find((x) => x.kind === 'PodGroup' && x.name === 'eval')!;
+    assert.equal(w.podGroups.length, 1);
+    const g = w.podGroups[0]!;
+    assert.equal(g.apiVersion, 'scheduling.x-k8s.io/v1alpha1');
+    const { at: _at, ...last } = g.history.at(-1)!;
+    assert.deepEqual(g.status, last);
+    assert.equal(g.status.phase, 'Finished');
+    assert.equal(g.status.succeeded, 2);
+    assert.ok(g.history.some((p) => p.phase === 'Running'));
+    for (let i = 1; i < g.history.length; i++) assert.ok(g.history[i]!.at > g.history[i - 1]!.at);
+    for (const x of json.workloads.filter((y) => y.kind !== 'PodGroup')) assert.deepEqual(x.podGroups, [], x.name);
+  });
+
+  it("a HyperNode's nodeCount drops when one of the nodes it selects is deleted", async () => {
+    const node = (name: string) => `---
+apiVersion: v1
+kind: Node
+metadata: {name: ${name}, labels: {kubernetes.io/hostname: ${name}}}
+status:
+  allocatable: {cpu: "8", pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+`;
+    const f = tmpFile(
+      'hn.yaml',
+      `${node('n1')}${node('n2')}---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: h}
+spec:
+  tier: 1
+  members: [{type: Node, selector: {regexMatch: {pattern: "^n"}}}]
+---
+apiVersion: topoqueue.io/v1alpha1
+kind: SimulationEvent
+metadata: {name: gone}
+spec: {at: 1h, node: n2, action: Delete}
+`,
+    );
+    const out = join(dirname(f), 'hn.json');
+    const r = await run(['simulate', '-f', f, '--until', '2h', '--report', out]);
+    assert.notEqual(r.code, 1, r.err);
+    const json = JSON.parse(readFileSync(out, 'utf8')) as SimulationReport;
+    assert.deepEqual(json.hyperNodes, [
+      {
+        name: 'h',
+        tier: 1,
+        nodeCount: 1,
+        deleted: false,
+        history: [
+          { at: 0, nodeCount: 2 },
+          { at: json.hyperNodes[0]!.history[1]!.at, nodeCount: 1 },
+        ],
+      },
+    ]);
+    assert.ok(json.hyperNodes[0]!.history[1]!.at >= 3600);
   });
 });
 

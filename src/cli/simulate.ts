@@ -17,11 +17,13 @@ import type { ParsedObject } from '../api/manifest.ts';
 import type { KObject } from '../api/objects.ts';
 import { validatePodSetTopologyRequests } from '../api/topology-request.ts';
 import { workloadsFromObjects } from '../integrations/integration.ts';
-import { buildReport, summarize, type SimulationReport } from '../cluster/report.ts';
+import { buildReport, reportJson, summarize, type SimulationReport } from '../cluster/report.ts';
+import { clusterRank } from '../cluster/embedded.ts';
 import { planSubmissions, runSimulation, type SimulationProgress } from '../cluster/simulation.ts';
+import { isRecord } from '../api/values.ts';
 import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { IMPLICIT_CLUSTER_QUEUE, withImplicitQueue } from './implicit-queue.ts';
-import { loadManifests, whereKey } from './load.ts';
+import { loadManifests, type Refused, whereKey } from './load.ts';
 import { simulationNotes } from './simulation-notes.ts';
 
 export interface SimulateIo {
@@ -113,6 +115,55 @@ export function withoutRefused(objects: readonly ParsedObject[], errors: readonl
   return named.size === 0 ? [...objects] : objects.filter((o) => !named.has(key(o.where)));
 }
 
+/**
+ * The Workloads and jobs left out of the run (refused by the loader, or named by an
+ * input error), each with its errors as `<object>: <field>: <what is wrong>`: the report
+ * lists them as never admitted, with the rule as the reason (as `plan` does).
+ */
+export function refusedInputRows(
+  loaded: { objects: readonly ParsedObject[]; refused: readonly Refused[] },
+  errors: readonly InputError[],
+): { object: KObject; errors: string[] }[] {
+  const text = (e: InputError) =>
+    `${e.where.object ?? ''}${e.where.object ? ': ' : ''}${e.where.field ? `${e.where.field}: ` : ''}${e.detail}`;
+  const byKey = new Map<string, InputError[]>();
+  for (const e of errors) {
+    if (e.where.object === undefined) continue;
+    const k = whereKey(e.where);
+    byKey.set(k, [...(byKey.get(k) ?? []), e]);
+  }
+  const out: { object: KObject; errors: string[] }[] = [];
+  const add = (o: unknown, errs: readonly InputError[]) => {
+    const object = workloadIdentity(o);
+    if (object && errs.length > 0) out.push({ object, errors: errs.map(text) });
+  };
+  for (const r of loaded.refused) add(r.object, r.errors);
+  for (const o of loaded.objects) {
+    const errs = byKey.get(whereKey(o.where));
+    if (errs) add(o.object, errs);
+  }
+  return out;
+}
+
+/** Kind, apiVersion, name, namespace and labels of a (possibly malformed) Workload or job; undefined for a cluster object or one without a name. */
+function workloadIdentity(o: unknown): KObject | undefined {
+  if (!isRecord(o) || typeof o.kind !== 'string' || clusterRank(o.kind) !== undefined || !isRecord(o.metadata)) return undefined;
+  const m = o.metadata;
+  if (typeof m.name !== 'string' || m.name === '') return undefined;
+  const labels = isRecord(m.labels)
+    ? Object.fromEntries(Object.entries(m.labels).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : undefined;
+  return {
+    apiVersion: typeof o.apiVersion === 'string' ? o.apiVersion : '',
+    kind: o.kind,
+    metadata: {
+      name: m.name,
+      ...(typeof m.namespace === 'string' && m.namespace !== '' ? { namespace: m.namespace } : {}),
+      ...(labels ? { labels } : {}),
+    },
+  };
+}
+
 /** Virtual time as h:mm:ss (hours past 24 keep counting). */
 export function clockText(ms: number): string {
   const t = Math.floor(ms / 1000);
@@ -166,7 +217,12 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   if (!args.signal) process.once('SIGINT', onSigint);
   let run;
   try {
-    run = await runSimulation(objects, { untilMs, onProgress: progressPrinter(io), signal });
+    run = await runSimulation(objects, {
+      untilMs,
+      onProgress: progressPrinter(io),
+      signal,
+      refusedInput: refusedInputRows(loaded, errors),
+    });
   } finally {
     process.removeListener('SIGINT', onSigint);
   }
@@ -184,7 +240,7 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   };
   if (args.report !== undefined) {
     try {
-      writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(args.report, reportJson(report));
     } catch (e) {
       throw new InputError({ field: '--report' }, `cannot write ${args.report}: ${(e as Error).message}`);
     }

@@ -41,6 +41,35 @@ spec:
     );
   });
 
+  it('a gang min-available below 1 is noted once per gang, naming the object and the value: the gang has no minimum', () => {
+    const pod = (name: string, min: string) => `---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: t
+  annotations: {gang.scheduling.koordinator.sh/name: g, gang.scheduling.koordinator.sh/min-available: "${min}"}
+spec: {containers: [{name: c}]}
+`;
+    assert.deepEqual(notes(pod('a', '0') + pod('b', '0')), [
+      'Pod/t/a: gang.scheduling.koordinator.sh/min-available 0 is below 1: gang t/g has no minimum: whatever fits is admitted, at least one pod',
+    ]);
+    assert.deepEqual(notes(pod('a', '2') + pod('b', '2')), []);
+    const grouped = `apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: pg, namespace: t}
+spec: {minMember: -1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: m, namespace: t, labels: {pod-group.scheduling.sigs.k8s.io: pg}}
+spec: {containers: [{name: c}]}
+`;
+    assert.deepEqual(notes(grouped), [
+      'PodGroup/t/pg: spec.minMember -1 is below 1: gang t/pg has no minimum: whatever fits is admitted, at least one pod',
+    ]);
+  });
+
   it('SimulationEvents that change nothing: the state they set is already there, the node is gone, or --until comes first', () => {
     const text =
       NODE +

@@ -1,10 +1,10 @@
 // What a simulation input would silently do nothing with, told as notes: a run-duration
-// that is not a Go duration (the pods run the default instead), and SimulationEvents that
-// change nothing (the node is already in that state, is gone by then, or the event comes
-// after --until).
+// that is not a Go duration (the pods run the default instead), a gang whose min-available
+// is below 1 (no minimum, as `plan` notes too), and SimulationEvents that change nothing
+// (the node is already in that state, is gone by then, or the event comes after --until).
 
 import { formatWhere } from '../api/errors.ts';
-import { parseGoDuration } from '../api/gang.ts';
+import { gangsFromPods, parseGoDuration } from '../api/gang.ts';
 import { TopoqueueAnnotation } from '../api/keys.ts';
 import type { ParsedObject } from '../api/manifest.ts';
 import type { Node } from '../api/objects.ts';
@@ -47,6 +47,9 @@ interface NodeState {
 export function simulationNotes(objects: readonly ParsedObject[], untilMs?: number): string[] {
   const notes: string[] = [];
   for (const o of objects) notes.push(...badRunDurations(o));
+  const pods = objects.filter((o) => o.object.kind === 'Pod').map((o) => o.object);
+  const podGroups = objects.filter((o) => o.object.kind === 'PodGroup').map((o) => o.object);
+  if (pods.length > 0) notes.push(...gangsFromPods(pods, podGroups).noMinimum);
 
   const nodes = new Map<string, NodeState>();
   for (const { object } of objects) {

@@ -8,7 +8,7 @@ import type { Reconciler } from '../runtime/manager.ts';
 import { mutable, type ObjectStore, objectKey } from '../runtime/store.ts';
 import { cq, localQueue } from '../testing/admission.ts';
 import { node } from '../testing/builders.ts';
-import { buildReport } from './report.ts';
+import { buildReport, reportJson } from './report.ts';
 import { parseSimulationObjects, planSubmissions, runSimulation, type SimulationOptions } from './simulation.ts';
 
 const HOST = 'kubernetes.io/hostname';
@@ -336,5 +336,19 @@ describe('simulation', () => {
     const one = JSON.stringify((await simulate(input())).report);
     const two = JSON.stringify((await simulate(input())).report);
     assert.equal(one, two);
+  });
+
+  it('the report file is indented JSON with each flat object or list on one line, the same data as the report', async () => {
+    const { report } = await simulate([...cluster(), job('a'), job('b', { at: '5s' })]);
+    const text = reportJson(report);
+    assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(report)));
+    assert.ok(text.endsWith('}\n'));
+    assert.match(text, /^ {2}"run": \{"start":"2026-01-01T00:00:00Z",.*\},$/m);
+    assert.match(text, /^ {6}"workloads": \["job-a"\],$/m);
+    assert.ok(text.length < JSON.stringify(report, null, 2).length);
+    assert.equal(
+      reportJson({ a: [undefined, 1], b: undefined, c: [{ d: 1 }], e: [] } as never),
+      '{\n  "a": [null,1],\n  "c": [\n    {"d":1}\n  ],\n  "e": []\n}\n',
+    );
   });
 });

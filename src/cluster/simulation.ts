@@ -114,6 +114,8 @@ export interface SimulationOptions {
   progressEverySteps?: number;
   /** Aborted (Ctrl-C): stop at the next turn of the run loop; the run is `interrupted`. */
   signal?: AbortSignal;
+  /** Workloads and jobs the input check refused: reported as never admitted, with why. */
+  refusedInput?: readonly { object: KObject; errors: readonly string[] }[];
 }
 
 export const StopReason = { Idle: 'idle', Until: 'until', Limit: 'limit', Interrupted: 'interrupted' } as const;
@@ -169,9 +171,11 @@ export async function runSimulation(objects: readonly ParsedObject[], opts: Simu
 
   await cluster.start();
   await timeline.start();
+  timeline.watchEvents(cluster.manager.events);
   await checker.start();
   for (const s of submissions) if (clusterRank(s.object.kind) === undefined) timeline.scheduled(s.object, s.atMs);
   const total = timeline.entries.size;
+  for (const r of opts.refusedInput ?? []) timeline.refusedInput(r.object, r.errors);
 
   let steps = 0;
   const every = opts.progressEverySteps ?? 2000;

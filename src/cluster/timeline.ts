@@ -10,20 +10,28 @@
 //    that give its rank;
 // 4. usage over time: per ClusterQueue (quota used by admitted Workloads, admitted and
 //    pending counts) and for the whole cluster (requests of bound pods against the
-//    allocatable of Ready nodes), one point per instant at which they changed.
+//    allocatable of Ready nodes), one point per instant at which they changed;
+// 5. per Workload, every admission, its pending reasons as they changed and, for a
+//    preemption, the preemptor (from the UID its Preempted condition names); per entry, the
+//    Events about its objects folded by kind, type and reason; PodGroup status (all three
+//    API groups) and HyperNode `nodeCount` as the controllers write them, when they change.
+// Histories are capped (MAX_*) so that a big run stays small: what is beyond is counted.
 //
 // Times are milliseconds of the clock; the report turns them into seconds from the start.
 
+import { preemptorOfMessage } from '../admission/preemption.ts';
 import { CoreApiVersion, KueueApiVersion } from '../api/api-versions.ts';
-import { GangLabel } from '../api/gang.ts';
+import { GangLabel, type PodGroup } from '../api/gang.ts';
 import { KueueAnnotation, KueueLabel } from '../api/keys.ts';
 import type { Admission, KObject, Node, Pod, Workload } from '../api/objects.ts';
 import { isTerminal } from '../api/objects.ts';
 import type { ClusterQueue, LocalQueue } from '../api/queues.ts';
 import { parseResourceList, type ResourceAmounts } from '../api/resources.ts';
 import { compareStrings } from '../api/values.ts';
+import type { HyperNode } from '../api/volcano-objects.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
 import type { Clock } from '../runtime/clock.ts';
+import type { EventSink, RecordedEvent } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
 import { objectKey } from '../runtime/store.ts';
@@ -52,12 +60,66 @@ export interface EntryRecord {
   errors: string[];
   /** When it was to be submitted (ms; objects not yet created at the end). */
   scheduledAt?: number;
+  /** Events about its objects, folded by `kind type reason`; at most MAX_EVENT_FOLDS. */
+  events?: Map<string, EventFold>;
+  /** Events of further kinds, types and reasons, not folded. */
+  eventsDropped: number;
+}
+
+export interface EventFold {
+  /** The kind of the object the events are about. */
+  kind: string;
+  type: string;
+  reason: string;
+  count: number;
+  first: number;
+  last: number;
+  /** The last one's. */
+  message: string;
 }
 
 export interface EvictionRecord {
   at: number;
   reason: string;
   message: string;
+  /** A preemption: the preemptor Workload's key (`namespace/name`), when it can be told. */
+  preemptor?: string;
+}
+
+/** Caps of the per-object histories (beyond them, the rest is counted). */
+export const MAX_PENDING_REASONS = 32;
+export const MAX_EVENT_FOLDS = 16;
+export const MAX_PODGROUP_POINTS = 32;
+
+/** PodGroup status as the controllers write it (fields not written are absent). */
+export interface PodGroupPoint {
+  at: number;
+  phase?: string;
+  scheduled?: number;
+  running?: number;
+  succeeded?: number;
+  failed?: number;
+  occupiedBy?: string;
+  scheduleStartTime?: string;
+}
+
+export interface PodGroupRecord {
+  key: string;
+  name: string;
+  apiVersion: string;
+  entry?: string;
+  /** One point per instant its status changed; the first MAX_PODGROUP_POINTS - 1 and the last. */
+  history: PodGroupPoint[];
+  dropped: number;
+  last: KObject;
+}
+
+export interface HyperNodeRecord {
+  name: string;
+  tier: number | null;
+  /** `status.nodeCount` whenever it changed (absent: null). */
+  history: { at: number; nodeCount: number | null }[];
+  deleted: boolean;
 }
 
 export interface WorkloadRecord {
@@ -71,6 +133,13 @@ export interface WorkloadRecord {
   evictions: EvictionRecord[];
   /** The latest non-empty admission (kept after the Workload is evicted or finishes). */
   admission?: Admission;
+  /** Every admission (a transition to holding one), with when. */
+  admissions: { at: number; admission: Admission }[];
+  /** `QuotaReserved=False` reason and message, each distinct consecutive one with when it started; the first MAX_PENDING_REASONS. */
+  pendingReasons: { at: number; reason: string }[];
+  pendingDropped: number;
+  /** The current pending reason (undefined while admitted: the next one starts afresh). */
+  lastPending?: string;
   /** The last version seen (the final one, or the one before deletion). */
   last: Workload;
   deleted: boolean;
@@ -139,7 +208,14 @@ export class Timeline {
   /** Finished (or Failed) entries, for the progress line. */
   finishedEntries = 0;
 
+  readonly podGroups = new Map<string, PodGroupRecord>();
+  readonly hyperNodes = new Map<string, HyperNodeRecord>();
+
   private readonly uidToEntry = new Map<string, string>();
+  private readonly uidToWorkload = new Map<string, string>();
+  /** `Kind/ns/name` of objects whose entry is known (submitted ones, owned ones found by a walk). */
+  private readonly refToEntry = new Map<string, string>();
+  private stopEvents: (() => void) | undefined;
   /** Workloads whose owner is not (yet) a submitted object. */
   private readonly unmapped = new Set<string>();
   private readonly informers: Informer[] = [];
@@ -171,6 +247,10 @@ export class Timeline {
       add: (lq) => this.onLocalQueue(lq),
       update: (_, lq) => this.onLocalQueue(lq),
     });
+    const pgs = this.informer<PodGroup>('PodGroup');
+    pgs.addHandler({ add: (g) => this.onPodGroup(g), update: (_, g) => this.onPodGroup(g) });
+    const hns = this.informer<HyperNode>('HyperNode');
+    hns.addHandler({ add: (h) => this.onHyperNode(h), update: (_, h) => this.onHyperNode(h), delete: (h) => this.onHyperNode(h, true) });
     const wls = this.informer<Workload>('Workload');
     wls.addHandler({
       add: (w) => this.onWorkload(undefined, w),
@@ -191,12 +271,33 @@ export class Timeline {
   stop(): void {
     for (const i of this.informers) i.stop();
     this.stopPods?.();
+    this.stopEvents?.();
+  }
+
+  /** PodGroups by entry key (those not mapped yet are tried again), each list by name. */
+  podGroupsByEntry(): Map<string, PodGroupRecord[]> {
+    const out = new Map<string, PodGroupRecord[]>();
+    for (const rec of this.podGroups.values()) {
+      rec.entry ??= this.findEntry(rec.last);
+      if (rec.entry === undefined) continue;
+      let list = out.get(rec.entry);
+      if (!list) out.set(rec.entry, (list = []));
+      list.push(rec);
+    }
+    for (const list of out.values()) list.sort((a, b) => compareStrings(a.key, b.key));
+    return out;
+  }
+
+  /** Folds the events recorded from now on into the entries of the objects they are about. */
+  watchEvents(sink: EventSink): void {
+    this.stopEvents = sink.onEvent((e) => this.onEvent(e));
   }
 
   /** Records a submission: the object as the store returned it (uid set), or the refusal. */
   submitted(input: KObject, created: KObject | undefined, error?: string): void {
     const e = this.entryFor(input);
     e.objects.push(refOf(input));
+    this.refToEntry.set(refOf(input), e.key);
     if (created) {
       e.submittedAt ??= this.clock.now();
       if (created.metadata.uid) {
@@ -210,6 +311,13 @@ export class Timeline {
       }
     }
     if (error !== undefined) e.errors.push(`${refOf(input)}: ${error}`);
+  }
+
+  /** An object the input check refused (never submitted): its entry is reported with why. */
+  refusedInput(input: KObject, errors: readonly string[]): void {
+    const e = this.entryFor(input);
+    e.objects.push(refOf(input));
+    e.errors.push(...errors);
   }
 
   /** An object to be submitted later (known from the start: the report lists it even if the run stops first). */
@@ -232,6 +340,7 @@ export class Timeline {
         uids: new Set(),
         workloads: [],
         errors: [],
+        eventsDropped: 0,
       };
       this.entries.set(id.key, e);
     }
@@ -256,8 +365,21 @@ export class Timeline {
     if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
       // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
       const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : new Set<string>();
-      rec = { key, createdAt: now, evictions: [], last: cur, deleted: false, started: new Set(), admittedCount: 0, pods };
+      rec = {
+        key,
+        createdAt: now,
+        evictions: [],
+        admissions: [],
+        pendingReasons: [],
+        pendingDropped: 0,
+        last: cur,
+        deleted: false,
+        started: new Set(),
+        admittedCount: 0,
+        pods,
+      };
       this.workloads.set(key, rec);
+      if (cur.metadata.uid) this.uidToWorkload.set(cur.metadata.uid, key);
     }
     if (!w) {
       rec.deleted = true;
@@ -272,7 +394,9 @@ export class Timeline {
     const had = old?.status?.admission;
     if (adm) {
       rec.admission = adm;
+      rec.lastPending = undefined;
       if (!had) {
+        rec.admissions.push({ at: now, admission: adm });
         rec.admittedAt ??= now;
         rec.started = new Set();
         rec.admittedCount = (adm.podSetAssignments ?? []).reduce(
@@ -286,6 +410,16 @@ export class Timeline {
         }
         this.checkStarted(rec, now);
       }
+    } else {
+      const qr = cond(w, 'QuotaReserved');
+      if (qr?.status === 'False' && qr.message) {
+        const text = qr.reason ? `${qr.reason}: ${qr.message}` : qr.message;
+        if (text !== rec.lastPending) {
+          rec.lastPending = text;
+          if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons.push({ at: now, reason: text });
+          else rec.pendingDropped++;
+        }
+      }
     }
     const ev = cond(w, 'Evicted');
     const oldEv = old ? cond(old, 'Evicted') : undefined;
@@ -293,7 +427,13 @@ export class Timeline {
       ev?.status === 'True' &&
       (oldEv?.status !== 'True' || oldEv.reason !== ev.reason || oldEv.lastTransitionTime !== ev.lastTransitionTime)
     ) {
-      rec.evictions.push({ at: now, reason: ev.reason ?? '', message: ev.message ?? '' });
+      const record: EvictionRecord = { at: now, reason: ev.reason ?? '', message: ev.message ?? '' };
+      if (ev.reason === 'Preempted') {
+        const by = preemptorOfMessage(cond(w, 'Preempted')?.message ?? record.message);
+        const preemptor = by === undefined ? undefined : (this.uidToWorkload.get(by) ?? (this.workloads.has(by) ? by : undefined));
+        if (preemptor !== undefined) record.preemptor = preemptor;
+      }
+      rec.evictions.push(record);
     }
     if (isTrue(w, 'Finished') && rec.finishedAt === undefined) rec.finishedAt = now;
     this.updateQueues(key, w);
@@ -302,9 +442,22 @@ export class Timeline {
 
   /** Finds the entry of a Workload through its owner references (walking up owners the store still has). */
   private mapWorkload(rec: WorkloadRecord, w: Workload): void {
-    let entry = this.uidToEntry.get(w.metadata.uid ?? '');
+    const entry = this.findEntry(w);
+    if (entry === undefined) {
+      this.unmapped.add(rec.key);
+      return;
+    }
+    this.unmapped.delete(rec.key);
+    rec.entry = entry;
+    const e = this.entries.get(entry)!;
+    if (!e.workloads.includes(rec.key)) e.workloads.push(rec.key);
+  }
+
+  /** The entry of an object: its own uid's, or its owners' (walking up owners the store still has). */
+  private findEntry(o0: KObject): string | undefined {
+    let entry = this.uidToEntry.get(o0.metadata.uid ?? '');
     const seen = new Set<string>();
-    let frontier: KObject[] = [w];
+    let frontier: KObject[] = [o0];
     for (let depth = 0; entry === undefined && depth < 4 && frontier.length > 0; depth++) {
       const next: KObject[] = [];
       for (const o of frontier) {
@@ -323,14 +476,7 @@ export class Timeline {
       }
       frontier = next;
     }
-    if (entry === undefined) {
-      this.unmapped.add(rec.key);
-      return;
-    }
-    this.unmapped.delete(rec.key);
-    rec.entry = entry;
-    const e = this.entries.get(entry)!;
-    if (!e.workloads.includes(rec.key)) e.workloads.push(rec.key);
+    return entry;
   }
 
   private checkStarted(rec: WorkloadRecord, now: number): void {
@@ -353,6 +499,99 @@ export class Timeline {
       this.finishedSet.delete(e.key);
       this.finishedEntries--;
     }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Events, PodGroups, HyperNodes
+
+  /** The entry an object (`Kind/ns/name`) belongs to: its Workload's, its pod's Workload's, its own or its owners'. */
+  private entryOfRef(ref: string): string | undefined {
+    const parts = ref.split('/');
+    if (parts.length !== 3) return undefined; // cluster-scoped: no entry
+    const [kind, ns, name] = parts as [string, string, string];
+    const key = `${ns}/${name}`;
+    if (kind === 'Workload') return this.workloads.get(key)?.entry;
+    if (kind === 'Pod') {
+      const p = this.pods.get(key);
+      const e = p ? this.workloads.get(p.workload)?.entry : undefined;
+      if (e !== undefined) return e;
+    }
+    const hit = this.refToEntry.get(ref);
+    if (hit !== undefined) return hit;
+    const o = this.store.getSync(kind, ns, name);
+    const e = o ? this.findEntry(o) : undefined;
+    if (e !== undefined) this.refToEntry.set(ref, e);
+    return e;
+  }
+
+  private onEvent(ev: RecordedEvent): void {
+    const key = this.entryOfRef(ev.object);
+    const e = key === undefined ? undefined : this.entries.get(key);
+    if (!e) return;
+    const kind = ev.object.slice(0, ev.object.indexOf('/'));
+    const fk = `${kind}\u0000${ev.type}\u0000${ev.reason}`;
+    e.events ??= new Map();
+    const f = e.events.get(fk);
+    if (f) {
+      f.count++;
+      f.last = ev.at;
+      f.message = ev.message;
+    } else if (e.events.size < MAX_EVENT_FOLDS) {
+      e.events.set(fk, { kind, type: ev.type, reason: ev.reason, count: 1, first: ev.at, last: ev.at, message: ev.message });
+    } else e.eventsDropped++;
+  }
+
+  private onPodGroup(g: PodGroup): void {
+    const key = objectKey(g);
+    let rec = this.podGroups.get(key);
+    if (!rec || rec.last.metadata.uid !== g.metadata.uid) {
+      rec = { key, name: g.metadata.name, apiVersion: g.apiVersion, history: [], dropped: 0, last: g };
+      this.podGroups.set(key, rec);
+    }
+    rec.last = g;
+    rec.entry ??= this.findEntry(g);
+    const st = g.status ?? {};
+    const point: PodGroupPoint = { at: this.clock.now() };
+    if (typeof st.phase === 'string') point.phase = st.phase;
+    for (const f of ['scheduled', 'running', 'succeeded', 'failed'] as const) if (typeof st[f] === 'number') point[f] = st[f];
+    if (typeof st.occupiedBy === 'string') point.occupiedBy = st.occupiedBy;
+    if (typeof st.scheduleStartTime === 'string') point.scheduleStartTime = st.scheduleStartTime;
+    const h = rec.history;
+    const last = h[h.length - 1];
+    const same = (a: PodGroupPoint, b: PodGroupPoint) =>
+      a.phase === b.phase &&
+      a.scheduled === b.scheduled &&
+      a.running === b.running &&
+      a.succeeded === b.succeeded &&
+      a.failed === b.failed &&
+      a.occupiedBy === b.occupiedBy &&
+      a.scheduleStartTime === b.scheduleStartTime;
+    if (last && same(last, point)) return;
+    if (last && last.at === point.at) h[h.length - 1] = point;
+    else if (h.length < MAX_PODGROUP_POINTS) h.push(point);
+    else {
+      // Keep the first ones and the latest: the status at the end is always there.
+      h[h.length - 1] = point;
+      rec.dropped++;
+    }
+  }
+
+  private onHyperNode(h: HyperNode, deleted = false): void {
+    const name = h.metadata.name;
+    let rec = this.hyperNodes.get(name);
+    if (!rec) {
+      rec = { name, tier: typeof h.spec?.tier === 'number' ? h.spec.tier : null, history: [], deleted: false };
+      this.hyperNodes.set(name, rec);
+    }
+    rec.deleted = deleted;
+    if (deleted) return;
+    rec.tier = typeof h.spec?.tier === 'number' ? h.spec.tier : null;
+    const nodeCount = typeof h.status?.nodeCount === 'number' ? h.status.nodeCount : null;
+    const now = this.clock.now();
+    const last = rec.history[rec.history.length - 1];
+    if (last && last.nodeCount === nodeCount) return;
+    if (last && last.at === now) last.nodeCount = nodeCount;
+    else rec.history.push({ at: now, nodeCount });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -400,6 +639,9 @@ export class Timeline {
         key: wkey,
         createdAt: now,
         evictions: [],
+        admissions: [],
+        pendingReasons: [],
+        pendingDropped: 0,
         last: {
           apiVersion: KueueApiVersion.V1beta2,
           kind: 'Workload',

@@ -47,6 +47,7 @@ export class EventSink {
   private readonly timeNames: boolean;
   /** Every event recorded, by reason. */
   readonly counts = new Map<string, number>();
+  private readonly listeners: ((e: RecordedEvent) => void)[] = [];
 
   constructor(
     private readonly store: ObjectStore,
@@ -62,6 +63,15 @@ export class EventSink {
     return { event: (obj, type, reason, message) => this.record(component, obj, type, reason, message) };
   }
 
+  /** Calls `fn` with every event recorded from now on (the simulation report folds them per workload). */
+  onEvent(fn: (e: RecordedEvent) => void): () => void {
+    this.listeners.push(fn);
+    return () => {
+      const i = this.listeners.indexOf(fn);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
   /** Recent events about one object (`Kind/ns/name`). */
   about(object: string): RecordedEvent[] {
     return this.recent.filter((e) => e.object === object);
@@ -70,7 +80,9 @@ export class EventSink {
   private record(component: string, obj: KObject, type: EventType, reason: string, message: string): void {
     const ref = obj.metadata.namespace ? `${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}` : `${obj.kind}/${obj.metadata.name}`;
     const at = this.clock.now();
-    this.recent.push({ at, type, reason, message, object: ref, component });
+    const recorded: RecordedEvent = { at, type, reason, message, object: ref, component };
+    this.recent.push(recorded);
+    for (const fn of this.listeners) fn(recorded);
     // Trim in batches: one splice per `keep` events, not one per event.
     if (this.recent.length >= 2 * this.keep) this.recent.splice(0, this.recent.length - this.keep);
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1);

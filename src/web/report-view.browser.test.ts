@@ -83,6 +83,19 @@ describe('report viewer in Chromium', async () => {
     },
   );
 
+  it(
+    'a preempted workload shows who preempted it, and its pending reasons with when each started',
+    { skip: !browser && NO_BROWSER },
+    async () => {
+      const w = report.workloads.find((x) => x.evictions.some((e) => e.preemptor !== null))!;
+      await page.selectOption('#pw', `${w.namespace}/${w.name}`);
+      const preemptors = await page.locator('#h-evictions tbody td:nth-child(4)').allTextContents();
+      assert.ok(preemptors.includes(w.evictions.find((e) => e.preemptor !== null)!.preemptor!), preemptors.join(', '));
+      assert.equal(await page.locator('#h-pending tbody tr').count(), w.pendingReasons.length);
+      assert.ok((await page.locator('#h-events tbody tr').count()) > 0);
+    },
+  );
+
   it("choosing a workload in the Gantt chart draws its pods' ranks on the topology", { skip: !browser && NO_BROWSER }, async () => {
     const w = report.workloads.find((x) => x.kind === 'JobSet' && x.pods.length > 0 && x.evictions.length === 0)!;
     const key = `${w.namespace}/${w.name}`;
@@ -103,6 +116,9 @@ describe('report viewer in Chromium', async () => {
     const hosts = new Set(again.placement.flatMap((p) => p.domains.map((d) => d.values.at(-1)!)).filter((h) => present.has(h)));
     assert.ok(new Set(again.pods.map((p) => p.node)).size > hosts.size, 'the report lists pods of both placements');
     assert.equal(await page.locator('section[aria-labelledby="place-h"] text.mark').count(), hosts.size);
+    // Its history: each admission, and the eviction.
+    assert.equal(await page.locator('#h-admissions tbody tr').count(), again.admissions.length);
+    assert.equal(await page.locator('#h-evictions tbody tr').count(), again.evictions.length);
     await page.evaluate(() => window.scrollTo(0, 0));
     if (updateScreenshots) await page.screenshot({ path: new URL('report-viewer.png', SHOTS).pathname, fullPage: true });
   });

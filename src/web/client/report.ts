@@ -9,6 +9,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { ReportWorkload, SimulationReport } from '../../cluster/report.ts';
 import { duration, pct, round, TIME_INCRS, workloadColour } from './format.ts';
+import { workloadHistory } from './history.ts';
 import { html } from './html.ts';
 import { rankMarks, ThemeToggle } from './common.ts';
 import { type MapNode, NodeDetails, TopologyMap } from './topology.ts';
@@ -283,6 +284,36 @@ function lastPlacementPods(w: ReportWorkload, view: { levels: string[]; paths: R
   return kept.length > 0 ? kept : w.pods.filter((p) => p.phase !== 'Deleted');
 }
 
+/** The chosen workload's history: why it waited, where it ran each time, who preempted it. */
+function WorkloadHistory(props: { w: ReportWorkload }) {
+  const tables = workloadHistory(props.w);
+  return html`<div id="workload-history">
+    <h3>History of ${props.w.kind} ${props.w.namespace}/${props.w.name}</h3>
+    ${tables.length === 0 ? html`<p class="muted">No history recorded for it in this report.</p>` : null}
+    ${tables.map(
+      (t) =>
+        html`<table class="history" id=${t.id}>
+          <caption>
+            ${t.caption}
+          </caption>
+          <thead>
+            <tr>
+              ${t.head.map((h) => html`<th scope="col">${h}</th>`)}
+            </tr>
+          </thead>
+          <tbody>
+            ${t.rows.map(
+              (r) =>
+                html`<tr>
+                  ${r.map((c, i) => html`<td class=${i === r.length - 1 ? 'reason' : undefined}>${c}</td>`)}
+                </tr>`,
+            )}
+          </tbody>
+        </table>`,
+    )}
+  </div>`;
+}
+
 function PlacementSection(props: { r: SimulationReport; selected: string; onSelect: (key: string) => void }) {
   const { r } = props;
   const topo = r.topology;
@@ -300,14 +331,14 @@ function PlacementSection(props: { r: SimulationReport; selected: string; onSele
   const marks = rankMarks(w && view ? lastPlacementPods(w, view) : []);
   const resources = [...new Set((topo?.nodes ?? []).flatMap((n) => Object.keys(n.capacity)))].sort();
   const res = resources.find((x) => x.endsWith('/gpu')) ?? 'cpu';
-  const placed = r.workloads.filter((x) => x.pods.length > 0);
+  const choices = r.workloads;
   return html`<section aria-labelledby="place-h">
-    <h2 id="place-h">Placement on the topology</h2>
+    <h2 id="place-h">Placement on the topology, and history</h2>
     <label for="pw"
       >workload
       <select id="pw" value=${props.selected} onChange=${(e: Event) => props.onSelect((e.target as HTMLSelectElement).value)}>
         <option value="">(choose)</option>
-        ${placed.map((x) => html`<option value=${`${x.namespace}/${x.name}`}>${x.kind} ${x.namespace}/${x.name}</option>`)}
+        ${choices.map((x) => html`<option value=${`${x.namespace}/${x.name}`}>${x.kind} ${x.namespace}/${x.name}</option>`)}
       </select></label
     >
     ${
@@ -342,6 +373,7 @@ function PlacementSection(props: { r: SimulationReport; selected: string; onSele
         : null
     }
     ${!topo ? html`<p class="muted">This report has no topology section (written by an older topoqueue).</p>` : null}
+    ${w ? html`<${WorkloadHistory} w=${w} />` : null}
   </section>`;
 }
 
