@@ -146,3 +146,40 @@ describe('examples/volcano-partitions', () => {
     assert.deepEqual(simulated, planned);
   });
 });
+
+describe('simulate: a Volcano PodGroup of bare pods', () => {
+  it('simulate runs the example PodGroup as one gang where plan places it: the instances plan picks, the PodGroup managed, the run idle', async () => {
+    const files = ['-f', 'examples/volcano-partitions/cluster.yaml', '-f', 'examples/volcano-partitions/podgroup.yaml'];
+    const r = await plan(...files);
+    assert.equal(r.code, 0, r.err);
+    const planned = hosts(r.items[0]!);
+    assert.deepEqual(planned, { prefill: ['node0', 'node1', 'node2'], decode: ['node5'] });
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', ...files, '--until', 'idle', '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    assert.match(sim.out, /nothing left to do/);
+    const rep = JSON.parse(readFileSync(report, 'utf8')) as {
+      workloads: {
+        kind: string;
+        name: string;
+        status: string;
+        workloads: string[];
+        pods: { name: string; podSet: string; node: string | null }[];
+      }[];
+      unmanaged: { kind: string; name: string }[];
+    };
+    assert.deepEqual(rep.unmanaged, [], 'the PodGroup and its running pod are not "not managed"');
+    assert.equal(rep.workloads.length, 1);
+    const pg = rep.workloads[0]!;
+    assert.equal(pg.kind, 'PodGroup');
+    assert.equal(pg.workloads.length, 1, 'one gang Workload, not one per pod');
+    assert.equal(pg.status, 'Finished');
+    // Prefill instance 0 (3 pods) where plan puts it; instance 1 (1 of 2) waits; decode-0-b joins decode-0-a's leaf.
+    const nodes = Object.fromEntries(pg.pods.map((p) => [p.name, p.node]));
+    assert.deepEqual(nodes, { 'prefill-0-a': 'node0', 'prefill-0-b': 'node1', 'prefill-0-c': 'node2', 'decode-0-b': 'node5' });
+    const simulated: Record<string, string[]> = {};
+    for (const p of pg.pods) (simulated[p.podSet.replace(/-[0-9a-f]{8}$/, '')] ??= []).push(p.node!);
+    for (const v of Object.values(simulated)) v.sort();
+    assert.deepEqual(simulated, planned);
+  });
+});

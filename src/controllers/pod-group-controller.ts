@@ -53,6 +53,9 @@ import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admis
 import { clearReservation, updatePodsReady } from '../admission/pods-ready.ts';
 import { GangWorkloadAnnotation, isGangPodGroup, workloadsFromGangsAndPods } from '../integrations/gang-pods.ts';
 import type { SourcedObject } from '../integrations/integration.ts';
+import { PodGroupKind, podGroupPodSetOf, workloadsFromPodGroupsAndPods } from '../integrations/volcano-podgroup.ts';
+import { parseVolcano } from '../integrations/volcano-job.ts';
+import { VolcanoAnnotation, type VolcanoPodGroup } from '../api/volcano-objects.ts';
 import {
   PodGroupAnnotation,
   isPendingPlainPod,
@@ -147,6 +150,7 @@ const podRef = (p: KObject) => `${namespaceOf(p)}/${p.metadata.name}`;
 const finalizable = (p: Pod) => isDeleting(p) && (!p.spec.nodeName || p.status?.phase === 'Failed' || (isTerminal(p) && stoppedByKueue(p)));
 
 const hasReservation = (w: Workload) => w.status?.admission !== undefined;
+const isVolcanoPodGroup = (o: KObject) => o.kind === PodGroupKind.kind && o.apiVersion === PodGroupKind.apiVersion;
 const isFinished = (w: Workload) => isTrue(w, WorkloadCondition.Finished);
 
 /** The 'pod-group' key of a Workload this controller owns, undefined for others'. */
@@ -160,6 +164,8 @@ export function workloadReconcileKey(wl: Workload): string | undefined {
   }
   const owner = refs.find((r) => r.controller);
   if (owner?.kind === 'Pod' && owner.apiVersion === CoreApiVersion.V1) return `${PodKeyPrefix.Pod}/${ns}/${owner.name}`;
+  if (owner?.kind === PodGroupKind.kind && owner.apiVersion === PodGroupKind.apiVersion)
+    return `${PodKeyPrefix.Volcano}/${ns}/${owner.name}`;
   return undefined;
 }
 
@@ -171,7 +177,7 @@ export function podGroupController(): Reconciler<TopoqueueConfig> {
   return new PodGroupController();
 }
 
-type GroupKind = typeof PodKeyPrefix.Group | typeof PodKeyPrefix.Gang;
+type GroupKind = typeof PodKeyPrefix.Group | typeof PodKeyPrefix.Gang | typeof PodKeyPrefix.Volcano;
 
 interface Role {
   podSet: PodSet;
@@ -240,6 +246,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     this.workloads.addHandler({ add: enqueueWorkload, update: (_, w) => enqueueWorkload(w), delete: enqueueWorkload });
     const enqueuePodGroup = (pg: PodGroup) => {
       if (isGangPodGroup(pg)) queue.add(`${PodKeyPrefix.Gang}/${namespaceOf(pg)}/${pg.metadata.name}`);
+      else if (isVolcanoPodGroup(pg)) queue.add(`${PodKeyPrefix.Volcano}/${namespaceOf(pg)}/${pg.metadata.name}`);
     };
     this.podGroups.addHandler({ add: enqueuePodGroup, update: (_, pg) => enqueuePodGroup(pg), delete: enqueuePodGroup });
   }
@@ -327,7 +334,8 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   private async reconcileGroup(key: string, kind: GroupKind, ns: string, name: string): Promise<void> {
     const all = this.pods.byIndex(KEY_INDEX, key).sort(byName);
-    const existing = this.workloads.get(ns, name);
+    // A Volcano PodGroup's Workload is `podgroup-<name>-<hash>`, owned by the PodGroup.
+    const existing = kind === PodKeyPrefix.Volcano ? this.workloads.byIndex(KEY_INDEX, key)[0] : this.workloads.get(ns, name);
     if (existing && workloadReconcileKey(existing) !== key) {
       if (all.length > 0) {
         const what = kind === PodKeyPrefix.Gang ? 'gang' : 'pod group';
@@ -357,6 +365,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     for (const p of all) if (finalizable(p) || (!wl && isDeleting(p))) await finalizePod(this.ctx.store, p);
     if (!wl) {
       if (kind === PodKeyPrefix.Gang) await this.composeGang(ns, name, all);
+      else if (kind === PodKeyPrefix.Volcano) await this.composeVolcano(ns, name, all);
       else await this.composeGroup(ns, name, all);
       return;
     }
@@ -522,9 +531,62 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     await this.createWorkload(built, first, live);
   }
 
+  /**
+   * A Volcano PodGroup's Workload, built by the integration `plan` uses
+   * (volcano-podgroup.ts) from the PodGroup and every member pod of the namespace: bound
+   * ones (running before the run, not ours) count toward the gang and hold their
+   * instance's domain.
+   */
+  private async composeVolcano(ns: string, name: string, all: Pod[]): Promise<void> {
+    const live = all.filter((p) => !isTerminal(p) && !isDeleting(p));
+    const pending = live.filter(isPendingPlainPod);
+    if (pending.length === 0) return;
+    const first = pending[0]!;
+    const pg = this.podGroups.get(ns, name);
+    if (!pg || !isVolcanoPodGroup(pg)) {
+      this.warnOnce(
+        first,
+        PodEventReason.ErrWorkloadCompose,
+        `PodGroup ${ns}/${name} (${PodGroupKind.apiVersion}) is not found: the pod waits for it`,
+      );
+      return;
+    }
+    const members = this.pods
+      .list(ns)
+      .filter((p) => p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === name)
+      .sort(byName);
+    const items: SourcedObject[] = [pg, ...members].map((o) => ({
+      object: o,
+      where: { object: `${o.kind}/${namespaceOf(o)}/${o.metadata.name}` },
+    }));
+    const r = workloadsFromPodGroupsAndPods(items);
+    const built = r.workloads.find((w) => w.workload.metadata.ownerReferences?.some((o) => o.uid === pg.metadata.uid))?.workload;
+    if (!built) {
+      const why = r.errors.map((e) => e.detail).join('; ') || `PodGroup ${ns}/${name} gives no Workload`;
+      this.warnOnce(first, PodEventReason.ErrWorkloadCompose, why);
+      return;
+    }
+    // The queue: the PodGroup's own label, else its pending members' (the pod webhook's default).
+    const queue = built.metadata.labels?.[KueueLabel.QueueName] ?? first.metadata.labels?.[KueueLabel.QueueName];
+    if (queue !== undefined) built.metadata.labels = { ...built.metadata.labels, [KueueLabel.QueueName]: queue };
+    await this.createWorkload(built, first, live);
+  }
+
+  /** The PodSet of a Volcano PodGroup's member (its policy and role), undefined without the PodGroup. */
+  private volcanoRoleOf(wl: Workload): (p: Pod) => string | undefined {
+    const ref = wl.metadata.ownerReferences?.find((o) => o.controller);
+    const raw = ref ? this.podGroups.get(namespaceOf(wl), ref.name) : undefined;
+    const pg = raw && isVolcanoPodGroup(raw) ? parseVolcano<VolcanoPodGroup>(raw, { object: 'PodGroup' }).object : undefined;
+    return (p) => {
+      const role = podRole(p);
+      return pg === undefined || role === undefined ? undefined : podGroupPodSetOf(p, pg, role);
+    };
+  }
+
   private async runGroup(key: string, kind: GroupKind, wl: Workload, all: Pod[]): Promise<void> {
-    const sets = this.setsOf(wl, all);
-    const roleOf = (p: Pod): string | undefined => (sets ? setOfPod(p, sets)?.name : podRole(p));
+    const sets = kind === PodKeyPrefix.Volcano ? undefined : this.setsOf(wl, all);
+    const volcanoRole = kind === PodKeyPrefix.Volcano ? this.volcanoRoleOf(wl) : undefined;
+    const roleOf = (p: Pod): string | undefined => (volcanoRole ? volcanoRole(p) : sets ? setOfPod(p, sets)?.name : podRole(p));
     const roles = new Map<string, Role>(wl.spec.podSets.map((ps) => [ps.name, { podSet: ps, pods: [], active: [] }]));
     const strangers: Pod[] = [];
     for (const p of all) {

@@ -343,6 +343,16 @@ function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, error
   return volcanoOwnedWorkload(pg, podSets, annotations, pg.spec.priorityClassName);
 }
 
+/**
+ * The PodSet a member pod of `pg` belongs to in the PodGroup's Workload (header, step 3):
+ * `<policy prefix>-<role>` for a member of a subGroupPolicy, else its role hash. The
+ * pod-group controller matches pods to PodSets with it at runtime.
+ */
+export function podGroupPodSetOf(pod: Pod, pg: VolcanoPodGroup, role: string): string {
+  const at = policyOf(pod, pg.spec.subGroupPolicy ?? []);
+  return at === undefined ? role : `${policyPrefix(pg.spec.subGroupPolicy![at.policy]!.name)}-${role}`;
+}
+
 /** pod.ts's single-pod Workload for `item`, with the topology its annotations ask for (§1.4). */
 function annotatedPodWorkloads(item: SourcedObject, index: number, out: PodGroupWorkloads): void {
   const r = workloadsFromPods([item]);
