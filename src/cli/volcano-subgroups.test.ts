@@ -183,3 +183,40 @@ describe('simulate: a Volcano PodGroup of bare pods', () => {
     assert.deepEqual(simulated, planned);
   });
 });
+
+describe('simulate: a partially admitted Volcano Job', () => {
+  it('runs the pods its admission left out in the places of those that succeed, and finishes', async () => {
+    const files = ['-f', 'examples/volcano-partitions/cluster.yaml', '-f', 'examples/volcano-partitions/vcjob.yaml'];
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', ...files, '--until', 'idle', '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    const job = (
+      JSON.parse(readFileSync(report, 'utf8')) as {
+        workloads: {
+          name: string;
+          status: string;
+          placement: { podSet: string; count: number }[];
+          pods: { name: string; node: string; phase: string }[];
+        }[];
+      }
+    ).workloads.find((w) => w.name === 'encoder')!;
+    // Admitted with 6 of 8 encoder pods (3 partitions) and the head: the last partition waits for room.
+    assert.deepEqual(
+      job.placement.map((p) => [p.podSet, p.count]),
+      [
+        ['encoder', 6],
+        ['head', 1],
+      ],
+    );
+    assert.equal(job.status, 'Finished');
+    assert.equal(job.pods.length, 9);
+    assert.ok(
+      job.pods.every((p) => p.phase === 'Succeeded'),
+      JSON.stringify(job.pods),
+    );
+    // encoder-6 and encoder-7 run after the first pods, on nodes the admission reserved.
+    const reserved = new Set(job.pods.filter((p) => !['encoder-encoder-6', 'encoder-encoder-7'].includes(p.name)).map((p) => p.node));
+    for (const late of ['encoder-encoder-6', 'encoder-encoder-7'])
+      assert.ok(reserved.has(job.pods.find((p) => p.name === late)!.node), `${late} runs on a reserved node`);
+  });
+});
