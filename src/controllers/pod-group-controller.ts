@@ -1,9 +1,16 @@
-// The 'pod-group' controller: plain Pods (KEP-976, kueue-core §1e) and Koordinator /
-// scheduler-plugins gang pods at runtime. It also registers the pod webhook (pod-webhook.ts).
+// The 'pod-group' controller: plain Pods (KEP-976, kueue-core §1e), Koordinator /
+// scheduler-plugins gang pods and the bare pods of Volcano PodGroups at runtime. It also
+// registers the pod webhook (pod-webhook.ts).
 //
 // Keys (pods-scope.ts): `pod/<ns>/<name>` single pods, `group/<ns>/<group>` Kueue pod
-// groups, `gang/<ns>/<gang>` gangs. Pod, Workload and gang PodGroup events enqueue the key
-// they belong to.
+// groups, `gang/<ns>/<gang>` gangs, `podgroup/<ns>/<name>` Volcano PodGroups. Pod, Workload
+// and PodGroup events enqueue the key they belong to.
+//
+// A Volcano PodGroup runs as a gang: its Workload (`podgroup-<name>-<hash>`, owned by the
+// PodGroup) is built by volcano-podgroup.ts, the integration `plan` uses, from the
+// PodGroup and every member of the namespace (members bound before, which the webhook does
+// not manage, count toward the gang and hold their instance's domain); pods match PodSets
+// by sub-group policy and role; then as a gang below (excess pods stay gated).
 //
 // Single pod:
 //   1. stale Workloads (owner uid of an earlier pod of that name) are deleted; no pod ->
