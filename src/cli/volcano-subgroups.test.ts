@@ -182,6 +182,34 @@ describe('simulate: a Volcano PodGroup of bare pods', () => {
     for (const v of Object.values(simulated)) v.sort();
     assert.deepEqual(simulated, planned);
   });
+
+  it('simulate starts the pods of the instances the placement filled, not an instance that cannot be ready', async () => {
+    // Instance p=1 has one pod of 2 (it waits); its pod sorts first by name and creation.
+    const f = tmpFile(
+      'skip.yaml',
+      podGroup(
+        'skip',
+        '  minMember: 2\n  subGroupPolicy:\n' +
+          '  - {name: part, subGroupSize: 2, minSubGroups: 1, matchLabelKeys: [p], networkTopology: {mode: hard, highestTierAllowed: 1}}\n',
+        [
+          ['a-lone', '{p: "1"}'],
+          ['z-0', '{p: "0"}'],
+          ['z-1', '{p: "0"}'],
+        ],
+      ),
+    );
+    const r = await plan('-f', CLUSTER, '-f', f);
+    assert.equal(r.code, 0, r.err);
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', '-f', CLUSTER, '-f', f, '--until', 'idle', '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    const pg = (JSON.parse(readFileSync(report, 'utf8')) as { workloads: { pods: { name: string; node: string }[] }[] }).workloads[0]!;
+    assert.deepEqual(
+      pg.pods.map((p) => p.name),
+      ['z-0', 'z-1'],
+    );
+    assert.deepEqual(pg.pods.map((p) => p.node).sort(), hosts(r.items[0]!).part);
+  });
 });
 
 describe('simulate: a partially admitted Volcano Job', () => {

@@ -60,7 +60,7 @@ import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admis
 import { clearReservation, updatePodsReady } from '../admission/pods-ready.ts';
 import { GangWorkloadAnnotation, isGangPodGroup, workloadsFromGangsAndPods } from '../integrations/gang-pods.ts';
 import type { SourcedObject } from '../integrations/integration.ts';
-import { PodGroupKind, podGroupPodSetOf, workloadsFromPodGroupsAndPods } from '../integrations/volcano-podgroup.ts';
+import { PodGroupKind, podGroupPodSetOf, podGroupStartOrder, workloadsFromPodGroupsAndPods } from '../integrations/volcano-podgroup.ts';
 import { parseVolcano } from '../integrations/volcano-job.ts';
 import { VolcanoAnnotation, type VolcanoPodGroup } from '../api/volcano-objects.ts';
 import {
@@ -579,20 +579,38 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     await this.createWorkload(built, first, live);
   }
 
-  /** The PodSet of a Volcano PodGroup's member (its policy and role), undefined without the PodGroup. */
-  private volcanoRoleOf(wl: Workload): (p: Pod) => string | undefined {
+  /** The Volcano PodGroup owning a Workload, parsed; undefined when gone or unreadable. */
+  private volcanoPodGroupOf(wl: Workload): VolcanoPodGroup | undefined {
     const ref = wl.metadata.ownerReferences?.find((o) => o.controller);
     const raw = ref ? this.podGroups.get(namespaceOf(wl), ref.name) : undefined;
-    const pg = raw && isVolcanoPodGroup(raw) ? parseVolcano<VolcanoPodGroup>(raw, { object: 'PodGroup' }).object : undefined;
+    return raw && isVolcanoPodGroup(raw) ? parseVolcano<VolcanoPodGroup>(raw, { object: 'PodGroup' }).object : undefined;
+  }
+
+  /** The PodSet of a Volcano PodGroup's member (its policy and role), undefined without the PodGroup. */
+  private volcanoRoleOf(pg: VolcanoPodGroup | undefined): (p: Pod) => string | undefined {
     return (p) => {
       const role = podRole(p);
       return pg === undefined || role === undefined ? undefined : podGroupPodSetOf(p, pg, role);
     };
   }
 
+  /** Members of a Volcano PodGroup past the gate or bound before, and not Failed or deleting. */
+  private volcanoStarted(wl: Workload, pg: VolcanoPodGroup): Pod[] {
+    return this.pods
+      .list(namespaceOf(wl))
+      .filter(
+        (p) =>
+          p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === pg.metadata.name &&
+          !hasAdmissionGate(p) &&
+          !isDeleting(p) &&
+          p.status?.phase !== 'Failed',
+      );
+  }
+
   private async runGroup(key: string, kind: GroupKind, wl: Workload, all: Pod[]): Promise<void> {
     const sets = kind === PodKeyPrefix.Volcano ? undefined : this.setsOf(wl, all);
-    const volcanoRole = kind === PodKeyPrefix.Volcano ? this.volcanoRoleOf(wl) : undefined;
+    const volcano = kind === PodKeyPrefix.Volcano ? this.volcanoPodGroupOf(wl) : undefined;
+    const volcanoRole = kind === PodKeyPrefix.Volcano ? this.volcanoRoleOf(volcano) : undefined;
     const roleOf = (p: Pod): string | undefined => (volcanoRole ? volcanoRole(p) : sets ? setOfPod(p, sets)?.name : podRole(p));
     const roles = new Map<string, Role>(wl.spec.podSets.map((ps) => [ps.name, { podSet: ps, pods: [], active: [] }]));
     const strangers: Pod[] = [];
@@ -681,7 +699,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       for (const r of roles.values()) {
         const admitted = admittedOf(r.podSet);
         const started = r.active.filter((p) => !hasAdmissionGate(p)).length;
-        const gated = r.active.filter((p) => hasAdmissionGate(p) && !isDeleting(p) && !isTerminal(p)).sort(podKeepOrder);
+        let gated = r.active.filter((p) => hasAdmissionGate(p) && !isDeleting(p) && !isTerminal(p)).sort(podKeepOrder);
+        // A Volcano PodGroup's instances: the pods the placement filled, in its order.
+        if (volcano) gated = podGroupStartOrder([...gated].sort(byName), this.volcanoStarted(wl, volcano), volcano);
         for (const p of gated.slice(0, Math.max(0, admitted - started))) todo.push({ pod: p, podSet: r.podSet.name });
       }
       await this.start(key, wl, todo, true);
