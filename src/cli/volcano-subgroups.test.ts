@@ -146,3 +146,105 @@ describe('examples/volcano-partitions', () => {
     assert.deepEqual(simulated, planned);
   });
 });
+
+describe('simulate: a Volcano PodGroup of bare pods', () => {
+  it('simulate runs the example PodGroup as one gang where plan places it: the instances plan picks, the PodGroup managed, the run idle', async () => {
+    const files = ['-f', 'examples/volcano-partitions/cluster.yaml', '-f', 'examples/volcano-partitions/podgroup.yaml'];
+    const r = await plan(...files);
+    assert.equal(r.code, 0, r.err);
+    const planned = hosts(r.items[0]!);
+    assert.deepEqual(planned, { prefill: ['node0', 'node1', 'node2'], decode: ['node5'] });
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', ...files, '--until', 'idle', '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    assert.match(sim.out, /nothing left to do/);
+    const rep = JSON.parse(readFileSync(report, 'utf8')) as {
+      workloads: {
+        kind: string;
+        name: string;
+        status: string;
+        workloads: string[];
+        pods: { name: string; podSet: string; node: string | null }[];
+      }[];
+      unmanaged: { kind: string; name: string }[];
+    };
+    assert.deepEqual(rep.unmanaged, [], 'the PodGroup and its running pod are not "not managed"');
+    assert.equal(rep.workloads.length, 1);
+    const pg = rep.workloads[0]!;
+    assert.equal(pg.kind, 'PodGroup');
+    assert.equal(pg.workloads.length, 1, 'one gang Workload, not one per pod');
+    assert.equal(pg.status, 'Finished');
+    // Prefill instance 0 (3 pods) where plan puts it; instance 1 (1 of 2) waits; decode-0-b joins decode-0-a's leaf.
+    const nodes = Object.fromEntries(pg.pods.map((p) => [p.name, p.node]));
+    assert.deepEqual(nodes, { 'prefill-0-a': 'node0', 'prefill-0-b': 'node1', 'prefill-0-c': 'node2', 'decode-0-b': 'node5' });
+    const simulated: Record<string, string[]> = {};
+    for (const p of pg.pods) (simulated[p.podSet.replace(/-[0-9a-f]{8}$/, '')] ??= []).push(p.node!);
+    for (const v of Object.values(simulated)) v.sort();
+    assert.deepEqual(simulated, planned);
+  });
+
+  it('simulate starts the pods of the instances the placement filled, not an instance that cannot be ready', async () => {
+    // Instance p=1 has one pod of 2 (it waits); its pod sorts first by name and creation.
+    const f = tmpFile(
+      'skip.yaml',
+      podGroup(
+        'skip',
+        '  minMember: 2\n  subGroupPolicy:\n' +
+          '  - {name: part, subGroupSize: 2, minSubGroups: 1, matchLabelKeys: [p], networkTopology: {mode: hard, highestTierAllowed: 1}}\n',
+        [
+          ['a-lone', '{p: "1"}'],
+          ['z-0', '{p: "0"}'],
+          ['z-1', '{p: "0"}'],
+        ],
+      ),
+    );
+    const r = await plan('-f', CLUSTER, '-f', f);
+    assert.equal(r.code, 0, r.err);
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', '-f', CLUSTER, '-f', f, '--until', 'idle', '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    const pg = (JSON.parse(readFileSync(report, 'utf8')) as { workloads: { pods: { name: string; node: string }[] }[] }).workloads[0]!;
+    assert.deepEqual(
+      pg.pods.map((p) => p.name),
+      ['z-0', 'z-1'],
+    );
+    assert.deepEqual(pg.pods.map((p) => p.node).sort(), hosts(r.items[0]!).part);
+  });
+});
+
+describe('simulate: a partially admitted Volcano Job', () => {
+  it('runs the pods its admission left out in the places of those that succeed, and finishes', async () => {
+    const files = ['-f', 'examples/volcano-partitions/cluster.yaml', '-f', 'examples/volcano-partitions/vcjob.yaml'];
+    const report = tmpFile('report.json', '');
+    const sim = await runCli(['simulate', ...files, '--until', 'idle', '--report', report]);
+    assert.equal(sim.code, 0, sim.err);
+    const job = (
+      JSON.parse(readFileSync(report, 'utf8')) as {
+        workloads: {
+          name: string;
+          status: string;
+          placement: { podSet: string; count: number }[];
+          pods: { name: string; node: string; phase: string }[];
+        }[];
+      }
+    ).workloads.find((w) => w.name === 'encoder')!;
+    // Admitted with 6 of 8 encoder pods (3 partitions) and the head: the last partition waits for room.
+    assert.deepEqual(
+      job.placement.map((p) => [p.podSet, p.count]),
+      [
+        ['encoder', 6],
+        ['head', 1],
+      ],
+    );
+    assert.equal(job.status, 'Finished');
+    assert.equal(job.pods.length, 9);
+    assert.ok(
+      job.pods.every((p) => p.phase === 'Succeeded'),
+      JSON.stringify(job.pods),
+    );
+    // encoder-6 and encoder-7 run after the first pods, on nodes the admission reserved.
+    const reserved = new Set(job.pods.filter((p) => !['encoder-encoder-6', 'encoder-encoder-7'].includes(p.name)).map((p) => p.node));
+    for (const late of ['encoder-encoder-6', 'encoder-encoder-7'])
+      assert.ok(reserved.has(job.pods.find((p) => p.name === late)!.node), `${late} runs on a reserved node`);
+  });
+});

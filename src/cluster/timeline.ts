@@ -30,6 +30,7 @@ import { parseResourceList, type ResourceAmounts } from '../api/resources.ts';
 import { compareStrings } from '../api/values.ts';
 import type { HyperNode } from '../api/volcano-objects.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
+import { VolcanoAnnotation } from '../api/volcano-objects.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { EventSink, RecordedEvent } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
@@ -184,6 +185,10 @@ export function entryIdentity(o: KObject): { key: string; kind: string; name: st
   if (o.kind === 'Pod' && o.apiVersion === CoreApiVersion.V1) {
     const group = o.metadata.labels?.[KueueLabel.PodGroupName];
     if (group !== undefined) return { key: `Pod group/${ns}/${group}`, kind: 'Pod group', name: group };
+    // Members of a Volcano PodGroup join its entry (pods a Volcano Job makes are not submitted).
+    const volcano = o.metadata.annotations?.[VolcanoAnnotation.PodGroupName];
+    if (volcano !== undefined && !o.metadata.ownerReferences?.some((r) => r.controller))
+      return { key: `PodGroup/${ns}/${volcano}`, kind: 'PodGroup', name: volcano };
     const gang = podGangId(o);
     if (gang !== undefined) {
       const name = gang.slice(gang.indexOf('/') + 1);

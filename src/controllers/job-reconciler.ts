@@ -466,7 +466,10 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
 
   /**
    * Lifts the admission gate of gated pods, at most the admitted count per PodSet (counting
-   * pods already past the gate), in name order, merging the PodSet info into each.
+   * pods past the gate that have not finished), in name order, merging the PodSet info into
+   * each. A partially admitted PodSet (a Volcano Job admitted with its minimum) thus runs its
+   * other pods in the places of those that succeeded, as a partially admitted batch Job runs
+   * its completions with the admitted parallelism; the reservation stays until the job ends.
    */
   private async ungatePods(job: KObject, w: Workload, infos: PodSetInfo[], pods: Pod[], gated: Pod[]): Promise<boolean> {
     const byPodSet = new Map(infos.map((i) => [i.name, i]));
@@ -481,7 +484,8 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
           podSetOf(p) === info.name &&
           !hasGate(p, KueueSchedulingGate.Admission) &&
           !p.metadata.deletionTimestamp &&
-          p.status?.phase !== 'Failed',
+          p.status?.phase !== 'Failed' &&
+          p.status?.phase !== 'Succeeded',
       ).length;
       const candidates = gated.filter((p) => podSetOf(p) === info.name).sort((a, b) => compareStrings(a.metadata.name, b.metadata.name));
       const room = Math.max(0, info.count - through);

@@ -1,9 +1,16 @@
-// The 'pod-group' controller: plain Pods (KEP-976, kueue-core §1e) and Koordinator /
-// scheduler-plugins gang pods at runtime. It also registers the pod webhook (pod-webhook.ts).
+// The 'pod-group' controller: plain Pods (KEP-976, kueue-core §1e), Koordinator /
+// scheduler-plugins gang pods and the bare pods of Volcano PodGroups at runtime. It also
+// registers the pod webhook (pod-webhook.ts).
 //
 // Keys (pods-scope.ts): `pod/<ns>/<name>` single pods, `group/<ns>/<group>` Kueue pod
-// groups, `gang/<ns>/<gang>` gangs. Pod, Workload and gang PodGroup events enqueue the key
-// they belong to.
+// groups, `gang/<ns>/<gang>` gangs, `podgroup/<ns>/<name>` Volcano PodGroups. Pod, Workload
+// and PodGroup events enqueue the key they belong to.
+//
+// A Volcano PodGroup runs as a gang: its Workload (`podgroup-<name>-<hash>`, owned by the
+// PodGroup) is built by volcano-podgroup.ts, the integration `plan` uses, from the
+// PodGroup and every member of the namespace (members bound before, which the webhook does
+// not manage, count toward the gang and hold their instance's domain); pods match PodSets
+// by sub-group policy and role; then as a gang below (excess pods stay gated).
 //
 // Single pod:
 //   1. stale Workloads (owner uid of an earlier pod of that name) are deleted; no pod ->
@@ -53,6 +60,9 @@ import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admis
 import { clearReservation, updatePodsReady } from '../admission/pods-ready.ts';
 import { GangWorkloadAnnotation, isGangPodGroup, workloadsFromGangsAndPods } from '../integrations/gang-pods.ts';
 import type { SourcedObject } from '../integrations/integration.ts';
+import { PodGroupKind, podGroupPodSetOf, podGroupStartOrder, workloadsFromPodGroupsAndPods } from '../integrations/volcano-podgroup.ts';
+import { parseVolcano } from '../integrations/volcano-job.ts';
+import { VolcanoAnnotation, type VolcanoPodGroup } from '../api/volcano-objects.ts';
 import {
   PodGroupAnnotation,
   isPendingPlainPod,
@@ -147,6 +157,7 @@ const podRef = (p: KObject) => `${namespaceOf(p)}/${p.metadata.name}`;
 const finalizable = (p: Pod) => isDeleting(p) && (!p.spec.nodeName || p.status?.phase === 'Failed' || (isTerminal(p) && stoppedByKueue(p)));
 
 const hasReservation = (w: Workload) => w.status?.admission !== undefined;
+const isVolcanoPodGroup = (o: KObject) => o.kind === PodGroupKind.kind && o.apiVersion === PodGroupKind.apiVersion;
 const isFinished = (w: Workload) => isTrue(w, WorkloadCondition.Finished);
 
 /** The 'pod-group' key of a Workload this controller owns, undefined for others'. */
@@ -160,6 +171,8 @@ export function workloadReconcileKey(wl: Workload): string | undefined {
   }
   const owner = refs.find((r) => r.controller);
   if (owner?.kind === 'Pod' && owner.apiVersion === CoreApiVersion.V1) return `${PodKeyPrefix.Pod}/${ns}/${owner.name}`;
+  if (owner?.kind === PodGroupKind.kind && owner.apiVersion === PodGroupKind.apiVersion)
+    return `${PodKeyPrefix.Volcano}/${ns}/${owner.name}`;
   return undefined;
 }
 
@@ -171,7 +184,7 @@ export function podGroupController(): Reconciler<TopoqueueConfig> {
   return new PodGroupController();
 }
 
-type GroupKind = typeof PodKeyPrefix.Group | typeof PodKeyPrefix.Gang;
+type GroupKind = typeof PodKeyPrefix.Group | typeof PodKeyPrefix.Gang | typeof PodKeyPrefix.Volcano;
 
 interface Role {
   podSet: PodSet;
@@ -240,6 +253,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     this.workloads.addHandler({ add: enqueueWorkload, update: (_, w) => enqueueWorkload(w), delete: enqueueWorkload });
     const enqueuePodGroup = (pg: PodGroup) => {
       if (isGangPodGroup(pg)) queue.add(`${PodKeyPrefix.Gang}/${namespaceOf(pg)}/${pg.metadata.name}`);
+      else if (isVolcanoPodGroup(pg)) queue.add(`${PodKeyPrefix.Volcano}/${namespaceOf(pg)}/${pg.metadata.name}`);
     };
     this.podGroups.addHandler({ add: enqueuePodGroup, update: (_, pg) => enqueuePodGroup(pg), delete: enqueuePodGroup });
   }
@@ -327,7 +341,8 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
 
   private async reconcileGroup(key: string, kind: GroupKind, ns: string, name: string): Promise<void> {
     const all = this.pods.byIndex(KEY_INDEX, key).sort(byName);
-    const existing = this.workloads.get(ns, name);
+    // A Volcano PodGroup's Workload is `podgroup-<name>-<hash>`, owned by the PodGroup.
+    const existing = kind === PodKeyPrefix.Volcano ? this.workloads.byIndex(KEY_INDEX, key)[0] : this.workloads.get(ns, name);
     if (existing && workloadReconcileKey(existing) !== key) {
       if (all.length > 0) {
         const what = kind === PodKeyPrefix.Gang ? 'gang' : 'pod group';
@@ -357,6 +372,7 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     for (const p of all) if (finalizable(p) || (!wl && isDeleting(p))) await finalizePod(this.ctx.store, p);
     if (!wl) {
       if (kind === PodKeyPrefix.Gang) await this.composeGang(ns, name, all);
+      else if (kind === PodKeyPrefix.Volcano) await this.composeVolcano(ns, name, all);
       else await this.composeGroup(ns, name, all);
       return;
     }
@@ -522,9 +538,80 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
     await this.createWorkload(built, first, live);
   }
 
+  /**
+   * A Volcano PodGroup's Workload, built by the integration `plan` uses
+   * (volcano-podgroup.ts) from the PodGroup and every member pod of the namespace: bound
+   * ones (running before the run, not ours) count toward the gang and hold their
+   * instance's domain.
+   */
+  private async composeVolcano(ns: string, name: string, all: Pod[]): Promise<void> {
+    const live = all.filter((p) => !isTerminal(p) && !isDeleting(p));
+    const pending = live.filter(isPendingPlainPod);
+    if (pending.length === 0) return;
+    const first = pending[0]!;
+    const pg = this.podGroups.get(ns, name);
+    if (!pg || !isVolcanoPodGroup(pg)) {
+      this.warnOnce(
+        first,
+        PodEventReason.ErrWorkloadCompose,
+        `PodGroup ${ns}/${name} (${PodGroupKind.apiVersion}) is not found: the pod waits for it`,
+      );
+      return;
+    }
+    const members = this.pods
+      .list(ns)
+      .filter((p) => p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === name)
+      .sort(byName);
+    const items: SourcedObject[] = [pg, ...members].map((o) => ({
+      object: o,
+      where: { object: `${o.kind}/${namespaceOf(o)}/${o.metadata.name}` },
+    }));
+    const r = workloadsFromPodGroupsAndPods(items);
+    const built = r.workloads.find((w) => w.workload.metadata.ownerReferences?.some((o) => o.uid === pg.metadata.uid))?.workload;
+    if (!built) {
+      const why = r.errors.map((e) => e.detail).join('; ') || `PodGroup ${ns}/${name} gives no Workload`;
+      this.warnOnce(first, PodEventReason.ErrWorkloadCompose, why);
+      return;
+    }
+    // The queue: the PodGroup's own label, else its pending members' (the pod webhook's default).
+    const queue = built.metadata.labels?.[KueueLabel.QueueName] ?? first.metadata.labels?.[KueueLabel.QueueName];
+    if (queue !== undefined) built.metadata.labels = { ...built.metadata.labels, [KueueLabel.QueueName]: queue };
+    await this.createWorkload(built, first, live);
+  }
+
+  /** The Volcano PodGroup owning a Workload, parsed; undefined when gone or unreadable. */
+  private volcanoPodGroupOf(wl: Workload): VolcanoPodGroup | undefined {
+    const ref = wl.metadata.ownerReferences?.find((o) => o.controller);
+    const raw = ref ? this.podGroups.get(namespaceOf(wl), ref.name) : undefined;
+    return raw && isVolcanoPodGroup(raw) ? parseVolcano<VolcanoPodGroup>(raw, { object: 'PodGroup' }).object : undefined;
+  }
+
+  /** The PodSet of a Volcano PodGroup's member (its policy and role), undefined without the PodGroup. */
+  private volcanoRoleOf(pg: VolcanoPodGroup | undefined): (p: Pod) => string | undefined {
+    return (p) => {
+      const role = podRole(p);
+      return pg === undefined || role === undefined ? undefined : podGroupPodSetOf(p, pg, role);
+    };
+  }
+
+  /** Members of a Volcano PodGroup past the gate or bound before, and not Failed or deleting. */
+  private volcanoStarted(wl: Workload, pg: VolcanoPodGroup): Pod[] {
+    return this.pods
+      .list(namespaceOf(wl))
+      .filter(
+        (p) =>
+          p.metadata.annotations?.[VolcanoAnnotation.PodGroupName] === pg.metadata.name &&
+          !hasAdmissionGate(p) &&
+          !isDeleting(p) &&
+          p.status?.phase !== 'Failed',
+      );
+  }
+
   private async runGroup(key: string, kind: GroupKind, wl: Workload, all: Pod[]): Promise<void> {
-    const sets = this.setsOf(wl, all);
-    const roleOf = (p: Pod): string | undefined => (sets ? setOfPod(p, sets)?.name : podRole(p));
+    const sets = kind === PodKeyPrefix.Volcano ? undefined : this.setsOf(wl, all);
+    const volcano = kind === PodKeyPrefix.Volcano ? this.volcanoPodGroupOf(wl) : undefined;
+    const volcanoRole = kind === PodKeyPrefix.Volcano ? this.volcanoRoleOf(volcano) : undefined;
+    const roleOf = (p: Pod): string | undefined => (volcanoRole ? volcanoRole(p) : sets ? setOfPod(p, sets)?.name : podRole(p));
     const roles = new Map<string, Role>(wl.spec.podSets.map((ps) => [ps.name, { podSet: ps, pods: [], active: [] }]));
     const strangers: Pod[] = [];
     for (const p of all) {
@@ -612,7 +699,9 @@ class PodGroupController implements Reconciler<TopoqueueConfig> {
       for (const r of roles.values()) {
         const admitted = admittedOf(r.podSet);
         const started = r.active.filter((p) => !hasAdmissionGate(p)).length;
-        const gated = r.active.filter((p) => hasAdmissionGate(p) && !isDeleting(p) && !isTerminal(p)).sort(podKeepOrder);
+        let gated = r.active.filter((p) => hasAdmissionGate(p) && !isDeleting(p) && !isTerminal(p)).sort(podKeepOrder);
+        // A Volcano PodGroup's instances: the pods the placement filled, in its order.
+        if (volcano) gated = podGroupStartOrder([...gated].sort(byName), this.volcanoStarted(wl, volcano), volcano);
         for (const p of gated.slice(0, Math.max(0, admitted - started))) todo.push({ pod: p, podSet: r.podSet.name });
       }
       await this.start(key, wl, todo, true);

@@ -5,6 +5,8 @@
 //   pod/<ns>/<name>    a single pod (no group, no gang)
 //   group/<ns>/<name>  a Kueue pod group (`kueue.x-k8s.io/pod-group-name`)
 //   gang/<ns>/<name>   a Koordinator / scheduler-plugins gang (gang-pods.ts's identity)
+//   podgroup/<ns>/<name>  a member of Volcano PodGroup <name> (annotation
+//                      `scheduling.k8s.io/group-name`; volcano-podgroup.ts)
 // A pod is ours when it carries `kueue.x-k8s.io/managed: "true"` and its controller owner
 // is not a kind another integration runs (the job frameworks of integrations/registry.ts:
 // the job reconciler gates and starts those pods).
@@ -12,7 +14,7 @@
 import { labelSelectorMatches } from '../api/label-selector.ts';
 import { KueueLabel, NAMESPACE_NAME_LABEL } from '../api/keys.ts';
 import type { KObject, Pod, StringMap } from '../api/objects.ts';
-import type { LabelSelector } from '../api/volcano-objects.ts';
+import { VolcanoAnnotation, type LabelSelector } from '../api/volcano-objects.ts';
 import { podGangId } from '../integrations/gang-pods.ts';
 import { LWSLabel } from '../integrations/leaderworkerset.ts';
 import { podGroupName } from '../integrations/pod.ts';
@@ -29,7 +31,7 @@ export const KNOWN_OWNER_KINDS: readonly { group: string; kind: string }[] = JOB
   kind: a.kind,
 }));
 
-export const PodKeyPrefix = { Pod: 'pod', Group: 'group', Gang: 'gang' } as const;
+export const PodKeyPrefix = { Pod: 'pod', Group: 'group', Gang: 'gang', Volcano: 'podgroup' } as const;
 export type PodKeyKind = (typeof PodKeyPrefix)[keyof typeof PodKeyPrefix];
 
 /** The pod's controller owner is a kind another integration runs (or the pod is an LWS pod). */
@@ -49,6 +51,8 @@ export function isManagedPod(pod: Pod): boolean {
 export function podReconcileKey(pod: Pod): string | undefined {
   if (!isManagedPod(pod)) return undefined;
   const ns = namespaceOf(pod);
+  const volcano = pod.metadata.annotations?.[VolcanoAnnotation.PodGroupName];
+  if (volcano !== undefined) return `${PodKeyPrefix.Volcano}/${ns}/${volcano}`;
   const gang = podGangId(pod);
   if (gang !== undefined) return `${PodKeyPrefix.Gang}/${gang}`;
   const group = podGroupName(pod);
@@ -60,7 +64,8 @@ export function parseReconcileKey(key: string): { kind: PodKeyKind; namespace: s
   const [kind, namespace, ...rest] = key.split('/');
   const name = rest.join('/');
   if (!namespace || !name) return undefined;
-  if (kind !== PodKeyPrefix.Pod && kind !== PodKeyPrefix.Group && kind !== PodKeyPrefix.Gang) return undefined;
+  if (kind !== PodKeyPrefix.Pod && kind !== PodKeyPrefix.Group && kind !== PodKeyPrefix.Gang && kind !== PodKeyPrefix.Volcano)
+    return undefined;
   return { kind, namespace, name };
 }
 

@@ -343,6 +343,46 @@ function podGroupWorkload(pg: VolcanoPodGroup, where: Where, group: Group, error
   return volcanoOwnedWorkload(pg, podSets, annotations, pg.spec.priorityClassName);
 }
 
+/**
+ * The PodSet a member pod of `pg` belongs to in the PodGroup's Workload (header, step 3):
+ * `<policy prefix>-<role>` for a member of a subGroupPolicy, else its role hash. The
+ * pod-group controller matches pods to PodSets with it at runtime.
+ */
+export function podGroupPodSetOf(pod: Pod, pg: VolcanoPodGroup, role: string): string {
+  const at = policyOf(pod, pg.spec.subGroupPolicy ?? []);
+  return at === undefined ? role : `${policyPrefix(pg.spec.subGroupPolicy![at.policy]!.name)}-${role}`;
+}
+
+/**
+ * The order in which the placement fills a policy PodSet (placement/subgroups.ts), for the
+ * runtime to start the admitted count of `gated` pods (one PodSet's, sorted by name) in it:
+ * instance by instance (by first gated pod's name), each instance's need (subGroupSize less
+ * its `others`: members past the gate or bound), then the extras in the same order. Pods
+ * of an instance that cannot be ready (fewer gated pods than its need) are left out: the
+ * placement never places them. Default-group pods keep their order.
+ */
+export function podGroupStartOrder(gated: readonly Pod[], others: readonly Pod[], pg: VolcanoPodGroup): Pod[] {
+  const policies = pg.spec.subGroupPolicy ?? [];
+  const instances = new Map<string, { size: number; pending: Pod[]; placed: number }>();
+  for (const p of gated) {
+    const at = policyOf(p, policies);
+    if (at === undefined) return [...gated];
+    const key = JSON.stringify([at.policy, ...at.values]);
+    const inst = instances.get(key) ?? { size: policies[at.policy]!.subGroupSize ?? 1, pending: [], placed: 0 };
+    inst.pending.push(p);
+    instances.set(key, inst);
+  }
+  for (const p of others) {
+    const at = policyOf(p, policies);
+    const inst = at === undefined ? undefined : instances.get(JSON.stringify([at.policy, ...at.values]));
+    if (inst) inst.placed++;
+  }
+  const ready = [...instances.values()]
+    .map((inst) => ({ ...inst, need: Math.max(0, inst.size - inst.placed) }))
+    .filter((inst) => inst.pending.length >= inst.need);
+  return [...ready.flatMap((inst) => inst.pending.slice(0, inst.need)), ...ready.flatMap((inst) => inst.pending.slice(inst.need))];
+}
+
 /** pod.ts's single-pod Workload for `item`, with the topology its annotations ask for (§1.4). */
 function annotatedPodWorkloads(item: SourcedObject, index: number, out: PodGroupWorkloads): void {
   const r = workloadsFromPods([item]);
