@@ -393,7 +393,8 @@ export class PlacementEngine {
     const leaderValByReq = leaderReq ? reqName.map((n) => leaderReq[n] ?? 0) : NO_AMOUNTS;
     // Interning may have grown the arrays: read them (and the assumed usage by resource id) only now.
     const { free: freeA, tas: tasA, R: RR } = s.capacityArrays();
-    const assumed = options.assumed?.byResourceId(s);
+    // Empty assumed usage (the first PodSet of a Workload) is no assumed usage.
+    const assumed = options.assumed !== undefined && options.assumed.size > 0 ? options.assumed.byResourceId(s) : undefined;
 
     const elig = this.eligibility(req, plan.useAffinity);
     const leaves = s.leaves();
@@ -767,8 +768,17 @@ export class PlacementEngine {
     const counts = this.counts;
     const domains = s.domainsAt(level);
     if (domains.length === 0) return `no topology domains at level: ${s.levels[level]}`;
-    const sorted = this.sortWithLeader(domains.slice(), plan);
     const need = plan.units;
+    if (plan.algo === 'BestFit' && plan.leaders === 0 && !plan.useAffinity) {
+      // Without a leader or affinity the sorted order is needed only for its first domain
+      // and for the best fit: both are found in one pass (same order, same ties).
+      const { top, best } = this.topAndBestFit(domains, need);
+      if (best >= 0) return { level, domains: [best] };
+      const requiredHere = plan.mode === 'required' || (plan.ceiling !== undefined && level <= plan.ceiling);
+      if (requiredHere) return this.notFitMessage(plan, excluded, counts.sliceCount[top]!);
+      if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
+    }
+    const sorted = this.sortWithLeader(domains.slice(), plan);
     const fitsAll = (d: number) => counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= plan.leaders;
     let top = sorted[0]!;
     if (plan.algo === 'BestFit' && fitsAll(top)) {
@@ -794,6 +804,30 @@ export class PlacementEngine {
       return this.notFitMessage(plan, excluded, need - taken.remaining);
     }
     return { level, domains: taken.domains };
+  }
+
+  /**
+   * BestFit's with-leader order with no leader and no affinity (slices desc, pods asc,
+   * rank asc): its first domain, and the domain the best fit would take when that one
+   * holds `need` (the smallest slice count that does, first in that order), else -1.
+   */
+  private topAndBestFit(domains: readonly number[], need: number): { top: number; best: number } {
+    const { sliceCountWithLeader: cap, podCountWithLeader: pods } = this.counts;
+    const rank = this.snapshot.ranks();
+    let top = domains[0]!;
+    let best = -1;
+    for (let i = 0; i < domains.length; i++) {
+      const d = domains[i]!;
+      const c = cap[d]!;
+      if (i > 0 && (c > cap[top]! || (c === cap[top] && (pods[d]! < pods[top]! || (pods[d] === pods[top] && rank[d]! < rank[top]!)))))
+        top = d;
+      if (
+        c >= need &&
+        (best < 0 || c < cap[best]! || (c === cap[best] && (pods[d]! < pods[best]! || (pods[d] === pods[best] && rank[d]! < rank[best]!))))
+      )
+        best = d;
+    }
+    return { top, best: cap[top]! >= need ? best : -1 };
   }
 
   // ---- phase 2b: descent -------------------------------------------------------------------
