@@ -35,6 +35,9 @@ export interface PreemptionSize {
 
 export const PREEMPTION: PreemptionSize = { blocks: 4, racksPerBlock: 10, nodesPerRack: 50, victims: 700, seed: 13148 };
 
+/** Ten times the issue's scale (issue 16): 4 blocks x 100 racks x 50 nodes = 20,000 nodes, 7,000 victims, the same preemptor. */
+export const PREEMPTION_20K: PreemptionSize = { blocks: 4, racksPerBlock: 100, nodesPerRack: 50, victims: 7000, seed: 13148 };
+
 const FLAVOR: ResourceFlavor = {
   apiVersion: KueueApiVersion.V1beta2,
   kind: 'ResourceFlavor',

@@ -35,6 +35,7 @@ import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import {
   checkPeerRun,
   CYCLE,
+  CYCLE_5000,
   cycleOnce,
   cycleShape,
   describePeerRun,
@@ -44,7 +45,9 @@ import {
   workloadCount,
 } from './admission-cycle.ts';
 import { printDigests } from './admission-digest.ts';
-import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
+import { checkPreemption, PREEMPTION, PREEMPTION_20K, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
+import { checkScaleRun, runScaleBench } from './scale-bench.ts';
+import { SCALE_65K, scaleNodeCount, scaleTasClusterQueues } from './scale-shapes.ts';
 import type { PreemptionTarget } from '../src/admission/preemption.ts';
 import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
 import { PlacementEngine, type PlacementResult } from '../src/placement/engine.ts';
@@ -106,9 +109,14 @@ export const FIGURES = [
   { name: 'encode.v1beta2.40k', unit: 'ms' },
   { name: 'encode.v1beta2.40k.bytes', unit: 'bytes' },
   { name: 'admission.preempt.2000-nodes-700-victims', unit: 'ms' },
+  { name: 'admission.preempt.20000-nodes-7000-victims', unit: 'ms' },
   { name: 'admission.peer-baseline.15k', unit: 'ms' },
   { name: 'admission.peer-tas.15k', unit: 'ms' },
   { name: 'admission.cycle.1000cq-50k', unit: 'ms' },
+  { name: 'admission.cycle.5000cq-250k', unit: 'ms' },
+  { name: 'scale.65k.snapshot.build', unit: 'ms' },
+  { name: 'scale.65k.cycle', unit: 'ms' },
+  { name: 'scale.65k.heap', unit: 'MB' },
   { name: 'simulate.peer-baseline.15k', unit: 'ms' },
   { name: 'simulate.peer-baseline.15k.makespan', unit: 'x' },
   { name: 'simulate.peer-tas.15k', unit: 'ms' },
@@ -516,29 +524,34 @@ function runEncode(report: Report): void {
 }
 
 function runPreemption(report: Report): void {
-  const name = 'admission.preempt.2000-nodes-700-victims';
-  if (!report.wants(name)) return;
-  const b = preemptionShape(PREEMPTION);
-  console.error(
-    `preemption: ${b.nodes.toLocaleString('en-US')} nodes (${PREEMPTION.blocks} blocks x ${PREEMPTION.racksPerBlock} racks x ${PREEMPTION.nodesPerRack}), ${b.victims} victims, seed ${PREEMPTION.seed}`,
-  );
-  let result: PreemptionTarget[] = [];
-  const before = b.calls();
-  const first = timeFirst(() => (result = preemptOnce(b)));
-  const calls = b.calls() - before;
-  const wrong = checkPreemption(b, result);
-  if (wrong) throw new PlacementFailed(`preemption: ${wrong}`);
-  const t = measure(() => preemptOnce(b), { time: 2000, iterations: 20 });
-  // The same search without a level: the global order, binary search and fill-back.
-  const g = unconstrainedVariant(b);
-  const gTargets = preemptOnce(g).length;
-  const gt = measure(() => preemptOnce(g), { time: 2000, iterations: 10 });
-  report.addTiming(
-    name,
-    t,
-    1,
-    `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (300 pods): ${gTargets} targets, median ${fmt(gt.median)} ms`,
-  );
+  const shapes: [FigureName, typeof PREEMPTION, number][] = [
+    ['admission.preempt.2000-nodes-700-victims', PREEMPTION, 20],
+    ['admission.preempt.20000-nodes-7000-victims', PREEMPTION_20K, 10],
+  ];
+  for (const [name, size, iterations] of shapes) {
+    if (!report.wants(name)) continue;
+    const b = preemptionShape(size);
+    console.error(
+      `preemption: ${b.nodes.toLocaleString('en-US')} nodes (${size.blocks} blocks x ${size.racksPerBlock} racks x ${size.nodesPerRack}), ${b.victims} victims, seed ${size.seed}`,
+    );
+    let result: PreemptionTarget[] = [];
+    const before = b.calls();
+    const first = timeFirst(() => (result = preemptOnce(b)));
+    const calls = b.calls() - before;
+    const wrong = checkPreemption(b, result);
+    if (wrong) throw new PlacementFailed(`preemption: ${wrong}`);
+    const t = measure(() => preemptOnce(b), { time: 2000, iterations });
+    // The same search without a level: the global order, binary search and fill-back.
+    const g = unconstrainedVariant(b);
+    const gTargets = preemptOnce(g).length;
+    const gt = measure(() => preemptOnce(g), { time: 2000, iterations: Math.max(3, iterations / 2) });
+    report.addTiming(
+      name,
+      t,
+      1,
+      `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (${g.request.info.podSets[0]!.count} pods): ${gTargets} targets, median ${fmt(gt.median)} ms`,
+    );
+  }
 }
 
 /** Cycles of the 1,000-ClusterQueue figure: untimed warm-up (the JIT settles after about five), then timed; each on freshly filled queues. */
@@ -563,34 +576,82 @@ function runAdmissionCycle(report: Report): void {
     report.add(name, r.cpuMs, `CPU (user+system), one run; ${describePeerRun(r)}`);
   }
 
-  // 2. One schedule() over 1,000 ClusterQueues and 50,000 pending Workloads: the queues
-  //    and the snapshot are rebuilt before every timed cycle (a cycle admits into them).
-  const name = 'admission.cycle.1000cq-50k';
-  if (!report.wants(name)) return;
-  const b = cycleShape(CYCLE);
-  console.error(
-    `admission cycle: ${CYCLE.clusterQueues} ClusterQueues in cohorts of ${CYCLE.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`,
-  );
-  const times: number[] = [];
-  let first = 0;
-  let last = { admitted: 0, heads: 0, preempting: 0 };
-  for (let i = 0; i < CYCLE_WARMUP + CYCLE_REPS; i++) {
-    const env = b.build();
-    globalThis.gc!();
-    const t = timeFirst(() => (last = cycleOnce(env)));
-    if (last.heads !== CYCLE.clusterQueues || last.admitted !== CYCLE.clusterQueues) {
-      throw new PlacementFailed(
-        `admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${CYCLE.clusterQueues} of each`,
-      );
+  // 2. One schedule() over 1,000 (5,000) ClusterQueues and 50,000 (250,000) pending
+  //    Workloads: the queues and the snapshot are rebuilt before every timed cycle (a cycle
+  //    admits into them).
+  const sizes: [FigureName, typeof CYCLE][] = [
+    ['admission.cycle.1000cq-50k', CYCLE],
+    ['admission.cycle.5000cq-250k', CYCLE_5000],
+  ];
+  for (const [name, size] of sizes) {
+    if (!report.wants(name)) continue;
+    const b = cycleShape(size);
+    console.error(
+      `admission cycle: ${size.clusterQueues} ClusterQueues in cohorts of ${size.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`,
+    );
+    const times: number[] = [];
+    let first = 0;
+    let last = { admitted: 0, heads: 0, preempting: 0 };
+    for (let i = 0; i < CYCLE_WARMUP + CYCLE_REPS; i++) {
+      const env = b.build();
+      globalThis.gc!();
+      const t = timeFirst(() => (last = cycleOnce(env)));
+      if (last.heads !== size.clusterQueues || last.admitted !== size.clusterQueues) {
+        throw new PlacementFailed(
+          `admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${size.clusterQueues} of each`,
+        );
+      }
+      if (i === 0) first = t;
+      if (i >= CYCLE_WARMUP) times.push(t);
     }
-    if (i === 0) first = t;
-    if (i >= CYCLE_WARMUP) times.push(t);
+    const sorted = [...times].sort((x, y) => x - y);
+    report.add(
+      name,
+      median(times),
+      `median of ${times.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${CYCLE_WARMUP} warm-up cycles, each on fresh queues; first cycle ${fmt(first)} ms; ${last.heads} heads nominated, ${last.admitted} admitted`,
+    );
   }
-  const sorted = [...times].sort((x, y) => x - y);
+}
+
+/** Builds of the scale shape (median reported) and its cycles: untimed warm-up, then timed. */
+const SCALE_BUILDS = 3;
+const SCALE_WARMUP = 3;
+const SCALE_REPS = 5;
+
+function runScale(report: Report): void {
+  if (!report.wantsAny('scale.65k.')) return;
+  const z = SCALE_65K;
+  console.error(
+    `scale: ${scaleNodeCount(z).toLocaleString('en-US')} nodes (${z.zones} zones x ${z.blocksPerZone} blocks x ${z.racksPerBlock} racks x ${z.hostsPerRack} hosts), ` +
+      `${(scaleNodeCount(z) * z.podsPerNode).toLocaleString('en-US')} live pods, ${z.clusterQueues.toLocaleString('en-US')} ClusterQueues (${scaleTasClusterQueues(z)} on the topology), seed ${z.seed} ...`,
+  );
+  const r = runScaleBench(z, {
+    builds: SCALE_BUILDS,
+    warmup: SCALE_WARMUP,
+    reps: SCALE_REPS,
+    gc: () => globalThis.gc!(),
+    log: (l) => console.error(l),
+  });
+  const wrong = checkScaleRun(z, r);
+  if (wrong) throw new PlacementFailed(`scale: ${wrong}`);
+  const totals = r.builds.map((b) => b.nodesMs + b.podsMs + b.admissionMs);
+  const mid = r.builds[totals.indexOf(median(totals))]!;
   report.add(
-    name,
-    median(times),
-    `median of ${times.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${CYCLE_WARMUP} warm-up cycles, each on fresh queues; first cycle ${fmt(first)} ms; ${last.heads} heads nominated, ${last.admitted} admitted`,
+    'scale.65k.snapshot.build',
+    median(totals),
+    `median of ${totals.map((t) => fmt(t)).join(', ')} ms; that build: ${r.nodes.toLocaleString('en-US')} parsed Nodes stripped and added + first leaves() ${fmt(mid.nodesMs)} ms, ` +
+      `${r.pods.toLocaleString('en-US')} live pods ${fmt(mid.podsMs)} ms, admission snapshot of ${z.clusterQueues.toLocaleString('en-US')} ClusterQueues ${fmt(mid.admissionMs)} ms; ${r.domains.toLocaleString('en-US')} domains`,
+  );
+  const sorted = [...r.cycles].sort((x, y) => x - y);
+  report.add(
+    'scale.65k.cycle',
+    median(r.cycles),
+    `median of ${r.cycles.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${SCALE_WARMUP} warm-up cycles; first cycle ${fmt(r.firstCycleMs)} ms; ${r.heads} heads nominated, ${r.admitted} admitted (${r.tasAdmitted} placed on the topology)`,
+  );
+  report.add(
+    'scale.65k.heap',
+    r.heapMB,
+    `heapUsed + arrayBuffers after gc: topology with ${r.pods.toLocaleString('en-US')} pods, admission snapshot, queues with ${r.pending.toLocaleString('en-US')} pending Workloads (read in ${fmt(r.pendingMs)} ms, queued in ${fmt(r.queuesMs)} ms); Nodes dropped`,
   );
 }
 
@@ -775,6 +836,7 @@ async function main(): Promise<number> {
     runEncode(report);
     runPreemption(report);
     runAdmissionCycle(report);
+    runScale(report);
     await runSimulate(report);
     await runServe(report);
     await runWeb(report);
