@@ -124,6 +124,9 @@ export const FIGURES = [
   { name: 'simulate.live.10k-nodes-100k-pods.heap', unit: 'MB' },
   { name: 'simulate.ungate.5000-pod-gang', unit: 'ms' },
   { name: 'serve.peer-baseline.15k', unit: 's' },
+  { name: 'serve.peer-baseline.15k.cpu-per-admission', unit: 'ms' },
+  { name: 'serve.peer-tas.15k', unit: 's' },
+  { name: 'serve.peer-tas.15k.cpu-per-admission', unit: 'ms' },
   { name: 'serve.api.create-pods.10k', unit: '/s', higher: true },
   { name: 'serve.api.watch-events.10k', unit: '/s', higher: true },
   { name: 'serve.api.get.p99', unit: 'ms' },
@@ -132,6 +135,7 @@ export const FIGURES = [
   { name: 'web.update.visible', unit: 'ms' },
   { name: 'serve.restart.100k', unit: 'ms' },
   { name: 'controller.peer-tas.15k', unit: 's' },
+  { name: 'controller.peer-tas.15k.cpu-per-admission', unit: 'ms' },
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -696,18 +700,28 @@ async function runSimulate(report: Report): Promise<void> {
 }
 
 async function runServe(report: Report): Promise<void> {
-  if (report.wants('serve.peer-baseline.15k')) {
+  const peerRuns = [
+    [PEER_BASELINE, 'serve.peer-baseline.15k', 'serve.peer-baseline.15k.cpu-per-admission', 351],
+    [PEER_TAS, 'serve.peer-tas.15k', 'serve.peer-tas.15k.cpu-per-admission', 401],
+  ] as const;
+  for (const [shape, name, cpuName, peerS] of peerRuns) {
+    if (!report.wants(name) && !report.wants(cpuName)) continue;
     console.error(
-      `serve: Kueue's baseline shape in real time through the API (${workloadCount(PEER_BASELINE).toLocaleString('en-US')} Workloads; Kueue took 351 s) ...`,
+      `serve: Kueue's ${shape.name} shape in real time through the API (${workloadCount(shape).toLocaleString('en-US')} Workloads; Kueue took ${peerS} s) ...`,
     );
-    const r = await runServeBaseline(PEER_BASELINE, (line) => console.error(line));
+    const r = await runServeBaseline(shape, (line) => console.error(line));
     const classes = Object.entries(r.meanAdmissionS)
       .map(([c, s]) => `${c} ${s.toFixed(2)} s`)
       .join(', ');
     report.add(
-      'serve.peer-baseline.15k',
+      name,
       r.wallMs / 1000,
-      `wall, first create to last finish (server CPU ${fmt(r.serverCpuS)} s, ${r.rewatches} re-watches); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
+      `wall, first create to last finish (Kueue: ${peerS} s; server CPU ${fmt(r.serverCpuS)} s, ${r.rewatches} re-watches); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
+    );
+    report.add(
+      cpuName,
+      (r.serverCpuS * 1000) / r.admitted,
+      `server CPU (user + system, /proc) ${fmt(r.serverCpuS)} s over ${r.admitted.toLocaleString('en-US')} Workloads admitted; everything serve does (API, watches, every controller, scheduling cycles, workload runner)`,
     );
   }
   if (report.wantsAny('serve.api.')) {
@@ -764,7 +778,8 @@ async function runWeb(report: Report): Promise<void> {
 
 async function runController(report: Report): Promise<void> {
   const name = 'controller.peer-tas.15k';
-  if (!report.wants(name)) return;
+  const cpuName = 'controller.peer-tas.15k.cpu-per-admission';
+  if (!report.wants(name) && !report.wants(cpuName)) return;
   console.error(
     `controller: the peer's TAS shape in real time, topoqueue controller on client-node over HTTP against serve --controllers=none (${workloadCount(PEER_TAS).toLocaleString('en-US')} Workloads; Kueue took 401 s) ...`,
   );
@@ -776,8 +791,13 @@ async function runController(report: Report): Promise<void> {
   report.add(
     name,
     r.wallMs / 1000,
-    `wall, first create to last finish; ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; ` +
+    `wall, first create to last finish (Kueue: 401 s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; ` +
       `controller CPU ${fmt(r.controllerCpuS)} s, heap ${fmt(r.heapMB)} MB, ${r.requests.toLocaleString('en-US')} API requests (${verbs}); server CPU ${fmt(r.serverCpuS)} s`,
+  );
+  report.add(
+    cpuName,
+    ((r.controllerCpuS + r.serverCpuS) * 1000) / r.admitted,
+    `CPU (user + system, /proc) of both processes, controller ${fmt(r.controllerCpuS)} s + serve --controllers none ${fmt(r.serverCpuS)} s, over ${r.admitted.toLocaleString('en-US')} Workloads admitted`,
   );
 }
 

@@ -217,6 +217,8 @@ export interface ServeBaselineResult {
   /** Times the server ended the benchmark's watch (a slow reader) and it watched again. */
   rewatches: number;
   workloads: number;
+  /** Workloads seen Admitted at least once. */
+  admitted: number;
   finished: number;
   failedCreates: number;
   meanAdmissionS: Record<string, number>;
@@ -300,7 +302,7 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     let failedCreates = 0;
     const progress = setInterval(
       () => {
-        const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+        const line = `serve ${shape.name}: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
         void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
       },
       Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000),
@@ -327,7 +329,16 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
       sums.set(c.cls, e);
     }
     const meanAdmissionS = Object.fromEntries(CLASS_NAMES.filter((c) => sums.has(c)).map((c) => [c, sums.get(c)!.s / sums.get(c)!.n]));
-    return { wallMs, serverCpuS, rewatches, workloads: workloadCount(shape), finished: finished.size, failedCreates, meanAdmissionS };
+    return {
+      wallMs,
+      serverCpuS,
+      rewatches,
+      workloads: workloadCount(shape),
+      admitted: admitted.size,
+      finished: finished.size,
+      failedCreates,
+      meanAdmissionS,
+    };
   } finally {
     await served.stop();
   }
