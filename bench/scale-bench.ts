@@ -23,6 +23,7 @@ import {
   scaleCluster,
   scaleNodeCount,
   scalePending,
+  scaleQueueObjects,
   scaleQueues,
   scaleTasClusterQueues,
   type ScaleSize,
@@ -70,6 +71,7 @@ export function runScaleBench(z: ScaleSize, opts: ScaleOptions): ScaleResult {
   let cluster: ReturnType<typeof scaleCluster> | undefined = scaleCluster(z);
   const pods = cluster.pods.length;
   log(`scale: ${cluster.nodes.length.toLocaleString('en-US')} Nodes and ${pods.toLocaleString('en-US')} live pods generated`);
+  const objects = scaleQueueObjects(z);
   const builds: ScaleResult['builds'] = [];
   let topology: TopologySnapshot | undefined;
   let engine: PlacementEngine | undefined;
@@ -83,7 +85,7 @@ export function runScaleBench(z: ScaleSize, opts: ScaleOptions): ScaleResult {
     topology = t.snapshot;
     const t0 = process.hrtime.bigint();
     engine = new PlacementEngine(topology);
-    snap = scaleAdmission(z, topology, engine);
+    snap = scaleAdmission(objects, topology, engine);
     builds.push({ nodesMs: t.nodesMs, podsMs: t.podsMs, admissionMs: msSince(t0) });
   }
   cluster = undefined;
@@ -105,7 +107,7 @@ export function runScaleBench(z: ScaleSize, opts: ScaleOptions): ScaleResult {
   for (let i = 0; i < opts.warmup + opts.reps; i++) {
     if (i > 0) {
       for (const key of [...snap!.admitted.keys()]) snap!.removeAdmitted(key);
-      snap = scaleAdmission(z, topo, eng);
+      snap = scaleAdmission(objects, topo, eng);
       queues = scaleQueues(snap, pending);
     }
     opts.gc();

@@ -19,6 +19,7 @@
 import { KueueApiVersion } from '../src/api/api-versions.ts';
 import { HOSTNAME_LABEL } from '../src/api/keys.ts';
 import type { Node, PodSetTopologyRequest, ResourceFlavor, Workload } from '../src/api/objects.ts';
+import type { ClusterQueue, LocalQueue } from '../src/api/queues.ts';
 import type { ResourceAmounts } from '../src/api/resources.ts';
 import { formatTime } from '../src/api/time.ts';
 import { AdmissionSnapshot } from '../src/admission/snapshot.ts';
@@ -143,27 +144,47 @@ function isTas(z: ScaleSize, cqIndex: number): boolean {
   return Math.floor(cqIndex / z.clusterQueuesPerCohort) < z.tasCohorts;
 }
 
-/** The admission snapshot over a built topology: 5,000 ClusterQueues, their LocalQueues, the two flavors. */
-export function scaleAdmission(z: ScaleSize, topology: TopologySnapshot, engine = new PlacementEngine(topology)): AdmissionSnapshot {
+/** The parsed objects of the admission snapshot: 5,000 ClusterQueues, their LocalQueues, the two flavors. */
+export interface ScaleQueueObjects {
+  clusterQueues: ClusterQueue[];
+  localQueues: LocalQueue[];
+  tasFlavor: ResourceFlavor;
+  flavors: ResourceFlavor[];
+}
+
+export function scaleQueueObjects(z: ScaleSize): ScaleQueueObjects {
   if (z.clusterQueues % z.clusterQueuesPerCohort !== 0)
     throw new Error(`scale shape: ${z.clusterQueues} ClusterQueues do not split into cohorts of ${z.clusterQueuesPerCohort}`);
   const tasFlavor: ResourceFlavor = flavor(TAS_FLAVOR, { topology: 'scale' });
-  const batch = flavor(BATCH_FLAVOR);
-  const clusterQueues = [];
+  const clusterQueues: ClusterQueue[] = [];
   for (let i = 0; i < z.clusterQueues; i++) {
-    clusterQueues.push({
-      object: cq(clusterQueueName(i))
+    clusterQueues.push(
+      cq(clusterQueueName(i))
         .cohort(`cohort-${Math.floor(i / z.clusterQueuesPerCohort)}`)
         .quota(isTas(z, i) ? TAS_FLAVOR : BATCH_FLAVOR, { cpu: ['20', '100'] })
         .preemption({ reclaimWithinCohort: 'Any', withinClusterQueue: 'LowerPriority' })
         .build(),
-    });
+    );
   }
-  const tas: TasFlavor = { flavor: tasFlavor, snapshot: topology, engine };
-  return new AdmissionSnapshot({
+  return {
     clusterQueues,
-    localQueues: clusterQueues.map((c) => localQueue(c.object.metadata.name, c.object.metadata.name)),
-    flavors: [tasFlavor, batch],
+    localQueues: clusterQueues.map((c) => localQueue(c.metadata.name, c.metadata.name)),
+    tasFlavor,
+    flavors: [tasFlavor, flavor(BATCH_FLAVOR)],
+  };
+}
+
+/** The admission snapshot over a built topology, from the parsed objects. */
+export function scaleAdmission(
+  objects: ScaleQueueObjects,
+  topology: TopologySnapshot,
+  engine = new PlacementEngine(topology),
+): AdmissionSnapshot {
+  const tas: TasFlavor = { flavor: objects.tasFlavor, snapshot: topology, engine };
+  return new AdmissionSnapshot({
+    clusterQueues: objects.clusterQueues.map((object) => ({ object })),
+    localQueues: objects.localQueues,
+    flavors: objects.flavors,
     tasFlavors: [tas],
   });
 }
