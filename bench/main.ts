@@ -14,7 +14,8 @@
 // encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
 // victims (bench/admission-preemption.ts); 6. the admission cycle: Kueue's baseline and tas
 // scheduler tests (15,000 Workloads each) replayed in virtual time, and one cycle over
-// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts); 7. a restart on a
+// 1,000 and 5,000 ClusterQueues with 50,000 and 250,000 pending (bench/admission-cycle.ts);
+// 6b. the scale shape: 65,000 nodes, 650,000 pods, 5,000 ClusterQueues (bench/scale-bench.ts); 7. a restart on a
 // durable store of 100,000 objects (bench/restart-bench.ts). The heap figure needs
 // `global.gc`; without `--expose-gc` the script runs itself again with it.
 
