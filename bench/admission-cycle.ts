@@ -476,6 +476,9 @@ export interface CycleSize {
 /** 1,000 ClusterQueues in cohorts of 10, 50 pending Workloads each (35 small, 11 medium, 4 large). */
 export const CYCLE: CycleSize = { clusterQueues: 1000, clusterQueuesPerCohort: 10, small: 35, medium: 11, large: 4 };
 
+/** Five times that (issue 16): 5,000 ClusterQueues in cohorts of 10, 250,000 pending Workloads. */
+export const CYCLE_5000: CycleSize = { ...CYCLE, clusterQueues: 5000 };
+
 export interface CycleBench {
   /** A fresh snapshot (nothing admitted) and queues holding every pending Workload. */
   build(): { snap: AdmissionSnapshot; queues: QueueManager };

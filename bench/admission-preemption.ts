@@ -35,6 +35,15 @@ export interface PreemptionSize {
 
 export const PREEMPTION: PreemptionSize = { blocks: 4, racksPerBlock: 10, nodesPerRack: 50, victims: 700, seed: 13148 };
 
+/**
+ * Ten times the issue's scale (issue 16): 7,000 victims, the same preemptor, on 5 blocks x
+ * 79 racks x 50 nodes = 19,750 nodes. Packed rack by rack, the 7,000 victims fill 395 racks
+ * (the last one half): with 400 racks (20,000 nodes) five would stay empty and the preemptor
+ * would fit without preempting anyone, so the topology is sized, as the 2,000-node shape's
+ * is, for every rack to hold victims.
+ */
+export const PREEMPTION_20K: PreemptionSize = { blocks: 5, racksPerBlock: 79, nodesPerRack: 50, victims: 7000, seed: 13148 };
+
 const FLAVOR: ResourceFlavor = {
   apiVersion: KueueApiVersion.V1beta2,
   kind: 'ResourceFlavor',

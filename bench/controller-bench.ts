@@ -28,6 +28,8 @@ export const BURST = 2000;
 export interface ControllerBenchResult {
   wallMs: number;
   workloads: number;
+  /** Workloads seen Admitted at least once. */
+  admitted: number;
   finished: number;
   failedCreates: number;
   controllerCpuS: number;
@@ -118,6 +120,7 @@ export async function runControllerBench(shape: PeerRunShape, log: (s: string) =
     return {
       wallMs,
       workloads: workloadCount(shape),
+      admitted,
       finished: finished.size,
       failedCreates,
       controllerCpuS,

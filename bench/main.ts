@@ -14,7 +14,8 @@
 // encoding of a 40,000-host assignment; 5. admission preemption on 2,000 nodes with 700
 // victims (bench/admission-preemption.ts); 6. the admission cycle: Kueue's baseline and tas
 // scheduler tests (15,000 Workloads each) replayed in virtual time, and one cycle over
-// 1,000 ClusterQueues with 50,000 pending (bench/admission-cycle.ts); 7. a restart on a
+// 1,000 and 5,000 ClusterQueues with 50,000 and 250,000 pending (bench/admission-cycle.ts);
+// 6b. the scale shape: 65,000 nodes, 650,000 pods, 5,000 ClusterQueues (bench/scale-bench.ts); 7. a restart on a
 // durable store of 100,000 objects (bench/restart-bench.ts). The heap figure needs
 // `global.gc`; without `--expose-gc` the script runs itself again with it.
 
@@ -35,6 +36,7 @@ import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import {
   checkPeerRun,
   CYCLE,
+  CYCLE_5000,
   cycleOnce,
   cycleShape,
   describePeerRun,
@@ -44,7 +46,9 @@ import {
   workloadCount,
 } from './admission-cycle.ts';
 import { printDigests } from './admission-digest.ts';
-import { checkPreemption, PREEMPTION, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
+import { checkPreemption, PREEMPTION, PREEMPTION_20K, preemptionShape, preemptOnce, unconstrainedVariant } from './admission-preemption.ts';
+import { checkScaleRun, runScaleBench } from './scale-bench.ts';
+import { SCALE_65K, scaleNodeCount, scaleTasClusterQueues } from './scale-shapes.ts';
 import type { PreemptionTarget } from '../src/admission/preemption.ts';
 import { decodeV1beta2, encodedSize, encodeV1beta2 } from '../src/placement/assignment-codec.ts';
 import { PlacementEngine, type PlacementResult } from '../src/placement/engine.ts';
@@ -106,9 +110,14 @@ export const FIGURES = [
   { name: 'encode.v1beta2.40k', unit: 'ms' },
   { name: 'encode.v1beta2.40k.bytes', unit: 'bytes' },
   { name: 'admission.preempt.2000-nodes-700-victims', unit: 'ms' },
+  { name: 'admission.preempt.20000-nodes-7000-victims', unit: 'ms' },
   { name: 'admission.peer-baseline.15k', unit: 'ms' },
   { name: 'admission.peer-tas.15k', unit: 'ms' },
   { name: 'admission.cycle.1000cq-50k', unit: 'ms' },
+  { name: 'admission.cycle.5000cq-250k', unit: 'ms' },
+  { name: 'scale.65k.snapshot.build', unit: 'ms' },
+  { name: 'scale.65k.cycle', unit: 'ms' },
+  { name: 'scale.65k.heap', unit: 'MB' },
   { name: 'simulate.peer-baseline.15k', unit: 'ms' },
   { name: 'simulate.peer-baseline.15k.makespan', unit: 'x' },
   { name: 'simulate.peer-tas.15k', unit: 'ms' },
@@ -116,6 +125,9 @@ export const FIGURES = [
   { name: 'simulate.live.10k-nodes-100k-pods.heap', unit: 'MB' },
   { name: 'simulate.ungate.5000-pod-gang', unit: 'ms' },
   { name: 'serve.peer-baseline.15k', unit: 's' },
+  { name: 'serve.peer-baseline.15k.cpu-per-admission', unit: 'ms' },
+  { name: 'serve.peer-tas.15k', unit: 's' },
+  { name: 'serve.peer-tas.15k.cpu-per-admission', unit: 'ms' },
   { name: 'serve.api.create-pods.10k', unit: '/s', higher: true },
   { name: 'serve.api.watch-events.10k', unit: '/s', higher: true },
   { name: 'serve.api.get.p99', unit: 'ms' },
@@ -124,6 +136,7 @@ export const FIGURES = [
   { name: 'web.update.visible', unit: 'ms' },
   { name: 'serve.restart.100k', unit: 'ms' },
   { name: 'controller.peer-tas.15k', unit: 's' },
+  { name: 'controller.peer-tas.15k.cpu-per-admission', unit: 'ms' },
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -516,29 +529,34 @@ function runEncode(report: Report): void {
 }
 
 function runPreemption(report: Report): void {
-  const name = 'admission.preempt.2000-nodes-700-victims';
-  if (!report.wants(name)) return;
-  const b = preemptionShape(PREEMPTION);
-  console.error(
-    `preemption: ${b.nodes.toLocaleString('en-US')} nodes (${PREEMPTION.blocks} blocks x ${PREEMPTION.racksPerBlock} racks x ${PREEMPTION.nodesPerRack}), ${b.victims} victims, seed ${PREEMPTION.seed}`,
-  );
-  let result: PreemptionTarget[] = [];
-  const before = b.calls();
-  const first = timeFirst(() => (result = preemptOnce(b)));
-  const calls = b.calls() - before;
-  const wrong = checkPreemption(b, result);
-  if (wrong) throw new PlacementFailed(`preemption: ${wrong}`);
-  const t = measure(() => preemptOnce(b), { time: 2000, iterations: 20 });
-  // The same search without a level: the global order, binary search and fill-back.
-  const g = unconstrainedVariant(b);
-  const gTargets = preemptOnce(g).length;
-  const gt = measure(() => preemptOnce(g), { time: 2000, iterations: 10 });
-  report.addTiming(
-    name,
-    t,
-    1,
-    `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (300 pods): ${gTargets} targets, median ${fmt(gt.median)} ms`,
-  );
+  const shapes: [FigureName, typeof PREEMPTION, number][] = [
+    ['admission.preempt.2000-nodes-700-victims', PREEMPTION, 20],
+    ['admission.preempt.20000-nodes-7000-victims', PREEMPTION_20K, 10],
+  ];
+  for (const [name, size, iterations] of shapes) {
+    if (!report.wants(name)) continue;
+    const b = preemptionShape(size);
+    console.error(
+      `preemption: ${b.nodes.toLocaleString('en-US')} nodes (${size.blocks} blocks x ${size.racksPerBlock} racks x ${size.nodesPerRack}), ${b.victims} victims, seed ${size.seed}`,
+    );
+    let result: PreemptionTarget[] = [];
+    const before = b.calls();
+    const first = timeFirst(() => (result = preemptOnce(b)));
+    const calls = b.calls() - before;
+    const wrong = checkPreemption(b, result);
+    if (wrong) throw new PlacementFailed(`preemption: ${wrong}`);
+    const t = measure(() => preemptOnce(b), { time: 2000, iterations });
+    // The same search without a level: the global order, binary search and fill-back.
+    const g = unconstrainedVariant(b);
+    const gTargets = preemptOnce(g).length;
+    const gt = measure(() => preemptOnce(g), { time: 2000, iterations: Math.max(3, iterations / 2) });
+    report.addTiming(
+      name,
+      t,
+      1,
+      `; required rack: ${result.length} targets, ${calls} fits() calls; first call ${fmt(first)} ms; no level (${g.request.info.podSets[0]!.count} pods): ${gTargets} targets, median ${fmt(gt.median)} ms`,
+    );
+  }
 }
 
 /** Cycles of the 1,000-ClusterQueue figure: untimed warm-up (the JIT settles after about five), then timed; each on freshly filled queues. */
@@ -563,34 +581,82 @@ function runAdmissionCycle(report: Report): void {
     report.add(name, r.cpuMs, `CPU (user+system), one run; ${describePeerRun(r)}`);
   }
 
-  // 2. One schedule() over 1,000 ClusterQueues and 50,000 pending Workloads: the queues
-  //    and the snapshot are rebuilt before every timed cycle (a cycle admits into them).
-  const name = 'admission.cycle.1000cq-50k';
-  if (!report.wants(name)) return;
-  const b = cycleShape(CYCLE);
-  console.error(
-    `admission cycle: ${CYCLE.clusterQueues} ClusterQueues in cohorts of ${CYCLE.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`,
-  );
-  const times: number[] = [];
-  let first = 0;
-  let last = { admitted: 0, heads: 0, preempting: 0 };
-  for (let i = 0; i < CYCLE_WARMUP + CYCLE_REPS; i++) {
-    const env = b.build();
-    globalThis.gc!();
-    const t = timeFirst(() => (last = cycleOnce(env)));
-    if (last.heads !== CYCLE.clusterQueues || last.admitted !== CYCLE.clusterQueues) {
-      throw new PlacementFailed(
-        `admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${CYCLE.clusterQueues} of each`,
-      );
+  // 2. One schedule() over 1,000 (5,000) ClusterQueues and 50,000 (250,000) pending
+  //    Workloads: the queues and the snapshot are rebuilt before every timed cycle (a cycle
+  //    admits into them).
+  const sizes: [FigureName, typeof CYCLE][] = [
+    ['admission.cycle.1000cq-50k', CYCLE],
+    ['admission.cycle.5000cq-250k', CYCLE_5000],
+  ];
+  for (const [name, size] of sizes) {
+    if (!report.wants(name)) continue;
+    const b = cycleShape(size);
+    console.error(
+      `admission cycle: ${size.clusterQueues} ClusterQueues in cohorts of ${size.clusterQueuesPerCohort}, ${b.pending.toLocaleString('en-US')} pending Workloads`,
+    );
+    const times: number[] = [];
+    let first = 0;
+    let last = { admitted: 0, heads: 0, preempting: 0 };
+    for (let i = 0; i < CYCLE_WARMUP + CYCLE_REPS; i++) {
+      const env = b.build();
+      globalThis.gc!();
+      const t = timeFirst(() => (last = cycleOnce(env)));
+      if (last.heads !== size.clusterQueues || last.admitted !== size.clusterQueues) {
+        throw new PlacementFailed(
+          `admission cycle: ${last.heads} heads and ${last.admitted} admissions, expected ${size.clusterQueues} of each`,
+        );
+      }
+      if (i === 0) first = t;
+      if (i >= CYCLE_WARMUP) times.push(t);
     }
-    if (i === 0) first = t;
-    if (i >= CYCLE_WARMUP) times.push(t);
+    const sorted = [...times].sort((x, y) => x - y);
+    report.add(
+      name,
+      median(times),
+      `median of ${times.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${CYCLE_WARMUP} warm-up cycles, each on fresh queues; first cycle ${fmt(first)} ms; ${last.heads} heads nominated, ${last.admitted} admitted`,
+    );
   }
-  const sorted = [...times].sort((x, y) => x - y);
+}
+
+/** Builds of the scale shape (median reported) and its cycles: untimed warm-up, then timed. */
+const SCALE_BUILDS = 3;
+const SCALE_WARMUP = 3;
+const SCALE_REPS = 5;
+
+function runScale(report: Report): void {
+  if (!report.wantsAny('scale.65k.')) return;
+  const z = SCALE_65K;
+  console.error(
+    `scale: ${scaleNodeCount(z).toLocaleString('en-US')} nodes (${z.zones} zones x ${z.blocksPerZone} blocks x ${z.racksPerBlock} racks x ${z.hostsPerRack} hosts), ` +
+      `${(scaleNodeCount(z) * z.podsPerNode).toLocaleString('en-US')} live pods, ${z.clusterQueues.toLocaleString('en-US')} ClusterQueues (${scaleTasClusterQueues(z)} on the topology), seed ${z.seed} ...`,
+  );
+  const r = runScaleBench(z, {
+    builds: SCALE_BUILDS,
+    warmup: SCALE_WARMUP,
+    reps: SCALE_REPS,
+    gc: () => globalThis.gc!(),
+    log: (l) => console.error(l),
+  });
+  const wrong = checkScaleRun(z, r);
+  if (wrong) throw new PlacementFailed(`scale: ${wrong}`);
+  const totals = r.builds.map((b) => b.nodesMs + b.podsMs + b.admissionMs);
+  const mid = r.builds[totals.indexOf(median(totals))]!;
   report.add(
-    name,
-    median(times),
-    `median of ${times.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${CYCLE_WARMUP} warm-up cycles, each on fresh queues; first cycle ${fmt(first)} ms; ${last.heads} heads nominated, ${last.admitted} admitted`,
+    'scale.65k.snapshot.build',
+    median(totals),
+    `median of ${totals.map((t) => fmt(t)).join(', ')} ms; that build: ${r.nodes.toLocaleString('en-US')} parsed Nodes stripped and added + first leaves() ${fmt(mid.nodesMs)} ms, ` +
+      `${r.pods.toLocaleString('en-US')} live pods ${fmt(mid.podsMs)} ms, admission snapshot of ${z.clusterQueues.toLocaleString('en-US')} ClusterQueues ${fmt(mid.admissionMs)} ms; ${r.domains.toLocaleString('en-US')} domains`,
+  );
+  const sorted = [...r.cycles].sort((x, y) => x - y);
+  report.add(
+    'scale.65k.cycle',
+    median(r.cycles),
+    `median of ${r.cycles.length} (${sorted.map((t) => fmt(t)).join(', ')} ms) after ${SCALE_WARMUP} warm-up cycles; first cycle ${fmt(r.firstCycleMs)} ms; ${r.heads} heads nominated, ${r.admitted} admitted (${r.tasAdmitted} placed on the topology)`,
+  );
+  report.add(
+    'scale.65k.heap',
+    r.heapMB,
+    `heapUsed + arrayBuffers after gc: topology with ${r.pods.toLocaleString('en-US')} pods, admission snapshot, queues with ${r.pending.toLocaleString('en-US')} pending Workloads (read in ${fmt(r.pendingMs)} ms, queued in ${fmt(r.queuesMs)} ms); Nodes dropped`,
   );
 }
 
@@ -635,18 +701,28 @@ async function runSimulate(report: Report): Promise<void> {
 }
 
 async function runServe(report: Report): Promise<void> {
-  if (report.wants('serve.peer-baseline.15k')) {
+  const peerRuns = [
+    [PEER_BASELINE, 'serve.peer-baseline.15k', 'serve.peer-baseline.15k.cpu-per-admission', 351],
+    [PEER_TAS, 'serve.peer-tas.15k', 'serve.peer-tas.15k.cpu-per-admission', 401],
+  ] as const;
+  for (const [shape, name, cpuName, peerS] of peerRuns) {
+    if (!report.wants(name) && !report.wants(cpuName)) continue;
     console.error(
-      `serve: Kueue's baseline shape in real time through the API (${workloadCount(PEER_BASELINE).toLocaleString('en-US')} Workloads; Kueue took 351 s) ...`,
+      `serve: Kueue's ${shape.name} shape in real time through the API (${workloadCount(shape).toLocaleString('en-US')} Workloads; Kueue took ${peerS} s) ...`,
     );
-    const r = await runServeBaseline(PEER_BASELINE, (line) => console.error(line));
+    const r = await runServeBaseline(shape, (line) => console.error(line));
     const classes = Object.entries(r.meanAdmissionS)
       .map(([c, s]) => `${c} ${s.toFixed(2)} s`)
       .join(', ');
     report.add(
-      'serve.peer-baseline.15k',
+      name,
       r.wallMs / 1000,
-      `wall, first create to last finish (server CPU ${fmt(r.serverCpuS)} s, ${r.rewatches} re-watches); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
+      `wall, first create to last finish (Kueue: ${peerS} s; server CPU ${fmt(r.serverCpuS)} s, ${r.rewatches} re-watches); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; mean time to admission ${classes}`,
+    );
+    report.add(
+      cpuName,
+      (r.serverCpuS * 1000) / r.admitted,
+      `server CPU (user + system, /proc) ${fmt(r.serverCpuS)} s over ${r.admitted.toLocaleString('en-US')} Workloads admitted; everything serve does (API, watches, every controller, scheduling cycles, workload runner)`,
     );
   }
   if (report.wantsAny('serve.api.')) {
@@ -703,7 +779,8 @@ async function runWeb(report: Report): Promise<void> {
 
 async function runController(report: Report): Promise<void> {
   const name = 'controller.peer-tas.15k';
-  if (!report.wants(name)) return;
+  const cpuName = 'controller.peer-tas.15k.cpu-per-admission';
+  if (!report.wants(name) && !report.wants(cpuName)) return;
   console.error(
     `controller: the peer's TAS shape in real time, topoqueue controller on client-node over HTTP against serve --controllers=none (${workloadCount(PEER_TAS).toLocaleString('en-US')} Workloads; Kueue took 401 s) ...`,
   );
@@ -715,8 +792,13 @@ async function runController(report: Report): Promise<void> {
   report.add(
     name,
     r.wallMs / 1000,
-    `wall, first create to last finish; ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; ` +
+    `wall, first create to last finish (Kueue: 401 s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ${r.failedCreates} creates refused; ` +
       `controller CPU ${fmt(r.controllerCpuS)} s, heap ${fmt(r.heapMB)} MB, ${r.requests.toLocaleString('en-US')} API requests (${verbs}); server CPU ${fmt(r.serverCpuS)} s`,
+  );
+  report.add(
+    cpuName,
+    ((r.controllerCpuS + r.serverCpuS) * 1000) / r.admitted,
+    `CPU (user + system, /proc) of both processes, controller ${fmt(r.controllerCpuS)} s + serve --controllers none ${fmt(r.serverCpuS)} s, over ${r.admitted.toLocaleString('en-US')} Workloads admitted`,
   );
 }
 
@@ -775,6 +857,7 @@ async function main(): Promise<number> {
     runEncode(report);
     runPreemption(report);
     runAdmissionCycle(report);
+    runScale(report);
     await runSimulate(report);
     await runServe(report);
     await runWeb(report);

@@ -183,6 +183,26 @@ export const condTrue = (o: KObject, type: string) =>
     (c) => c.type === type && c.status === 'True',
   );
 
+/**
+ * POSTs one Workload. A connection reset (a keep-alive socket the server closed as the
+ * request went out, seen on a machine loaded far past its cores) is retried once, and a
+ * 409 then means the first attempt got through; any other failure counts as a refused
+ * create rather than ending the run.
+ */
+async function createOnce(url: string, wl: KObject): Promise<boolean> {
+  const path = `/apis/kueue.x-k8s.io/v1beta2/namespaces/${wl.metadata.namespace ?? 'default'}/workloads`;
+  try {
+    return (await call(url, 'POST', path, wl)).status === 201;
+  } catch {
+    try {
+      const r = await call(url, 'POST', path, wl);
+      return r.status === 201 || r.status === 409;
+    } catch {
+      return false;
+    }
+  }
+}
+
 /** POSTs each Workload at its arrival time (ms after `t0`; a timer per due batch), replies awaited in parallel. */
 export async function postAtArrivals<T extends { at: number; wl: KObject }>(
   url: string,
@@ -197,11 +217,7 @@ export async function postAtArrivals<T extends { at: number; wl: KObject }>(
       const now = performance.now() - t0;
       while (next < items.length && items[next]!.at <= now) {
         const item = items[next++]!;
-        creates.push(
-          call(url, 'POST', `/apis/kueue.x-k8s.io/v1beta2/namespaces/${item.wl.metadata.namespace ?? 'default'}/workloads`, item.wl).then(
-            (r) => onReply(item.wl, r.status === 201, item),
-          ),
-        );
+        creates.push(createOnce(url, item.wl).then((ok) => onReply(item.wl, ok, item)));
       }
       if (next >= items.length) resolve();
       else setTimeout(tick, Math.max(0, items[next]!.at - (performance.now() - t0)));
@@ -217,6 +233,8 @@ export interface ServeBaselineResult {
   /** Times the server ended the benchmark's watch (a slow reader) and it watched again. */
   rewatches: number;
   workloads: number;
+  /** Workloads seen Admitted at least once. */
+  admitted: number;
   finished: number;
   failedCreates: number;
   meanAdmissionS: Record<string, number>;
@@ -300,7 +318,7 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
     let failedCreates = 0;
     const progress = setInterval(
       () => {
-        const line = `serve baseline: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+        const line = `serve ${shape.name}: ${created.size} created, ${admitted.size} admitted, ${finished.size} finished after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
         void metricsText(served.url).then((m) => log(`${line}; ${cycles(m)} scheduling cycles`));
       },
       Number(process.env.TOPOQUEUE_BENCH_PROGRESS_MS ?? 15_000),
@@ -327,7 +345,16 @@ export async function runServeBaseline(shape: PeerRunShape, log: (s: string) => 
       sums.set(c.cls, e);
     }
     const meanAdmissionS = Object.fromEntries(CLASS_NAMES.filter((c) => sums.has(c)).map((c) => [c, sums.get(c)!.s / sums.get(c)!.n]));
-    return { wallMs, serverCpuS, rewatches, workloads: workloadCount(shape), finished: finished.size, failedCreates, meanAdmissionS };
+    return {
+      wallMs,
+      serverCpuS,
+      rewatches,
+      workloads: workloadCount(shape),
+      admitted: admitted.size,
+      finished: finished.size,
+      failedCreates,
+      meanAdmissionS,
+    };
   } finally {
     await served.stop();
   }

@@ -7,8 +7,12 @@ import type { LabelSelector } from './volcano-objects.ts';
 
 export function labelSelectorMatches(selector: LabelSelector, labels: StringMap | undefined): boolean {
   const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const r of selector.matchExpressions ?? []) {
+  // Called per head and ClusterQueue in every cycle: no entry arrays for the common empty selector.
+  const ml = selector.matchLabels;
+  if (ml) for (const k in ml) if (l[k] !== ml[k]) return false;
+  const exprs = selector.matchExpressions;
+  if (!exprs) return true;
+  for (const r of exprs) {
     const has = Object.hasOwn(l, r.key);
     const values = r.values ?? [];
     switch (r.operator) {

@@ -194,6 +194,8 @@ export class PlacementEngine {
   readonly snapshot: TopologySnapshot;
   private readonly counts = new DomainCounts();
   private readonly eligibilityCache = new Map<string, Eligibility>();
+  /** Per pod shape, the plain count pass's per-leaf results (leafCounts). */
+  private readonly leafCountCache = new Map<string, LeafCounts>();
 
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
@@ -404,18 +406,153 @@ export class PlacementEngine {
     const leaderValByReq = leaderReq ? reqName.map((n) => leaderReq[n] ?? 0) : NO_AMOUNTS;
     // Interning may have grown the arrays: read them (and the assumed usage by resource id) only now.
     const { free: freeA, tas: tasA, R: RR } = s.capacityArrays();
-    const assumed = options.assumed?.byResourceId(s);
+    // Empty assumed usage (the first PodSet of a Workload) is no assumed usage.
+    const assumed = options.assumed !== undefined && options.assumed.size > 0 ? options.assumed.byResourceId(s) : undefined;
 
     const elig = this.eligibility(req, plan.useAffinity);
     const leaves = s.leaves();
     const simulateEmpty = options.simulateEmpty === true;
     const within = options.requiredDomain;
     const eligible = options.leafEligible;
-    const nr = reqIdx.length;
-    const byRequest = new Int32Array(nr);
+    const byRequest = new Int32Array(reqIdx.length);
     const byVerdict = new Int32Array((elig?.reasons.length ?? 0) + 1);
     let topologyDomain = 0;
 
+    const reqIdxA = Int32Array.from(reqIdx);
+    const reqValA = Float64Array.from(reqVal);
+    const verdict = elig?.verdict;
+    const score = elig && plan.useAffinity ? elig.score : undefined;
+    const leafLevelSlices = s.levels.length - 1 === plan.sliceLevel;
+    // The common case (no assumed usage, no leader, no empty-cluster simulation, no domain
+    // filter) gets a loop of its own: it runs once per leaf of the topology.
+    // Explaining (`why`) takes the general loop: it is not on the hot path.
+    const plain =
+      why === undefined &&
+      assumed === undefined &&
+      leaderReq === undefined &&
+      !simulateEmpty &&
+      within === undefined &&
+      eligible === undefined;
+    if (plain) {
+      const c = this.leafCounts(leaves, elig, freeA, RR, reqIdxA, reqValA);
+      byRequest.set(c.byRequest);
+      byVerdict.set(c.byVerdict);
+      const n = s.domainCount;
+      const fit = c.fit.subarray(0, n);
+      counts.podCount.set(fit);
+      counts.podCountWithLeader.set(fit);
+      if (leafLevelSlices) {
+        if (plan.sliceSize === 1) {
+          counts.sliceCount.set(fit);
+          counts.sliceCountWithLeader.set(fit);
+        } else {
+          leafSlices(leaves, c.fit, plan.sliceSize, counts.sliceCount, counts.sliceCountWithLeader);
+        }
+      }
+      if (score !== undefined) leafScores(leaves, verdict!, score, counts.affinityScore);
+    } else {
+      topologyDomain = this.countLeaves(
+        leaves,
+        elig,
+        byVerdict,
+        byRequest,
+        options,
+        plan,
+        {
+          freeA,
+          tasA,
+          RR,
+          reqIdxA,
+          reqValA,
+          leaderIdx,
+          leaderVal,
+          leaderValByReq,
+          assumed,
+          reqName,
+        },
+        why,
+      );
+    }
+    this.rollUp(plan);
+    return { totalLeaves: leaves.length, topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
+  }
+
+  /**
+   * The plain count pass's per-leaf results for this pod shape: from the cache when the
+   * structure and eligibility are unchanged (only leaves whose capacity moved are counted
+   * again), else from scratch.
+   */
+  private leafCounts(
+    leaves: readonly number[],
+    elig: Eligibility | undefined,
+    freeA: Float64Array,
+    RR: number,
+    reqIdx: Int32Array,
+    reqVal: Float64Array,
+  ): LeafCounts {
+    const s = this.snapshot;
+    const { stamps, clock } = s.capacityStamps();
+    const key = `${reqIdx.join(',')}|${reqVal.join(',')}`;
+    const verdict = elig?.verdict;
+    let c = this.leafCountCache.get(key);
+    if (c && c.structure === s.version && c.resources === RR && c.elig === elig && c.fit.length >= s.domainCount) {
+      if (c.clock !== clock) {
+        countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
+        c.clock = clock;
+      }
+      return c;
+    }
+    const n = s.domainCount;
+    c = {
+      structure: s.version,
+      resources: RR,
+      elig,
+      clock,
+      fit: new Int32Array(n),
+      limiting: new Int32Array(n),
+      byRequest: new Int32Array(reqIdx.length),
+      byVerdict: new Int32Array((elig?.reasons.length ?? 0) + 1),
+    };
+    countAll(leaves, verdict, freeA, RR, reqIdx, reqVal, c);
+    if (this.leafCountCache.size >= 16) this.leafCountCache.clear();
+    this.leafCountCache.set(key, c);
+    return c;
+  }
+
+  /** The count pass over every leaf with assumed usage, a leader, simulateEmpty or a domain filter; returns the leaves filtered out. */
+  private countLeaves(
+    leaves: readonly number[],
+    elig: Eligibility | undefined,
+    byVerdict: Int32Array,
+    byRequest: Int32Array,
+    options: PlacementOptions,
+    plan: Plan,
+    a: {
+      freeA: Float64Array;
+      tasA: Float64Array;
+      RR: number;
+      reqIdxA: Int32Array;
+      reqValA: Float64Array;
+      leaderIdx: readonly number[];
+      leaderVal: readonly number[];
+      leaderValByReq: readonly number[];
+      assumed: ReadonlyMap<number, Float64Array> | undefined;
+      reqName: readonly string[];
+    },
+    why?: (string | undefined)[],
+  ): number {
+    const { freeA, tasA, RR, reqIdxA, reqValA, leaderIdx, leaderVal, leaderValByReq, assumed, reqName } = a;
+    const { podCount, sliceCount, leaderCount, podCountWithLeader, sliceCountWithLeader, affinityScore } = this.counts;
+    const verdict = elig?.verdict;
+    const score = elig && plan.useAffinity ? elig.score : undefined;
+    const leafSlices = this.snapshot.levels.length - 1 === plan.sliceLevel;
+    const sliceSize = plan.sliceSize;
+    const simulateEmpty = options.simulateEmpty === true;
+    const within = options.requiredDomain;
+    const eligible = options.leafEligible;
+    const leaderReq = plan.leaders > 0;
+    const nr = reqIdxA.length;
+    let topologyDomain = 0;
     for (let li = 0; li < leaves.length; li++) {
       const leaf = leaves[li]!;
       if ((within !== undefined && !this.isWithin(leaf, within)) || (eligible !== undefined && !eligible(leaf))) {
@@ -423,9 +560,9 @@ export class PlacementEngine {
         if (why) why[leaf] = 'topologyDomain';
         continue;
       }
-      if (elig && elig.verdict[leaf] !== 0) {
-        byVerdict[elig.verdict[leaf]!]!++;
-        if (why) why[leaf] = elig.reasons[elig.verdict[leaf]! - 1];
+      if (verdict !== undefined && verdict[leaf] !== 0) {
+        byVerdict[verdict[leaf]!]!++;
+        if (why) why[leaf] = elig!.reasons[verdict[leaf]! - 1];
         continue;
       }
       const base = leaf * RR;
@@ -433,11 +570,11 @@ export class PlacementEngine {
       let fit = MAX_INT32;
       let limiting = 0;
       for (let k = 0; k < nr; k++) {
-        const r = reqIdx[k]!;
+        const r = reqIdxA[k]!;
         let rem = freeA[base + r]!;
         if (simulateEmpty) rem += tasA[base + r]!;
         if (extra) rem -= extra[r]!;
-        const f = rem <= 0 ? 0 : Math.floor(rem / reqVal[k]!);
+        const f = rem <= 0 ? 0 : Math.floor(rem / reqValA[k]!);
         if (f < fit) {
           fit = f;
           limiting = k;
@@ -447,8 +584,8 @@ export class PlacementEngine {
         byRequest[limiting]!++;
         if (why) why[leaf] = `resource "${reqName[limiting]}"`;
       }
-      counts.podCount[leaf] = fit;
-      if (elig && plan.useAffinity) counts.affinityScore[leaf] = elig.score[leaf]!;
+      podCount[leaf] = fit;
+      if (score !== undefined) affinityScore[leaf] = score[leaf]!;
       if (leaderReq) {
         // The leader fits when one leader pod fits; workers then fit in what is left.
         let leaderFits = true;
@@ -459,30 +596,29 @@ export class PlacementEngine {
           if (extra) rem -= extra[r]!;
           if (rem < leaderVal[k]!) leaderFits = false;
         }
-        counts.leaderCount[leaf] = leaderFits ? 1 : 0;
+        leaderCount[leaf] = leaderFits ? 1 : 0;
         if (leaderFits) {
           let w = MAX_INT32;
           for (let k = 0; k < nr; k++) {
-            const r = reqIdx[k]!;
+            const r = reqIdxA[k]!;
             let rem = freeA[base + r]!;
             if (simulateEmpty) rem += tasA[base + r]!;
             if (extra) rem -= extra[r]!;
             rem -= leaderValByReq[k]!;
-            const f = rem <= 0 ? 0 : Math.floor(rem / reqVal[k]!);
+            const f = rem <= 0 ? 0 : Math.floor(rem / reqValA[k]!);
             if (f < w) w = f;
           }
-          counts.podCountWithLeader[leaf] = w;
+          podCountWithLeader[leaf] = w;
         }
       } else {
-        counts.podCountWithLeader[leaf] = fit;
+        podCountWithLeader[leaf] = fit;
       }
-      if (s.levels.length - 1 === plan.sliceLevel) {
-        counts.sliceCount[leaf] = Math.floor(fit / plan.sliceSize);
-        counts.sliceCountWithLeader[leaf] = Math.floor(counts.podCountWithLeader[leaf]! / plan.sliceSize);
+      if (leafSlices) {
+        sliceCount[leaf] = Math.floor(fit / sliceSize);
+        sliceCountWithLeader[leaf] = Math.floor(podCountWithLeader[leaf]! / sliceSize);
       }
     }
-    this.rollUp(plan);
-    return { totalLeaves: leaves.length, topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
+    return topologyDomain;
   }
 
   private isWithin(leaf: number, ancestor: number): boolean {
@@ -491,14 +627,28 @@ export class PlacementEngine {
     return false;
   }
 
-  /** Bottom-up roll-up of the counters (§5). */
+  /**
+   * Bottom-up roll-up of the counters (§5). Children are read from the snapshot's level
+   * lists (each parent's live children side by side), not from per-domain child arrays:
+   * the sums are of integers, so the order in which children are added does not matter,
+   * and empty children, which the lists leave out, hold only zeros.
+   */
   private rollUp(plan: Plan): void {
     const s = this.snapshot;
-    const counts = this.counts;
+    const { podCount, sliceCount, leaderCount, podCountWithLeader, sliceCountWithLeader, affinityScore } = this.counts;
+    const { lists, childLo, childHi } = s.tree();
     const withLeader = plan.leaders > 0;
+    const useAffinity = plan.useAffinity;
+    const sliceLevel = plan.sliceLevel;
+    const sliceSize = plan.sliceSize;
     for (let l = s.levels.length - 2; l >= 0; l--) {
       const u = plan.unitAt[l + 1]!;
-      for (const d of s.domainsAt(l)) {
+      const parents = lists[l]!;
+      const kids = lists[l + 1]!;
+      for (let i = 0; i < parents.length; i++) {
+        const d = parents[i]!;
+        const lo = childLo[d]!;
+        const hi = childHi[d]!;
         // Sums over the children; a leader is placed in one child only, so the with-leader
         // counts are the plain sums minus the smallest penalty among leader-capable children.
         let pods = 0;
@@ -507,37 +657,45 @@ export class PlacementEngine {
         let affinity = 0;
         let minPenalty = Infinity;
         let minSlicePenalty = Infinity;
-        for (const c of s.children(d)) {
-          const childPods = u === 1 ? counts.podCount[c]! : Math.floor(counts.podCount[c]! / u) * u;
-          pods += childPods;
-          slices += counts.sliceCount[c]!;
-          affinity += counts.affinityScore[c]!;
-          if (withLeader) {
-            if (counts.leaderCount[c]! > 0) {
+        if (!withLeader && u === 1) {
+          for (let k = lo; k < hi; k++) {
+            const c = kids[k]!;
+            pods += podCount[c]!;
+            slices += sliceCount[c]!;
+          }
+          if (useAffinity) for (let k = lo; k < hi; k++) affinity += affinityScore[kids[k]!]!;
+        } else {
+          for (let k = lo; k < hi; k++) {
+            const c = kids[k]!;
+            const childPods = u === 1 ? podCount[c]! : Math.floor(podCount[c]! / u) * u;
+            pods += childPods;
+            slices += sliceCount[c]!;
+            affinity += affinityScore[c]!;
+            if (withLeader && leaderCount[c]! > 0) {
               leaderFits = 1;
-              const childPodsWithLeader = u === 1 ? counts.podCountWithLeader[c]! : Math.floor(counts.podCountWithLeader[c]! / u) * u;
+              const childPodsWithLeader = u === 1 ? podCountWithLeader[c]! : Math.floor(podCountWithLeader[c]! / u) * u;
               const p = childPods - childPodsWithLeader;
               if (p < minPenalty) minPenalty = p;
-              const sp = counts.sliceCount[c]! - counts.sliceCountWithLeader[c]!;
+              const sp = sliceCount[c]! - sliceCountWithLeader[c]!;
               if (sp < minSlicePenalty) minSlicePenalty = sp;
             }
           }
         }
         // Sums are clamped to int32 as the peer's counters are.
         const podsWithLeader = withLeader ? (leaderFits ? pods - minPenalty : 0) : pods;
-        counts.podCount[d] = Math.min(pods, MAX_INT32);
-        counts.affinityScore[d] = affinity;
-        counts.leaderCount[d] = leaderFits;
-        counts.podCountWithLeader[d] = Math.min(podsWithLeader, MAX_INT32);
-        if (l < plan.sliceLevel) {
-          counts.sliceCount[d] = Math.min(slices, MAX_INT32);
-          counts.sliceCountWithLeader[d] = Math.min(withLeader ? (leaderFits ? slices - minSlicePenalty : 0) : slices, MAX_INT32);
-        } else if (l === plan.sliceLevel) {
-          counts.sliceCount[d] = Math.floor(Math.min(pods, MAX_INT32) / plan.sliceSize);
-          counts.sliceCountWithLeader[d] = Math.floor(Math.min(podsWithLeader, MAX_INT32) / plan.sliceSize);
+        podCount[d] = Math.min(pods, MAX_INT32);
+        affinityScore[d] = affinity;
+        leaderCount[d] = leaderFits;
+        podCountWithLeader[d] = Math.min(podsWithLeader, MAX_INT32);
+        if (l < sliceLevel) {
+          sliceCount[d] = Math.min(slices, MAX_INT32);
+          sliceCountWithLeader[d] = Math.min(withLeader ? (leaderFits ? slices - minSlicePenalty : 0) : slices, MAX_INT32);
+        } else if (l === sliceLevel) {
+          sliceCount[d] = Math.floor(Math.min(pods, MAX_INT32) / sliceSize);
+          sliceCountWithLeader[d] = Math.floor(Math.min(podsWithLeader, MAX_INT32) / sliceSize);
         } else {
-          counts.sliceCount[d] = 0;
-          counts.sliceCountWithLeader[d] = 0;
+          sliceCount[d] = 0;
+          sliceCountWithLeader[d] = 0;
         }
       }
     }
@@ -548,9 +706,10 @@ export class PlacementEngine {
   /** BestFit: slices desc, pods asc; LFC: slices asc, pods asc; then level values. */
   private sortPlain(list: number[], plan: Plan, cap: Int32Array = this.counts.sliceCount): number[] {
     const { podCount, affinityScore } = this.counts;
-    const rank = this.snapshot.ranks();
     const lfc = plan.algo === 'LeastFreeCapacity';
     const useAff = plan.useAffinity;
+    if (!useAff && this.packedSort(list, cap, !lfc, podCount)) return list;
+    const rank = this.snapshot.ranks();
     return list.sort((a, b) => {
       if (useAff && affinityScore[a] !== affinityScore[b]) return affinityScore[b]! - affinityScore[a]!;
       if (cap[a] !== cap[b]) return lfc ? cap[a]! - cap[b]! : cap[b]! - cap[a]!;
@@ -562,9 +721,10 @@ export class PlacementEngine {
   /** Leader count desc, then with-leader slices and pods as above. */
   private sortWithLeader(list: number[], plan: Plan, capL: Int32Array = this.counts.sliceCountWithLeader): number[] {
     const { leaderCount, podCountWithLeader, affinityScore } = this.counts;
-    const rank = this.snapshot.ranks();
     const lfc = plan.algo === 'LeastFreeCapacity';
     const useAff = plan.useAffinity;
+    if (!useAff && this.packedSort(list, capL, !lfc, podCountWithLeader, leaderCount)) return list;
+    const rank = this.snapshot.ranks();
     return list.sort((a, b) => {
       if (leaderCount[a] !== leaderCount[b]) return leaderCount[b]! - leaderCount[a]!;
       if (useAff && affinityScore[a] !== affinityScore[b]) return affinityScore[b]! - affinityScore[a]!;
@@ -572,6 +732,52 @@ export class PlacementEngine {
       if (podCountWithLeader[a] !== podCountWithLeader[b]) return podCountWithLeader[a]! - podCountWithLeader[b]!;
       return rank[a]! - rank[b]!;
     });
+  }
+
+  /**
+   * The orders above without a comparator: `leader` desc (when given), `cap` (desc when
+   * `capDesc`), `pods` asc, then rank, packed into one exact integer per domain and sorted
+   * as numbers. Ranks are unique within a level, so the order is total and the same as the
+   * comparator's. Returns false, leaving `list` alone, when the list is short, spans
+   * levels, or the fields need more than the 53 bits a double holds exactly.
+   */
+  private packedSort(list: number[], cap: Int32Array, capDesc: boolean, pods: Int32Array, leader?: Int32Array): boolean {
+    const n = list.length;
+    if (n < 16) return false;
+    const s = this.snapshot;
+    const level = s.level(list[0]!);
+    const { lists } = s.tree();
+    const levelList = lists[level]!;
+    const rank = s.ranks();
+    let maxCap = 0;
+    let maxPods = 0;
+    for (let i = 0; i < n; i++) {
+      const d = list[i]!;
+      if (s.level(d) !== level) return false;
+      const c = cap[d]!;
+      const p = pods[d]!;
+      if (c < 0 || p < 0 || (leader !== undefined && leader[d]! > 1)) return false;
+      if (c > maxCap) maxCap = c;
+      if (p > maxPods) maxPods = p;
+    }
+    const rankSpan = 2 ** bitsFor(levelList.length);
+    const podSpan = 2 ** bitsFor(maxPods + 1);
+    const capSpan = 2 ** bitsFor(maxCap + 1);
+    const leaderSpan = leader !== undefined ? 2 : 1;
+    if (leaderSpan * capSpan * podSpan * rankSpan > 2 ** 53) return false;
+    const keys = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const d = list[i]!;
+      const l = leader !== undefined ? 1 - leader[d]! : 0;
+      const c = capDesc ? maxCap - cap[d]! : cap[d]!;
+      keys[i] = ((l * capSpan + c) * podSpan + pods[d]!) * rankSpan + rank[d]!;
+    }
+    keys.sort();
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      list[i] = levelList[k - Math.floor(k / rankSpan) * rankSpan]!;
+    }
+    return true;
   }
 
   /**
@@ -599,8 +805,17 @@ export class PlacementEngine {
     const counts = this.counts;
     const domains = s.domainsAt(level);
     if (domains.length === 0) return `no topology domains at level: ${s.levels[level]}`;
-    const sorted = this.sortWithLeader(domains.slice(), plan);
     const need = plan.units;
+    if (plan.algo === 'BestFit' && plan.leaders === 0 && !plan.useAffinity) {
+      // Without a leader or affinity the sorted order is needed only for its first domain
+      // and for the best fit: both are found in one pass (same order, same ties).
+      const { top, best } = this.topAndBestFit(domains, need);
+      if (best >= 0) return { level, domains: [best] };
+      const requiredHere = plan.mode === 'required' || (plan.ceiling !== undefined && level <= plan.ceiling);
+      if (requiredHere) return this.notFitMessage(plan, excluded, counts.sliceCount[top]!);
+      if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
+    }
+    const sorted = this.sortWithLeader(domains.slice(), plan);
     const fitsAll = (d: number) => counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= plan.leaders;
     let top = sorted[0]!;
     if (plan.algo === 'BestFit' && fitsAll(top)) {
@@ -626,6 +841,30 @@ export class PlacementEngine {
       return this.notFitMessage(plan, excluded, need - taken.remaining);
     }
     return { level, domains: taken.domains };
+  }
+
+  /**
+   * BestFit's with-leader order with no leader and no affinity (slices desc, pods asc,
+   * rank asc): its first domain, and the domain the best fit would take when that one
+   * holds `need` (the smallest slice count that does, first in that order), else -1.
+   */
+  private topAndBestFit(domains: readonly number[], need: number): { top: number; best: number } {
+    const { sliceCountWithLeader: cap, podCountWithLeader: pods } = this.counts;
+    const rank = this.snapshot.ranks();
+    let top = domains[0]!;
+    let best = -1;
+    for (let i = 0; i < domains.length; i++) {
+      const d = domains[i]!;
+      const c = cap[d]!;
+      if (i > 0 && (c > cap[top]! || (c === cap[top] && (pods[d]! < pods[top]! || (pods[d] === pods[top] && rank[d]! < rank[top]!)))))
+        top = d;
+      if (
+        c >= need &&
+        (best < 0 || c < cap[best]! || (c === cap[best] && (pods[d]! < pods[best]! || (pods[d] === pods[best] && rank[d]! < rank[best]!))))
+      )
+        best = d;
+    }
+    return { top, best: cap[top]! >= need ? best : -1 };
   }
 
   // ---- phase 2b: descent -------------------------------------------------------------------
@@ -725,13 +964,13 @@ export class PlacementEngine {
       const next: number[] = [];
       if (l < plan.sliceLevel && !pooled) {
         for (const d of current) {
-          const r = this.consume(s.children(d).slice(), plan, counts.sliceCount[d]!, counts.leaderCount[d]!, plan.sliceSize, true);
+          const r = this.consume(this.liveChildren(d), plan, counts.sliceCount[d]!, counts.leaderCount[d]!, plan.sliceSize, true);
           if (!r.ok) return undefined;
           next.push(...r.domains);
         }
       } else if (l < plan.sliceLevel) {
         const pooled: number[] = [];
-        for (const d of current) for (const c of s.children(d)) pooled.push(c);
+        for (const d of current) for (const c of this.liveChildren(d)) pooled.push(c);
         const leaders = current.reduce((n, d) => n + counts.leaderCount[d]!, 0);
         const r = this.consume(pooled, plan, plan.units, leaders, plan.sliceSize, true);
         if (!r.ok) return undefined;
@@ -739,7 +978,7 @@ export class PlacementEngine {
       } else {
         const u = plan.unitAt[l + 1]!;
         for (const d of current) {
-          const kids = s.children(d).slice();
+          const kids = this.liveChildren(d);
           if (u > 1) {
             for (const c of kids) {
               counts.sliceCount[c] = Math.floor(counts.podCount[c]! / u);
@@ -756,13 +995,29 @@ export class PlacementEngine {
     return current;
   }
 
+  /**
+   * The children of `d` that hold nodes, in level order. Empty children hold only zero
+   * counters, which the descent never takes, so leaving them out changes nothing.
+   */
+  private liveChildren(d: number): number[] {
+    const { lists, childLo, childHi } = this.snapshot.tree();
+    const kids = lists[this.snapshot.level(d) + 1]!;
+    const out: number[] = [];
+    for (let k = childLo[d]!, hi = childHi[d]!; k < hi; k++) out.push(kids[k]!);
+    return out;
+  }
+
   // ---- phase 3: emit -------------------------------------------------------------------------
 
   private emit(plan: Plan, leaves: number[], excluded: Exclusions): PlacementResult {
     const s = this.snapshot;
     const counts = this.counts;
     const rank = s.ranks();
-    const sorted = leaves.filter((d) => counts.podCount[d]! > 0).sort((a, b) => rank[a]! - rank[b]!);
+    const sorted = sortByRank(
+      s,
+      leaves.filter((d) => counts.podCount[d]! > 0),
+      rank,
+    );
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
     const valuesOf = (d: number) => (s.hostnameLowest ? [s.values(d)[s.levels.length - 1]!] : [...s.values(d)]);
     const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: valuesOf(d), count: counts.podCount[d]! })) };
@@ -831,6 +1086,122 @@ export class PlacementEngine {
   }
 }
 
+/**
+ * What the count pass found per leaf for one pod shape (requests over the snapshot's
+ * resource ids, one eligibility), kept between calls: pods that fit, the limiting
+ * request of a leaf that fits none, and the exclusion totals. Valid while the structure
+ * and the eligibility are the same; leaves whose capacity changed since `clock` are
+ * counted again.
+ */
+interface LeafCounts {
+  structure: number;
+  resources: number;
+  elig: Eligibility | undefined;
+  clock: number;
+  fit: Int32Array;
+  limiting: Int32Array;
+  byRequest: Int32Array;
+  byVerdict: Int32Array;
+}
+
+/**
+ * Pods of one leaf that fit by the scarcest requested resource (ties: the first, requests
+ * being sorted by name); `out[0]` the fit, `out[1]` the limiting request's index.
+ */
+function leafFit(freeA: Float64Array, base: number, reqIdx: Int32Array, reqVal: Float64Array, out: Int32Array): void {
+  let fit = MAX_INT32;
+  let limiting = 0;
+  for (let k = 0; k < reqIdx.length; k++) {
+    const rem = freeA[base + reqIdx[k]!]!;
+    const f = rem <= 0 ? 0 : Math.floor(rem / reqVal[k]!);
+    if (f < fit) {
+      fit = f;
+      limiting = k;
+    }
+  }
+  out[0] = fit;
+  out[1] = limiting;
+}
+
+/**
+ * The count pass from scratch for the common case (no assumed usage, leader,
+ * simulateEmpty or domain filter) into `c`. Functions of their own, so V8 compiles each
+ * loop whole rather than entering an on-stack-replaced loop whose exit it has never seen
+ * (that deoptimized on every call).
+ */
+function countAll(
+  leaves: readonly number[],
+  verdict: Int32Array | undefined,
+  freeA: Float64Array,
+  RR: number,
+  reqIdx: Int32Array,
+  reqVal: Float64Array,
+  c: LeafCounts,
+): void {
+  const { fit, limiting, byRequest, byVerdict } = c;
+  const out = new Int32Array(2);
+  for (let li = 0; li < leaves.length; li++) {
+    const leaf = leaves[li]!;
+    if (verdict !== undefined && verdict[leaf] !== 0) {
+      byVerdict[verdict[leaf]!]!++;
+      continue;
+    }
+    leafFit(freeA, leaf * RR, reqIdx, reqVal, out);
+    fit[leaf] = out[0]!;
+    limiting[leaf] = out[1]!;
+    if (out[0] === 0) byRequest[out[1]!]!++;
+  }
+}
+
+/** Counts again the leaves whose capacity changed since `c.clock` (stamps from the snapshot). */
+function countChanged(
+  leaves: readonly number[],
+  verdict: Int32Array | undefined,
+  stamps: Float64Array,
+  freeA: Float64Array,
+  RR: number,
+  reqIdx: Int32Array,
+  reqVal: Float64Array,
+  c: LeafCounts,
+): void {
+  const { fit, limiting, byRequest } = c;
+  const clock = c.clock;
+  const out = new Int32Array(2);
+  for (let li = 0; li < leaves.length; li++) {
+    const leaf = leaves[li]!;
+    if (stamps[leaf]! <= clock || (verdict !== undefined && verdict[leaf] !== 0)) continue;
+    if (fit[leaf] === 0) byRequest[limiting[leaf]!]!--;
+    leafFit(freeA, leaf * RR, reqIdx, reqVal, out);
+    fit[leaf] = out[0]!;
+    limiting[leaf] = out[1]!;
+    if (out[0] === 0) byRequest[out[1]!]!++;
+  }
+}
+
+/** Leaf slices from the cached pod counts (the slice level is the leaf level). */
+function leafSlices(
+  leaves: readonly number[],
+  fit: Int32Array,
+  sliceSize: number,
+  sliceCount: Int32Array,
+  sliceCountWithLeader: Int32Array,
+): void {
+  for (let li = 0; li < leaves.length; li++) {
+    const leaf = leaves[li]!;
+    const sl = Math.floor(fit[leaf]! / sliceSize);
+    sliceCount[leaf] = sl;
+    sliceCountWithLeader[leaf] = sl;
+  }
+}
+
+/** Affinity scores of the eligible leaves. */
+function leafScores(leaves: readonly number[], verdict: Int32Array, score: Float64Array, affinityScore: Float64Array): void {
+  for (let li = 0; li < leaves.length; li++) {
+    const leaf = leaves[li]!;
+    if (verdict[leaf] === 0) affinityScore[leaf] = score[leaf]!;
+  }
+}
+
 /** `reason: count` entries of a count pass, sorted alphabetically. */
 function exclusionList(e: Exclusions): string[] {
   const parts: string[] = [];
@@ -838,6 +1209,33 @@ function exclusionList(e: Exclusions): string[] {
   for (let i = 1; i < e.byVerdict.length; i++) if (e.byVerdict[i]! > 0) parts.push(`${e.reasons[i - 1]}: ${e.byVerdict[i]}`);
   for (let k = 0; k < e.byRequest.length; k++) if (e.byRequest[k]! > 0) parts.push(`resource "${e.requestNames[k]}": ${e.byRequest[k]}`);
   return parts.sort();
+}
+
+/**
+ * Domains in level-value order: their ranks sorted as numbers when they share a level
+ * (ranks are unique within one), else through a comparator.
+ */
+function sortByRank(s: TopologySnapshot, list: number[], rank: Int32Array): number[] {
+  const n = list.length;
+  if (n === 0) return list;
+  const level = s.level(list[0]!);
+  const ranks = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const d = list[i]!;
+    if (s.level(d) !== level) return list.sort((a, b) => rank[a]! - rank[b]!);
+    ranks[i] = rank[d]!;
+  }
+  ranks.sort();
+  const byRank = s.tree().lists[level]!;
+  for (let i = 0; i < n; i++) list[i] = byRank[ranks[i]!]!;
+  return list;
+}
+
+/** Bits needed for values 0 .. n - 1 (at least 1). */
+function bitsFor(n: number): number {
+  let b = 1;
+  while (2 ** b < n) b++;
+  return b;
 }
 
 function withoutPods(a: ResourceAmounts): ResourceAmounts {

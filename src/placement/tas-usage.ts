@@ -72,6 +72,7 @@ export function recordAssignmentUsage(
  * first node.
  */
 function shareWithOtherFlavors(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment, perPod: ResourceAmounts): void {
+  if (!flavors.some((f) => f !== owner)) return;
   for (const { d, nodeName } of domainNodes(owner.snapshot, a)) {
     const amounts: ResourceAmounts = {};
     for (const r in perPod) amounts[r] = perPod[r]! * d.count;
@@ -82,6 +83,8 @@ function shareWithOtherFlavors(flavors: readonly TasFlavor[], owner: TasFlavor, 
 /** Takes back what shareWithOtherFlavors and the owner's usage recorded. */
 export function forgetWorkloadUsage(flavors: readonly TasFlavor[], owner: TasFlavor, key: string, a: Assignment): void {
   owner.snapshot.removeWorkloadUsage(key);
+  // One TAS flavor (the common case) shares with no one: no lookup per domain.
+  if (!flavors.some((f) => f !== owner)) return;
   for (const { nodeName } of domainNodes(owner.snapshot, a)) {
     for (const other of flavors) if (other !== owner) other.snapshot.removePod(`${key}@${nodeName}`);
   }

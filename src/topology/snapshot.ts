@@ -76,6 +76,9 @@ export class TopologySnapshot {
   // Per-leaf capacity, `domain * R + r`.
   private R = 1;
   private freeArr = new Float64Array(INITIAL);
+  /** Per leaf: the capacity clock when its free capacity last changed (see capacityStamps). */
+  private leafStampArr = new Float64Array(INITIAL);
+  private capacityClock = 0;
   private tasArr = new Float64Array(INITIAL);
 
   // Nodes and usage records.
@@ -94,6 +97,10 @@ export class TopologySnapshot {
   private builtVersion = -1;
   private levelLists: number[][] = [];
   private rankArr = new Int32Array(INITIAL);
+  /** Per domain: its live children's positions in the next level's list, [childLo, childHi). */
+  private childLoArr = new Int32Array(INITIAL);
+  private childHiArr = new Int32Array(INITIAL);
+  private levelArrs: Int32Array[] = [];
   /** Bumped on every capacity change; consumers key caches on it. */
   usageVersion = 0;
 
@@ -198,6 +205,17 @@ export class TopologySnapshot {
     return this.rankArr;
   }
 
+  /**
+   * The tree in level order for hot loops (valid until the next structural change):
+   * `lists[l]` holds the live domains of level l sorted by level values, and the live
+   * children of domain d are `lists[level(d) + 1][childLo[d] .. childHi[d] - 1]`, in the
+   * same order (a depth-first walk lays every parent's children side by side).
+   */
+  tree(): { lists: readonly Int32Array[]; childLo: Int32Array; childHi: Int32Array } {
+    this.ensureStructure();
+    return { lists: this.levelArrs, childLo: this.childLoArr, childHi: this.childHiArr };
+  }
+
   /** Remaining capacity of leaf `d` for resource index `r`. */
   free(d: number, r: number): number {
     return this.freeArr[d * this.R + r]!;
@@ -206,6 +224,20 @@ export class TopologySnapshot {
   tasUsage(d: number, r: number): number {
     return this.tasArr[d * this.R + r]!;
   }
+  /**
+   * Which leaves' free capacity changed since a moment: `stamps[leaf] > clock` (the
+   * clock read back then) when it did. Consumers that cache per-leaf results (the
+   * placement engine's count pass) recompute only those leaves, as long as the structure
+   * (`version`) is the same.
+   */
+  capacityStamps(): { stamps: Float64Array; clock: number } {
+    return { stamps: this.leafStampArr, clock: this.capacityClock };
+  }
+
+  private touch(leaf: number): void {
+    this.leafStampArr[leaf] = ++this.capacityClock;
+  }
+
   /** Flat arrays for hot loops: `[free, tas]`, both `domain * R + r`. */
   capacityArrays(): { free: Float64Array; tas: Float64Array; R: number } {
     return { free: this.freeArr, tas: this.tasArr, R: this.R };
@@ -292,6 +324,7 @@ export class TopologySnapshot {
     if (this.dNodes[leaf] === 0) {
       // An empty leaf keeps no capacity; its TAS usage is parked until a node returns.
       const base = leaf * this.R;
+      this.touch(leaf);
       const parked: ResourceAmounts = {};
       let any = false;
       for (let r = 0; r < this.R; r++) {
@@ -345,6 +378,7 @@ export class TopologySnapshot {
       this.allocIndex.set(alloc, e);
     }
     const base = leaf * this.R;
+    this.touch(leaf);
     for (let i = 0; i < e.idx.length; i++) this.freeArr[base + e.idx[i]!]! += sign * e.val[i]!;
   }
 
@@ -425,6 +459,7 @@ export class TopologySnapshot {
         continue;
       }
       const base = d * R;
+      this.touch(d);
       for (let i = 0; i < idx.length; i++) {
         const v = sign * vals[i]! * count;
         this.freeArr[base + idx[i]!]! -= v;
@@ -474,6 +509,7 @@ export class TopologySnapshot {
 
   /** free -= sign * amounts (sign -1 subtracts usage); `tas` also tracks the TAS share. */
   private applyAmounts(leaf: number, amounts: ResourceAmounts, sign: 1 | -1, tas: boolean): void {
+    this.touch(leaf);
     for (const name in amounts) {
       const r = this.resourceIndex(name);
       const i = leaf * this.R + r;
@@ -560,6 +596,11 @@ export class TopologySnapshot {
     this.dParent = grow(this.dParent, cap);
     this.dNodes = grow(this.dNodes, cap);
     this.rankArr = grow(this.rankArr, cap);
+    this.childLoArr = grow(this.childLoArr, cap);
+    this.childHiArr = grow(this.childHiArr, cap);
+    const st = new Float64Array(cap);
+    st.set(this.leafStampArr);
+    this.leafStampArr = st;
     const lf = new Int32Array(cap).fill(-1);
     lf.set(this.leafFirst);
     this.leafFirst = lf;
@@ -610,11 +651,15 @@ export class TopologySnapshot {
         this.rankArr[d] = list.length;
         list.push(d);
         const kids = this.dChildren[d]!;
+        const below = lists[this.dLevel[d]! + 1];
+        this.childLoArr[d] = below ? below.length : 0;
         if (kids.length > 0) visit(kids);
+        this.childHiArr[d] = below ? below.length : 0;
       }
     };
     visit([...this.roots.values()]);
     this.levelLists = lists;
+    this.levelArrs = lists.map((l) => Int32Array.from(l));
     this.builtVersion = this.structureVersion;
   }
 }
