@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import { parseManifests, type ParsedObject } from '../api/manifest.ts';
 import type { KObject } from '../api/objects.ts';
+import { NodeAsWritten } from '../api/node-check.ts';
 import { knownKinds, parseObject } from '../api/schemas.ts';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
@@ -192,6 +193,8 @@ export function loadManifests(paths: readonly string[], options: LoadOptions = {
   const skipped = new Map<string, { count: number; first: Where }>();
   const objects: ParsedObject[] = [];
   const byIdentity = new Map<string, Where>();
+  // The parsed objects are ours: a Node the schema would not change is kept, not copied.
+  const asWritten = new NodeAsWritten();
   let documents = 0;
   for (const file of files) {
     const text = readText(file, options, errors);
@@ -212,7 +215,7 @@ export function loadManifests(paths: readonly string[], options: LoadOptions = {
         errors.push(tooBig);
         continue;
       }
-      const r = parseObject(p.object, p.where);
+      const r = parseObject(p.object, p.where, { asWritten });
       if (r.errors.length > 0) {
         errors.push(...r.errors);
         refused.push({ object: p.object, where: p.where, errors: r.errors });
