@@ -31,17 +31,22 @@ export const INPUT_ZONE = 'topology.kubernetes.io/zone';
 export const INPUT_BLOCK = 'cloud.provider.com/topology-block';
 export const INPUT_RACK = 'cloud.provider.com/topology-rack';
 
-/** Node `i` of the input: `gpu-<block>-<rack>-<host>`, 8 GPUs / 128 CPU / 1Ti / 110 pods, GPU taint. */
+/** Name, block and rack of node `i`: `gpu-<block>-<rack>-<host>`. */
+export function inputNodeName(i: number, size: InputSize = INPUT): { name: string; b: number; r: number } {
+  const perBlock = RACKS_PER_BLOCK * size.hostsPerRack;
+  const b = Math.floor(i / perBlock);
+  const r = Math.floor((i % perBlock) / size.hostsPerRack);
+  const h = i % size.hostsPerRack;
+  return { name: `gpu-${b}-${String(r).padStart(2, '0')}-${String(h).padStart(2, '0')}`, b, r };
+}
+
+/** The input's Nodes: 8 GPUs / 128 CPU / 1Ti / 110 pods, GPU taint, zone, block and rack labels. */
 export function inputNodes(size: InputSize = INPUT): Node[] {
   const rng = new Prng(size.seed);
-  const perBlock = RACKS_PER_BLOCK * size.hostsPerRack;
   const out: Node[] = [];
   for (let i = 0; i < size.nodes; i++) {
-    const b = Math.floor(i / perBlock);
-    const r = Math.floor((i % perBlock) / size.hostsPerRack);
-    const h = i % size.hostsPerRack;
+    const { name, b, r } = inputNodeName(i, size);
     const zone = `us-east5-${String.fromCharCode(97 + (b % 4))}`;
-    const name = `gpu-${b}-${String(r).padStart(2, '0')}-${String(h).padStart(2, '0')}`;
     // A seeded few are cordoned, so not every object is the same shape.
     const cordoned = rng.int(0, 99) === 0;
     let n = node(name)

@@ -100,7 +100,8 @@ export function parseManifests(
       const document = i + 1;
       if (value === null) return;
       const at: Where = { file, document, line };
-      if (nestingDepth(value) > MAX_NESTING_DEPTH) throw new NeedsFullParser();
+      // No depth check: js-yaml refuses nesting of 100 (its maxDepth; one level per
+      // collection at least), and a refusal sends the text to the yaml way, which names it.
       if (Array.isArray(value) && flowSequence) {
         const starts = elementLinesOf(value);
         value.forEach((item, j) => addObject(item, { file, document, line: starts[j], field: `[${j}]` }, FAST));
@@ -351,19 +352,36 @@ function elementLines(text: string): number[] {
   return out;
 }
 
-/** Depth of nested maps and lists, counted without recursion (a deep input cannot overflow the stack). */
+/**
+ * Depth of nested maps and lists, exact up to MAX_NESTING_DEPTH and some larger number
+ * beyond: the recursion stops one level past the limit, so a deep input cannot overflow
+ * the stack (and nothing is allocated on the way).
+ */
 export function nestingDepth(value: unknown): number {
+  return depthBelow(value, 0);
+}
+
+function depthBelow(v: unknown, above: number): number {
+  if (v === null || typeof v !== 'object') return 0;
+  if (above >= MAX_NESTING_DEPTH) return 1;
   let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d + 1 > deepest) deepest = d + 1;
-    if (deepest > MAX_NESTING_DEPTH) return deepest;
-    for (const child of Array.isArray(v) ? v : Object.values(v))
-      if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  if (Array.isArray(v)) {
+    for (const c of v) {
+      if (c === null || typeof c !== 'object') continue;
+      const d = depthBelow(c, above + 1);
+      if (d > deepest) deepest = d;
+      if (above + 1 + deepest > MAX_NESTING_DEPTH) break;
+    }
+  } else {
+    for (const k in v) {
+      const c = (v as Record<string, unknown>)[k];
+      if (c === null || typeof c !== 'object') continue;
+      const d = depthBelow(c, above + 1);
+      if (d > deepest) deepest = d;
+      if (above + 1 + deepest > MAX_NESTING_DEPTH) break;
+    }
   }
-  return deepest;
+  return deepest + 1;
 }
 
 /** The yaml package's message without its own position and source excerpt (Where has them). */

@@ -164,10 +164,32 @@ function sizeProblem(object: KObject, where: Where): InputError | undefined {
         `annotations take ${bytes} bytes; Kubernetes allows at most 262144 (256 KiB) in total`,
       );
   }
+  if (jsonBytesAtMost(object, MAX_OBJECT_BYTES) >= 0) return undefined;
   const size = Buffer.byteLength(JSON.stringify(object));
   if (size > MAX_OBJECT_BYTES)
     return new InputError(where, `the object takes ${size} bytes; Kubernetes allows at most 1572864 (1.5 MiB) per object`);
   return undefined;
+}
+
+/**
+ * `budget` minus an upper bound of the bytes of `v` as JSON (UTF-8), or a negative number
+ * once the bound passes `budget`. A string counts 6 bytes per UTF-16 unit (`\u0000`, the
+ * longest escape), a number 24: loose, but it spares a JSON.stringify of every object of a
+ * large list whose objects are all far below Kubernetes' limit.
+ */
+function jsonBytesAtMost(v: unknown, budget: number): number {
+  if (typeof v === 'string') return budget - 2 - 6 * v.length;
+  if (v === null || typeof v !== 'object') return budget - 24;
+  budget -= 2;
+  if (Array.isArray(v)) {
+    for (const x of v) if ((budget = jsonBytesAtMost(x, budget - 1)) < 0) return budget;
+    return budget;
+  }
+  for (const k in v) {
+    budget -= 4 + 6 * k.length;
+    if ((budget = jsonBytesAtMost((v as Record<string, unknown>)[k], budget)) < 0) return budget;
+  }
+  return budget;
 }
 
 /** `Kind` with its API group: a Volcano Job and a batch Job are different kinds. */
