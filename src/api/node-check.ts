@@ -18,7 +18,7 @@ import { quantityProblem, TAINT_EFFECTS } from './schema-parts.ts';
 import { labelKeyProblem, labelValueProblem } from './topology-request.ts';
 import { isRecord } from './values.ts';
 
-const META_STRINGS = new Set(['uid', 'generateName', 'creationTimestamp', 'resourceVersion', 'deletionTimestamp']);
+const META_STRINGS: ReadonlySet<string> = new Set(['uid', 'generateName', 'creationTimestamp', 'resourceVersion', 'deletionTimestamp']);
 const EFFECTS: ReadonlySet<string> = new Set(TAINT_EFFECTS);
 
 /** One per load: remembers what it has accepted (label keys, quantities by resource). */
