@@ -1,7 +1,10 @@
 // Reading manifests: text in, Kubernetes objects out, each with where it came from.
 //
 // 1. split the text into YAML documents (JSON is YAML, so a JSON object or array parses
-//    the same way and keeps its line numbers);
+//    the same way and keeps its line numbers). JSON goes through JSON.parse, YAML through
+//    js-yaml when it reads the text as the yaml package would (yaml-fast.ts), each with the
+//    start lines of documents and List items; anything else, and any text with an error,
+//    through the yaml package, whose errors name line and column;
 // 2. a malformed document becomes one error naming its line; the other documents still
 //    parse; empty documents are skipped;
 // 3. a document is an object, a JSON array of objects, or a kubectl List (`kind: List`,
