@@ -1,6 +1,6 @@
 // The fast way to read YAML manifests: js-yaml, about ten times faster than the yaml
 // package on large files (a 57 MB List of 110,000 Nodes: ~2.5 s instead of ~25 s of CPU,
-// a fifth of the memory; bench/input-bench.ts), read exactly as the yaml package reads it
+// a third of the peak RSS; bench/input-bench.ts), read exactly as the yaml package reads it
 // (YAML 1.2 core schema), or not at all.
 //
 // What yaml and js-yaml read differently is kept out in two ways:
