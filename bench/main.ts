@@ -32,6 +32,7 @@ import { runApiThroughput, runServeBaseline } from './serve-bench.ts';
 import { measurePaint } from './dashboard-paint.ts';
 import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
 import { runControllerBench } from './controller-bench.ts';
+import { INPUT_FIGURES, runInput } from './input-bench.ts';
 import { runLive, runPeerSimulation } from './simulate-bench.ts';
 import {
   checkPeerRun,
@@ -137,6 +138,7 @@ export const FIGURES = [
   { name: 'serve.restart.100k', unit: 'ms' },
   { name: 'controller.peer-tas.15k', unit: 's' },
   { name: 'controller.peer-tas.15k.cpu-per-admission', unit: 'ms' },
+  ...INPUT_FIGURES,
 ] as const;
 
 /** Is a larger value better for this figure (throughputs)? */
@@ -437,7 +439,7 @@ function median(xs: readonly number[]): number {
 }
 
 function runHyperNode(report: Report): void {
-  if (!report.wantsAny('hypernode.')) return;
+  if (!['hypernode.tree', 'hypernode.snapshot', 'hypernode.place'].some((p) => report.wantsAny(p))) return; // not hypernode.100k-members (input-bench.ts)
   const hosts = hyperNodeHostCount(HYPERNODE);
   const shape = hyperNodeShape(HYPERNODE);
   const infos = hyperNodeInfos(shape);
@@ -863,6 +865,7 @@ async function main(): Promise<number> {
     await runWeb(report);
     await runRestart(report);
     await runController(report);
+    runInput(report);
   } catch (e) {
     if (e instanceof PlacementFailed) {
       console.error(`bench: ${e.message}`);

@@ -1,7 +1,10 @@
 // Reading manifests: text in, Kubernetes objects out, each with where it came from.
 //
 // 1. split the text into YAML documents (JSON is YAML, so a JSON object or array parses
-//    the same way and keeps its line numbers);
+//    the same way and keeps its line numbers). JSON goes through JSON.parse, YAML through
+//    js-yaml when it reads the text as the yaml package would (yaml-fast.ts), each with the
+//    start lines of documents and List items; anything else, and any text with an error,
+//    through the yaml package, whose errors name line and column;
 // 2. a malformed document becomes one error naming its line; the other documents still
 //    parse; empty documents are skipped;
 // 3. a document is an object, a JSON array of objects, or a kubectl List (`kind: List`,
@@ -11,6 +14,7 @@
 
 import { LineCounter, isMap, isSeq, parseAllDocuments, type Document, type Node as YamlNode } from 'yaml';
 import { InputError, type Where } from './errors.ts';
+import { readYamlFast, type FastYaml } from './yaml-fast.ts';
 import type { KObject } from './objects.ts';
 import { joinField } from './topology-request.ts';
 import { isRecord } from './values.ts';
@@ -40,7 +44,15 @@ export interface SkippedObject {
 export interface ParseOptions {
   /** Kinds for which this returns true are set aside in `skipped`, unchecked. */
   skipKind?: (kind: string) => boolean;
+  /** `yaml`: YAML through the yaml package only, never js-yaml (tests compare the two ways). */
+  parser?: 'auto' | 'yaml';
 }
+
+/** The fast read (js-yaml) could not place something: the yaml package reads the text again. */
+class NeedsFullParser extends Error {}
+
+/** Stands for a node of the fast read, whose lines come from its element-lines map. */
+const FAST = Symbol('fast');
 
 /** Deepest nesting of maps and lists accepted in an object (an API server refuses deeper ones too). */
 export const MAX_NESTING_DEPTH = 100;
@@ -65,72 +77,126 @@ export function parseManifests(
       return { objects, errors, skipped };
     }
   }
+  // YAML through js-yaml when it reads the text as the yaml package would (yaml-fast.ts);
+  // otherwise, or on any problem, the yaml package reads it all again and names the line.
+  let fastLines: Map<unknown[], number[]> | undefined;
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines });
   const lineAt = (offset: number) => lines.linePos(offset).line;
-  const syntax = /\.json$/i.test(file) ? 'JSON' : 'YAML';
-
-  Array.from(docs).forEach((doc: Document.Parsed, i) => {
-    const document = i + 1;
-    const contents = doc.contents as YamlNode | null;
-    const start = contents?.range ? lineAt(contents.range[0]) : lineAt(doc.range[0]);
-    const at: Where = { file, document, line: start };
-
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0];
-      const line = e.linePos?.[0].line ?? start;
-      const column = e.linePos?.[0].col;
-      if (/Maximum call stack size exceeded/.test(e.message)) {
-        errors.push(new InputError({ file, document }, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
-        return;
-      }
-      const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more problem${doc.errors.length > 2 ? 's' : ''} after it)` : '';
-      const col = column !== undefined ? `, column ${column}` : '';
-      errors.push(
-        new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`),
-      );
-      return;
-    }
-    if (contents === null || isEmptyScalar(contents)) return;
-
-    let value: unknown;
+  const fast = options.parser === 'yaml' ? undefined : readYamlFast(text);
+  if (fast !== undefined) {
     try {
-      value = doc.toJS({ maxAliasCount: 1000 });
+      readFast(fast);
+      return { objects, errors, skipped };
     } catch (e) {
-      const deep = e instanceof RangeError && /call stack/.test(e.message);
-      errors.push(
-        new InputError(
-          at,
-          deep
-            ? `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`
-            : `cannot read the document: ${(e as Error).message}`,
-        ),
-      );
-      return;
+      if (!(e instanceof NeedsFullParser)) throw e;
+      objects.length = 0;
+      errors.length = 0;
+      skipped.length = 0;
     }
-    if (nestingDepth(value) > MAX_NESTING_DEPTH) {
-      errors.push(new InputError(at, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
-      return;
-    }
-
-    if (isSeq(contents) && contents.flow) {
-      // A JSON array of objects: each element is read like a List item.
-      contents.items.forEach((item, j) => {
-        const line = (item as YamlNode | null)?.range ? lineAt((item as YamlNode).range![0]) : start;
-        addObject((value as unknown[])[j], { file, document, line, field: `[${j}]` }, item as YamlNode | null);
-      });
-      return;
-    }
-    if (!isMap(contents)) {
-      const what = isSeq(contents) ? 'a YAML sequence (a JSON array of objects is accepted)' : describe(value);
-      errors.push(new InputError(at, `a document must be a mapping (an object with apiVersion, kind and metadata), got ${what}`));
-      return;
-    }
-    addObject(value, at, contents);
-  });
+  }
+  readYaml();
   return { objects, errors, skipped };
 
-  function addObject(value: unknown, where: Where, node: YamlNode | null, defaults?: { apiVersion: string; kind: string }): void {
+  function readFast(read: FastYaml): void {
+    fastLines = read.elementLines;
+    read.documents.forEach(({ value, line, flowSequence }, i) => {
+      const document = i + 1;
+      if (value === null) return;
+      const at: Where = { file, document, line };
+      // No depth check: js-yaml refuses nesting of 100 (its maxDepth; one level per
+      // collection at least), and a refusal sends the text to the yaml way, which names it.
+      if (Array.isArray(value) && flowSequence) {
+        const starts = elementLinesOf(value);
+        value.forEach((item, j) => addObject(item, { file, document, line: starts[j], field: `[${j}]` }, FAST));
+        return;
+      }
+      if (!isRecord(value)) {
+        const what = Array.isArray(value) ? 'a YAML sequence (a JSON array of objects is accepted)' : describe(value);
+        errors.push(new InputError(at, `a document must be a mapping (an object with apiVersion, kind and metadata), got ${what}`));
+        return;
+      }
+      addObject(value, at, FAST);
+    });
+  }
+
+  /** Start lines of an array's elements from the fast read; the yaml package's when it has none. */
+  function elementLinesOf(items: unknown[]): number[] {
+    const starts = fastLines?.get(items);
+    if (starts === undefined || starts.length !== items.length) throw new NeedsFullParser();
+    return starts;
+  }
+
+  function readYaml(): void {
+    const docs = parseAllDocuments(text, { lineCounter: lines });
+    const syntax = /\.json$/i.test(file) ? 'JSON' : 'YAML';
+
+    Array.from(docs).forEach((doc: Document.Parsed, i) => {
+      const document = i + 1;
+      const contents = doc.contents as YamlNode | null;
+      const start = contents?.range ? lineAt(contents.range[0]) : lineAt(doc.range[0]);
+      const at: Where = { file, document, line: start };
+
+      if (doc.errors.length > 0) {
+        const e = doc.errors[0];
+        const line = e.linePos?.[0].line ?? start;
+        const column = e.linePos?.[0].col;
+        if (/Maximum call stack size exceeded/.test(e.message)) {
+          errors.push(new InputError({ file, document }, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
+          return;
+        }
+        const more =
+          doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more problem${doc.errors.length > 2 ? 's' : ''} after it)` : '';
+        const col = column !== undefined ? `, column ${column}` : '';
+        errors.push(
+          new InputError({ file, document, line }, `malformed ${syntax}${col}: ${yamlReason(e.message)}${more}; the document is skipped`),
+        );
+        return;
+      }
+      if (contents === null || isEmptyScalar(contents)) return;
+
+      let value: unknown;
+      try {
+        value = doc.toJS({ maxAliasCount: 1000 });
+      } catch (e) {
+        const deep = e instanceof RangeError && /call stack/.test(e.message);
+        errors.push(
+          new InputError(
+            at,
+            deep
+              ? `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`
+              : `cannot read the document: ${(e as Error).message}`,
+          ),
+        );
+        return;
+      }
+      if (nestingDepth(value) > MAX_NESTING_DEPTH) {
+        errors.push(new InputError(at, `nested deeper than ${MAX_NESTING_DEPTH} levels; the document is skipped`));
+        return;
+      }
+
+      if (isSeq(contents) && contents.flow) {
+        // A JSON array of objects: each element is read like a List item.
+        contents.items.forEach((item, j) => {
+          const line = (item as YamlNode | null)?.range ? lineAt((item as YamlNode).range![0]) : start;
+          addObject((value as unknown[])[j], { file, document, line, field: `[${j}]` }, item as YamlNode | null);
+        });
+        return;
+      }
+      if (!isMap(contents)) {
+        const what = isSeq(contents) ? 'a YAML sequence (a JSON array of objects is accepted)' : describe(value);
+        errors.push(new InputError(at, `a document must be a mapping (an object with apiVersion, kind and metadata), got ${what}`));
+        return;
+      }
+      addObject(value, at, contents);
+    });
+  }
+
+  function addObject(
+    value: unknown,
+    where: Where,
+    node: YamlNode | typeof FAST | null,
+    defaults?: { apiVersion: string; kind: string },
+  ): void {
     if (!isRecord(value)) {
       errors.push(new InputError(where, `expected an object with apiVersion, kind and metadata, got ${describe(value)}`));
       return;
@@ -178,10 +244,17 @@ export function parseManifests(
     if (ok) objects.push({ object: value as unknown as KObject, where: here });
   }
 
-  function addList(list: Record<string, unknown>, kind: string, where: Where, node: YamlNode | null): void {
+  function addList(list: Record<string, unknown>, kind: string, where: Where, node: YamlNode | typeof FAST | null): void {
     const items = list.items as unknown[];
-    const itemNodes = node !== null && isMap(node) ? node.get('items', true) : undefined;
     const defaults = listItemDefaults(list, kind);
+    if (node === FAST) {
+      const starts = elementLinesOf(items);
+      items.forEach((item, j) =>
+        addObject(item, { ...where, line: starts[j], field: joinField(where.field, `items[${j}]`) }, FAST, defaults),
+      );
+      return;
+    }
+    const itemNodes = node !== null && isMap(node) ? node.get('items', true) : undefined;
     items.forEach((item, j) => {
       const itemNode = isSeq(itemNodes) ? (itemNodes.items[j] as YamlNode | null) : null;
       const line = itemNode?.range ? lineAt(itemNode.range[0]) : where.line;
@@ -282,19 +355,36 @@ function elementLines(text: string): number[] {
   return out;
 }
 
-/** Depth of nested maps and lists, counted without recursion (a deep input cannot overflow the stack). */
+/**
+ * Depth of nested maps and lists, exact up to MAX_NESTING_DEPTH and some larger number
+ * beyond: the recursion stops one level past the limit, so a deep input cannot overflow
+ * the stack (and nothing is allocated on the way).
+ */
 export function nestingDepth(value: unknown): number {
+  return depthBelow(value, 0);
+}
+
+function depthBelow(v: unknown, above: number): number {
+  if (v === null || typeof v !== 'object') return 0;
+  if (above >= MAX_NESTING_DEPTH) return 1;
   let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d + 1 > deepest) deepest = d + 1;
-    if (deepest > MAX_NESTING_DEPTH) return deepest;
-    for (const child of Array.isArray(v) ? v : Object.values(v))
-      if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  if (Array.isArray(v)) {
+    for (const c of v) {
+      if (c === null || typeof c !== 'object') continue;
+      const d = depthBelow(c, above + 1);
+      if (d > deepest) deepest = d;
+      if (above + 1 + deepest > MAX_NESTING_DEPTH) break;
+    }
+  } else {
+    for (const k in v) {
+      const c = (v as Record<string, unknown>)[k];
+      if (c === null || typeof c !== 'object') continue;
+      const d = depthBelow(c, above + 1);
+      if (d > deepest) deepest = d;
+      if (above + 1 + deepest > MAX_NESTING_DEPTH) break;
+    }
   }
-  return deepest;
+  return deepest + 1;
 }
 
 /** The yaml package's message without its own position and source excerpt (Where has them). */

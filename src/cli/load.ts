@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { InputError, formatWhere, type Where } from '../api/errors.ts';
 import { parseManifests, type ParsedObject } from '../api/manifest.ts';
 import type { KObject } from '../api/objects.ts';
+import { NodeAsWritten } from '../api/node-check.ts';
 import { knownKinds, parseObject } from '../api/schemas.ts';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
@@ -163,10 +164,32 @@ function sizeProblem(object: KObject, where: Where): InputError | undefined {
         `annotations take ${bytes} bytes; Kubernetes allows at most 262144 (256 KiB) in total`,
       );
   }
+  if (jsonBytesAtMost(object, MAX_OBJECT_BYTES) >= 0) return undefined;
   const size = Buffer.byteLength(JSON.stringify(object));
   if (size > MAX_OBJECT_BYTES)
     return new InputError(where, `the object takes ${size} bytes; Kubernetes allows at most 1572864 (1.5 MiB) per object`);
   return undefined;
+}
+
+/**
+ * `budget` minus an upper bound of the bytes of `v` as JSON (UTF-8), or a negative number
+ * once the bound passes `budget`. A string counts 6 bytes per UTF-16 unit (`\u0000`, the
+ * longest escape), a number 24: loose, but it spares a JSON.stringify of every object of a
+ * large list whose objects are all far below Kubernetes' limit.
+ */
+function jsonBytesAtMost(v: unknown, budget: number): number {
+  if (typeof v === 'string') return budget - 2 - 6 * v.length;
+  if (v === null || typeof v !== 'object') return budget - 24;
+  budget -= 2;
+  if (Array.isArray(v)) {
+    for (const x of v) if ((budget = jsonBytesAtMost(x, budget - 1)) < 0) return budget;
+    return budget;
+  }
+  for (const k in v) {
+    budget -= 4 + 6 * k.length;
+    if ((budget = jsonBytesAtMost((v as Record<string, unknown>)[k], budget)) < 0) return budget;
+  }
+  return budget;
 }
 
 /** `Kind` with its API group: a Volcano Job and a batch Job are different kinds. */
@@ -192,6 +215,8 @@ export function loadManifests(paths: readonly string[], options: LoadOptions = {
   const skipped = new Map<string, { count: number; first: Where }>();
   const objects: ParsedObject[] = [];
   const byIdentity = new Map<string, Where>();
+  // The parsed objects are ours: a Node the schema would not change is kept, not copied.
+  const asWritten = new NodeAsWritten();
   let documents = 0;
   for (const file of files) {
     const text = readText(file, options, errors);
@@ -212,7 +237,7 @@ export function loadManifests(paths: readonly string[], options: LoadOptions = {
         errors.push(tooBig);
         continue;
       }
-      const r = parseObject(p.object, p.where);
+      const r = parseObject(p.object, p.where, { asWritten });
       if (r.errors.length > 0) {
         errors.push(...r.errors);
         refused.push({ object: p.object, where: p.where, errors: r.errors });
