@@ -82,6 +82,8 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private errorBackoffMs = 0;
   private gaugeGeneration = -1;
   private readonly reported = new Set<string>();
+  /** pending_workloads last set per ClusterQueue: [active, inadmissible]. */
+  private readonly pendingGauges = new Map<string, [number, number]>();
 
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
     this.ctx = ctx;
@@ -344,6 +346,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
 
   /** Evicted + Preempted on the victim; its reservation stays until its job has stopped. */
   private async preempt(d: Extract<Decision, { kind: 'preempt' }>, now: number): Promise<boolean> {
+    // A victim already being evicted (its preemptor re-runs the search while it stops)
+    // needs no write: the copy the snapshot holds (the latest seen or written) says so
+    // without a read and copy of the stored one (Kueue's IssuePreemptions skips IsEvicted
+    // targets the same way).
+    const held = this.state.snap.admitted.get(d.key)?.workload;
+    if (held && (isTrue(held, WorkloadCondition.Evicted) || isFinished(held))) return false;
     const r = await this.writeWorkloadStatus(d.key, (w) => {
       if (w.status?.admission === undefined || isTrue(w, WorkloadCondition.Evicted) || isFinished(w)) return false;
       writePreemptionEviction(w, d.target, { now });
@@ -472,6 +480,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     if (s.generation !== this.gaugeGeneration) {
       this.gaugeGeneration = s.generation;
       m.pendingWorkloads.reset();
+      this.pendingGauges.clear();
       m.clusterQueueResourceUsage.reset();
       m.reservingActiveWorkloads.reset();
       m.admittedActiveWorkloads.reset();
@@ -482,8 +491,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
         m.clusterQueueStatus.set({ cluster_queue: cq.name, status: cq.inactive ? 'active' : 'pending' }, 0);
       }
     }
+    // Only the counts that moved: a gauge set hashes its labels, and this runs on every reconcile.
     for (const name of s.queues.names()) {
       const q = s.queues.queue(name)!;
+      const last = this.pendingGauges.get(name);
+      if (last && last[0] === q.activeCount && last[1] === q.inadmissibleCount) continue;
+      this.pendingGauges.set(name, [q.activeCount, q.inadmissibleCount]);
       m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, q.activeCount);
       m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, q.inadmissibleCount);
     }
