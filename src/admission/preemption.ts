@@ -116,13 +116,11 @@ interface Solution {
 /** Units taken out of the snapshot, and how to put them back. */
 class Removals {
   private readonly removed = new Set<Unit>();
-  touched = false;
   constructor(private readonly snap: AdmissionSnapshot) {}
 
   remove(u: Unit): void {
     if (this.removed.has(u)) return;
     this.removed.add(u);
-    this.touched = true;
     for (const m of u.members) this.snap.removeAdmitted(m.key);
   }
 
@@ -183,18 +181,14 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   if (ctx.topo) for (const u of units) locate(ctx.topo, u);
   units.sort(byOrder);
 
-  const order = [...snap.admitted.keys()];
+  // The reservations come back, not their insertion order in `snap.admitted`: nothing
+  // reads that order (the cycle's own holds and fitsAfterTargets move keys too), and
+  // rebuilding the map cost a copy of every reservation of the cluster per search.
   let sol: Solution | undefined;
   try {
     sol = strategy(ctx, req, units);
   } finally {
     ctx.removals.restore();
-    // addAdmitted appends: put the keys back in their order too.
-    if (ctx.removals.touched) {
-      const entries = order.map((k) => [k, snap.admitted.get(k)!] as const);
-      snap.admitted.clear();
-      for (const [k, v] of entries) snap.admitted.set(k, v);
-    }
   }
   if (!sol) return [];
   // Workloads built by `plan` have no uid: name the preemptor by its key then.
