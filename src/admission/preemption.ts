@@ -1,6 +1,6 @@
 // Preemption (kueue-core.md §1b "Preemption basics", §1a Preempted reasons): which admitted
 // Workloads to evict so that a pending one fits. The search simulates on the snapshot it is
-// given (removeAdmitted / addAdmitted) and leaves it exactly as it found it.
+// given (removeAdmitted / addAdmitted) and leaves it as it found it (step 5).
 //
 // 1. Candidates: the preemptor's ClusterQueue per `withinClusterQueue`; the other
 //    ClusterQueues of its cohort tree that borrow a needed flavor-resource, per
@@ -17,7 +17,8 @@
 //    For a topology request at a level, each domain's units go first (domains ordered by
 //    an estimate of the victims they need), the best domain solution wins, and the global
 //    order is the fallback.
-// 5. Restore the snapshot.
+// 5. Restore the snapshot: the same reservations and usage (not the insertion order of
+//    `snap.admitted`, which nothing reads).
 
 import type { ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
