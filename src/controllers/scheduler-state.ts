@@ -77,6 +77,11 @@ export interface ConfigProblem {
 export interface SyncResult {
   /** Something a cycle could act on changed (a Workload queued, capacity or quota moved). */
   changed: boolean;
+  /**
+   * Every change was a preemption victim letting go (its reservation cleared after
+   * Evicted=True, reason Preempted): what its preemptor waits for.
+   */
+  victimsOnly: boolean;
   unqueued: Unqueued[];
   problems: ConfigProblem[];
   /** Reservations released because their Workload finished (finished_workloads_total). */
@@ -144,7 +149,7 @@ export class SchedulerState {
 
   /** Applies every mark (see the header). */
   sync(): SyncResult {
-    const out: SyncResult = { changed: false, unqueued: [], problems: [], finished: [] };
+    const out: SyncResult = { changed: false, victimsOnly: true, unqueued: [], problems: [], finished: [] };
     for (
       let guard = 0;
       guard < 4 && (this.configDirty || this.dirtyNodes.size > 0 || this.dirtyWorkloads.size > 0 || this.dirtyPods.size > 0);
@@ -153,24 +158,40 @@ export class SchedulerState {
       if (this.configDirty) {
         this.rebuild(out);
         out.changed = true;
+        out.victimsOnly = false;
       }
       for (const name of this.dirtyNodes) {
         this.dirtyNodes.delete(name);
         if (this.syncNode(name, out)) out.changed = true;
+        out.victimsOnly &&= !out.changed;
       }
       if (this.configDirty) continue;
       for (const key of this.dirtyWorkloads) {
         this.dirtyWorkloads.delete(key);
-        if (this.guarded(key, out, () => this.syncWorkload(key, out))) out.changed = true;
+        if (this.guarded(key, out, () => this.syncWorkload(key, out))) {
+          out.changed = true;
+          if (!this.releasedVictim(key)) out.victimsOnly = false;
+        }
       }
       if (this.configDirty) continue;
       for (const key of this.dirtyPods) {
         this.dirtyPods.delete(key);
-        if (this.guarded(key, out, () => this.syncPod(key))) out.changed = true;
+        if (this.guarded(key, out, () => this.syncPod(key))) {
+          out.changed = true;
+          out.victimsOnly = false;
+        }
       }
     }
     this.finishRebuild();
     return out;
+  }
+
+  /** A preemption victim whose reservation is cleared (Evicted=True, reason Preempted, no admission). */
+  private releasedVictim(key: string): boolean {
+    const w = this.caches.workloads.get(key);
+    if (!w || w.status?.admission !== undefined) return false;
+    const e = findCondition(w, WorkloadCondition.Evicted);
+    return e?.status === 'True' && e.reason === 'Preempted';
   }
 
   /**

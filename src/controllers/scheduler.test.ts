@@ -257,6 +257,36 @@ describe('scheduler controller: preemption', () => {
     assert.equal(get(env, 'low').status?.admission, undefined);
     assert.equal(condition(get(env, 'low'), 'Evicted')?.reason, 'Preempted');
   });
+
+  it('preemption victims letting go one by one at one instant are seen by one cycle at its end, not by a cycle each', async () => {
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: objects(),
+      config: { waitForPodsReady: undefined },
+    });
+    await env.start();
+    const names = ['low1', 'low2', 'low3', 'low4', 'low5'];
+    for (const n of names) env.seed(wl(n).queue('a').pods(1, { cpu: '2' }).priority(1).build());
+    await env.run();
+    const t0 = env.clock.now();
+    env.seed(wl('high').queue('a').pods(1, { cpu: '10' }).priority(100).build());
+    await env.run();
+    const high = get(env, 'high');
+    assert.equal(high.status?.admission?.clusterQueue, 'a');
+    const lows = names.filter((n) => condition(get(env, n), 'Evicted')?.reason === 'Preempted');
+    assert.equal(lows.length, 5, 'every victim was needed');
+    // The cycle that preempted admitted nothing: the victims' releases at that instant wait
+    // for one cycle at its end, which sees every victim gone. Before, each release started
+    // a cycle that re-ran the search and wrote the preemptor's message again (5, 4, 3, 2,
+    // then 1 workload(s) to wait for).
+    assert.equal(Date.parse(condition(high, 'Admitted')!.lastTransitionTime!) - t0, 0, 'admitted in the same second');
+    const waiting = env.manager.events.about('Workload/default/high').filter((e) => e.reason === 'WaitingForPreemptedWorkloads');
+    assert.deepEqual(
+      waiting.map((e) => /Pending the preemption of (\d+)/.exec(e.message)?.[1]),
+      ['5'],
+      'one cycle preempted, the next admitted: none in between',
+    );
+  });
 });
 
 describe('scheduler controller: restart and determinism', () => {

@@ -14,7 +14,9 @@
 //      stopped), gang timeout (released; the Workload and its pods annotated);
 //   5. the next cycle: at once after an admission, after 1 ms doubling to 10 ms while
 //      cycles only park or evict, never while nothing moves (the next event, backoff end or
-//      gang deadline wakes it).
+//      gang deadline wakes it). After a cycle that admitted nothing, preemption victims
+//      letting go at the same instant (a bare Workload's reservation is cleared as soon as
+//      it is evicted) start no cycle each: one runs once the instant's other keys are done.
 //
 // Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
 
@@ -79,6 +81,9 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private idleMs = 0;
   /** When the last cycle started (clock ms): cycles are at least config.minCycleIntervalMs apart. */
   private lastCycleAt = -Infinity;
+  /** When the last cycle ran (clock ms) if it admitted nothing. */
+  private idleAt = -Infinity;
+  private endOfInstantArmed = false;
   private errorBackoffMs = 0;
   private gaugeGeneration = -1;
   private readonly reported = new Set<string>();
@@ -160,20 +165,31 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       }
     }
     let changed = r.changed;
+    let victimsOnly = r.changed && r.victimsOnly;
 
     const batch = this.ctx.config.requeueBatchMs;
     if (key === SchedulerKey.Requeue || (s.freed && batch <= 0)) {
       s.freed = false;
-      if (s.queues.requeueInadmissible(now) > 0) changed = true;
+      if (s.queues.requeueInadmissible(now) > 0) {
+        changed = true;
+        victimsOnly = false;
+      }
     } else if (s.freed) {
       s.freed = false;
       this.queue.addAfter(SchedulerKey.Requeue, batch);
     }
 
-    if (await this.secondPass(now)) changed = true;
+    if (await this.secondPass(now)) {
+      changed = true;
+      victimsOnly = false;
+    }
     if (key === SchedulerKey.Cycle || changed) {
       const wait = this.lastCycleAt + this.ctx.config.minCycleIntervalMs - this.ctx.clock.now();
       if (wait > 0) this.queue.addAfter(SchedulerKey.Cycle, wait);
+      // After a cycle that admitted nothing, preemption victims letting go one by one at
+      // the same instant are seen by one cycle at the end of the instant, not by a cycle
+      // each that runs every preemptor's search again (Kueue's loop does not cycle per event).
+      else if (key !== SchedulerKey.Cycle && victimsOnly && this.idleAt === this.ctx.clock.now()) this.endOfInstant();
       else await this.cycle(now);
     }
     this.updateGauges();
@@ -211,6 +227,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       m.admissionAttemptDuration.observe({ result }, (this.ctx.clock.now() - started) / 1000);
     }
     // The next cycle.
+    this.idleAt = out.admitted > 0 ? -Infinity : started;
     if (out.admitted > 0) {
       this.idleMs = 0;
       this.queue.add(SchedulerKey.Cycle);
@@ -222,6 +239,16 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     }
     const next = s.queues.nextBackoff(now);
     if (next !== undefined) this.queue.addAfter(SchedulerKey.Requeue, Math.max(1, Math.ceil((next - now) * 1000)));
+  }
+
+  /** One cycle once every key ready at this instant has run (a timer of 0 ms fires after them). */
+  private endOfInstant(): void {
+    if (this.endOfInstantArmed) return;
+    this.endOfInstantArmed = true;
+    this.ctx.clock.setTimer(0, () => {
+      this.endOfInstantArmed = false;
+      this.queue.add(SchedulerKey.Cycle);
+    });
   }
 
   private async apply(d: Decision, now: number, out: CycleOutcome): Promise<void> {
