@@ -133,6 +133,29 @@ describe('scheduler controller: admission', () => {
     assert.match(metrics, /kueue_cluster_queue_status\{cluster_queue="a",status="active"\} 1/);
   });
 
+  it('Workloads finishing one by one at one instant after a cycle that admitted nothing are seen by one cycle at its end', async () => {
+    const objects = [flavor('default'), cq('a').strict().quota('default', { cpu: '10' }).build(), localQueue('a', 'a')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '5' }).build(), wl('w2').queue('a').pods(1, { cpu: '5' }).build());
+    await env.run();
+    env.seed(wl('big').queue('a').pods(1, { cpu: '10' }).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['w1', 'w2'], 'big waits at the head of its StrictFIFO queue');
+    const inadmissible = async () =>
+      Number(/kueue_admission_attempts_total\{result="inadmissible"\} (\d+)/.exec(await env.manager.metrics.text())?.[1] ?? 0);
+    const before = await inadmissible();
+    const t = env.clock.now();
+    finish(env, 'w1');
+    await env.manager.drain();
+    assert.equal(await inadmissible(), before, 'no cycle while the instant is not over');
+    finish(env, 'w2');
+    await env.run();
+    assert.deepEqual(admitted(env), ['big', 'w1', 'w2']);
+    assert.equal(await inadmissible(), before, 'one cycle, once both had finished, admitted big');
+    assert.equal(Date.parse(condition(get(env, 'big'), 'Admitted')!.lastTransitionTime!), t - (t % 1000), 'at the same instant');
+  });
+
   it('a Workload whose LocalQueue is missing says so, and is admitted once the LocalQueue is created', async () => {
     const env = runtimeEnv({
       controllers: [schedulerController()],

@@ -14,9 +14,10 @@
 //      stopped), gang timeout (released; the Workload and its pods annotated);
 //   5. the next cycle: at once after an admission, after 1 ms doubling to 10 ms while
 //      cycles only park or evict, never while nothing moves (the next event, backoff end or
-//      gang deadline wakes it). After a cycle that admitted nothing, preemption victims
-//      letting go at the same instant (a bare Workload's reservation is cleared as soon as
-//      it is evicted) start no cycle each: one runs once the instant's other keys are done.
+//      gang deadline wakes it). After a cycle that admitted nothing, reservations let go at
+//      the same instant (Workloads finishing, preemption victims cleared: a bare Workload's
+//      reservation goes as soon as it is evicted) start no cycle each: one runs once the
+//      instant's other keys are done, as all of the instant had happened at once.
 //
 // Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
 
@@ -165,14 +166,14 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       }
     }
     let changed = r.changed;
-    let victimsOnly = r.changed && r.victimsOnly;
+    let letGoOnly = r.changed && r.letGoOnly;
 
     const batch = this.ctx.config.requeueBatchMs;
     if (key === SchedulerKey.Requeue || (s.freed && batch <= 0)) {
       s.freed = false;
       if (s.queues.requeueInadmissible(now) > 0) {
         changed = true;
-        victimsOnly = false;
+        letGoOnly = false;
       }
     } else if (s.freed) {
       s.freed = false;
@@ -181,15 +182,16 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
 
     if (await this.secondPass(now)) {
       changed = true;
-      victimsOnly = false;
+      letGoOnly = false;
     }
     if (key === SchedulerKey.Cycle || changed) {
       const wait = this.lastCycleAt + this.ctx.config.minCycleIntervalMs - this.ctx.clock.now();
       if (wait > 0) this.queue.addAfter(SchedulerKey.Cycle, wait);
-      // After a cycle that admitted nothing, preemption victims letting go one by one at
-      // the same instant are seen by one cycle at the end of the instant, not by a cycle
-      // each that runs every preemptor's search again (Kueue's loop does not cycle per event).
-      else if (key !== SchedulerKey.Cycle && victimsOnly && this.idleAt === this.ctx.clock.now()) this.endOfInstant();
+      // After a cycle that admitted nothing, reservations let go one by one at the same
+      // instant (finishes, preemption victims) are seen by one cycle at the end of the
+      // instant, not by a cycle each that runs every preemptor's search again while the
+      // others are still going (Kueue's loop does not cycle per event either).
+      else if (key !== SchedulerKey.Cycle && letGoOnly && this.idleAt === this.ctx.clock.now()) this.endOfInstant();
       else await this.cycle(now);
     }
     this.updateGauges();
