@@ -212,7 +212,8 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
   const objects = peerBareObjects(shape);
   const n = objects.filter((o) => o.kind === 'Workload').length;
   // Heap per pending Workload: the Workloads all created at 0 into a cluster that admits
-  // nothing (no controllers but the stand-ins' webhooks), against the same cluster without them.
+  // nothing (no controllers), against the same cluster without them: the store's copy, the
+  // timeline's entry and the invariant checker's view.
   const pending = async (withWorkloads: boolean) => {
     const os = (withWorkloads ? objects : objects.filter((o) => o.kind !== 'Workload')).map((o) => {
       const c = structuredClone(o);
@@ -221,6 +222,10 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
     });
     const parsed = parseSimulationObjects(os);
     const r = await runSimulation(parsed.objects, { untilMs: 0, controllers: [], config: BENCH_CONFIG });
+    // Only what the cluster keeps: the input and its parsed copies go.
+    os.length = 0;
+    parsed.objects.length = 0;
+    r.submissions.length = 0;
     const h = heapBytes();
     if (r.steps < 0) console.log(r);
     return h;
