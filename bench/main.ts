@@ -33,7 +33,7 @@ import { measurePaint } from './dashboard-paint.ts';
 import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
 import { runControllerBench } from './controller-bench.ts';
 import { INPUT_FIGURES, runInput } from './input-bench.ts';
-import { runLive, runPeerSimulation } from './simulate-bench.ts';
+import { runBareFigures, runLive, runPeerSimulation } from './simulate-bench.ts';
 import {
   checkPeerRun,
   CYCLE,
@@ -123,6 +123,10 @@ export const FIGURES = [
   { name: 'simulate.peer-baseline.15k.makespan', unit: 'x' },
   { name: 'simulate.peer-tas.15k', unit: 'ms' },
   { name: 'simulate.peer-tas.15k.makespan', unit: 'x' },
+  { name: 'simulate.peer-baseline.15k.bare', unit: 'ms' },
+  { name: 'simulate.peer-baseline.15k.bare.rss', unit: 'MB' },
+  { name: 'simulate.peer-tas.15k.bare', unit: 'ms' },
+  { name: 'simulate.peer-tas.15k.bare.rss', unit: 'MB' },
   { name: 'simulate.live.10k-nodes-100k-pods.heap', unit: 'MB' },
   { name: 'simulate.ungate.5000-pod-gang', unit: 'ms' },
   { name: 'serve.peer-baseline.15k', unit: 's' },
@@ -685,6 +689,7 @@ async function runSimulate(report: Report): Promise<void> {
     if (r.makespanS !== null)
       report.add(mk, r.makespanS / r.boundS, `makespan ${fmt(r.makespanS)} s simulated vs packing bound ${fmt(r.boundS)} s`);
   }
+  runBareFigures(report);
   if (report.wants('simulate.live.10k-nodes-100k-pods.heap') || report.wants('simulate.ungate.5000-pod-gang')) {
     console.error('simulate: 10,000 nodes, 100,000 running pods, then a 5,000-pod gang ...');
     globalThis.gc!();

@@ -9,6 +9,12 @@
 //   3. ungate: one admitted 5,000-pod Job on that cluster: CPU of the TopologyUngater's
 //      reconciles that lift its gates.
 
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { TopoqueueAnnotation } from '../src/api/keys.ts';
 import type { KObject } from '../src/api/objects.ts';
 import { buildReport, type SimulationReport } from '../src/cluster/report.ts';
 import { parseSimulationObjects, runSimulation, type SimulationRun } from '../src/cluster/simulation.ts';
@@ -16,7 +22,9 @@ import { allControllers } from '../src/controllers/index.ts';
 import { standIns } from '../src/cluster/index.ts';
 import type { TopoqueueConfig } from '../src/controllers/config.ts';
 import type { Reconciler } from '../src/runtime/manager.ts';
-import { CLASS_NAMES, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
+import { CLASS_NAMES, PEER_BASELINE, PEER_TAS, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
+import { scaledShape } from './admission-digest.ts';
+import { peerWorkloads } from './serve-bench.ts';
 import { gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
 
 /** What `simulate` runs with in these figures (documented in bench/README.md). */
@@ -159,4 +167,182 @@ export async function runLive(gc: () => void): Promise<LiveResult> {
   // Keep the run alive until measured.
   if (run.steps < 0) console.log(run);
   return { heapMB, running, nodes, cpuMs, ungateCpuMs, ungatedPods };
+}
+
+// ---- bare Workloads (Kueue's own runner) ---------------------------------------------------
+//
+// `simulate.peer-baseline.15k.bare` / `simulate.peer-tas.15k.bare`: the same shapes as bare
+// Workloads (no Job: the workload runner finishes each its run time after admission, as
+// Kueue's performance runner does), each created at its generator time. Run in a child
+// process (`npx tsx bench/simulate-bench.ts --bare baseline|tas [--scale s]`), so its peak
+// RSS is the run's own; `--cpu-prof` on that command profiles it.
+
+export interface BareSimulationResult extends PeerSimulationResult {
+  /** Peak resident set of the child process (10⁶ bytes). */
+  rssMB: number;
+  preemptions: number;
+  /** sha256 of the report JSON without `run.steps` (the decisions, their times and the usage series). */
+  reportSha256: string;
+  /** Heap per Workload: after every Workload is created and pending (none admitted), and after the run with all finished (bytes). */
+  bytesPerPending: number;
+  bytesPerFinished: number;
+  /** The report's JSON text per Workload (bytes). */
+  reportBytesPerWorkload: number;
+}
+
+/** The shape's cluster with its Workloads as bare Workloads, each submitted at its generator time. */
+export function peerBareObjects(shape: PeerRunShape): KObject[] {
+  const cluster = peerSimulationObjects(shape).filter((o) => o.kind !== 'Job');
+  const wls = peerWorkloads(shape).map(({ at, wl }) => {
+    wl.metadata.annotations = { ...wl.metadata.annotations, [TopoqueueAnnotation.SubmitAt]: `${at}ms` };
+    return wl;
+  });
+  return [...cluster, ...wls];
+}
+
+function heapBytes(): number {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** One bare run in this process (the child's side). */
+export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulationResult> {
+  const objects = peerBareObjects(shape);
+  const n = objects.filter((o) => o.kind === 'Workload').length;
+  // Heap per pending Workload: the Workloads all created at 0 into a cluster that admits
+  // nothing (no controllers), against the same cluster without them: the store's copy, the
+  // timeline's entry and the invariant checker's view.
+  const pending = async (withWorkloads: boolean) => {
+    const os = (withWorkloads ? objects : objects.filter((o) => o.kind !== 'Workload')).map((o) => {
+      const c = structuredClone(o);
+      if (c.metadata.annotations) delete c.metadata.annotations[TopoqueueAnnotation.SubmitAt];
+      return c;
+    });
+    const parsed = parseSimulationObjects(os);
+    const r = await runSimulation(parsed.objects, { untilMs: 0, controllers: [], config: BENCH_CONFIG });
+    // Only what the cluster keeps: the input and its parsed copies go.
+    os.length = 0;
+    parsed.objects.length = 0;
+    r.submissions.length = 0;
+    const h = heapBytes();
+    if (r.steps < 0) console.log(r);
+    return h;
+  };
+  const h0 = await pending(false);
+  const h1 = await pending(true);
+  const bytesPerPending = (h1 - h0) / n;
+
+  const base = heapBytes();
+  const parsed = parseSimulationObjects(objects);
+  if (parsed.errors.length > 0) throw new Error(`bench input refused: ${parsed.errors[0]!.message}`);
+  const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
+  const run = await runSimulation(parsed.objects, { config: BENCH_CONFIG });
+  const cpuMs = cpuMsSince(c0);
+  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const after = heapBytes();
+  const report = buildReport(run);
+  const text = JSON.stringify(report);
+  const { steps: _steps, ...runNoSteps } = report.run;
+  const reportSha256 = createHash('sha256')
+    .update(JSON.stringify({ ...report, run: runNoSteps }))
+    .digest('hex');
+  const sums = new Map<string, { n: number; s: number }>();
+  for (const w of report.workloads) {
+    if (w.admittedAt === null || w.submittedAt === null) continue;
+    const c = classOf(w.name);
+    const e = sums.get(c) ?? { n: 0, s: 0 };
+    e.n++;
+    e.s += w.admittedAt - w.submittedAt;
+    sums.set(c, e);
+  }
+  const makespan = report.summary.makespan;
+  const result: BareSimulationResult = {
+    cpuMs,
+    wallMs,
+    makespanS: makespan,
+    boundS: packingBoundSeconds(shape),
+    workloads: n,
+    finished: report.summary.byStatus.Finished ?? 0,
+    violations: report.summary.violations,
+    errors: report.summary.controllerErrors,
+    meanAdmissionS: Object.fromEntries([...sums].map(([c, e]) => [c, e.s / e.n])),
+    meanUsagePct: 0,
+    steps: run.steps,
+    heapMB: after / 1e6,
+    rssMB: process.resourceUsage().maxRSS / 1000,
+    preemptions: report.summary.evictionsByReason.Preempted ?? 0,
+    reportSha256,
+    bytesPerPending,
+    bytesPerFinished: (after - base) / n,
+    reportBytesPerWorkload: Buffer.byteLength(text) / n,
+  };
+  if (run.steps < 0) console.log(run);
+  return result;
+}
+
+/** One bare run in a child process (its own peak RSS); `nodeArgs` e.g. ['--cpu-prof']. */
+export function runPeerSimulationBare(shapeName: 'baseline' | 'tas', scale = 1, nodeArgs: string[] = []): BareSimulationResult {
+  const self = fileURLToPath(import.meta.url);
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', ...nodeArgs, '--import', 'tsx', self, '--bare', shapeName, '--scale', String(scale), '--json'],
+    { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  if (r.status !== 0) throw new Error(`simulate bare ${shapeName}: child exited ${r.status ?? r.signal}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as BareSimulationResult;
+}
+
+/** What runBareFigures needs of bench/main.ts' Report. */
+interface FigureSink {
+  wants(name: string): boolean;
+  add(name: string, value: number, detail?: string): void;
+}
+
+const kb = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
+
+/** `simulate.peer-{baseline,tas}.15k.bare` and their `.rss`: one child process each. */
+export function runBareFigures(report: FigureSink): void {
+  for (const shape of ['baseline', 'tas'] as const) {
+    const cpu = `simulate.peer-${shape}.15k.bare`;
+    const rss = `${cpu}.rss`;
+    if (!report.wants(cpu) && !report.wants(rss)) continue;
+    console.error(`simulate: Kueue's ${shape} shape as 15,000 bare Workloads (Kueue's own runner), in a child process ...`);
+    const r = runPeerSimulationBare(shape);
+    const classes = Object.entries(r.meanAdmissionS)
+      .map(([c, s]) => `${c} ${s.toFixed(2)} s`)
+      .join(', ');
+    const makespan =
+      r.makespanS !== null
+        ? `makespan ${r.makespanS.toFixed(1)} s (${(r.makespanS / r.boundS).toFixed(2)}x the packing bound)`
+        : 'no makespan';
+    report.add(
+      cpu,
+      r.cpuMs,
+      `CPU of the run (wall ${(r.wallMs / 1000).toFixed(1)} s); ${r.finished.toLocaleString('en-US')}/${r.workloads.toLocaleString('en-US')} finished, ` +
+        `${r.preemptions.toLocaleString('en-US')} preemptions, ${r.steps.toLocaleString('en-US')} reconciles, ${r.violations} violations, ${r.errors} controller errors; ` +
+        `${makespan}; mean time to admission ${classes}; report sha256 ${r.reportSha256.slice(0, 16)}`,
+    );
+    report.add(
+      rss,
+      r.rssMB,
+      `peak RSS of the child; heap after the run ${r.heapMB.toFixed(0)} MB; per Workload: ${kb(r.bytesPerPending)} pending in the store, ` +
+        `${kb(r.bytesPerFinished)} finished (whole cluster: store, caches, timeline), ${kb(r.reportBytesPerWorkload)} of report JSON`,
+    );
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const { values } = parseArgs({
+    options: { bare: { type: 'string', default: 'baseline' }, scale: { type: 'string', default: '1' }, json: { type: 'boolean' } },
+    strict: true,
+  });
+  const shape = values.bare === 'tas' ? PEER_TAS : values.bare === 'baseline' ? PEER_BASELINE : undefined;
+  if (!shape) throw new Error(`--bare must be baseline or tas, got ${values.bare}`);
+  const scale = Number(values.scale);
+  const r = await runBareInProcess(scale === 1 ? shape : scaledShape(shape, scale));
+  if (values.json) console.log(JSON.stringify(r));
+  else console.log(r);
 }

@@ -199,7 +199,7 @@ function preemptor(snap: AdmissionSnapshot, cqName: string, w: Workload, exclude
   return { req: { info, cq, assignment, fits, ...(exclude ? { exclude } : {}) }, calls: () => calls };
 }
 
-/** What preemption may change and must put back. */
+/** What preemption may change and must put back (the reservations, not the map's insertion order: nothing reads it). */
 function state(snap: AdmissionSnapshot): unknown {
   const cqs = [...snap.clusterQueues.keys()].sort();
   const quota = cqs.map((q) => [
@@ -212,7 +212,7 @@ function state(snap: AdmissionSnapshot): unknown {
   const tas = snap.tasList.map((t) =>
     t.snapshot.leaves().map((l) => [t.snapshot.id(l), t.snapshot.free(l, 0), t.snapshot.free(l, t.snapshot.resources.get('cpu') ?? 0)]),
   );
-  return { keys: [...snap.admitted.keys()], quota, tas };
+  return { keys: [...snap.admitted.keys()].sort(), quota, tas };
 }
 
 /** Runs the search and checks that the snapshot comes back as it was. */

@@ -1,6 +1,6 @@
 // Preemption (kueue-core.md §1b "Preemption basics", §1a Preempted reasons): which admitted
 // Workloads to evict so that a pending one fits. The search simulates on the snapshot it is
-// given (removeAdmitted / addAdmitted) and leaves it exactly as it found it.
+// given (removeAdmitted / addAdmitted) and leaves it as it found it (step 5).
 //
 // 1. Candidates: the preemptor's ClusterQueue per `withinClusterQueue`; the other
 //    ClusterQueues of its cohort tree that borrow a needed flavor-resource, per
@@ -17,7 +17,8 @@
 //    For a topology request at a level, each domain's units go first (domains ordered by
 //    an estimate of the victims they need), the best domain solution wins, and the global
 //    order is the fallback.
-// 5. Restore the snapshot.
+// 5. Restore the snapshot: the same reservations and usage (not the insertion order of
+//    `snap.admitted`, which nothing reads).
 
 import type { ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
@@ -122,13 +123,11 @@ interface Solution {
 /** Units taken out of the snapshot, and how to put them back. */
 class Removals {
   private readonly removed = new Set<Unit>();
-  touched = false;
   constructor(private readonly snap: AdmissionSnapshot) {}
 
   remove(u: Unit): void {
     if (this.removed.has(u)) return;
     this.removed.add(u);
-    this.touched = true;
     for (const m of u.members) this.snap.removeAdmitted(m.key);
   }
 
@@ -189,18 +188,14 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   if (ctx.topo) for (const u of units) locate(ctx.topo, u);
   units.sort(byOrder);
 
-  const order = [...snap.admitted.keys()];
+  // The reservations come back, not their insertion order in `snap.admitted`: nothing
+  // reads that order (the cycle's own holds and fitsAfterTargets move keys too), and
+  // rebuilding the map cost a copy of every reservation of the cluster per search.
   let sol: Solution | undefined;
   try {
     sol = strategy(ctx, req, units);
   } finally {
     ctx.removals.restore();
-    // addAdmitted appends: put the keys back in their order too.
-    if (ctx.removals.touched) {
-      const entries = order.map((k) => [k, snap.admitted.get(k)!] as const);
-      snap.admitted.clear();
-      for (const [k, v] of entries) snap.admitted.set(k, v);
-    }
   }
   if (!sol) return [];
   // Workloads built by `plan` have no uid: name the preemptor by its key then.

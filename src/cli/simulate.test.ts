@@ -205,13 +205,13 @@ describe("topoqueue simulate -f examples/gb200-day (the README's main command)",
     assert.ok(report.summary.meanTimeToAdmission.research! > 0);
   });
 
-  it('two trays failing together under sweep-6 are repaired together: its pods there fail, the Workload is not evicted', () => {
-    const sweep = byName.get('Job research/sweep-6')!;
+  it('two trays failing together under sweep-5 are repaired together: its pods there fail, the Workload is not evicted', () => {
+    const sweep = byName.get('Job research/sweep-5')!;
     assert.deepEqual(
       sweep.evictions.filter((e) => e.reason === 'NodeFailures'),
       [],
     );
-    for (const tray of ['b2-r3-n01', 'b2-r3-n02'])
+    for (const tray of ['b1-r3-n01', 'b1-r3-n02'])
       assert.deepEqual(
         sweep.pods.filter((p) => p.node === tray).map((p) => p.phase),
         ['Failed'],

@@ -133,6 +133,29 @@ describe('scheduler controller: admission', () => {
     assert.match(metrics, /kueue_cluster_queue_status\{cluster_queue="a",status="active"\} 1/);
   });
 
+  it('Workloads finishing one by one at one instant after a cycle that admitted nothing are seen by one cycle at its end', async () => {
+    const objects = [flavor('default'), cq('a').strict().quota('default', { cpu: '10' }).build(), localQueue('a', 'a')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('w1').queue('a').pods(1, { cpu: '5' }).build(), wl('w2').queue('a').pods(1, { cpu: '5' }).build());
+    await env.run();
+    env.seed(wl('big').queue('a').pods(1, { cpu: '10' }).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['w1', 'w2'], 'big waits at the head of its StrictFIFO queue');
+    const inadmissible = async () =>
+      Number(/kueue_admission_attempts_total\{result="inadmissible"\} (\d+)/.exec(await env.manager.metrics.text())?.[1] ?? 0);
+    const before = await inadmissible();
+    const t = env.clock.now();
+    finish(env, 'w1');
+    await env.manager.drain();
+    assert.equal(await inadmissible(), before, 'no cycle while the instant is not over');
+    finish(env, 'w2');
+    await env.run();
+    assert.deepEqual(admitted(env), ['big', 'w1', 'w2']);
+    assert.equal(await inadmissible(), before, 'one cycle, once both had finished, admitted big');
+    assert.equal(Date.parse(condition(get(env, 'big'), 'Admitted')!.lastTransitionTime!), t - (t % 1000), 'at the same instant');
+  });
+
   it('a Workload whose LocalQueue is missing says so, and is admitted once the LocalQueue is created', async () => {
     const env = runtimeEnv({
       controllers: [schedulerController()],
@@ -256,6 +279,36 @@ describe('scheduler controller: preemption', () => {
     assert.equal(get(env, 'high').status?.admission?.clusterQueue, 'a');
     assert.equal(get(env, 'low').status?.admission, undefined);
     assert.equal(condition(get(env, 'low'), 'Evicted')?.reason, 'Preempted');
+  });
+
+  it('preemption victims letting go one by one at one instant are seen by one cycle at its end, not by a cycle each', async () => {
+    const env = runtimeEnv({
+      controllers: [schedulerController(), workloadController()],
+      objects: objects(),
+      config: { waitForPodsReady: undefined },
+    });
+    await env.start();
+    const names = ['low1', 'low2', 'low3', 'low4', 'low5'];
+    for (const n of names) env.seed(wl(n).queue('a').pods(1, { cpu: '2' }).priority(1).build());
+    await env.run();
+    const t0 = env.clock.now();
+    env.seed(wl('high').queue('a').pods(1, { cpu: '10' }).priority(100).build());
+    await env.run();
+    const high = get(env, 'high');
+    assert.equal(high.status?.admission?.clusterQueue, 'a');
+    const lows = names.filter((n) => condition(get(env, n), 'Evicted')?.reason === 'Preempted');
+    assert.equal(lows.length, 5, 'every victim was needed');
+    // The cycle that preempted admitted nothing: the victims' releases at that instant wait
+    // for one cycle at its end, which sees every victim gone. Before, each release started
+    // a cycle that re-ran the search and wrote the preemptor's message again (5, 4, 3, 2,
+    // then 1 workload(s) to wait for).
+    assert.equal(Date.parse(condition(high, 'Admitted')!.lastTransitionTime!) - t0, 0, 'admitted in the same second');
+    const waiting = env.manager.events.about('Workload/default/high').filter((e) => e.reason === 'WaitingForPreemptedWorkloads');
+    assert.deepEqual(
+      waiting.map((e) => /Pending the preemption of (\d+)/.exec(e.message)?.[1]),
+      ['5'],
+      'one cycle preempted, the next admitted: none in between',
+    );
   });
 });
 

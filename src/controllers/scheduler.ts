@@ -14,7 +14,10 @@
 //      stopped), gang timeout (released; the Workload and its pods annotated);
 //   5. the next cycle: at once after an admission, after 1 ms doubling to 10 ms while
 //      cycles only park or evict, never while nothing moves (the next event, backoff end or
-//      gang deadline wakes it).
+//      gang deadline wakes it). After a cycle that admitted nothing, reservations let go at
+//      the same instant (Workloads finishing, preemption victims cleared: a bare Workload's
+//      reservation goes as soon as it is evicted) start no cycle each: one runs once the
+//      instant's other keys are done, as all of the instant had happened at once.
 //
 // Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
 
@@ -79,9 +82,14 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private idleMs = 0;
   /** When the last cycle started (clock ms): cycles are at least config.minCycleIntervalMs apart. */
   private lastCycleAt = -Infinity;
+  /** When the last cycle ran (clock ms) if it admitted nothing. */
+  private idleAt = -Infinity;
+  private endOfInstantArmed = false;
   private errorBackoffMs = 0;
   private gaugeGeneration = -1;
   private readonly reported = new Set<string>();
+  /** pending_workloads last set per ClusterQueue: [active, inadmissible]. */
+  private readonly pendingGauges = new Map<string, [number, number]>();
 
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
     this.ctx = ctx;
@@ -158,20 +166,32 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       }
     }
     let changed = r.changed;
+    let letGoOnly = r.changed && r.letGoOnly;
 
     const batch = this.ctx.config.requeueBatchMs;
     if (key === SchedulerKey.Requeue || (s.freed && batch <= 0)) {
       s.freed = false;
-      if (s.queues.requeueInadmissible(now) > 0) changed = true;
+      if (s.queues.requeueInadmissible(now) > 0) {
+        changed = true;
+        letGoOnly = false;
+      }
     } else if (s.freed) {
       s.freed = false;
       this.queue.addAfter(SchedulerKey.Requeue, batch);
     }
 
-    if (await this.secondPass(now)) changed = true;
+    if (await this.secondPass(now)) {
+      changed = true;
+      letGoOnly = false;
+    }
     if (key === SchedulerKey.Cycle || changed) {
       const wait = this.lastCycleAt + this.ctx.config.minCycleIntervalMs - this.ctx.clock.now();
       if (wait > 0) this.queue.addAfter(SchedulerKey.Cycle, wait);
+      // After a cycle that admitted nothing, reservations let go one by one at the same
+      // instant (finishes, preemption victims) are seen by one cycle at the end of the
+      // instant, not by a cycle each that runs every preemptor's search again while the
+      // others are still going (Kueue's loop does not cycle per event either).
+      else if (key !== SchedulerKey.Cycle && letGoOnly && this.idleAt === this.ctx.clock.now()) this.endOfInstant();
       else await this.cycle(now);
     }
     this.updateGauges();
@@ -209,6 +229,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       m.admissionAttemptDuration.observe({ result }, (this.ctx.clock.now() - started) / 1000);
     }
     // The next cycle.
+    this.idleAt = out.admitted > 0 ? -Infinity : started;
     if (out.admitted > 0) {
       this.idleMs = 0;
       this.queue.add(SchedulerKey.Cycle);
@@ -220,6 +241,16 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     }
     const next = s.queues.nextBackoff(now);
     if (next !== undefined) this.queue.addAfter(SchedulerKey.Requeue, Math.max(1, Math.ceil((next - now) * 1000)));
+  }
+
+  /** One cycle once every key ready at this instant has run (a timer of 0 ms fires after them). */
+  private endOfInstant(): void {
+    if (this.endOfInstantArmed) return;
+    this.endOfInstantArmed = true;
+    this.ctx.clock.setTimer(0, () => {
+      this.endOfInstantArmed = false;
+      this.queue.add(SchedulerKey.Cycle);
+    });
   }
 
   private async apply(d: Decision, now: number, out: CycleOutcome): Promise<void> {
@@ -344,6 +375,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
 
   /** Evicted + Preempted on the victim; its reservation stays until its job has stopped. */
   private async preempt(d: Extract<Decision, { kind: 'preempt' }>, now: number): Promise<boolean> {
+    // A victim already being evicted (its preemptor re-runs the search while it stops)
+    // needs no write: the copy the snapshot holds (the latest seen or written) says so
+    // without a read and copy of the stored one (Kueue's IssuePreemptions skips IsEvicted
+    // targets the same way).
+    const held = this.state.snap.admitted.get(d.key)?.workload;
+    if (held && (isTrue(held, WorkloadCondition.Evicted) || isFinished(held))) return false;
     const r = await this.writeWorkloadStatus(d.key, (w) => {
       if (w.status?.admission === undefined || isTrue(w, WorkloadCondition.Evicted) || isFinished(w)) return false;
       writePreemptionEviction(w, d.target, { now });
@@ -472,6 +509,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     if (s.generation !== this.gaugeGeneration) {
       this.gaugeGeneration = s.generation;
       m.pendingWorkloads.reset();
+      this.pendingGauges.clear();
       m.clusterQueueResourceUsage.reset();
       m.reservingActiveWorkloads.reset();
       m.admittedActiveWorkloads.reset();
@@ -482,8 +520,12 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
         m.clusterQueueStatus.set({ cluster_queue: cq.name, status: cq.inactive ? 'active' : 'pending' }, 0);
       }
     }
+    // Only the counts that moved: a gauge set hashes its labels, and this runs on every reconcile.
     for (const name of s.queues.names()) {
       const q = s.queues.queue(name)!;
+      const last = this.pendingGauges.get(name);
+      if (last && last[0] === q.activeCount && last[1] === q.inadmissibleCount) continue;
+      this.pendingGauges.set(name, [q.activeCount, q.inadmissibleCount]);
       m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, q.activeCount);
       m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, q.inadmissibleCount);
     }
