@@ -7,7 +7,9 @@
 //      makespan against the packing bound, mean time to admission per class, mean queue usage;
 //   2. live: 10,000 nodes and 100,000 running pods (20 Jobs of 5,000), heap after a gc;
 //   3. ungate: one admitted 5,000-pod Job on that cluster: CPU of the TopologyUngater's
-//      reconciles that lift its gates.
+//      reconciles that lift its gates;
+//   4. burst: 20,000 nodes and 2,000 Jobs (82,820 pods) all submitted at t = 0, run to idle
+//      (CPU and peak RSS), and the same Jobs spread over 24 h for comparison.
 
 import type { KObject } from '../src/api/objects.ts';
 import { buildReport, type SimulationReport } from '../src/cluster/report.ts';
@@ -17,7 +19,7 @@ import { standIns } from '../src/cluster/index.ts';
 import type { TopoqueueConfig } from '../src/controllers/config.ts';
 import type { Reconciler } from '../src/runtime/manager.ts';
 import { CLASS_NAMES, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
-import { gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
+import { type BurstSize, burstObjects, gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
 
 /** What `simulate` runs with in these figures (documented in bench/README.md). */
 export const BENCH_CONFIG: Partial<TopoqueueConfig> = {};
@@ -159,4 +161,45 @@ export async function runLive(gc: () => void): Promise<LiveResult> {
   // Keep the run alive until measured.
   if (run.steps < 0) console.log(run);
   return { heapMB, running, nodes, cpuMs, ungateCpuMs, ungatedPods };
+}
+
+export interface BurstResult {
+  cpuMs: number;
+  wallMs: number;
+  /** Highest resident set size seen during the run (sampled at every progress callback), 10^6 bytes. */
+  peakRssMB: number;
+  jobs: number;
+  pods: number;
+  finished: number;
+  violations: number;
+  steps: number;
+  makespanS: number | null;
+  /** Store writes (create, update, status, delete) per Job. */
+  writesPerJob: number;
+}
+
+/** The burst shape (simulate-shapes.ts) run to idle with every controller and stand-in. */
+export async function runBurst(size: BurstSize, config: Partial<TopoqueueConfig> = BENCH_CONFIG): Promise<BurstResult> {
+  const objects = burstObjects(size);
+  let peak = process.memoryUsage().rss;
+  const onProgress = () => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  };
+  const { run, cpuMs, wallMs } = await simulate(objects, { config, onProgress, progressEverySteps: 5000 });
+  onProgress();
+  const report = buildReport(run);
+  const w = (run.cluster.store as unknown as { writes: Record<string, number> }).writes;
+  const writes = Object.values(w).reduce((a, b) => a + b, 0);
+  return {
+    cpuMs,
+    wallMs,
+    peakRssMB: peak / 1e6,
+    jobs: size.jobs,
+    pods: size.pods,
+    finished: report.summary.byStatus.Finished ?? 0,
+    violations: report.summary.violations,
+    steps: run.steps,
+    makespanS: report.summary.makespan,
+    writesPerJob: writes / size.jobs,
+  };
 }
