@@ -109,6 +109,16 @@ export class AssumedUsage {
  * state in tas_flavor_snapshot.go). Filled for the leaves, rolled up the tree, then
  * overwritten by the descent with what each chosen domain takes.
  */
+interface SavedCounts {
+  n: number;
+  podCount: Int32Array;
+  sliceCount: Int32Array;
+  leaderCount: Int32Array;
+  podCountWithLeader: Int32Array;
+  sliceCountWithLeader: Int32Array;
+  affinityScore: Float64Array;
+}
+
 class DomainCounts {
   /** Length of the arrays (grown, never shrunk). */
   capacity = 0;
@@ -124,6 +134,30 @@ class DomainCounts {
   sliceCountWithLeader = new Int32Array(0);
   /** Sum of the leaves' preferred node affinity scores (TASRespectNodeAffinityPreferred). */
   affinityScore = new Float64Array(0);
+
+  /** Copies of the first `n` entries of every counter. */
+  save(n: number): SavedCounts {
+    return {
+      n,
+      podCount: this.podCount.slice(0, n),
+      sliceCount: this.sliceCount.slice(0, n),
+      leaderCount: this.leaderCount.slice(0, n),
+      podCountWithLeader: this.podCountWithLeader.slice(0, n),
+      sliceCountWithLeader: this.sliceCountWithLeader.slice(0, n),
+      affinityScore: this.affinityScore.slice(0, n),
+    };
+  }
+
+  /** The counters as `save` left them (the same snapshot size). */
+  restore(c: SavedCounts): void {
+    this.reset(c.n);
+    this.podCount.set(c.podCount);
+    this.sliceCount.set(c.sliceCount);
+    this.leaderCount.set(c.leaderCount);
+    this.podCountWithLeader.set(c.podCountWithLeader);
+    this.sliceCountWithLeader.set(c.sliceCountWithLeader);
+    this.affinityScore.set(c.affinityScore);
+  }
 
   reset(n: number): void {
     if (n > this.capacity) {
@@ -194,6 +228,8 @@ export class PlacementEngine {
   readonly snapshot: TopologySnapshot;
   private readonly counts = new DomainCounts();
   private readonly eligibilityCache = new Map<string, Eligibility>();
+  /** The last count pass (see countsKey). */
+  private countsMemo: { key: string; saved: SavedCounts; excluded: Exclusions } | undefined;
 
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
@@ -363,6 +399,48 @@ export class PlacementEngine {
 
   /** Phase 1 for `plan`: fills the counters and returns why leaves took no pod. */
   private fillInCounts(plan: Plan, options: PlacementOptions): Exclusions {
+    const key = this.countsKey(plan, options);
+    const memo = this.countsMemo;
+    if (key !== undefined && memo !== undefined && memo.key === key) {
+      this.counts.restore(memo.saved);
+      return memo.excluded;
+    }
+    const excluded = this.countPass(plan, options);
+    if (key !== undefined) this.countsMemo = { key, saved: this.counts.save(this.snapshot.domainCount), excluded };
+    return excluded;
+  }
+
+  /**
+   * What a count pass depends on, or undefined when it cannot be memoized (assumed usage of
+   * an earlier PodSet, a required domain or a leaf filter). The snapshot's versions change
+   * with every node, label and usage change, so an equal key means equal counts: the
+   * scheduler's pending heads retried one after another while nothing was admitted or
+   * freed (a requeue of many parked Workloads of the same pod shape) count once.
+   */
+  private countsKey(plan: Plan, options: PlacementOptions): string | undefined {
+    if ((options.assumed?.size ?? 0) > 0 || options.requiredDomain !== undefined || options.leafEligible !== undefined) return undefined;
+    const s = this.snapshot;
+    const req = plan.req;
+    return JSON.stringify([
+      s.usageVersion,
+      s.version,
+      s.attributeVersion,
+      s.resourceCount,
+      s.domainCount,
+      req.requests,
+      req.leader?.requests ?? null,
+      req.nodeSelector ?? null,
+      req.tolerations,
+      req.requiredAffinity ?? null,
+      plan.useAffinity ? (req.preferredAffinity ?? null) : null,
+      plan.sliceLevel,
+      plan.sliceSize,
+      Array.from(plan.unitAt),
+      options.simulateEmpty === true,
+    ]);
+  }
+
+  private countPass(plan: Plan, options: PlacementOptions): Exclusions {
     const s = this.snapshot;
     const counts = this.counts;
     counts.reset(s.domainCount);
