@@ -150,7 +150,8 @@ class DomainCounts {
 
   /** The counters as `save` left them (the same snapshot size). */
   restore(c: SavedCounts): void {
-    this.reset(c.n);
+    // Grows the arrays when needed; the first n entries are overwritten below, so no fill.
+    if (c.n > this.capacity) this.reset(c.n);
     this.podCount.set(c.podCount);
     this.sliceCount.set(c.sliceCount);
     this.leaderCount.set(c.leaderCount);
