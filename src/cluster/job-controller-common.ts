@@ -23,7 +23,7 @@ import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, ReconcileResult } from '../runtime/manager.ts';
-import { isConflict, isNotFound, retryOnConflict } from '../runtime/store.ts';
+import { deepCopy, isConflict, isNotFound, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 
@@ -88,7 +88,7 @@ export function podFromTemplate(owner: KObject, template: PodTemplateSpec | unde
   if (Object.keys(labels).length > 0) metadata.labels = labels;
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   if (opts.finalizers && opts.finalizers.length > 0) metadata.finalizers = [...opts.finalizers];
-  const spec = structuredClone(template?.spec ?? { containers: [] });
+  const spec = deepCopy(template?.spec ?? { containers: [] });
   return { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata, spec, status: { phase: 'Pending' } };
 }
 
