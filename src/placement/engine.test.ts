@@ -216,8 +216,9 @@ describe('free capacity', () => {
       ['x1', 'x2'].map((h) => ({ leafId: h, count: 4 })),
       { cpu: 1000 },
     );
-    assert.equal(same({ count: 8, level: RACK }), false);
     assert.equal(same({ count: 6, level: RACK }), true);
+    assert.equal(same({ count: 8, level: RACK }), false);
+    // Freed right after a refusal: the refusal's count pass must not answer again.
     s.removeWorkloadUsage('w');
     assert.equal(same({ count: 8, level: RACK }), true);
     // Another pod shape after the first.

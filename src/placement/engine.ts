@@ -109,16 +109,6 @@ export class AssumedUsage {
  * state in tas_flavor_snapshot.go). Filled for the leaves, rolled up the tree, then
  * overwritten by the descent with what each chosen domain takes.
  */
-interface SavedCounts {
-  n: number;
-  podCount: Int32Array;
-  sliceCount: Int32Array;
-  leaderCount: Int32Array;
-  podCountWithLeader: Int32Array;
-  sliceCountWithLeader: Int32Array;
-  affinityScore: Float64Array;
-}
-
 class DomainCounts {
   /** Length of the arrays (grown, never shrunk). */
   capacity = 0;
@@ -134,31 +124,6 @@ class DomainCounts {
   sliceCountWithLeader = new Int32Array(0);
   /** Sum of the leaves' preferred node affinity scores (TASRespectNodeAffinityPreferred). */
   affinityScore = new Float64Array(0);
-
-  /** Copies of the first `n` entries of every counter. */
-  save(n: number): SavedCounts {
-    return {
-      n,
-      podCount: this.podCount.slice(0, n),
-      sliceCount: this.sliceCount.slice(0, n),
-      leaderCount: this.leaderCount.slice(0, n),
-      podCountWithLeader: this.podCountWithLeader.slice(0, n),
-      sliceCountWithLeader: this.sliceCountWithLeader.slice(0, n),
-      affinityScore: this.affinityScore.slice(0, n),
-    };
-  }
-
-  /** The counters as `save` left them (the same snapshot size). */
-  restore(c: SavedCounts): void {
-    // Grows the arrays when needed; the first n entries are overwritten below, so no fill.
-    if (c.n > this.capacity) this.reset(c.n);
-    this.podCount.set(c.podCount);
-    this.sliceCount.set(c.sliceCount);
-    this.leaderCount.set(c.leaderCount);
-    this.podCountWithLeader.set(c.podCountWithLeader);
-    this.sliceCountWithLeader.set(c.sliceCountWithLeader);
-    this.affinityScore.set(c.affinityScore);
-  }
 
   reset(n: number): void {
     if (n > this.capacity) {
@@ -229,8 +194,8 @@ export class PlacementEngine {
   readonly snapshot: TopologySnapshot;
   private readonly counts = new DomainCounts();
   private readonly eligibilityCache = new Map<string, Eligibility>();
-  /** The last count pass (see countsKey). */
-  private countsMemo: { key: string; saved: SavedCounts; excluded: Exclusions } | undefined;
+  /** The last count pass, while the counters still hold it (see countsKey). */
+  private countsMemo: { key: string; excluded: Exclusions } | undefined;
 
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
@@ -258,6 +223,7 @@ export class PlacementEngine {
         units: plan.units,
       });
       if (choice) {
+        this.countsMemo = undefined;
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
           this.counts.sliceCount[domain] = units;
@@ -402,12 +368,9 @@ export class PlacementEngine {
   private fillInCounts(plan: Plan, options: PlacementOptions): Exclusions {
     const key = this.countsKey(plan, options);
     const memo = this.countsMemo;
-    if (key !== undefined && memo !== undefined && memo.key === key) {
-      this.counts.restore(memo.saved);
-      return memo.excluded;
-    }
+    if (key !== undefined && memo !== undefined && memo.key === key) return memo.excluded;
     const excluded = this.countPass(plan, options);
-    if (key !== undefined) this.countsMemo = { key, saved: this.counts.save(this.snapshot.domainCount), excluded };
+    this.countsMemo = key !== undefined ? { key, excluded } : undefined;
     return excluded;
   }
 
@@ -416,7 +379,10 @@ export class PlacementEngine {
    * an earlier PodSet, a required domain or a leaf filter). The snapshot's versions change
    * with every node, label and usage change, so an equal key means equal counts: the
    * scheduler's pending heads retried one after another while nothing was admitted or
-   * freed (a requeue of many parked Workloads of the same pod shape) count once.
+   * freed (a requeue of many parked Workloads of the same pod shape) count once. The counters
+   * are reused as they are, so anything that changes them after the pass (the balanced
+   * choice, consume, trim, descend) drops the memo: a required request that fails leaves
+   * them untouched, which is the case that repeats.
    */
   private countsKey(plan: Plan, options: PlacementOptions): string | undefined {
     if ((options.assumed?.size ?? 0) > 0 || options.requiredDomain !== undefined || options.leafEligible !== undefined) return undefined;
@@ -705,6 +671,7 @@ export class PlacementEngine {
     unitSize: number,
     useSlices: boolean,
   ): { ok: boolean; domains: number[]; remaining: number; leadersPlaced: number } {
+    this.countsMemo = undefined;
     const counts = this.counts;
     const cap = useSlices ? counts.sliceCount : counts.podCount;
     const capL = useSlices ? counts.sliceCountWithLeader : counts.podCountWithLeader;
@@ -765,6 +732,7 @@ export class PlacementEngine {
 
   /** A single chosen domain takes exactly the need (greedy picks are trimmed already). */
   private trim(plan: Plan, chosen: number[]): void {
+    this.countsMemo = undefined;
     if (chosen.length !== 1) return;
     const d = chosen[0]!;
     this.counts.podCount[d] = plan.units * plan.sliceSize;
@@ -778,6 +746,7 @@ export class PlacementEngine {
    * at and below it each parent's pods go to its own children.
    */
   private descend(plan: Plan, fitLevel: number, chosen: number[], pooled: boolean): number[] | undefined {
+    this.countsMemo = undefined;
     const s = this.snapshot;
     const counts = this.counts;
     const L = s.levels.length;
