@@ -33,7 +33,8 @@ import { measurePaint } from './dashboard-paint.ts';
 import { launchBrowser, NO_BROWSER } from '../src/testing/browser.ts';
 import { runControllerBench } from './controller-bench.ts';
 import { INPUT_FIGURES, runInput } from './input-bench.ts';
-import { runBareFigures, runLive, runPeerSimulation } from './simulate-bench.ts';
+import { runBareFigures, runBurst, runLive, runPeerSimulation } from './simulate-bench.ts';
+import { BURST_20K } from './simulate-shapes.ts';
 import {
   checkPeerRun,
   CYCLE,
@@ -129,6 +130,9 @@ export const FIGURES = [
   { name: 'simulate.peer-tas.15k.bare.rss', unit: 'MB' },
   { name: 'simulate.live.10k-nodes-100k-pods.heap', unit: 'MB' },
   { name: 'simulate.ungate.5000-pod-gang', unit: 'ms' },
+  { name: 'simulate.all-at-once.20k-nodes-2k-jobs', unit: 'ms' },
+  { name: 'simulate.all-at-once.20k-nodes-2k-jobs.rss', unit: 'MB' },
+  { name: 'simulate.spread-24h.20k-nodes-2k-jobs', unit: 'ms' },
   { name: 'serve.peer-baseline.15k', unit: 's' },
   { name: 'serve.peer-baseline.15k.cpu-per-admission', unit: 'ms' },
   { name: 'serve.peer-tas.15k', unit: 's' },
@@ -707,6 +711,26 @@ async function runSimulate(report: Report): Promise<void> {
   }
 }
 
+async function runBurstFigures(report: Report): Promise<void> {
+  for (const [name, rss, spreadMs] of [
+    ['simulate.all-at-once.20k-nodes-2k-jobs', 'simulate.all-at-once.20k-nodes-2k-jobs.rss', 0],
+    ['simulate.spread-24h.20k-nodes-2k-jobs', undefined, 24 * 3_600_000],
+  ] as const) {
+    if (!report.wants(name) && !(rss !== undefined && report.wants(rss))) continue;
+    console.error(`simulate: 20,000 nodes, 2,000 Jobs (82,820 pods) ${spreadMs === 0 ? 'all at t = 0' : 'spread over 24 h'} ...`);
+    globalThis.gc!();
+    const r = await runBurst({ ...BURST_20K, spreadMs });
+    report.add(
+      name,
+      r.cpuMs,
+      `CPU of the whole run (wall ${fmt(r.wallMs / 1000)} s); ${r.finished.toLocaleString('en-US')}/${r.jobs.toLocaleString('en-US')} finished, ` +
+        `${r.steps.toLocaleString('en-US')} reconciles, ${r.violations} violations, ${fmt(r.writesPerJob)} store writes per Job, makespan ${fmt((r.makespanS ?? 0) / 3600)} h simulated`,
+    );
+    if (rss !== undefined)
+      report.add(rss, r.peakRssMB, 'highest RSS sampled during the run (the benchmark process: its earlier phases included)');
+  }
+}
+
 async function runServe(report: Report): Promise<void> {
   const peerRuns = [
     [PEER_BASELINE, 'serve.peer-baseline.15k', 'serve.peer-baseline.15k.cpu-per-admission', 351],
@@ -866,6 +890,7 @@ async function main(): Promise<number> {
     runAdmissionCycle(report);
     runScale(report);
     await runSimulate(report);
+    await runBurstFigures(report);
     await runServe(report);
     await runWeb(report);
     await runRestart(report);

@@ -7,7 +7,9 @@
 //      makespan against the packing bound, mean time to admission per class, mean queue usage;
 //   2. live: 10,000 nodes and 100,000 running pods (20 Jobs of 5,000), heap after a gc;
 //   3. ungate: one admitted 5,000-pod Job on that cluster: CPU of the TopologyUngater's
-//      reconciles that lift its gates.
+//      reconciles that lift its gates;
+//   4. burst: 20,000 nodes and 2,000 Jobs (82,820 pods) all submitted at t = 0, run to idle
+//      (CPU and peak RSS), and the same Jobs spread over 24 h for comparison.
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -25,7 +27,7 @@ import type { Reconciler } from '../src/runtime/manager.ts';
 import { CLASS_NAMES, PEER_BASELINE, PEER_TAS, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
 import { scaledShape } from './admission-digest.ts';
 import { peerWorkloads } from './serve-bench.ts';
-import { gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
+import { type BurstSize, burstObjects, gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
 
 /** What `simulate` runs with in these figures (documented in bench/README.md). */
 export const BENCH_CONFIG: Partial<TopoqueueConfig> = {};
@@ -332,6 +334,47 @@ export function runBareFigures(report: FigureSink): void {
         `${kb(r.bytesPerFinished)} finished (whole cluster: store, caches, timeline), ${kb(r.reportBytesPerWorkload)} of report JSON`,
     );
   }
+}
+
+export interface BurstResult {
+  cpuMs: number;
+  wallMs: number;
+  /** Highest resident set size seen during the run (sampled at every progress callback), 10^6 bytes. */
+  peakRssMB: number;
+  jobs: number;
+  pods: number;
+  finished: number;
+  violations: number;
+  steps: number;
+  makespanS: number | null;
+  /** Store writes (create, update, status, delete) per Job. */
+  writesPerJob: number;
+}
+
+/** The burst shape (simulate-shapes.ts) run to idle with every controller and stand-in. */
+export async function runBurst(size: BurstSize, config: Partial<TopoqueueConfig> = BENCH_CONFIG): Promise<BurstResult> {
+  const objects = burstObjects(size);
+  let peak = process.memoryUsage().rss;
+  const onProgress = () => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  };
+  const { run, cpuMs, wallMs } = await simulate(objects, { config, onProgress, progressEverySteps: 5000 });
+  onProgress();
+  const report = buildReport(run);
+  const w = (run.cluster.store as unknown as { writes: Record<string, number> }).writes;
+  const writes = Object.values(w).reduce((a, b) => a + b, 0);
+  return {
+    cpuMs,
+    wallMs,
+    peakRssMB: peak / 1e6,
+    jobs: size.jobs,
+    pods: size.pods,
+    finished: report.summary.byStatus.Finished ?? 0,
+    violations: report.summary.violations,
+    steps: run.steps,
+    makespanS: report.summary.makespan,
+    writesPerJob: writes / size.jobs,
+  };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -305,4 +305,25 @@ describe('the invariant checker', () => {
     checker.step();
     assert.equal(checker.violations[0]!.at, 90.5);
   });
+
+  it('full checks come every 5,000 steps, or every as many steps as there are subjects in a larger cluster', async () => {
+    const run = (c: InvariantChecker, steps: number) => {
+      for (let i = 0; i < steps; i++) c.step();
+      return c.fullChecks;
+    };
+    // The 4 nodes of this cluster: every 5,000 steps.
+    assert.equal(run(checker, 4999), 0);
+    assert.equal(run(checker, 1), 1);
+    // 8,000 subjects: every 8,000 steps, so a run's full checks cost about one check per step.
+    const big = new MemoryStore({ clock });
+    for (let i = 0; i < 8000; i++) big.createSync(node(`n${i}`).gpu(4).build());
+    const adaptive = new InvariantChecker({ store: big, clock });
+    await adaptive.start();
+    assert.equal(run(adaptive, 7999), 0);
+    assert.equal(run(adaptive, 1), 1);
+    // A fixed `fullEvery` is kept whatever the size.
+    const fixed = new InvariantChecker({ store: big, clock, fullEvery: 5000 });
+    await fixed.start();
+    assert.equal(run(fixed, 5000), 1);
+  });
 });

@@ -24,6 +24,7 @@ import type { Condition, KObject, Pod, PodTemplateSpec } from '../api/objects.ts
 import { PodIndexLabel } from '../api/keys.ts';
 import { compareStrings } from '../api/values.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
+import { deepCopy } from '../runtime/store.ts';
 import { jobFramework } from '../integrations/job.ts';
 import {
   BY_CONTROLLER_UID,
@@ -173,7 +174,7 @@ export class BatchJobController extends StandIn<BatchJob> {
     const hasCompletions = typeof spec.completions === 'number';
     const completions = hasCompletions ? whole(spec.completions, 1) : indexed ? parallelism : undefined;
     const backoffLimit = whole(spec.backoffLimit, DEFAULT_BACKOFF_LIMIT);
-    const status: BatchJobStatus = structuredClone(job.status ?? {}) as BatchJobStatus;
+    const status: BatchJobStatus = deepCopy(job.status ?? {}) as BatchJobStatus;
 
     // 1. Count finished pods, then release them.
     const uncSucceeded = new Set(status.uncountedTerminatedPods?.succeeded ?? []);

@@ -23,7 +23,7 @@ import { parseObject } from '../api/schemas.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, ReconcileResult } from '../runtime/manager.ts';
-import { isNotFound, retryOnConflict } from '../runtime/store.ts';
+import { deepCopy, isConflict, isNotFound, retryOnConflict } from '../runtime/store.ts';
 import type { WorkQueue } from '../runtime/work-queue.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
 
@@ -88,7 +88,7 @@ export function podFromTemplate(owner: KObject, template: PodTemplateSpec | unde
   if (Object.keys(labels).length > 0) metadata.labels = labels;
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   if (opts.finalizers && opts.finalizers.length > 0) metadata.finalizers = [...opts.finalizers];
-  const spec = structuredClone(template?.spec ?? { containers: [] });
+  const spec = deepCopy(template?.spec ?? { containers: [] });
   return { apiVersion: CoreApiVersion.V1, kind: 'Pod', metadata, spec, status: { phase: 'Pending' } };
 }
 
@@ -117,22 +117,29 @@ export function withCondition(
 export const conditionTrue = (conditions: readonly Condition[] | undefined, type: string): boolean =>
   conditions?.some((c) => c.type === type && c.status === 'True') === true;
 
-/** Writes `status` when it differs from the stored one (status subresource, retried on conflict). */
+/**
+ * Writes `status` when it differs from the stored one (status subresource, retried on
+ * conflict). The write replaces the whole status, so the stored object is not deep-copied
+ * first (retryOnConflict would copy the Job's spec and template for nothing); the store
+ * copies `status`, which the caller may go on changing.
+ */
 export async function writeStatus(ctx: ControllerContext<TopoqueueConfig>, obj: KObject, status: object): Promise<void> {
   const want = JSON.stringify(status);
   if (JSON.stringify((obj as { status?: unknown }).status ?? {}) === want) return;
-  await retryOnConflict(
-    ctx.store,
-    obj.kind,
-    obj.metadata.namespace,
-    obj.metadata.name,
-    (o) => {
-      if (o.metadata.uid !== obj.metadata.uid || JSON.stringify((o as { status?: unknown }).status ?? {}) === want) return false;
-      (o as { status?: unknown }).status = structuredClone(status);
-    },
-    { status: true },
-  );
+  for (let attempt = 1; ; attempt++) {
+    const o = await ctx.store.get(obj.kind, obj.metadata.namespace, obj.metadata.name);
+    if (!o || o.metadata.uid !== obj.metadata.uid || JSON.stringify((o as { status?: unknown }).status ?? {}) === want) return;
+    try {
+      await ctx.store.updateStatus({ ...o, status } as KObject);
+      return;
+    } catch (e) {
+      if (!isConflict(e) || attempt >= STATUS_ATTEMPTS) throw e;
+    }
+  }
 }
+
+/** Attempts of a status write that meets conflicts (as retryOnConflict). */
+const STATUS_ATTEMPTS = 5;
 
 /** Deletes an object; one already gone is fine. */
 export async function deleteQuietly(ctx: ControllerContext<TopoqueueConfig>, obj: KObject): Promise<void> {

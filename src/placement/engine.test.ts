@@ -197,6 +197,34 @@ describe('free capacity', () => {
     assert.deepEqual(again, fresh);
     assert.match(fresh.ok ? '' : fresh.reason, /Total nodes: 3; excluded: resource "memory": 2, taint "dedicated=gpu:NoSchedule": 1$/);
   });
+  it('one engine answers as a fresh one across repeated asks, usage added and freed between them (the count pass is reused only while nothing changed)', () => {
+    const s = snapshotOf(levels3, [...rackOf('b', 'r1', [4, 4], 'x'), ...rackOf('b', 'r2', [4, 2], 'y')]);
+    const e = new PlacementEngine(s);
+    const same = (p: Partial<PlacementRequest>) => {
+      const want = new PlacementEngine(s).place(request(p));
+      assert.deepEqual(e.place(request(p)), want, JSON.stringify(p));
+      return want.ok;
+    };
+    // The same pod shape, several counts, in a row: one count pass serves them all.
+    assert.equal(same({ count: 8, level: RACK }), true);
+    assert.equal(same({ count: 9, level: RACK }), false);
+    assert.equal(same({ count: 6, level: RACK }), true);
+    assert.equal(same({ count: 3, level: RACK, mode: 'preferred' }), true);
+    // Usage taken: r1 is full, then freed again.
+    s.addWorkloadUsage(
+      'w',
+      ['x1', 'x2'].map((h) => ({ leafId: h, count: 4 })),
+      { cpu: 1000 },
+    );
+    assert.equal(same({ count: 6, level: RACK }), true);
+    assert.equal(same({ count: 8, level: RACK }), false);
+    // Freed right after a refusal: the refusal's count pass must not answer again.
+    s.removeWorkloadUsage('w');
+    assert.equal(same({ count: 8, level: RACK }), true);
+    // Another pod shape after the first.
+    assert.equal(same({ count: 4, level: RACK, requests: { cpu: 2000 } }), true);
+    assert.equal(same({ count: 5, level: RACK, requests: { cpu: 2000 } }), false);
+  });
   it('incremental node add and remove', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
     s.upsertNode(

@@ -196,6 +196,8 @@ export class PlacementEngine {
   private readonly eligibilityCache = new Map<string, Eligibility>();
   /** Per pod shape, the plain count pass's per-leaf results (leafCounts). */
   private readonly leafCountCache = new Map<string, LeafCounts>();
+  /** The last count pass, while the counters still hold it (see countsKey). */
+  private countsMemo: { key: string; excluded: Exclusions } | undefined;
 
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
@@ -223,6 +225,7 @@ export class PlacementEngine {
         units: plan.units,
       });
       if (choice) {
+        this.countsMemo = undefined;
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
           this.counts.sliceCount[domain] = units;
@@ -378,6 +381,53 @@ export class PlacementEngine {
 
   /** Phase 1 for `plan`: fills the counters and returns why leaves took no pod. */
   private fillInCounts(plan: Plan, options: PlacementOptions, why?: (string | undefined)[]): Exclusions {
+    // Explaining (`why`) always counts afresh: the memo holds no reasons.
+    if (why !== undefined) {
+      this.countsMemo = undefined;
+      return this.countPass(plan, options, why);
+    }
+    const key = this.countsKey(plan, options);
+    const memo = this.countsMemo;
+    if (key !== undefined && memo !== undefined && memo.key === key) return memo.excluded;
+    const excluded = this.countPass(plan, options);
+    this.countsMemo = key !== undefined ? { key, excluded } : undefined;
+    return excluded;
+  }
+
+  /**
+   * What a count pass depends on, or undefined when it cannot be memoized (assumed usage of
+   * an earlier PodSet, a required domain or a leaf filter). The snapshot's versions change
+   * with every node, label and usage change, so an equal key means equal counts: the
+   * scheduler's pending heads retried one after another while nothing was admitted or
+   * freed (a requeue of many parked Workloads of the same pod shape) count once. The counters
+   * are reused as they are, so anything that changes them after the pass (the balanced
+   * choice, consume, trim, descend) drops the memo: a required request that fails leaves
+   * them untouched, which is the case that repeats.
+   */
+  private countsKey(plan: Plan, options: PlacementOptions): string | undefined {
+    if ((options.assumed?.size ?? 0) > 0 || options.requiredDomain !== undefined || options.leafEligible !== undefined) return undefined;
+    const s = this.snapshot;
+    const req = plan.req;
+    return JSON.stringify([
+      s.usageVersion,
+      s.version,
+      s.attributeVersion,
+      s.resourceCount,
+      s.domainCount,
+      req.requests,
+      req.leader?.requests ?? null,
+      req.nodeSelector ?? null,
+      req.tolerations,
+      req.requiredAffinity ?? null,
+      plan.useAffinity ? (req.preferredAffinity ?? null) : null,
+      plan.sliceLevel,
+      plan.sliceSize,
+      Array.from(plan.unitAt),
+      options.simulateEmpty === true,
+    ]);
+  }
+
+  private countPass(plan: Plan, options: PlacementOptions, why?: (string | undefined)[]): Exclusions {
     const s = this.snapshot;
     const counts = this.counts;
     counts.reset(s.domainCount);
@@ -883,6 +933,7 @@ export class PlacementEngine {
     unitSize: number,
     useSlices: boolean,
   ): { ok: boolean; domains: number[]; remaining: number; leadersPlaced: number } {
+    this.countsMemo = undefined;
     const counts = this.counts;
     const cap = useSlices ? counts.sliceCount : counts.podCount;
     const capL = useSlices ? counts.sliceCountWithLeader : counts.podCountWithLeader;
@@ -943,6 +994,7 @@ export class PlacementEngine {
 
   /** A single chosen domain takes exactly the need (greedy picks are trimmed already). */
   private trim(plan: Plan, chosen: number[]): void {
+    this.countsMemo = undefined;
     if (chosen.length !== 1) return;
     const d = chosen[0]!;
     this.counts.podCount[d] = plan.units * plan.sliceSize;
@@ -956,6 +1008,7 @@ export class PlacementEngine {
    * at and below it each parent's pods go to its own children.
    */
   private descend(plan: Plan, fitLevel: number, chosen: number[], pooled: boolean): number[] | undefined {
+    this.countsMemo = undefined;
     const s = this.snapshot;
     const counts = this.counts;
     const L = s.levels.length;

@@ -113,14 +113,15 @@ export class Informer<T extends KObject = KObject> {
   private apply(e: WatchEvent<T>): void {
     const key = objectKey(e.object);
     const old = this.items.get(key);
-    if (old) this.unindex(key, old);
     if (e.type === 'DELETED') {
+      if (old) this.unindex(key, old);
       this.items.delete(key);
       for (const h of this.handlers) h.delete?.(e.object);
       return;
     }
     this.items.set(key, e.object);
-    this.index(key, e.object);
+    if (old) this.reindex(key, old, e.object);
+    else this.index(key, e.object);
     for (const h of this.handlers) {
       if (old) h.update?.(old, e.object);
       else h.add?.(e.object);
@@ -134,20 +135,40 @@ export class Informer<T extends KObject = KObject> {
     }
   }
 
+  /** Moves the key only in the indexes whose values changed (most updates change none). */
+  private reindex(key: string, old: T, obj: T): void {
+    for (const [name, fn] of this.indexers) {
+      const before = fn(old);
+      const after = fn(obj);
+      if (sameValues(before, after)) continue;
+      const idx = this.indexes.get(name)!;
+      for (const v of before) removeFrom(idx, v, key);
+      for (const v of after) addTo(idx, v, key);
+    }
+  }
+
   private unindex(key: string, obj: T): void {
     for (const [name, fn] of this.indexers) {
       const idx = this.indexes.get(name)!;
-      for (const v of fn(obj)) {
-        const s = idx.get(v);
-        if (!s) continue;
-        s.delete(key);
-        if (s.size === 0) idx.delete(v);
-      }
+      for (const v of fn(obj)) removeFrom(idx, v, key);
     }
   }
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function removeFrom(idx: Map<string, Set<string>>, v: string, key: string): void {
+  const s = idx.get(v);
+  if (!s) return;
+  s.delete(key);
+  if (s.size === 0) idx.delete(v);
+}
 
 function addTo(idx: Map<string, Set<string>>, v: string, key: string): void {
   let s = idx.get(v);

@@ -289,12 +289,15 @@ export class MemoryStore implements ObjectStore {
     let copy: Record<string, unknown>;
     if (status) {
       // The status subresource: only status changes.
-      copy = { ...prev, metadata: { ...old.metadata }, status: deepCopy(given.status) };
+      copy = { ...prev, metadata: { ...old.metadata }, status: copyUnfrozen(given.status) };
       if (given.status === undefined) delete copy.status;
       obj = copy as unknown as KObject;
     } else {
       const { status: _ignored, ...rest } = given;
-      copy = deepCopy(rest);
+      // The top level and metadata are the store's to set (below); the rest may share what is frozen.
+      copy = {};
+      for (const k in rest) if (rest[k] !== undefined) copy[k] = copyUnfrozen(rest[k]);
+      copy.metadata = { ...copyUnfrozen(input.metadata) };
       if ('status' in prev) copy.status = prev.status;
       obj = copy as unknown as KObject;
       obj.metadata.namespace = ns;
@@ -404,6 +407,32 @@ export class MemoryStore implements ObjectStore {
 function specChanged(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   if (a.spec === b.spec) return false;
   return JSON.stringify(a.spec) !== JSON.stringify(b.spec);
+}
+
+/**
+ * deepCopy for a write's input, except that a frozen object or array is kept as it is: a
+ * frozen part of the input is a part of a stored object (the store freezes what it keeps) that
+ * the caller passed on unchanged, so the new version shares it instead of copying and
+ * freezing it again (a pod's spec across its ungate, bind and finalizer updates). Not used on
+ * create, where mutating admission hooks change the input in place.
+ */
+function copyUnfrozen<T>(v: T): T {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
+  if (Array.isArray(v)) {
+    const n = v.length;
+    const out = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = copyUnfrozen(v[i]);
+    return out as T;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) return v;
+  const out: Record<string, unknown> = {};
+  for (const k in v) {
+    if (Object.hasOwn(v, k)) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined) out[k] = copyUnfrozen(x);
+    }
+  }
+  return out as T;
 }
 
 function deepFreeze(o: unknown): void {

@@ -216,6 +216,16 @@ export function mutable<T extends KObject>(obj: T): T {
 }
 
 /**
+ * For a status write: a private copy of the status (and of the top level and metadata, to
+ * assign to), the rest shared with the stored object: only the status is written, so a
+ * deep copy of the spec (a Workload's pod templates) would be thrown away.
+ */
+function statusCopy<T extends KObject>(obj: T): T {
+  const status = (obj as { status?: unknown }).status;
+  return { ...obj, metadata: { ...obj.metadata }, ...(status !== undefined ? { status: deepCopy(status) } : {}) };
+}
+
+/**
  * A deep copy of JSON-shaped data (plain objects, arrays, primitives) — what every stored
  * object is. About 3x faster than structuredClone on Kubernetes objects; anything else
  * (a Date, a Map) is shared, not copied.
@@ -245,7 +255,7 @@ export type RetryResult<T extends KObject> =
 
 /**
  * Read, change, write, and on a conflict read again and redo the change (client-go's
- * RetryOnConflict). `change` returns false to write nothing. Says whether it wrote (with
+ * RetryOnConflict). `change` returns false to write nothing; with `status`, it may change only the status (the rest of the copy is the stored object's, frozen). Says whether it wrote (with
  * the written object), found nothing to change (with the object as read), or found the
  * object gone (and then never called `change`). Typed by kind, as the store's reads are.
  */
@@ -277,7 +287,7 @@ export async function retryOnConflict<T extends KObject>(
   for (let i = 0; ; i++) {
     const current = await store.get<T>(kind, namespace, name);
     if (!current) return { outcome: 'gone' };
-    const copy = mutable(current);
+    const copy = opts.status ? statusCopy(current) : mutable(current);
     if (change(copy) === false) return { outcome: 'unchanged', object: current };
     try {
       return { outcome: 'written', object: opts.status ? await store.updateStatus(copy) : await store.update(copy) };
