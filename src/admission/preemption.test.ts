@@ -361,6 +361,45 @@ describe('rule 2: a gang is preempted whole', () => {
   });
 });
 
+describe('rule 0: Workloads already being evicted are candidates first', () => {
+  const evicting = (w: Workload): Workload => ({
+    ...w,
+    status: { conditions: [{ type: 'Evicted', status: 'True', reason: 'Preempted', message: 'm', lastTransitionTime: at(1) }] },
+  });
+  it('an evicted Workload still holding its reservation goes before a lower priority one', () => {
+    const snap = snapshot([clusterQueue('a', { quotas: { default: { cpu: 4 } }, preemption: { withinClusterQueue: 'LowerPriority' } })]);
+    admit(snap, 'a', evicting(wl('stopping', 3, 2)), { reservedAt: 1 });
+    admit(snap, 'a', wl('low', 1, 2), { reservedAt: 2 });
+    assert.deepEqual(keys(targetsOf(snap, preemptor(snap, 'a', wl('new', 5, 2)))), ['stopping']);
+    // Without the condition the lower priority goes first.
+    const plain = snapshot([clusterQueue('a', { quotas: { default: { cpu: 4 } }, preemption: { withinClusterQueue: 'LowerPriority' } })]);
+    admit(plain, 'a', wl('stopping', 3, 2), { reservedAt: 1 });
+    admit(plain, 'a', wl('low', 1, 2), { reservedAt: 2 });
+    assert.deepEqual(keys(targetsOf(plain, preemptor(plain, 'a', wl('new', 5, 2)))), ['low']);
+  });
+  it('before other ClusterQueues, and only when the policy allows it', () => {
+    const cqs = () => [
+      clusterQueue('a', {
+        cohort: 'c',
+        quotas: { default: { cpu: 4 } },
+        preemption: { reclaimWithinCohort: 'Any', withinClusterQueue: 'LowerPriority' },
+      }),
+      clusterQueue('b', { cohort: 'c', quotas: { default: { cpu: 0 } } }),
+    ];
+    const snap = snapshot(cqs());
+    admit(snap, 'a', evicting(wl('own-stopping', 3, 2)));
+    admit(snap, 'b', wl('b-borrower', 0, 2));
+    const t = targetsOf(snap, preemptor(snap, 'a', wl('new', 5, 2)));
+    assert.deepEqual(keys(t), ['own-stopping']);
+    assert.equal(t[0]!.reason, PreemptedReason.InClusterQueue);
+    // An evicted Workload of equal priority is still protected by LowerPriority.
+    const eq = snapshot(cqs());
+    admit(eq, 'a', evicting(wl('own-stopping', 5, 2)));
+    admit(eq, 'b', wl('b-borrower', 0, 2));
+    assert.deepEqual(keys(targetsOf(eq, preemptor(eq, 'a', wl('new', 5, 2)))), ['b-borrower']);
+  });
+});
+
 describe('rule 3: order', () => {
   it('other ClusterQueues before the own one, then lower priority, then most recently reserved', () => {
     const snap = snapshot([

@@ -7,7 +7,10 @@
 //    `reclaimWithinCohort`. Only Workloads holding a needed flavor-resource (or, when
 //    topology room is short, pods on the preemptor's TAS flavor) count. A gang group (gang
 //    groups sharing a gang id, joined) is one unit: a candidate only when every member is.
-// 2. Order: other ClusterQueues first, lower priority, most recently reserved, key.
+// 2. Order (the peer's CandidatesOrdering): Workloads already being evicted first (rule 0:
+//    Evicted=True, still holding their reservation while they stop, so taking them again
+//    costs no new eviction), then other ClusterQueues, lower priority, most recently
+//    reserved, key.
 // 3. Attempts, as the peer's getTargets: only own candidates -> may borrow;
 //    borrowWithinCohort -> may borrow while reclaiming below its priority threshold;
 //    under nominal -> reclaim without borrowing; last, own candidates only -> may borrow.
@@ -23,6 +26,7 @@
 import type { ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
 import { compareStrings } from '../api/values.ts';
+import { isTrue, WorkloadCondition } from './conditions.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
 import type { FlavorAssignment } from './flavor-assigner.ts';
 import type { FR } from './quota.ts';
@@ -71,7 +75,7 @@ export interface PreemptionRequest {
   assignment: FlavorAssignment;
   /** Whether the preemptor fits on the snapshot as it is at the moment of the call (quota and topology). Deterministic. */
   fits: () => boolean;
-  /** Keys that must not be chosen (already targeted by another preemptor this cycle, or already being evicted). */
+  /** Keys that must not be chosen (e.g. already targeted by another preemptor this cycle). */
   exclude?: ReadonlySet<string>;
 }
 
@@ -86,6 +90,8 @@ interface Unit {
   members: AdmittedWorkload[];
   /** Every member is in the preemptor's ClusterQueue. */
   own: boolean;
+  /** Every member is already being evicted (Evicted=True): ordered first (the peer's rule 0). */
+  evicted: boolean;
   /** Highest member priority. */
   priority: number;
   /** Highest priority among members of other ClusterQueues (-Infinity: none). */
@@ -301,6 +307,7 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
       const unit: Unit = {
         members: [w],
         own: !other,
+        evicted: isTrue(w.workload, WorkloadCondition.Evicted),
         priority: w.priority,
         otherPriority: other ? w.priority : -Infinity,
         reservedAt: w.reservedAt,
@@ -319,6 +326,7 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
     const unit: Unit = {
       members,
       own: others.length === 0,
+      evicted: members.every((m) => isTrue(m.workload, WorkloadCondition.Evicted)),
       priority: Math.max(...members.map((m) => m.priority)),
       otherPriority: Math.max(...members.filter((m) => m.clusterQueue !== cq.name).map((m) => m.priority)),
       reservedAt: Math.max(...members.map((m) => m.reservedAt)),
@@ -373,9 +381,15 @@ function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
   return out;
 }
 
-/** Other ClusterQueues first, lower priority, most recently reserved, key. */
+/** Already being evicted first, then other ClusterQueues, lower priority, most recently reserved, key. */
 function byOrder(a: Unit, b: Unit): number {
-  return Number(a.own) - Number(b.own) || a.priority - b.priority || b.reservedAt - a.reservedAt || compareStrings(a.key, b.key);
+  return (
+    Number(b.evicted) - Number(a.evicted) ||
+    Number(a.own) - Number(b.own) ||
+    a.priority - b.priority ||
+    b.reservedAt - a.reservedAt ||
+    compareStrings(a.key, b.key)
+  );
 }
 
 // ---- attempts ----------------------------------------------------------------------------
