@@ -176,8 +176,10 @@ export interface QueuePoint {
 const POD_SLOT_ONLY: ResourceAmounts = { pods: 1 };
 const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
 const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
+// Joined, not concatenated: kept as keys and in lists for the whole run, a flat string is a
+// third of the bytes of a concatenation's tree.
 const refOf = (o: KObject) =>
-  o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`;
+  o.metadata.namespace ? [o.kind, o.metadata.namespace, o.metadata.name].join('/') : [o.kind, o.metadata.name].join('/');
 
 /** The report entry a submitted object belongs to: its own, or its group's. */
 export function entryIdentity(o: KObject): { key: string; kind: string; name: string } {
@@ -238,6 +240,7 @@ export class Timeline {
   private readonly finishedSet = new Set<string>();
   /** Quota each admitted Workload counts for, as last added to its ClusterQueue. */
   private readonly lastUsage = new Map<string, Map<string, number>>();
+  private readonly interned = new Map<string, string>();
 
   constructor(
     private readonly store: MemoryStore,
@@ -301,8 +304,9 @@ export class Timeline {
   /** Records a submission: the object as the store returned it (uid set), or the refusal. */
   submitted(input: KObject, created: KObject | undefined, error?: string): void {
     const e = this.entryFor(input);
-    e.objects.push(refOf(input));
-    this.refToEntry.set(refOf(input), e.key);
+    const ref = refOf(input);
+    pushTo(e.objects, ref, (l) => (e.objects = l));
+    this.refToEntry.set(ref, e.key);
     if (created) {
       e.submittedAt ??= this.clock.now();
       if (created.metadata.uid) {
@@ -353,6 +357,15 @@ export class Timeline {
     return e;
   }
 
+  /** One copy of a string seen again and again (event kinds, fold keys); bounded. */
+  private intern(s: string): string {
+    const hit = this.interned.get(s);
+    if (hit !== undefined) return hit;
+    if (this.interned.size >= 4096) this.interned.clear();
+    this.interned.set(s, s);
+    return s;
+  }
+
   private informer<T extends KObject>(kind: string): Informer<T> {
     const i = new Informer<T>(this.store, kind);
     this.informers.push(i as unknown as Informer);
@@ -398,6 +411,10 @@ export class Timeline {
     const adm = w.status?.admission;
     const had = old?.status?.admission;
     if (adm) {
+      // The same admission in a later version of the Workload: keep only the newest copy
+      // (the store's), not one per version recorded.
+      const lastAdmission = rec.admissions[rec.admissions.length - 1];
+      if (had && lastAdmission && lastAdmission.admission !== adm && sameValue(lastAdmission.admission, adm)) lastAdmission.admission = adm;
       rec.admission = adm;
       rec.lastPending = undefined;
       if (!had) {
@@ -418,7 +435,7 @@ export class Timeline {
     } else {
       const qr = cond(w, 'QuotaReserved');
       if (qr?.status === 'False' && qr.message) {
-        const text = qr.reason ? `${qr.reason}: ${qr.message}` : qr.message;
+        const text = qr.reason ? [qr.reason, qr.message].join(': ') : qr.message;
         if (text !== rec.lastPending) {
           rec.lastPending = text;
           if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons.push({ at: now, reason: text });
@@ -455,7 +472,7 @@ export class Timeline {
     this.unmapped.delete(rec.key);
     rec.entry = entry;
     const e = this.entries.get(entry)!;
-    if (!e.workloads.includes(rec.key)) e.workloads.push(rec.key);
+    if (!e.workloads.includes(rec.key)) pushTo(e.workloads, rec.key, (l) => (e.workloads = l));
   }
 
   /** The entry of an object: its own uid's, or its owners' (walking up owners the store still has). */
@@ -533,8 +550,9 @@ export class Timeline {
     const key = this.entryOfRef(ev.object);
     const e = key === undefined ? undefined : this.entries.get(key);
     if (!e) return;
-    const kind = ev.object.slice(0, ev.object.indexOf('/'));
-    const fk = `${kind}\u0000${ev.type}\u0000${ev.reason}`;
+    // Fold keys and kinds are few: one copy of each, shared by every entry.
+    const kind = this.intern(ev.object.slice(0, ev.object.indexOf('/')));
+    const fk = this.intern([kind, ev.type, ev.reason].join('\u0000'));
     e.events ??= new Map();
     const f = e.events.get(fk);
     if (f) {
@@ -780,4 +798,27 @@ export class Timeline {
     if (last && last.at === at) last.values = v;
     else series.push({ at, values: v });
   }
+}
+
+/** Appends to a list, making a one-element list exactly that size (most lists stay at one). */
+function pushTo(list: string[], v: string, replace: (l: string[]) => void): void {
+  if (list.length === 0) replace([v]);
+  else list.push(v);
+}
+
+/** Deep equality of JSON values, keys in the same order (the same admission in two versions of a Workload). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  // Keys in the same order too: the report writes the one kept.
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i]) return false;
+    if (!sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }
