@@ -87,6 +87,8 @@ export class TopologySnapshot {
   private readonly nodeByName = new Map<string, number>();
   private readonly podUsage = new Map<string, UsageRec>();
   private readonly nodeUsage = new Map<string, ResourceAmounts>();
+  /** The node of the last pod event (see applyPod); its usage record is never replaced. */
+  private podNodeMemo: { name: string; version: number; acc: ResourceAmounts; leaf: number } | undefined;
   private readonly workloadUsage = new Map<string, WorkloadUsageRec[]>();
   /** TAS usage of leaves not in the tree (node gone or NotReady), by leaf id; it is
    *  applied again when a node brings the leaf back. */
@@ -396,7 +398,7 @@ export class TopologySnapshot {
   /** Usage of a non-TAS pod bound to `nodeName`, plus one `pods` (or `pods` of them when
    *  the record stands for several pods, e.g. another flavor's assignment on the node). */
   addPod(key: string, nodeName: string, requests: ResourceAmounts, pods = 1): void {
-    if (this.podUsage.has(key)) this.removePod(key);
+    if (this.podUsage.get(key) !== undefined) this.removePod(key);
     this.podUsage.set(key, { target: nodeName, amounts: requests, pods });
     this.applyPod(nodeName, requests, 1, pods);
   }
@@ -410,10 +412,17 @@ export class TopologySnapshot {
 
   /** A non-TAS pod's requests plus its one `pods`, on the node's record and its leaf. */
   private applyPod(nodeName: string, requests: ResourceAmounts, sign: 1 | -1, pods: number): void {
-    const acc = this.nodeUsageOf(nodeName);
+    // Pods come in runs on one node (a watch's list, a node's pods): its usage record and
+    // leaf are looked up once per run, while the structure stays the same.
+    let memo = this.podNodeMemo;
+    if (memo === undefined || memo.name !== nodeName || memo.version !== this.structureVersion) {
+      memo = { name: nodeName, version: this.structureVersion, acc: this.nodeUsageOf(nodeName), leaf: this.nodeLeaf(nodeName) };
+      this.podNodeMemo = memo;
+    }
+    const acc = memo.acc;
     addInto(acc, requests, sign);
     acc.pods = (acc.pods ?? 0) + sign * pods;
-    const leaf = this.nodeLeaf(nodeName);
+    const leaf = memo.leaf;
     if (leaf >= 0) {
       this.applyAmounts(leaf, requests, sign === 1 ? -1 : 1, false);
       this.freeArr[leaf * this.R]! -= sign * pods; // `pods` is resource 0
