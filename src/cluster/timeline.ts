@@ -2,7 +2,7 @@
 // report is built from it at the end, report.ts):
 //
 // 1. entries: the submitted objects, grouped as the report lists them (a Job, a JobSet, a
-//    plain-Pod group by group name, a gang by gang name or PodGroup...), with their uids;
+//    plain-Pod group by group name, a gang by gang name or PodGroup...);
 // 2. Workloads: mapped to an entry through their owner references (walked up through
 //    intermediate owners, e.g. a HyperJob's Volcano Jobs), with the times of their
 //    transitions: first admission, all pods started, finished, evictions;
@@ -54,7 +54,6 @@ export interface EntryRecord {
   submittedAt?: number;
   /** Objects submitted for it (`Kind/ns/name`). */
   objects: string[];
-  uids: Set<string>;
   /** Workload keys, in the order they appeared. */
   workloads: string[];
   /** Why the store refused (one of) its objects. */
@@ -305,12 +304,11 @@ export class Timeline {
   submitted(input: KObject, created: KObject | undefined, error?: string): void {
     const e = this.entryFor(input);
     const ref = refOf(input);
-    pushTo(e.objects, ref, (l) => (e.objects = l));
+    e.objects = appended(e.objects, ref);
     this.refToEntry.set(ref, e.key);
     if (created) {
       e.submittedAt ??= this.clock.now();
       if (created.metadata.uid) {
-        e.uids.add(created.metadata.uid);
         this.uidToEntry.set(created.metadata.uid, e.key);
       }
       // A Workload seen before its owner was submitted is mapped now.
@@ -346,7 +344,6 @@ export class Timeline {
         namespace: o.metadata.namespace ?? 'default',
         name: id.name,
         objects: [],
-        uids: new Set(),
         workloads: [],
         errors: [],
         eventsDropped: 0,
@@ -378,11 +375,11 @@ export class Timeline {
   private onWorkload(old: Workload | undefined, w: Workload | undefined): void {
     const now = this.clock.now();
     const cur = (w ?? old)!;
-    const key = objectKey(cur);
+    const key = flatKey(cur);
     let rec = this.workloads.get(key);
     if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
       // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
-      const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : new Set<string>();
+      const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : NO_PODS;
       rec = {
         key,
         createdAt: now,
@@ -392,7 +389,7 @@ export class Timeline {
         pendingDropped: 0,
         last: cur,
         deleted: false,
-        started: new Set(),
+        started: NO_PODS,
         admittedCount: 0,
         pods,
       };
@@ -418,9 +415,9 @@ export class Timeline {
       rec.admission = adm;
       rec.lastPending = undefined;
       if (!had) {
-        rec.admissions.push({ at: now, admission: adm });
+        rec.admissions = appended(rec.admissions, { at: now, admission: adm });
         rec.admittedAt ??= now;
-        rec.started = new Set();
+        rec.started = rec.pods.size > 0 ? new Set() : NO_PODS;
         rec.admittedCount = (adm.podSetAssignments ?? []).reduce(
           (n, p) => n + (p.count ?? w.spec.podSets.find((ps) => ps.name === p.name)?.count ?? 0),
           0,
@@ -438,7 +435,7 @@ export class Timeline {
         const text = qr.reason ? [qr.reason, qr.message].join(': ') : qr.message;
         if (text !== rec.lastPending) {
           rec.lastPending = text;
-          if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons.push({ at: now, reason: text });
+          if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons = appended(rec.pendingReasons, { at: now, reason: text });
           else rec.pendingDropped++;
         }
       }
@@ -455,7 +452,7 @@ export class Timeline {
         const preemptor = by === undefined ? undefined : (this.uidToWorkload.get(by) ?? (this.workloads.has(by) ? by : undefined));
         if (preemptor !== undefined) record.preemptor = preemptor;
       }
-      rec.evictions.push(record);
+      rec.evictions = appended(rec.evictions, record);
     }
     if (isTrue(w, 'Finished') && rec.finishedAt === undefined) rec.finishedAt = now;
     this.updateQueues(key, w);
@@ -472,7 +469,7 @@ export class Timeline {
     this.unmapped.delete(rec.key);
     rec.entry = entry;
     const e = this.entries.get(entry)!;
-    if (!e.workloads.includes(rec.key)) pushTo(e.workloads, rec.key, (l) => (e.workloads = l));
+    if (!e.workloads.includes(rec.key)) e.workloads = appended(e.workloads, rec.key);
   }
 
   /** The entry of an object: its own uid's, or its owners' (walking up owners the store still has). */
@@ -621,7 +618,7 @@ export class Timeline {
   // Pods
 
   private onPod(p: Pod, deleted = false): void {
-    const key = objectKey(p);
+    const key = flatKey(p);
     const now = this.clock.now();
     const old = this.podUse.get(key);
     if (old) {
@@ -638,7 +635,7 @@ export class Timeline {
 
     const wl = p.metadata.annotations?.[KueueAnnotation.Workload];
     if (wl === undefined) return;
-    const wkey = `${p.metadata.namespace ?? 'default'}/${wl}`;
+    const wkey = [p.metadata.namespace ?? 'default', wl].join('/');
     let rec = this.pods.get(key);
     if (!rec || rec.workload !== wkey) {
       rec = { key, name: p.metadata.name, workload: wkey, phase: 'Pending', labels: {} };
@@ -651,8 +648,10 @@ export class Timeline {
     rec.offset = p.metadata.annotations?.[KueueAnnotation.PodIndexOffset];
     const w = this.workloads.get(wkey);
     if (w) {
+      if (w.pods === NO_PODS) w.pods = new Set();
       w.pods.add(key);
       if (rec.phase === 'Running' || rec.phase === 'Succeeded') {
+        if (w.started === NO_PODS) w.started = new Set();
         w.started.add(key);
         this.checkStarted(w, now);
       }
@@ -801,9 +800,10 @@ export class Timeline {
 }
 
 /** Appends to a list, making a one-element list exactly that size (most lists stay at one). */
-function pushTo(list: string[], v: string, replace: (l: string[]) => void): void {
-  if (list.length === 0) replace([v]);
-  else list.push(v);
+function appended<T>(list: T[], v: T): T[] {
+  if (list.length === 0) return [v];
+  list.push(v);
+  return list;
 }
 
 /** Deep equality of JSON values, keys in the same order (the same admission in two versions of a Workload). */
@@ -822,3 +822,17 @@ function sameValue(a: unknown, b: unknown): boolean {
   }
   return true;
 }
+
+/** objectKey as one flat string: records keep it for the whole run. */
+function flatKey(o: KObject): string {
+  const ns = o.metadata.namespace;
+  return ns ? [ns, o.metadata.name].join('/') : o.metadata.name;
+}
+
+/** The pod sets of a Workload record without pods: shared, so adding to it is a mistake (a record gets its own set). */
+class NoPods extends Set<string> {
+  override add(): this {
+    throw new Error('the shared empty pod set of a Workload record takes no pods');
+  }
+}
+const NO_PODS: Set<string> = new NoPods();
