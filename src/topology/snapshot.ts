@@ -530,18 +530,20 @@ export class TopologySnapshot {
   /**
    * The leaf for a node's path, creating domains on the way. Inner levels are found
    * through each parent's value -> child map (no id strings built per node); a
-   * hostname leaf is found by hostname, and re-parented when its node moved.
+   * hostname leaf is found by hostname alone (its parent's map does not hold it), and
+   * re-parented when its node moved.
    */
   private ensurePath(path: string[]): number {
     let parent = -1;
     const L = path.length;
     for (let l = 0; l < L; l++) {
       const v = path[l]!;
-      const byValue = parent < 0 ? this.roots : this.dChildByValue[parent]!;
-      let d = byValue.get(v);
-      if (d === undefined && l === L - 1 && this.hostnameLowest) {
+      let d: number | undefined;
+      if (l === L - 1 && this.hostnameLowest) {
         d = this.idMaps[l]!.get(v);
-        if (d !== undefined) this.reparent(d, parent, path);
+        if (d !== undefined && this.dParent[d] !== parent) this.reparent(d, parent, path);
+      } else {
+        d = (parent < 0 ? this.roots : this.dChildByValue[parent]!).get(v);
       }
       if (d === undefined) {
         const id = l === L - 1 && this.hostnameLowest ? v : path.slice(0, l + 1).join(',');
@@ -564,14 +566,10 @@ export class TopologySnapshot {
     if (oldParent >= 0) {
       const siblings = this.dChildren[oldParent]!;
       siblings.splice(siblings.indexOf(d), 1);
-      this.dChildByValue[oldParent]!.delete(path[path.length - 1]!);
     }
     this.dParent[d] = parent;
     this.dValues[d] = path;
-    if (parent >= 0) {
-      this.dChildren[parent]!.push(d);
-      this.dChildByValue[parent]!.set(path[path.length - 1]!, d);
-    }
+    if (parent >= 0) this.dChildren[parent]!.push(d);
     for (let a = parent; a >= 0; a = this.dParent[a]!) this.dNodes[a]! += held;
     this.structureVersion++;
   }
@@ -592,7 +590,7 @@ export class TopologySnapshot {
     const value = values[level]!;
     if (parent >= 0) {
       this.dChildren[parent]!.push(d);
-      this.dChildByValue[parent]!.set(value, d);
+      if (!(leaf && this.hostnameLowest)) this.dChildByValue[parent]!.set(value, d);
     } else {
       this.roots.set(value, d);
     }
