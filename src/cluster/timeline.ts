@@ -354,7 +354,7 @@ export class Timeline {
     return e;
   }
 
-  /** One copy of a string seen again and again (event kinds, fold keys); bounded. */
+  /** One copy of a string seen again and again (event kinds, fold keys, pending reasons); bounded. */
   private intern(s: string): string {
     const hit = this.interned.get(s);
     if (hit !== undefined) return hit;
@@ -432,7 +432,8 @@ export class Timeline {
     } else {
       const qr = cond(w, 'QuotaReserved');
       if (qr?.status === 'False' && qr.message) {
-        const text = qr.reason ? [qr.reason, qr.message].join(': ') : qr.message;
+        // Interned: the same reason recurs across Workloads and over time.
+        const text = this.intern(qr.reason ? [qr.reason, qr.message].join(': ') : qr.message);
         if (text !== rec.lastPending) {
           rec.lastPending = text;
           if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons = appended(rec.pendingReasons, { at: now, reason: text });
