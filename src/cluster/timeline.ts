@@ -178,7 +178,10 @@ const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
 // Joined, not concatenated: kept as keys and in lists for the whole run, a flat string is a
 // third of the bytes of a concatenation's tree.
 const refOf = (o: KObject) =>
-  o.metadata.namespace ? [o.kind, o.metadata.namespace, o.metadata.name].join('/') : [o.kind, o.metadata.name].join('/');
+  // (String(): a refused input may lack a kind or name; join would write nothing for it.)
+  o.metadata.namespace
+    ? [String(o.kind), o.metadata.namespace, String(o.metadata.name)].join('/')
+    : [String(o.kind), String(o.metadata.name)].join('/');
 
 /** The report entry a submitted object belongs to: its own, or its group's. */
 export function entryIdentity(o: KObject): { key: string; kind: string; name: string } {
@@ -550,7 +553,7 @@ export class Timeline {
     if (!e) return;
     // Fold keys and kinds are few: one copy of each, shared by every entry.
     const kind = this.intern(ev.object.slice(0, ev.object.indexOf('/')));
-    const fk = this.intern([kind, ev.type, ev.reason].join('\u0000'));
+    const fk = this.intern([kind, String(ev.type), String(ev.reason)].join('\u0000'));
     e.events ??= new Map();
     const f = e.events.get(fk);
     if (f) {
