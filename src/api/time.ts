@@ -51,5 +51,9 @@ export function formatTime(seconds: number): string {
   const rem = t - days * 86400;
   const [y, m, d] = civilFromDays(days);
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
-  return `${p(y, 4)}-${p(m)}-${p(d)}T${p(Math.floor(rem / 3600))}:${p(Math.floor((rem % 3600) / 60))}:${p(rem % 60)}Z`;
+  // Joined rather than concatenated: a flat string of 20 characters, not a tree of eleven
+  // pieces (~250 bytes), and every condition and creationTimestamp of a big run keeps one.
+  return [p(y, 4), '-', p(m), '-', p(d), 'T', p(Math.floor(rem / 3600)), ':', p(Math.floor((rem % 3600) / 60)), ':', p(rem % 60), 'Z'].join(
+    '',
+  );
 }

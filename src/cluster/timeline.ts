@@ -2,7 +2,7 @@
 // report is built from it at the end, report.ts):
 //
 // 1. entries: the submitted objects, grouped as the report lists them (a Job, a JobSet, a
-//    plain-Pod group by group name, a gang by gang name or PodGroup...), with their uids;
+//    plain-Pod group by group name, a gang by gang name or PodGroup...);
 // 2. Workloads: mapped to an entry through their owner references (walked up through
 //    intermediate owners, e.g. a HyperJob's Volcano Jobs), with the times of their
 //    transitions: first admission, all pods started, finished, evictions;
@@ -54,7 +54,6 @@ export interface EntryRecord {
   submittedAt?: number;
   /** Objects submitted for it (`Kind/ns/name`). */
   objects: string[];
-  uids: Set<string>;
   /** Workload keys, in the order they appeared. */
   workloads: string[];
   /** Why the store refused (one of) its objects. */
@@ -176,8 +175,13 @@ export interface QueuePoint {
 const POD_SLOT_ONLY: ResourceAmounts = { pods: 1 };
 const cond = (w: Workload, type: string) => (w.status?.conditions ?? []).find((c) => c.type === type);
 const isTrue = (w: Workload, type: string) => cond(w, type)?.status === 'True';
+// Joined, not concatenated: kept as keys and in lists for the whole run, a flat string is a
+// third of the bytes of a concatenation's tree.
 const refOf = (o: KObject) =>
-  o.metadata.namespace ? `${o.kind}/${o.metadata.namespace}/${o.metadata.name}` : `${o.kind}/${o.metadata.name}`;
+  // (String(): a refused input may lack a kind or name; join would write nothing for it.)
+  o.metadata.namespace
+    ? [String(o.kind), o.metadata.namespace, String(o.metadata.name)].join('/')
+    : [String(o.kind), String(o.metadata.name)].join('/');
 
 /** The report entry a submitted object belongs to: its own, or its group's. */
 export function entryIdentity(o: KObject): { key: string; kind: string; name: string } {
@@ -238,6 +242,7 @@ export class Timeline {
   private readonly finishedSet = new Set<string>();
   /** Quota each admitted Workload counts for, as last added to its ClusterQueue. */
   private readonly lastUsage = new Map<string, Map<string, number>>();
+  private readonly interned = new Map<string, string>();
 
   constructor(
     private readonly store: MemoryStore,
@@ -301,12 +306,12 @@ export class Timeline {
   /** Records a submission: the object as the store returned it (uid set), or the refusal. */
   submitted(input: KObject, created: KObject | undefined, error?: string): void {
     const e = this.entryFor(input);
-    e.objects.push(refOf(input));
-    this.refToEntry.set(refOf(input), e.key);
+    const ref = refOf(input);
+    e.objects = appended(e.objects, ref);
+    this.refToEntry.set(ref, e.key);
     if (created) {
       e.submittedAt ??= this.clock.now();
       if (created.metadata.uid) {
-        e.uids.add(created.metadata.uid);
         this.uidToEntry.set(created.metadata.uid, e.key);
       }
       // A Workload seen before its owner was submitted is mapped now.
@@ -342,7 +347,6 @@ export class Timeline {
         namespace: o.metadata.namespace ?? 'default',
         name: id.name,
         objects: [],
-        uids: new Set(),
         workloads: [],
         errors: [],
         eventsDropped: 0,
@@ -351,6 +355,15 @@ export class Timeline {
     }
     e.queue ??= o.metadata.labels?.[KueueLabel.QueueName];
     return e;
+  }
+
+  /** One copy of a string seen again and again (event kinds, fold keys, pending reasons); bounded. */
+  private intern(s: string): string {
+    const hit = this.interned.get(s);
+    if (hit !== undefined) return hit;
+    if (this.interned.size >= 4096) this.interned.clear();
+    this.interned.set(s, s);
+    return s;
   }
 
   private informer<T extends KObject>(kind: string): Informer<T> {
@@ -365,11 +378,11 @@ export class Timeline {
   private onWorkload(old: Workload | undefined, w: Workload | undefined): void {
     const now = this.clock.now();
     const cur = (w ?? old)!;
-    const key = objectKey(cur);
+    const key = flatKey(cur);
     let rec = this.workloads.get(key);
     if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
       // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
-      const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : new Set<string>();
+      const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : NO_PODS;
       rec = {
         key,
         createdAt: now,
@@ -379,7 +392,7 @@ export class Timeline {
         pendingDropped: 0,
         last: cur,
         deleted: false,
-        started: new Set(),
+        started: NO_PODS,
         admittedCount: 0,
         pods,
       };
@@ -398,12 +411,16 @@ export class Timeline {
     const adm = w.status?.admission;
     const had = old?.status?.admission;
     if (adm) {
+      // The same admission in a later version of the Workload: keep only the newest copy
+      // (the store's), not one per version recorded.
+      const lastAdmission = rec.admissions[rec.admissions.length - 1];
+      if (had && lastAdmission && lastAdmission.admission !== adm && sameValue(lastAdmission.admission, adm)) lastAdmission.admission = adm;
       rec.admission = adm;
       rec.lastPending = undefined;
       if (!had) {
-        rec.admissions.push({ at: now, admission: adm });
+        rec.admissions = appended(rec.admissions, { at: now, admission: adm });
         rec.admittedAt ??= now;
-        rec.started = new Set();
+        rec.started = rec.pods.size > 0 ? new Set() : NO_PODS;
         rec.admittedCount = (adm.podSetAssignments ?? []).reduce(
           (n, p) => n + (p.count ?? w.spec.podSets.find((ps) => ps.name === p.name)?.count ?? 0),
           0,
@@ -418,10 +435,11 @@ export class Timeline {
     } else {
       const qr = cond(w, 'QuotaReserved');
       if (qr?.status === 'False' && qr.message) {
-        const text = qr.reason ? `${qr.reason}: ${qr.message}` : qr.message;
+        // Interned: the same reason recurs across Workloads and over time.
+        const text = this.intern(qr.reason ? [qr.reason, qr.message].join(': ') : qr.message);
         if (text !== rec.lastPending) {
           rec.lastPending = text;
-          if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons.push({ at: now, reason: text });
+          if (rec.pendingReasons.length < MAX_PENDING_REASONS) rec.pendingReasons = appended(rec.pendingReasons, { at: now, reason: text });
           else rec.pendingDropped++;
         }
       }
@@ -438,7 +456,7 @@ export class Timeline {
         const preemptor = by === undefined ? undefined : (this.uidToWorkload.get(by) ?? (this.workloads.has(by) ? by : undefined));
         if (preemptor !== undefined) record.preemptor = preemptor;
       }
-      rec.evictions.push(record);
+      rec.evictions = appended(rec.evictions, record);
     }
     if (isTrue(w, 'Finished') && rec.finishedAt === undefined) rec.finishedAt = now;
     this.updateQueues(key, w);
@@ -455,7 +473,7 @@ export class Timeline {
     this.unmapped.delete(rec.key);
     rec.entry = entry;
     const e = this.entries.get(entry)!;
-    if (!e.workloads.includes(rec.key)) e.workloads.push(rec.key);
+    if (!e.workloads.includes(rec.key)) e.workloads = appended(e.workloads, rec.key);
   }
 
   /** The entry of an object: its own uid's, or its owners' (walking up owners the store still has). */
@@ -533,8 +551,9 @@ export class Timeline {
     const key = this.entryOfRef(ev.object);
     const e = key === undefined ? undefined : this.entries.get(key);
     if (!e) return;
-    const kind = ev.object.slice(0, ev.object.indexOf('/'));
-    const fk = `${kind}\u0000${ev.type}\u0000${ev.reason}`;
+    // Fold keys and kinds are few: one copy of each, shared by every entry.
+    const kind = this.intern(ev.object.slice(0, ev.object.indexOf('/')));
+    const fk = this.intern([kind, String(ev.type), String(ev.reason)].join('\u0000'));
     e.events ??= new Map();
     const f = e.events.get(fk);
     if (f) {
@@ -603,7 +622,7 @@ export class Timeline {
   // Pods
 
   private onPod(p: Pod, deleted = false): void {
-    const key = objectKey(p);
+    const key = flatKey(p);
     const now = this.clock.now();
     const old = this.podUse.get(key);
     if (old) {
@@ -620,7 +639,7 @@ export class Timeline {
 
     const wl = p.metadata.annotations?.[KueueAnnotation.Workload];
     if (wl === undefined) return;
-    const wkey = `${p.metadata.namespace ?? 'default'}/${wl}`;
+    const wkey = [p.metadata.namespace ?? 'default', wl].join('/');
     let rec = this.pods.get(key);
     if (!rec || rec.workload !== wkey) {
       rec = { key, name: p.metadata.name, workload: wkey, phase: 'Pending', labels: {} };
@@ -633,8 +652,10 @@ export class Timeline {
     rec.offset = p.metadata.annotations?.[KueueAnnotation.PodIndexOffset];
     const w = this.workloads.get(wkey);
     if (w) {
+      if (w.pods === NO_PODS) w.pods = new Set();
       w.pods.add(key);
       if (rec.phase === 'Running' || rec.phase === 'Succeeded') {
+        if (w.started === NO_PODS) w.started = new Set();
         w.started.add(key);
         this.checkStarted(w, now);
       }
@@ -781,3 +802,41 @@ export class Timeline {
     else series.push({ at, values: v });
   }
 }
+
+/** Appends to a list, making a one-element list exactly that size (most lists stay at one). */
+function appended<T>(list: T[], v: T): T[] {
+  if (list.length === 0) return [v];
+  list.push(v);
+  return list;
+}
+
+/** Deep equality of JSON values, keys in the same order (the same admission in two versions of a Workload). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  // Keys in the same order too: the report writes the one kept.
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i]) return false;
+    if (!sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/** objectKey as one flat string: records keep it for the whole run. */
+function flatKey(o: KObject): string {
+  const ns = o.metadata.namespace;
+  return ns ? [ns, o.metadata.name].join('/') : o.metadata.name;
+}
+
+/** The pod sets of a Workload record without pods: shared, so adding to it is a mistake (a record gets its own set). */
+class NoPods extends Set<string> {
+  override add(): this {
+    throw new Error('the shared empty pod set of a Workload record takes no pods');
+  }
+}
+const NO_PODS: Set<string> = new NoPods();

@@ -42,6 +42,27 @@ describe('informer', () => {
     );
     assert.equal(inf.get('ns/b')?.metadata.name, 'b');
   });
+
+  it('lists by namespace in the order the items came, first asked late, then kept current', async () => {
+    const { store } = setup();
+    const inf = new Informer<Pod>(store, 'Pod');
+    await inf.start();
+    for (const n of ['c', 'a', 'b']) await store.create(pod(n));
+    await store.create({ ...pod('z'), metadata: { name: 'z', namespace: 'other' } });
+    await store.delete('Pod', 'ns', 'a');
+    await store.create(pod('a'));
+    assert.deepEqual(
+      inf.list('ns').map((p) => p.metadata.name),
+      ['c', 'b', 'a'],
+    );
+    await store.create(pod('d'));
+    await store.delete('Pod', 'ns', 'c');
+    assert.deepEqual([...inf.indexKeys('namespace', 'ns')], ['ns/b', 'ns/a', 'ns/d']);
+    assert.deepEqual(
+      inf.list('other').map((p) => p.metadata.name),
+      ['z'],
+    );
+  });
 });
 
 describe('manager', () => {

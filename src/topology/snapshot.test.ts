@@ -154,6 +154,36 @@ describe('snapshot incremental maintenance', () => {
   });
 });
 
+describe('pod usage on a node', () => {
+  it('pods of one node in a row, the node moving rack between them: each counts on the leaf it is on', () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
+    const cpu = s.resources.get('cpu')!;
+    s.addPod('ns/p1', 'x1', { cpu: 1000 });
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r2' })
+          .cpu(4),
+      ),
+    );
+    s.addPod('ns/p2', 'x1', { cpu: 1000 });
+    assert.equal(s.free(s.leafById('x1')!, cpu), 2000);
+    s.removeNode('x1');
+    s.addPod('ns/p3', 'x1', { cpu: 1000 });
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
+    assert.equal(s.free(s.leafById('x1')!, cpu), 1000);
+    s.removePod('ns/p1');
+    s.removePod('ns/p2');
+    assert.equal(s.free(s.leafById('x1')!, cpu), 3000);
+  });
+});
+
 describe('AllocatableCache', () => {
   it('shares the parsed list between nodes of one shape and still reports bad quantities', () => {
     const c = new AllocatableCache();
@@ -162,6 +192,20 @@ describe('AllocatableCache', () => {
     assert.equal(a.allocatable, b.allocatable);
     assert.deepEqual(a.allocatable, { pods: 110, cpu: 96000 });
     assert.throws(() => nodeInfoFromNode(node('c').cpu('9x').build(), c), /status\.allocatable\.cpu: Invalid value: "9x"/);
+  });
+  it('a list changed in place after it was parsed is parsed afresh', () => {
+    const c = new AllocatableCache();
+    const list: Record<string, string> = { cpu: '96', pods: '110' };
+    assert.deepEqual(c.parse(list), { cpu: 96000, pods: 110 });
+    list.cpu = '8';
+    assert.deepEqual(c.parse(list), { cpu: 8000, pods: 110 });
+    list.memory = '1Gi';
+    assert.deepEqual(c.parse(list), { cpu: 8000, pods: 110, memory: 1024 ** 3 });
+  });
+  it('the same quantities in another order keep their own order', () => {
+    const c = new AllocatableCache();
+    c.parse({ cpu: '1', pods: '2' });
+    assert.deepEqual(Object.keys(c.parse({ pods: '2', cpu: '1' })), ['pods', 'cpu']);
   });
 });
 

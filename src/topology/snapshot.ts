@@ -87,6 +87,8 @@ export class TopologySnapshot {
   private readonly nodeByName = new Map<string, number>();
   private readonly podUsage = new Map<string, UsageRec>();
   private readonly nodeUsage = new Map<string, ResourceAmounts>();
+  /** The node of the last pod event (see applyPod); its usage record is never replaced. */
+  private podNodeMemo: { name: string; version: number; acc: ResourceAmounts; leaf: number } | undefined;
   private readonly workloadUsage = new Map<string, WorkloadUsageRec[]>();
   /** TAS usage of leaves not in the tree (node gone or NotReady), by leaf id; it is
    *  applied again when a node brings the leaf back. */
@@ -396,7 +398,7 @@ export class TopologySnapshot {
   /** Usage of a non-TAS pod bound to `nodeName`, plus one `pods` (or `pods` of them when
    *  the record stands for several pods, e.g. another flavor's assignment on the node). */
   addPod(key: string, nodeName: string, requests: ResourceAmounts, pods = 1): void {
-    if (this.podUsage.has(key)) this.removePod(key);
+    if (this.podUsage.get(key) !== undefined) this.removePod(key);
     this.podUsage.set(key, { target: nodeName, amounts: requests, pods });
     this.applyPod(nodeName, requests, 1, pods);
   }
@@ -410,10 +412,17 @@ export class TopologySnapshot {
 
   /** A non-TAS pod's requests plus its one `pods`, on the node's record and its leaf. */
   private applyPod(nodeName: string, requests: ResourceAmounts, sign: 1 | -1, pods: number): void {
-    const acc = this.nodeUsageOf(nodeName);
+    // Pods come in runs on one node (a watch's list, a node's pods): its usage record and
+    // leaf are looked up once per run, while the structure stays the same.
+    let memo = this.podNodeMemo;
+    if (memo === undefined || memo.name !== nodeName || memo.version !== this.structureVersion) {
+      memo = { name: nodeName, version: this.structureVersion, acc: this.nodeUsageOf(nodeName), leaf: this.nodeLeaf(nodeName) };
+      this.podNodeMemo = memo;
+    }
+    const acc = memo.acc;
     addInto(acc, requests, sign);
     acc.pods = (acc.pods ?? 0) + sign * pods;
-    const leaf = this.nodeLeaf(nodeName);
+    const leaf = memo.leaf;
     if (leaf >= 0) {
       this.applyAmounts(leaf, requests, sign === 1 ? -1 : 1, false);
       this.freeArr[leaf * this.R]! -= sign * pods; // `pods` is resource 0
@@ -521,18 +530,20 @@ export class TopologySnapshot {
   /**
    * The leaf for a node's path, creating domains on the way. Inner levels are found
    * through each parent's value -> child map (no id strings built per node); a
-   * hostname leaf is found by hostname, and re-parented when its node moved.
+   * hostname leaf is found by hostname alone (its parent's map does not hold it), and
+   * re-parented when its node moved.
    */
   private ensurePath(path: string[]): number {
     let parent = -1;
     const L = path.length;
     for (let l = 0; l < L; l++) {
       const v = path[l]!;
-      const byValue = parent < 0 ? this.roots : this.dChildByValue[parent]!;
-      let d = byValue.get(v);
-      if (d === undefined && l === L - 1 && this.hostnameLowest) {
+      let d: number | undefined;
+      if (l === L - 1 && this.hostnameLowest) {
         d = this.idMaps[l]!.get(v);
-        if (d !== undefined) this.reparent(d, parent, path);
+        if (d !== undefined && this.dParent[d] !== parent) this.reparent(d, parent, path);
+      } else {
+        d = (parent < 0 ? this.roots : this.dChildByValue[parent]!).get(v);
       }
       if (d === undefined) {
         const id = l === L - 1 && this.hostnameLowest ? v : path.slice(0, l + 1).join(',');
@@ -555,14 +566,10 @@ export class TopologySnapshot {
     if (oldParent >= 0) {
       const siblings = this.dChildren[oldParent]!;
       siblings.splice(siblings.indexOf(d), 1);
-      this.dChildByValue[oldParent]!.delete(path[path.length - 1]!);
     }
     this.dParent[d] = parent;
     this.dValues[d] = path;
-    if (parent >= 0) {
-      this.dChildren[parent]!.push(d);
-      this.dChildByValue[parent]!.set(path[path.length - 1]!, d);
-    }
+    if (parent >= 0) this.dChildren[parent]!.push(d);
     for (let a = parent; a >= 0; a = this.dParent[a]!) this.dNodes[a]! += held;
     this.structureVersion++;
   }
@@ -583,7 +590,7 @@ export class TopologySnapshot {
     const value = values[level]!;
     if (parent >= 0) {
       this.dChildren[parent]!.push(d);
-      this.dChildByValue[parent]!.set(value, d);
+      if (!(leaf && this.hostnameLowest)) this.dChildByValue[parent]!.set(value, d);
     } else {
       this.roots.set(value, d);
     }

@@ -44,11 +44,13 @@ export class LabelTopologySource implements TopologySource {
   }
 
   leafPath(node: NodeInfo): string[] | undefined {
-    const path: string[] = [];
-    for (const key of this.levels) {
-      const v = node.labels[key];
+    // Sized up front: a leaf keeps its path, and a list grown by push reserves 17 slots.
+    const L = this.levels.length;
+    const path = new Array<string>(L);
+    for (let l = 0; l < L; l++) {
+      const v = node.labels[this.levels[l]!];
       if (v === undefined) return undefined;
-      path.push(v);
+      path[l] = v;
     }
     return path;
   }
@@ -60,9 +62,23 @@ export class LabelTopologySource implements TopologySource {
  */
 export class AllocatableCache {
   private readonly byText = new Map<string, ResourceAmounts>();
+  /** The list parsed last and its amounts: a fleet's nodes come in runs of one shape. */
+  private lastList: Record<string, string> | undefined;
+  private lastNames: string[] = [];
+  private lastAmounts: ResourceAmounts = {};
 
   parse(list: Record<string, string> | undefined): ResourceAmounts {
     if (!list) return {};
+    if (this.lastList !== undefined && sameList(list, this.lastList, this.lastNames)) return this.lastAmounts;
+    const amounts = this.lookUp(list);
+    // A copy: the caller may change its list afterwards.
+    this.lastList = { ...list };
+    this.lastNames = Object.keys(list);
+    this.lastAmounts = amounts;
+    return amounts;
+  }
+
+  private lookUp(list: Record<string, string>): ResourceAmounts {
     let key = '';
     for (const k in list) key += `${k}=${list[k]};`;
     let amounts = this.byText.get(key);
@@ -75,10 +91,24 @@ export class AllocatableCache {
   }
 }
 
+/** The same names (`names`: b's, in order) with the same quantity texts, in the same order. */
+function sameList(a: Record<string, string>, b: Record<string, string>, names: readonly string[]): boolean {
+  let i = 0;
+  for (const k in a) {
+    if (k !== names[i] || a[k] !== b[k]) return false;
+    i++;
+  }
+  return i === names.length;
+}
+
 /** Strips a Node to a NodeInfo. Throws an InputError naming the field on a bad quantity. */
 export function nodeInfoFromNode(node: Node, cache?: AllocatableCache): NodeInfo {
-  const conditions = node.status?.conditions ?? [];
-  const ready = conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  let ready = false;
+  for (const c of node.status?.conditions ?? [])
+    if (c.type === 'Ready' && c.status === 'True') {
+      ready = true;
+      break;
+    }
   return {
     name: node.metadata.name,
     labels: node.metadata.labels ?? {},

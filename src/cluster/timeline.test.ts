@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Admission, Workload } from '../api/objects.ts';
+import { VirtualClock } from '../runtime/clock.ts';
+import { MemoryStore } from '../runtime/memory-store.ts';
+import { Timeline } from './timeline.ts';
+
+const admission = (flavor: string): Admission => ({
+  clusterQueue: 'cq',
+  podSetAssignments: [{ name: 'main', flavors: { cpu: flavor }, resourceUsage: { cpu: '1' }, count: 1 }],
+});
+
+async function recorded(): Promise<{ store: MemoryStore; timeline: Timeline; wl: Workload }> {
+  const clock = new VirtualClock();
+  const store = new MemoryStore({ clock });
+  const timeline = new Timeline(store, clock);
+  await timeline.start();
+  const wl = store.createSync<Workload>({
+    apiVersion: 'kueue.x-k8s.io/v1beta1',
+    kind: 'Workload',
+    metadata: { name: 'w', namespace: 'ns' },
+    spec: { queueName: 'q', podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+  } as Workload);
+  return { store, timeline, wl };
+}
+
+function withStatus(w: Workload, status: Workload['status']): Workload {
+  return { ...structuredClone(w), status };
+}
+
+describe('Timeline admissions', () => {
+  it('a later version of a Workload with the same admission keeps one copy of it (the newest)', async () => {
+    const { store, timeline, wl } = await recorded();
+    const admitted = store.updateStatusSync(withStatus(wl, { admission: admission('default') }));
+    const later = store.updateStatusSync(
+      withStatus(admitted, {
+        admission: admission('default'),
+        conditions: [{ type: 'Admitted', status: 'True', reason: 'Admitted', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+      }),
+    );
+    const rec = timeline.workloads.get('ns/w')!;
+    assert.equal(rec.admissions.length, 1);
+    assert.notEqual(admitted.status!.admission, later.status!.admission);
+    assert.equal(rec.admissions[0]!.admission, later.status!.admission);
+    timeline.stop();
+  });
+
+  it('an admission whose content changes while held is recorded as it first was', async () => {
+    const { store, timeline, wl } = await recorded();
+    store.updateStatusSync(withStatus(wl, { admission: admission('default') }));
+    const w2 = store.getSync<Workload>('Workload', 'ns', 'w')!;
+    store.updateStatusSync(withStatus(w2, { admission: admission('other') }));
+    const rec = timeline.workloads.get('ns/w')!;
+    assert.equal(rec.admissions.length, 1);
+    assert.deepEqual(rec.admissions[0]!.admission, admission('default'));
+    assert.deepEqual(rec.admission, admission('other'));
+    timeline.stop();
+  });
+});
