@@ -26,6 +26,7 @@ import {
   resourceFlavor,
   setJobCondition,
   setPodPhase,
+  setStatus,
 } from '../testing/jobs.ts';
 
 type Job = KObject & { spec: { suspend?: boolean; parallelism?: number; template: PodTemplateSpec } };
@@ -523,4 +524,35 @@ test('metrics: the first PodsReady observes the ready and admitted-until-ready w
   const text = await env.manager.metrics.text();
   assert.match(text, /kueue_ready_wait_time_seconds_count\{cluster_queue="cq"\} 1/);
   assert.match(text, /kueue_admitted_until_ready_wait_time_seconds_sum\{cluster_queue="cq"\} 8/);
+});
+
+test("a running Job's match with its Workload is judged again when an assigned ResourceFlavor changes, not remembered", async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('train'))) as Job;
+  admit(env, env.workload());
+  await env.settle();
+  assert.equal(latest(env, job).spec.suspend, false);
+  // Another status write: the job is reconciled again with the same PodSets and Workload spec (the verdict is remembered).
+  setStatus(env, env.workload(), {
+    ...env.workload().status,
+    conditions: [
+      ...(env.workload().status?.conditions ?? []),
+      { type: 'Noted', status: 'True', reason: 'R', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ],
+  });
+  await env.settle();
+  assert.deepEqual(env.events('Stopped'), []);
+  // The flavor's node labels change: the PodSets the Workload would run now differ from the started Job's.
+  const rf = mutable(env.store.getSync('ResourceFlavor', undefined, 'default-flavor')!) as ReturnType<typeof resourceFlavor>;
+  rf.spec = { ...rf.spec, nodeLabels: { 'cloud.com/pool': 'b' } };
+  env.store.updateSync(rf);
+  setStatus(env, env.workload(), {
+    ...env.workload().status,
+    conditions: env.workload().status!.conditions!.filter((c) => c.type !== 'Noted'),
+  });
+  await env.settle();
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.message),
+    ['No matching Workload; restoring pod templates according to existent Workload'],
+  );
 });

@@ -22,7 +22,7 @@
 // Step 5 (reclaimablePods) is not done.
 
 import { KueueLabel, KueueAnnotation, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { KObject, Pod, ResourceFlavor, Workload } from '../api/objects.ts';
+import type { KObject, Pod, PodSet, ResourceFlavor, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
@@ -393,20 +393,12 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       pods,
       matches: (w) => {
         const jobPodSets = expected.spec.podSets;
-        if (!hasReservation(w)) return samePodSets(jobPodSets, w.spec.podSets);
-        let running;
-        try {
-          running = runningPodSets(
-            w,
-            podSetInfos(w, (name) => this.flavors.get(undefined, name)),
-          );
-        } catch (e) {
-          if (e instanceof MissingFlavorError) return true; // cannot tell yet: never destroy on a missing flavor
-          throw e;
-        }
-        if (running === undefined) return samePodSets(jobPodSets, w.spec.podSets);
-        if (samePodSets(jobPodSets, running)) return true;
-        return adapter.isSuspended(job) && samePodSets(jobPodSets, w.spec.podSets);
+        if (!hasReservation(w)) return sameSpecPodSets(jobPodSets, w.spec.podSets);
+        const running = this.runningVerdict(jobPodSets, w);
+        if (running === RunningVerdict.MissingFlavor) return true; // cannot tell yet: never destroy on a missing flavor
+        if (running === RunningVerdict.Same) return true;
+        if (running === RunningVerdict.Unknown) return sameSpecPodSets(jobPodSets, w.spec.podSets);
+        return adapter.isSuspended(job) && sameSpecPodSets(jobPodSets, w.spec.podSets);
       },
       finished: () => adapter.finished(job, this.view),
       running: () => !adapter.isSuspended(job),
@@ -445,6 +437,44 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
         if (r.outcome === 'written') this.recorder.event(job, 'Normal', JobReason.Stopped, message);
       },
     };
+  }
+
+  /**
+   * Whether a reserved Workload's running PodSets (its PodSets with the PodSet info merged in:
+   * Kueue's expectedRunningPodSets) are the job's. Remembered per Workload spec (shared by
+   * the store across status writes) while the job's PodSets, the Workload's name and
+   * admission and the ResourceFlavors it names are the same: the merge clones every pod
+   * template and the comparison writes each as canonical JSON, and the job is reconciled
+   * about a dozen times over its life.
+   */
+  private runningVerdict(jobPodSets: readonly PodSet[], w: Workload): RunningVerdict {
+    const admission = w.status?.admission;
+    const hit = runningVerdicts.get(w.spec);
+    if (
+      hit &&
+      hit.jobPodSets === jobPodSets &&
+      hit.name === w.metadata.name &&
+      jsonEqual(hit.admission, admission) &&
+      hit.flavors.every(([name, rf]) => this.flavors.get(undefined, name) === rf)
+    )
+      return hit.verdict;
+    const flavors: [string, ResourceFlavor | undefined][] = [];
+    let verdict: RunningVerdict;
+    try {
+      const infos = podSetInfos(w, (name) => {
+        const rf = this.flavors.get(undefined, name);
+        flavors.push([name, rf]);
+        return rf;
+      });
+      const running = runningPodSets(w, infos);
+      verdict =
+        running === undefined ? RunningVerdict.Unknown : samePodSets(jobPodSets, running) ? RunningVerdict.Same : RunningVerdict.Differs;
+    } catch (e) {
+      if (!(e instanceof MissingFlavorError)) throw e;
+      verdict = RunningVerdict.MissingFlavor;
+    }
+    runningVerdicts.set(w.spec, { jobPodSets, name: w.metadata.name, admission, flavors, verdict });
+    return verdict;
   }
 
   private podGatedUnit(job: KObject, adapter: PodGatedAdapter, expected: Workload, existing: Workload | undefined, pods: Pod[]): Unit {
@@ -677,6 +707,32 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   }
 }
 
+const RunningVerdict = { Same: 0, Differs: 1, Unknown: 2, MissingFlavor: 3 } as const;
+type RunningVerdict = (typeof RunningVerdict)[keyof typeof RunningVerdict];
+
+/** runningVerdict's memo, by Workload spec. */
+const runningVerdicts = new WeakMap<
+  object,
+  {
+    jobPodSets: readonly PodSet[];
+    name: string;
+    admission: unknown;
+    flavors: [string, ResourceFlavor | undefined][];
+    verdict: RunningVerdict;
+  }
+>();
+
+/** samePodSets of the job's PodSets and a Workload's spec PodSets, remembered while both are the same objects. */
+const samePodSetsMemo = new WeakMap<object, { b: readonly PodSet[]; same: boolean }>();
+
+function sameSpecPodSets(a: readonly PodSet[], b: readonly PodSet[]): boolean {
+  const hit = samePodSetsMemo.get(a);
+  if (hit && hit.b === b) return hit.same;
+  const same = samePodSets(a, b);
+  samePodSetsMemo.set(a, { b, same });
+  return same;
+}
+
 /** The job reconciler (name 'job'); its setup registers the job webhooks. */
 export function jobReconciler(): Reconciler<TopoqueueConfig> {
   return new JobReconciler();
@@ -697,4 +753,26 @@ function buildWorkloads(adapter: JobAdapter, job: KObject): ToWorkloadsResult {
   const result = adapter.integration.toWorkloads(job, { where: { object: `${job.kind}/${nsName(job)}` } });
   if (spec) built.set(spec, { labels: job.metadata.labels, annotations: job.metadata.annotations, uid: job.metadata.uid, result });
   return result;
+}
+
+/** Equal as JSON data (plain objects, arrays, primitives); a shared (frozen) part is equal at once. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    n++;
+    if (!jsonEqual(x[k], y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) n--;
+  return n === 0;
 }
