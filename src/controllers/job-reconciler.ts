@@ -22,7 +22,7 @@
 // Step 5 (reclaimablePods) is not done.
 
 import { KueueLabel, KueueAnnotation, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { KObject, Pod, PodSet, ResourceFlavor, Workload } from '../api/objects.ts';
+import type { Condition, KObject, Pod, PodSet, ResourceFlavor, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
@@ -153,11 +153,29 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private pods!: Informer<Pod>;
   private flavors!: Informer<ResourceFlavor>;
   private readonly view: AdapterView = { childJobs: (owner) => this.childJobs(owner) };
+  /**
+   * Keys whose last reconcile ran to the end (no error, no Event) and that nothing the
+   * reconcile reads has touched since: the job, its child jobs and pods, its Workloads
+   * (jobReadsChange), the flavors, namespaces, queues and priority classes. Reconciling one
+   * again reads what the last run read, so it writes nothing: it returns at once. The key
+   * is still enqueued and processed (the manager's order of every controller's work, and
+   * with it every decision, stays as it was); the scheduler's pending rewrites, each an
+   * update of the Workload, thus cost a lookup instead of a rebuild and comparison of the
+   * job's PodSets. Writes, timers and the clock play no part: a reconcile's writes touch
+   * its key again, and what it decides does not depend on the time.
+   */
+  private readonly settled = new Set<string>();
+  private eventsRecorded = 0;
 
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.queue = queue;
-    this.recorder = recorder;
+    this.recorder = {
+      event: (obj, type, reason, message) => {
+        this.eventsRecorded++;
+        recorder.event(obj, type, reason, message);
+      },
+    };
     this.deps = { config: ctx.config, informers: ctx.informers };
     this.lookup = cacheLookup(ctx.informers);
     for (const kind of JOB_KINDS) {
@@ -170,16 +188,17 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(OWNER_INDEX, ownerIndex);
     const onWorkload = (w: Workload) => this.enqueueWorkload(w);
-    this.workloads.addHandler({ add: onWorkload, update: (_, w) => onWorkload(w), delete: onWorkload });
+    this.workloads.addHandler({ add: onWorkload, update: (old, w) => this.enqueueWorkload(w, jobReadsChange(old, w)), delete: onWorkload });
     this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(OWNER_INDEX, ownerIndex);
     const onPod = (p: Pod) => this.enqueuePod(p);
     this.pods.addHandler({ add: onPod, update: (_, p) => onPod(p), delete: onPod });
     this.flavors = ctx.informers.for('ResourceFlavor');
-    ctx.informers.for('Namespace');
-    ctx.informers.for('LocalQueue');
-    ctx.informers.for('WorkloadPriorityClass');
-    ctx.informers.for('PriorityClass');
+    // What every job's reconcile may read besides its own objects: any change unsettles them all.
+    const unsettle = () => this.settled.clear();
+    for (const kind of ['ResourceFlavor', 'Namespace', 'LocalQueue', 'WorkloadPriorityClass', 'PriorityClass']) {
+      ctx.informers.for(kind).addHandler({ add: unsettle, update: unsettle, delete: unsettle });
+    }
     registerJobWebhooks(ctx.store, this.deps);
   }
 
@@ -187,24 +206,34 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   // Event handlers: look and enqueue
   // -------------------------------------------------------------------------------------
 
-  private enqueueJob(o: KObject): void {
-    const ref = controllerOf(o);
-    if (ref && adapterFor(ref)) this.queue.add(`${ref.kind}/${o.metadata.namespace ?? 'default'}/${ref.name}`);
-    else if (adapterFor(o)) this.queue.add(jobKey(o));
+  /** Enqueues a key; `touched`: something its reconcile reads changed (see `settled`). */
+  private add(key: string, touched = true): void {
+    if (touched) this.settled.delete(key);
+    this.queue.add(key);
   }
 
-  private enqueueWorkload(w: Workload): void {
+  private enqueueJob(o: KObject): void {
+    const ref = controllerOf(o);
+    if (ref && adapterFor(ref)) this.add(`${ref.kind}/${o.metadata.namespace ?? 'default'}/${ref.name}`);
+    else if (adapterFor(o)) this.add(jobKey(o));
+  }
+
+  private enqueueWorkload(w: Workload, touched = true): void {
     const ref = controllerOf(w);
     const ns = w.metadata.namespace ?? 'default';
-    if (ref && JOB_KINDS.includes(ref.kind)) this.queue.add(`${ref.kind}/${ns}/${ref.name}`);
+    if (ref && JOB_KINDS.includes(ref.kind)) this.add(`${ref.kind}/${ns}/${ref.name}`, touched);
     for (const kind of JOB_KINDS) {
-      for (const job of this.ctx.informers.for(kind).byIndex(PREBUILT_INDEX, `${ns}/${w.metadata.name}`)) this.queue.add(jobKey(job));
+      for (const job of this.ctx.informers.for(kind).byIndex(PREBUILT_INDEX, `${ns}/${w.metadata.name}`)) this.add(jobKey(job), touched);
     }
   }
 
   private enqueuePod(p: Pod): void {
     const r = managedRoot(p, this.lookup);
-    if (r) this.queue.addAfter(jobKey(r.root), this.ctx.config.podBatchMs);
+    if (!r) return;
+    // Unsettled now, processed after the batch: a reconcile of the key before then reads the pod.
+    const key = jobKey(r.root);
+    this.settled.delete(key);
+    this.queue.addAfter(key, this.ctx.config.podBatchMs);
   }
 
   // -------------------------------------------------------------------------------------
@@ -212,11 +241,25 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   // -------------------------------------------------------------------------------------
 
   async reconcile(key: string): Promise<void> {
+    if (this.settled.has(key)) return;
+    this.settled.add(key);
+    const events = this.eventsRecorded;
+    try {
+      await this.reconcileJob(key);
+    } catch (e) {
+      this.settled.delete(key);
+      throw e;
+    }
+    if (this.eventsRecorded !== events) this.settled.delete(key);
+  }
+
+  private async reconcileJob(key: string): Promise<void> {
     const { kind, namespace, name } = parseKey(key);
     if (!JOB_KINDS.includes(kind)) return;
     const job = this.ctx.informers.for(kind).get(namespace, name);
     if (!job || job.metadata.deletionTimestamp) {
       await this.releaseWorkloads(key, undefined);
+      if (!job) this.settled.delete(key);
       return;
     }
     const adapter = adapterFor(job);
@@ -775,4 +818,39 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   }
   for (const k in y) if (y[k] !== undefined) n--;
   return n === 0;
+}
+
+/**
+ * Whether a Workload update changes anything the job reconciler reads of it: its spec, its
+ * metadata (owners, finalizers, deletion, labels and annotations), any status field, and
+ * every condition except QuotaReserved while it stays False (the scheduler's pending reason
+ * and message, rewritten as the count in "N more needed" moves: the reconciler only asks
+ * whether QuotaReserved is True).
+ */
+export function jobReadsChange(a: Workload, b: Workload): boolean {
+  if (!jsonEqual(a.spec, b.spec)) return true;
+  const ma = a.metadata as unknown as Record<string, unknown>;
+  const mb = b.metadata as unknown as Record<string, unknown>;
+  for (const k in ma) if (k !== 'resourceVersion' && k !== 'managedFields' && !jsonEqual(ma[k], mb[k])) return true;
+  for (const k in mb) if (!(k in ma) && mb[k] !== undefined) return true;
+  const sa = (a.status ?? {}) as Record<string, unknown>;
+  const sb = (b.status ?? {}) as Record<string, unknown>;
+  for (const k in sa) if (k !== 'conditions' && !jsonEqual(sa[k], sb[k])) return true;
+  for (const k in sb) if (k !== 'conditions' && !(k in sa) && sb[k] !== undefined) return true;
+  // Conditions are read by type: compared by type, QuotaReserved other than True left out (absent reads the same).
+  const ca = readConditions(a);
+  const cb = readConditions(b);
+  if (ca.length !== cb.length) return true;
+  for (const x of ca) {
+    const y = cb.find((c) => c.type === x.type);
+    if (!y || !jsonEqual(x, y)) return true;
+  }
+  return false;
+}
+
+function readConditions(w: Workload): readonly Condition[] {
+  const cs = w.status?.conditions ?? [];
+  return cs.some((c) => c.type === WorkloadCondition.QuotaReserved && c.status !== 'True')
+    ? cs.filter((c) => c.type !== WorkloadCondition.QuotaReserved || c.status === 'True')
+    : cs;
 }
