@@ -124,11 +124,10 @@ export const conditionTrue = (conditions: readonly Condition[] | undefined, type
  * copies `status`, which the caller may go on changing.
  */
 export async function writeStatus(ctx: ControllerContext<TopoqueueConfig>, obj: KObject, status: object): Promise<void> {
-  const want = JSON.stringify(status);
-  if (JSON.stringify((obj as { status?: unknown }).status ?? {}) === want) return;
+  if (sameJsonText((obj as { status?: unknown }).status ?? {}, status)) return;
   for (let attempt = 1; ; attempt++) {
     const o = await ctx.store.get(obj.kind, obj.metadata.namespace, obj.metadata.name);
-    if (!o || o.metadata.uid !== obj.metadata.uid || JSON.stringify((o as { status?: unknown }).status ?? {}) === want) return;
+    if (!o || o.metadata.uid !== obj.metadata.uid || sameJsonText((o as { status?: unknown }).status ?? {}, status)) return;
     try {
       await ctx.store.updateStatus({ ...o, status } as KObject);
       return;
@@ -136,6 +135,48 @@ export async function writeStatus(ctx: ControllerContext<TopoqueueConfig>, obj: 
       if (!isConflict(e) || attempt >= STATUS_ATTEMPTS) throw e;
     }
   }
+}
+
+/**
+ * JSON.stringify(a) === JSON.stringify(b) for JSON-shaped data (plain objects, arrays,
+ * strings, finite numbers, booleans, null; undefined members left out), key order included,
+ * without writing either text: the job controllers compare the status they want with the
+ * stored one on every reconcile.
+ */
+export function sameJsonText(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (!Array.isArray(a) && (!isPlain(a) || !isPlain(b))) return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a)) {
+    const y = b as unknown[];
+    if (a.length !== y.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      // In an array, undefined is written as null.
+      if (!sameJsonText(a[i] === undefined ? null : a[i], y[i] === undefined ? null : y[i])) return false;
+    }
+    return true;
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < ka.length && x[ka[i]!] === undefined) i++;
+    while (j < kb.length && y[kb[j]!] === undefined) j++;
+    if (i === ka.length || j === kb.length) return i === ka.length && j === kb.length;
+    const k = ka[i]!;
+    if (k !== kb[j] || !sameJsonText(x[k], y[k])) return false;
+    i++;
+    j++;
+  }
+}
+
+function isPlain(v: object): boolean {
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
 }
 
 /** Attempts of a status write that meets conflicts (as retryOnConflict). */

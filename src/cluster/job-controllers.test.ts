@@ -8,7 +8,7 @@ import { formatIndexes, parseIndexes } from './job-controller-batch.ts';
 import type { JobSet } from './job-controller-jobset.ts';
 import { CoreApiVersion, JobFrameworkApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
 import { JOB_FRAMEWORKS } from '../integrations/registry.ts';
-import { jobKey, splitJobKey } from './job-controller-common.ts';
+import { jobKey, sameJsonText, splitJobKey } from './job-controller-common.ts';
 import { jobControllers, standIns } from './job-controllers.ts';
 
 const job = (name: string, spec: Partial<BatchJob['spec']>, labels: Record<string, string> = {}): BatchJob => ({
@@ -584,5 +584,42 @@ describe('job controllers: one stand-in per job framework of the registry', () =
       name: 'train',
     });
     assert.deepEqual(splitJobKey(jobKey('OrphanPod', undefined, 'p-1')), { tag: 'OrphanPod', namespace: 'default', name: 'p-1' });
+  });
+});
+
+describe('sameJsonText', () => {
+  it('says what comparing the two JSON texts says: key order counts, undefined members do not, undefined in an array is null', () => {
+    const cases: [unknown, unknown][] = [
+      [
+        { a: 1, b: [1, 2] },
+        { a: 1, b: [1, 2] },
+      ],
+      [
+        { a: 1, b: 2 },
+        { b: 2, a: 1 },
+      ],
+      [{ a: 1, c: undefined }, { a: 1 }],
+      [{ a: 1 }, { a: 1, c: undefined, d: 2 }],
+      [
+        [1, undefined],
+        [1, null],
+      ],
+      [[1, undefined], [1]],
+      [{ a: '1' }, { a: 1 }],
+      [{ a: 0 }, { a: -0 }],
+      [{ a: NaN }, { a: null }],
+      [{ a: { b: { c: 'x' } } }, { a: { b: { c: 'y' } } }],
+      [{ a: [] }, { a: {} }],
+      [{}, { a: undefined }],
+      [{ t: new Date(0) }, { t: new Date(1) }],
+      [
+        { active: 1, ready: 0, conditions: [{ type: 'Complete', status: 'True' }] },
+        { active: 1, ready: 1, conditions: [{ type: 'Complete', status: 'True' }] },
+      ],
+    ];
+    for (const [a, b] of cases) {
+      assert.equal(sameJsonText(a, b), JSON.stringify(a) === JSON.stringify(b), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+      assert.equal(sameJsonText(b, a), JSON.stringify(a) === JSON.stringify(b), `${JSON.stringify(b)} vs ${JSON.stringify(a)}`);
+    }
   });
 });

@@ -9,6 +9,7 @@ import type { KObject, Pod, PodTemplateSpec, Workload } from '../api/objects.ts'
 import { WorkloadCondition, findCondition, isTrue } from '../admission/conditions.ts';
 import { JOB_MIN_PARALLELISM_ANNOTATION } from '../integrations/job.ts';
 import { workloadNameForOwner } from '../integrations/workload-name.ts';
+import { jobReadsChange } from './job-reconciler.ts';
 import { InvalidError, mutable } from '../runtime/store.ts';
 import {
   admit,
@@ -26,6 +27,7 @@ import {
   resourceFlavor,
   setJobCondition,
   setPodPhase,
+  setStatus,
 } from '../testing/jobs.ts';
 
 type Job = KObject & { spec: { suspend?: boolean; parallelism?: number; template: PodTemplateSpec } };
@@ -523,4 +525,100 @@ test('metrics: the first PodsReady observes the ready and admitted-until-ready w
   const text = await env.manager.metrics.text();
   assert.match(text, /kueue_ready_wait_time_seconds_count\{cluster_queue="cq"\} 1/);
   assert.match(text, /kueue_admitted_until_ready_wait_time_seconds_sum\{cluster_queue="cq"\} 8/);
+});
+
+test("a running Job's match with its Workload is judged again when an assigned ResourceFlavor changes, not remembered", async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('train'))) as Job;
+  admit(env, env.workload());
+  await env.settle();
+  assert.equal(latest(env, job).spec.suspend, false);
+  // Another status write: the job is reconciled again with the same PodSets and Workload spec (the verdict is remembered).
+  setStatus(env, env.workload(), {
+    ...env.workload().status,
+    conditions: [
+      ...(env.workload().status?.conditions ?? []),
+      { type: 'Noted', status: 'True', reason: 'R', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+    ],
+  });
+  await env.settle();
+  assert.deepEqual(env.events('Stopped'), []);
+  // The flavor's node labels change: the PodSets the Workload would run now differ from the started Job's.
+  const rf = mutable(env.store.getSync('ResourceFlavor', undefined, 'default-flavor')!) as ReturnType<typeof resourceFlavor>;
+  rf.spec = { ...rf.spec, nodeLabels: { 'cloud.com/pool': 'b' } };
+  env.store.updateSync(rf);
+  setStatus(env, env.workload(), {
+    ...env.workload().status,
+    conditions: env.workload().status!.conditions!.filter((c) => c.type !== 'Noted'),
+  });
+  await env.settle();
+  assert.deepEqual(
+    env.events('Stopped').map((e) => e.message),
+    ['No matching Workload; restoring pod templates according to existent Workload'],
+  );
+});
+
+test('jobReadsChange: a rewritten pending message (QuotaReserved False, or absent before) is no change; admission, other conditions, spec.active and finalizers are', () => {
+  const base = {
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'Workload',
+    metadata: { name: 'w', namespace: 'ns', resourceVersion: '1', finalizers: ['kueue.x-k8s.io/resource-in-use'] },
+    spec: { queueName: 'q', podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+    status: {},
+  } as unknown as Workload;
+  const pending = (message: string, rv: string): Workload => ({
+    ...base,
+    metadata: { ...base.metadata, resourceVersion: rv },
+    status: {
+      conditions: [{ type: 'QuotaReserved', status: 'False', reason: 'Pending', message, lastTransitionTime: '2026-01-01T00:00:00Z' }],
+    },
+  });
+  const a = pending('insufficient unused quota for cpu in flavor default, 12 more needed', '2');
+  assert.equal(jobReadsChange(base, a), false);
+  assert.equal(jobReadsChange(a, pending('insufficient unused quota for cpu in flavor default, 11 more needed', '3')), false);
+  const reserved = mutable(a);
+  reserved.status!.conditions = [{ type: 'QuotaReserved', status: 'True', reason: 'QuotaReserved', message: 'm' }];
+  assert.equal(jobReadsChange(a, reserved), true);
+  const admitted = mutable(a);
+  admitted.status!.admission = { clusterQueue: 'cq', podSetAssignments: [] } as never;
+  assert.equal(jobReadsChange(a, admitted), true);
+  const evicted = mutable(a);
+  evicted.status!.conditions!.push({ type: 'Evicted', status: 'True', reason: 'Preempted', message: 'm' });
+  assert.equal(jobReadsChange(a, evicted), true);
+  const inactive = mutable(a);
+  inactive.spec.active = false;
+  assert.equal(jobReadsChange(a, inactive), true);
+  const released = mutable(a);
+  released.metadata.finalizers = [];
+  assert.equal(jobReadsChange(a, released), true);
+});
+
+test('a Job whose Workload only had its pending message rewritten is left as it is; its admission then starts it', async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('train'))) as Job;
+  await env.settle();
+  const writes = () => Object.values(env.store.writes).reduce((x, y) => x + y, 0);
+  for (const n of [3, 2, 1]) {
+    const before = writes();
+    const w = env.workload();
+    setStatus(env, w, {
+      ...w.status,
+      conditions: [
+        ...(w.status?.conditions ?? []).filter((c) => c.type !== 'QuotaReserved'),
+        {
+          type: 'QuotaReserved',
+          status: 'False',
+          reason: 'Pending',
+          message: `${n} more needed`,
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
+    });
+    await env.settle();
+    assert.equal(writes(), before + 1, 'only the rewrite itself');
+  }
+  assert.equal(latest(env, job).spec.suspend, true);
+  admit(env, env.workload());
+  await env.settle();
+  assert.equal(latest(env, job).spec.suspend, false);
 });

@@ -22,7 +22,7 @@
 // Step 5 (reclaimablePods) is not done.
 
 import { KueueLabel, KueueAnnotation, KueueRuntimeKey, KueueSchedulingGate } from '../api/keys.ts';
-import type { KObject, Pod, ResourceFlavor, Workload } from '../api/objects.ts';
+import type { Condition, KObject, Pod, PodSet, ResourceFlavor, Workload } from '../api/objects.ts';
 import { parseTime } from '../api/time.ts';
 import { compareStrings } from '../api/values.ts';
 import { WorkloadCondition, findCondition, isTrue, setCondition } from '../admission/conditions.ts';
@@ -153,11 +153,29 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private pods!: Informer<Pod>;
   private flavors!: Informer<ResourceFlavor>;
   private readonly view: AdapterView = { childJobs: (owner) => this.childJobs(owner) };
+  /**
+   * Keys whose last reconcile ran to the end (no error, no Event) and that nothing the
+   * reconcile reads has touched since: the job, its child jobs and pods, its Workloads
+   * (jobReadsChange), the flavors, namespaces, queues and priority classes. Reconciling one
+   * again reads what the last run read, so it writes nothing: it returns at once. The key
+   * is still enqueued and processed (the manager's order of every controller's work, and
+   * with it every decision, stays as it was); the scheduler's pending rewrites, each an
+   * update of the Workload, thus cost a lookup instead of a rebuild and comparison of the
+   * job's PodSets. Writes, timers and the clock play no part: a reconcile's writes touch
+   * its key again, and what it decides does not depend on the time.
+   */
+  private readonly settled = new Set<string>();
+  private eventsRecorded = 0;
 
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
     this.ctx = ctx;
     this.queue = queue;
-    this.recorder = recorder;
+    this.recorder = {
+      event: (obj, type, reason, message) => {
+        this.eventsRecorded++;
+        recorder.event(obj, type, reason, message);
+      },
+    };
     this.deps = { config: ctx.config, informers: ctx.informers };
     this.lookup = cacheLookup(ctx.informers);
     for (const kind of JOB_KINDS) {
@@ -170,16 +188,17 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     this.workloads = ctx.informers.for('Workload');
     this.workloads.addIndex(OWNER_INDEX, ownerIndex);
     const onWorkload = (w: Workload) => this.enqueueWorkload(w);
-    this.workloads.addHandler({ add: onWorkload, update: (_, w) => onWorkload(w), delete: onWorkload });
+    this.workloads.addHandler({ add: onWorkload, update: (old, w) => this.enqueueWorkload(w, jobReadsChange(old, w)), delete: onWorkload });
     this.pods = ctx.informers.for('Pod');
     this.pods.addIndex(OWNER_INDEX, ownerIndex);
     const onPod = (p: Pod) => this.enqueuePod(p);
     this.pods.addHandler({ add: onPod, update: (_, p) => onPod(p), delete: onPod });
     this.flavors = ctx.informers.for('ResourceFlavor');
-    ctx.informers.for('Namespace');
-    ctx.informers.for('LocalQueue');
-    ctx.informers.for('WorkloadPriorityClass');
-    ctx.informers.for('PriorityClass');
+    // What every job's reconcile may read besides its own objects: any change unsettles them all.
+    const unsettle = () => this.settled.clear();
+    for (const kind of ['ResourceFlavor', 'Namespace', 'LocalQueue', 'WorkloadPriorityClass', 'PriorityClass']) {
+      ctx.informers.for(kind).addHandler({ add: unsettle, update: unsettle, delete: unsettle });
+    }
     registerJobWebhooks(ctx.store, this.deps);
   }
 
@@ -187,24 +206,34 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   // Event handlers: look and enqueue
   // -------------------------------------------------------------------------------------
 
-  private enqueueJob(o: KObject): void {
-    const ref = controllerOf(o);
-    if (ref && adapterFor(ref)) this.queue.add(`${ref.kind}/${o.metadata.namespace ?? 'default'}/${ref.name}`);
-    else if (adapterFor(o)) this.queue.add(jobKey(o));
+  /** Enqueues a key; `touched`: something its reconcile reads changed (see `settled`). */
+  private add(key: string, touched = true): void {
+    if (touched) this.settled.delete(key);
+    this.queue.add(key);
   }
 
-  private enqueueWorkload(w: Workload): void {
+  private enqueueJob(o: KObject): void {
+    const ref = controllerOf(o);
+    if (ref && adapterFor(ref)) this.add(`${ref.kind}/${o.metadata.namespace ?? 'default'}/${ref.name}`);
+    else if (adapterFor(o)) this.add(jobKey(o));
+  }
+
+  private enqueueWorkload(w: Workload, touched = true): void {
     const ref = controllerOf(w);
     const ns = w.metadata.namespace ?? 'default';
-    if (ref && JOB_KINDS.includes(ref.kind)) this.queue.add(`${ref.kind}/${ns}/${ref.name}`);
+    if (ref && JOB_KINDS.includes(ref.kind)) this.add(`${ref.kind}/${ns}/${ref.name}`, touched);
     for (const kind of JOB_KINDS) {
-      for (const job of this.ctx.informers.for(kind).byIndex(PREBUILT_INDEX, `${ns}/${w.metadata.name}`)) this.queue.add(jobKey(job));
+      for (const job of this.ctx.informers.for(kind).byIndex(PREBUILT_INDEX, `${ns}/${w.metadata.name}`)) this.add(jobKey(job), touched);
     }
   }
 
   private enqueuePod(p: Pod): void {
     const r = managedRoot(p, this.lookup);
-    if (r) this.queue.addAfter(jobKey(r.root), this.ctx.config.podBatchMs);
+    if (!r) return;
+    // Unsettled now, processed after the batch: a reconcile of the key before then reads the pod.
+    const key = jobKey(r.root);
+    this.settled.delete(key);
+    this.queue.addAfter(key, this.ctx.config.podBatchMs);
   }
 
   // -------------------------------------------------------------------------------------
@@ -212,11 +241,25 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   // -------------------------------------------------------------------------------------
 
   async reconcile(key: string): Promise<void> {
+    if (this.settled.has(key)) return;
+    this.settled.add(key);
+    const events = this.eventsRecorded;
+    try {
+      await this.reconcileJob(key);
+    } catch (e) {
+      this.settled.delete(key);
+      throw e;
+    }
+    if (this.eventsRecorded !== events) this.settled.delete(key);
+  }
+
+  private async reconcileJob(key: string): Promise<void> {
     const { kind, namespace, name } = parseKey(key);
     if (!JOB_KINDS.includes(kind)) return;
     const job = this.ctx.informers.for(kind).get(namespace, name);
     if (!job || job.metadata.deletionTimestamp) {
       await this.releaseWorkloads(key, undefined);
+      if (!job) this.settled.delete(key);
       return;
     }
     const adapter = adapterFor(job);
@@ -393,20 +436,12 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       pods,
       matches: (w) => {
         const jobPodSets = expected.spec.podSets;
-        if (!hasReservation(w)) return samePodSets(jobPodSets, w.spec.podSets);
-        let running;
-        try {
-          running = runningPodSets(
-            w,
-            podSetInfos(w, (name) => this.flavors.get(undefined, name)),
-          );
-        } catch (e) {
-          if (e instanceof MissingFlavorError) return true; // cannot tell yet: never destroy on a missing flavor
-          throw e;
-        }
-        if (running === undefined) return samePodSets(jobPodSets, w.spec.podSets);
-        if (samePodSets(jobPodSets, running)) return true;
-        return adapter.isSuspended(job) && samePodSets(jobPodSets, w.spec.podSets);
+        if (!hasReservation(w)) return sameSpecPodSets(jobPodSets, w.spec.podSets);
+        const running = this.runningVerdict(jobPodSets, w);
+        if (running === RunningVerdict.MissingFlavor) return true; // cannot tell yet: never destroy on a missing flavor
+        if (running === RunningVerdict.Same) return true;
+        if (running === RunningVerdict.Unknown) return sameSpecPodSets(jobPodSets, w.spec.podSets);
+        return adapter.isSuspended(job) && sameSpecPodSets(jobPodSets, w.spec.podSets);
       },
       finished: () => adapter.finished(job, this.view),
       running: () => !adapter.isSuspended(job),
@@ -445,6 +480,44 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
         if (r.outcome === 'written') this.recorder.event(job, 'Normal', JobReason.Stopped, message);
       },
     };
+  }
+
+  /**
+   * Whether a reserved Workload's running PodSets (its PodSets with the PodSet info merged in:
+   * Kueue's expectedRunningPodSets) are the job's. Remembered per Workload spec (shared by
+   * the store across status writes) while the job's PodSets, the Workload's name and
+   * admission and the ResourceFlavors it names are the same: the merge clones every pod
+   * template and the comparison writes each as canonical JSON, and the job is reconciled
+   * about a dozen times over its life.
+   */
+  private runningVerdict(jobPodSets: readonly PodSet[], w: Workload): RunningVerdict {
+    const admission = w.status?.admission;
+    const hit = runningVerdicts.get(w.spec);
+    if (
+      hit &&
+      hit.jobPodSets === jobPodSets &&
+      hit.name === w.metadata.name &&
+      jsonEqual(hit.admission, admission) &&
+      hit.flavors.every(([name, rf]) => this.flavors.get(undefined, name) === rf)
+    )
+      return hit.verdict;
+    const flavors: [string, ResourceFlavor | undefined][] = [];
+    let verdict: RunningVerdict;
+    try {
+      const infos = podSetInfos(w, (name) => {
+        const rf = this.flavors.get(undefined, name);
+        flavors.push([name, rf]);
+        return rf;
+      });
+      const running = runningPodSets(w, infos);
+      verdict =
+        running === undefined ? RunningVerdict.Unknown : samePodSets(jobPodSets, running) ? RunningVerdict.Same : RunningVerdict.Differs;
+    } catch (e) {
+      if (!(e instanceof MissingFlavorError)) throw e;
+      verdict = RunningVerdict.MissingFlavor;
+    }
+    runningVerdicts.set(w.spec, { jobPodSets, name: w.metadata.name, admission, flavors, verdict });
+    return verdict;
   }
 
   private podGatedUnit(job: KObject, adapter: PodGatedAdapter, expected: Workload, existing: Workload | undefined, pods: Pod[]): Unit {
@@ -677,6 +750,32 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   }
 }
 
+const RunningVerdict = { Same: 0, Differs: 1, Unknown: 2, MissingFlavor: 3 } as const;
+type RunningVerdict = (typeof RunningVerdict)[keyof typeof RunningVerdict];
+
+/** runningVerdict's memo, by Workload spec. */
+const runningVerdicts = new WeakMap<
+  object,
+  {
+    jobPodSets: readonly PodSet[];
+    name: string;
+    admission: unknown;
+    flavors: [string, ResourceFlavor | undefined][];
+    verdict: RunningVerdict;
+  }
+>();
+
+/** samePodSets of the job's PodSets and a Workload's spec PodSets, remembered while both are the same objects. */
+const samePodSetsMemo = new WeakMap<object, { b: readonly PodSet[]; same: boolean }>();
+
+function sameSpecPodSets(a: readonly PodSet[], b: readonly PodSet[]): boolean {
+  const hit = samePodSetsMemo.get(a);
+  if (hit && hit.b === b) return hit.same;
+  const same = samePodSets(a, b);
+  samePodSetsMemo.set(a, { b, same });
+  return same;
+}
+
 /** The job reconciler (name 'job'); its setup registers the job webhooks. */
 export function jobReconciler(): Reconciler<TopoqueueConfig> {
   return new JobReconciler();
@@ -697,4 +796,61 @@ function buildWorkloads(adapter: JobAdapter, job: KObject): ToWorkloadsResult {
   const result = adapter.integration.toWorkloads(job, { where: { object: `${job.kind}/${nsName(job)}` } });
   if (spec) built.set(spec, { labels: job.metadata.labels, annotations: job.metadata.annotations, uid: job.metadata.uid, result });
   return result;
+}
+
+/** Equal as JSON data (plain objects, arrays, primitives); a shared (frozen) part is equal at once. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    n++;
+    if (!jsonEqual(x[k], y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) n--;
+  return n === 0;
+}
+
+/**
+ * Whether a Workload update changes anything the job reconciler reads of it: its spec, its
+ * metadata (owners, finalizers, deletion, labels and annotations), any status field, and
+ * every condition except QuotaReserved while it stays False (the scheduler's pending reason
+ * and message, rewritten as the count in "N more needed" moves: the reconciler only asks
+ * whether QuotaReserved is True).
+ */
+export function jobReadsChange(a: Workload, b: Workload): boolean {
+  if (!jsonEqual(a.spec, b.spec)) return true;
+  const ma = a.metadata as unknown as Record<string, unknown>;
+  const mb = b.metadata as unknown as Record<string, unknown>;
+  for (const k in ma) if (k !== 'resourceVersion' && k !== 'managedFields' && !jsonEqual(ma[k], mb[k])) return true;
+  for (const k in mb) if (!(k in ma) && mb[k] !== undefined) return true;
+  const sa = (a.status ?? {}) as Record<string, unknown>;
+  const sb = (b.status ?? {}) as Record<string, unknown>;
+  for (const k in sa) if (k !== 'conditions' && !jsonEqual(sa[k], sb[k])) return true;
+  for (const k in sb) if (k !== 'conditions' && !(k in sa) && sb[k] !== undefined) return true;
+  // Conditions are read by type: compared by type, QuotaReserved other than True left out (absent reads the same).
+  const ca = readConditions(a);
+  const cb = readConditions(b);
+  if (ca.length !== cb.length) return true;
+  for (const x of ca) {
+    const y = cb.find((c) => c.type === x.type);
+    if (!y || !jsonEqual(x, y)) return true;
+  }
+  return false;
+}
+
+function readConditions(w: Workload): readonly Condition[] {
+  const cs = w.status?.conditions ?? [];
+  return cs.some((c) => c.type === WorkloadCondition.QuotaReserved && c.status !== 'True')
+    ? cs.filter((c) => c.type !== WorkloadCondition.QuotaReserved || c.status === 'True')
+    : cs;
 }
