@@ -211,7 +211,7 @@ describe("topoqueue simulate -f examples/gb200-day (the README's main command)",
       sweep.evictions.filter((e) => e.reason === 'NodeFailures'),
       [],
     );
-    for (const tray of ['b1-r3-n01', 'b1-r3-n02'])
+    for (const tray of ['b2-r4-n01', 'b2-r4-n02'])
       assert.deepEqual(
         sweep.pods.filter((p) => p.node === tray).map((p) => p.phase),
         ['Failed'],

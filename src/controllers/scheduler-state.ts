@@ -77,11 +77,6 @@ export interface ConfigProblem {
 export interface SyncResult {
   /** Something a cycle could act on changed (a Workload queued, capacity or quota moved). */
   changed: boolean;
-  /**
-   * Every change was a reservation let go: a Workload finished, or a preemption victim's
-   * reservation cleared after Evicted=True (reason Preempted), which its preemptor waits for.
-   */
-  letGoOnly: boolean;
   unqueued: Unqueued[];
   problems: ConfigProblem[];
   /** Reservations released because their Workload finished (finished_workloads_total). */
@@ -149,7 +144,7 @@ export class SchedulerState {
 
   /** Applies every mark (see the header). */
   sync(): SyncResult {
-    const out: SyncResult = { changed: false, letGoOnly: true, unqueued: [], problems: [], finished: [] };
+    const out: SyncResult = { changed: false, unqueued: [], problems: [], finished: [] };
     for (
       let guard = 0;
       guard < 4 && (this.configDirty || this.dirtyNodes.size > 0 || this.dirtyWorkloads.size > 0 || this.dirtyPods.size > 0);
@@ -158,44 +153,24 @@ export class SchedulerState {
       if (this.configDirty) {
         this.rebuild(out);
         out.changed = true;
-        out.letGoOnly = false;
       }
       for (const name of this.dirtyNodes) {
         this.dirtyNodes.delete(name);
-        if (this.syncNode(name, out)) {
-          out.changed = true;
-          out.letGoOnly = false;
-        }
+        if (this.syncNode(name, out)) out.changed = true;
       }
       if (this.configDirty) continue;
       for (const key of this.dirtyWorkloads) {
         this.dirtyWorkloads.delete(key);
-        if (this.guarded(key, out, () => this.syncWorkload(key, out))) {
-          out.changed = true;
-          if (!this.letGo(key)) out.letGoOnly = false;
-        }
+        if (this.guarded(key, out, () => this.syncWorkload(key, out))) out.changed = true;
       }
       if (this.configDirty) continue;
       for (const key of this.dirtyPods) {
         this.dirtyPods.delete(key);
-        if (this.guarded(key, out, () => this.syncPod(key))) {
-          out.changed = true;
-          out.letGoOnly = false;
-        }
+        if (this.guarded(key, out, () => this.syncPod(key))) out.changed = true;
       }
     }
     this.finishRebuild();
     return out;
-  }
-
-  /** A reservation let go: a finished Workload, or a preemption victim cleared (Evicted=True, reason Preempted, no admission). */
-  private letGo(key: string): boolean {
-    const w = this.caches.workloads.get(key);
-    if (!w) return false;
-    if (isFinished(w)) return true;
-    if (w.status?.admission !== undefined) return false;
-    const e = findCondition(w, WorkloadCondition.Evicted);
-    return e?.status === 'True' && e.reason === 'Preempted';
   }
 
   /**

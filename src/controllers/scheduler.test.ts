@@ -61,12 +61,20 @@ describe('scheduler controller: admission', () => {
     );
     env.seed(wl('b1').queue('b').pods(1, { cpu: '1' }).build(), wl('b2').queue('b').pods(1, { cpu: '1' }).build());
     await env.start();
-    await env.manager.step();
-    assert.deepEqual(admitted(env), ['a1', 'b1']);
-    await env.manager.step();
-    assert.deepEqual(admitted(env), ['a1', 'a2', 'b1', 'b2']);
-    await env.run();
-    assert.deepEqual(admitted(env), ['a1', 'a2', 'a3', 'b1', 'b2']);
+    // What each step admits (a step runs one key: a sync or a cycle), at the end of the
+    // instant (the first cycle) and then cycle after cycle at once.
+    const seen: string[][] = [];
+    await env.manager.drain();
+    env.clock.advanceBy(0);
+    while (await env.manager.step()) {
+      const now = admitted(env);
+      if (now.length !== (seen.at(-1)?.length ?? 0)) seen.push(now);
+    }
+    assert.deepEqual(seen, [
+      ['a1', 'b1'],
+      ['a1', 'a2', 'b1', 'b2'],
+      ['a1', 'a2', 'a3', 'b1', 'b2'],
+    ]);
   });
 
   it('starts cycles at least minCycleIntervalMs apart: what arrives in between waits for the next one', async () => {
@@ -76,7 +84,10 @@ describe('scheduler controller: admission', () => {
     const t0 = env.clock.now();
     env.seed(wl('w1').queue('a').pods(1, { cpu: '1' }).build());
     await env.manager.drain();
-    assert.deepEqual(admitted(env), ['w1'], 'the first cycle runs at once');
+    assert.deepEqual(admitted(env), [], 'the first cycle waits for the end of the instant');
+    env.clock.advanceBy(0);
+    await env.manager.drain();
+    assert.deepEqual(admitted(env), ['w1'], 'the first cycle, at the end of the instant');
     env.clock.advanceBy(100);
     env.seed(wl('w2').queue('a').pods(1, { cpu: '1' }).build());
     await env.manager.drain();
@@ -131,6 +142,32 @@ describe('scheduler controller: admission', () => {
     assert.match(metrics, /kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} 6/);
     assert.match(metrics, /kueue_finished_workloads_total\{cluster_queue="a",result="Succeeded"\} 1/);
     assert.match(metrics, /kueue_cluster_queue_status\{cluster_queue="a",status="active"\} 1/);
+  });
+
+  it('a cycle asked for by an event runs at the end of its instant, after every event of that instant', async () => {
+    const objects = [
+      flavor('default'),
+      cq('a').quota('default', { cpu: '10' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(),
+      localQueue('a', 'a'),
+    ];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('running').queue('a').pods(1, { cpu: '6' }).priority(50).build());
+    await env.run();
+    assert.deepEqual(admitted(env), ['running']);
+    // One instant: low is created (and its event handled), then running finishes and high
+    // is created. A cycle at low's event would admit low into the 4 CPUs left, for high to
+    // preempt it at the same instant.
+    env.seed(wl('low').queue('a').pods(1, { cpu: '4' }).priority(1).build());
+    await env.manager.drain();
+    assert.deepEqual(admitted(env), ['running'], 'no cycle before the end of the instant');
+    finish(env, 'running');
+    env.seed(wl('high').queue('a').pods(1, { cpu: '10' }).priority(100).build());
+    await env.manager.drain();
+    await env.run(0);
+    assert.equal(get(env, 'high').status?.admission?.clusterQueue, 'a', 'the cycle at the end of the instant admits high');
+    assert.equal(get(env, 'low').status?.admission, undefined);
+    assert.equal(condition(get(env, 'low'), 'Evicted'), undefined, 'low was never admitted, so never preempted');
   });
 
   it('Workloads finishing one by one at one instant after a cycle that admitted nothing are seen by one cycle at its end', async () => {

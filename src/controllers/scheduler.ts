@@ -7,17 +7,18 @@
 //   2. requeue the parked Workloads when capacity was freed (at once, or batched by
 //      config.requeueBatchMs on the `requeue` key);
 //   3. the failed-node second pass (scheduler-replace.ts) for Workloads with one unhealthy node;
-//   4. one cycle when something changed or one was asked for, and its decisions written:
+//   4. one cycle when something changed or one was asked for, and its decisions written.
+//      A cycle asked for by an event (`sync`, `requeue`) runs at the end of its virtual
+//      instant, after every event of that instant (a 0 ms timer), so it sees everything that
+//      happened at that instant together: the Workloads created, the finishes, the
+//      reservations let go. Its decisions:
 //      admit (writeAdmission; the usage is assumed at once and rolled back if the write
 //      fails), pending (QuotaReserved=False only when reason or message changed), preempt
 //      (Evicted + Preempted on the victim, which keeps its reservation until its job has
 //      stopped), gang timeout (released; the Workload and its pods annotated);
 //   5. the next cycle: at once after an admission, after 1 ms doubling to 10 ms while
 //      cycles only park or evict, never while nothing moves (the next event, backoff end or
-//      gang deadline wakes it). After a cycle that admitted nothing, reservations let go at
-//      the same instant (Workloads finishing, preemption victims cleared: a bare Workload's
-//      reservation goes as soon as it is evicted) start no cycle each: one runs once the
-//      instant's other keys are done, as all of the instant had happened at once.
+//      gang deadline wakes it).
 //
 // Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
 
@@ -82,8 +83,6 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private idleMs = 0;
   /** When the last cycle started (clock ms): cycles are at least config.minCycleIntervalMs apart. */
   private lastCycleAt = -Infinity;
-  /** When the last cycle ran (clock ms) if it admitted nothing. */
-  private idleAt = -Infinity;
   private endOfInstantArmed = false;
   private errorBackoffMs = 0;
   private gaugeGeneration = -1;
@@ -166,32 +165,27 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       }
     }
     let changed = r.changed;
-    let letGoOnly = r.changed && r.letGoOnly;
 
     const batch = this.ctx.config.requeueBatchMs;
     if (key === SchedulerKey.Requeue || (s.freed && batch <= 0)) {
       s.freed = false;
-      if (s.queues.requeueInadmissible(now) > 0) {
-        changed = true;
-        letGoOnly = false;
-      }
+      if (s.queues.requeueInadmissible(now) > 0) changed = true;
     } else if (s.freed) {
       s.freed = false;
       this.queue.addAfter(SchedulerKey.Requeue, batch);
     }
 
-    if (await this.secondPass(now)) {
-      changed = true;
-      letGoOnly = false;
-    }
+    if (await this.secondPass(now)) changed = true;
     if (key === SchedulerKey.Cycle || changed) {
       const wait = this.lastCycleAt + this.ctx.config.minCycleIntervalMs - this.ctx.clock.now();
       if (wait > 0) this.queue.addAfter(SchedulerKey.Cycle, wait);
-      // After a cycle that admitted nothing, reservations let go one by one at the same
-      // instant (finishes, preemption victims) are seen by one cycle at the end of the
-      // instant, not by a cycle each that runs every preemptor's search again while the
-      // others are still going (Kueue's loop does not cycle per event either).
-      else if (key !== SchedulerKey.Cycle && letGoOnly && this.idleAt === this.ctx.clock.now()) this.endOfInstant();
+      // A cycle asked for by an event runs at the end of its instant, after every event of
+      // that instant: it sees the Workloads created, the finishes and the reservations let
+      // go at that instant together, rather than a cluster before that instant's finishes
+      // (admitting lower priorities to reclaim them at once, parking what would fit).
+      // Kueue's loop does not cycle per event either. A Cycle key (the next cycle, a timer)
+      // runs at once.
+      else if (key !== SchedulerKey.Cycle) this.endOfInstant();
       else await this.cycle(now);
     }
     this.updateGauges();
@@ -229,7 +223,6 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       m.admissionAttemptDuration.observe({ result }, (this.ctx.clock.now() - started) / 1000);
     }
     // The next cycle.
-    this.idleAt = out.admitted > 0 ? -Infinity : started;
     if (out.admitted > 0) {
       this.idleMs = 0;
       this.queue.add(SchedulerKey.Cycle);
