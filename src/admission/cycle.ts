@@ -23,7 +23,7 @@
 import type { Workload } from '../api/objects.ts';
 import { type CycleConfig, type Entry, fail, type Member, toAdmitted } from './entry.ts';
 import { compareStrings } from '../api/values.ts';
-import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
+import { assignFlavors, type FlavorAssignment, PendingReason, quotaFitHolds } from './flavor-assigner.ts';
 import { timedOutPods } from './gang-group.ts';
 import { nominate, type NominationContext, placementOptions } from './nominate.ts';
 import type { PreemptionTarget } from './preemption.ts';
@@ -285,8 +285,15 @@ function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisio
   const reuse = unchanged && e.members.length === 1 && !e.members[0]!.held && e.members[0]!.assignment?.mode === 'Fit';
   for (const m of e.members) {
     if (m.held) restore.push(snap.removeAdmitted(m.info.key)!);
-    const a = reuse ? m.assignment! : assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
-    if (a.mode !== 'Fit') {
+    // A quota-only Fit on one flavor per group is re-checked against the quota alone.
+    const holds = reuse || m.assignment === undefined ? undefined : quotaFitHolds(snap, m.cq, m.assignment);
+    const a =
+      reuse || holds === true
+        ? m.assignment!
+        : holds === false
+          ? undefined
+          : assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
+    if (a?.mode !== 'Fit') {
       for (const d of done) snap.removeAdmitted(d.key);
       for (const r of restore) snap.addAdmitted(r);
       return false;

@@ -19,7 +19,7 @@ import {
   type TasFlavor,
   type WorkloadPlacementOptions,
 } from '../placement/workload-placement.ts';
-import { fr, type FR } from './quota.ts';
+import { type FR, type FrKeys } from './quota.ts';
 import type { AdmissionSnapshot, ClusterQueueInfo, PodSetAdmission } from './snapshot.ts';
 import type { PodSetInfo, WorkloadInfo } from './workload-info.ts';
 
@@ -224,7 +224,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     }
   }
 
-  const parts: ResultParts = { podSets, spec: shape.spec, borrowing, preemptQuota };
+  const parts: ResultParts = { keys: snap.frKeys, podSets, spec: shape.spec, borrowing, preemptQuota };
   if (mode === 'NoFit') {
     const worst = [...reasons].sort((a, b) => SEVERITY.indexOf(a.reason) - SEVERITY.indexOf(b.reason))[0]!;
     return result(parts, 'NoFit', worst.reason, reasons.map((r) => r.message).join('; '));
@@ -258,6 +258,23 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   const r = result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((x) => x.message).join('; '));
   r.preemptTopology = true;
   return r;
+}
+
+/**
+ * Whether a quota-only Fit still fits against the snapshot as it is now, without assigning
+ * again (the cycle re-checks each nominated Fit after earlier entries admitted): exactly
+ * what assignFlavors would answer when the ClusterQueue has one flavor per resource group
+ * (the same flavors are chosen; the Workload fits iff each flavor-resource's total, the
+ * last sum tryFlavor compares, is at most what is available) and no PodSet is on a topology
+ * (no placement to redo). Integer amounts only, so the totals are the same whatever the
+ * order of summing. Undefined when that does not hold: assign again.
+ */
+export function quotaFitHolds(snap: AdmissionSnapshot, cq: ClusterQueueInfo, a: FlavorAssignment): boolean | undefined {
+  if (a.mode !== 'Fit' || !cq.oneFlavorPerGroup) return undefined;
+  for (const ps of a.podSets) if (ps.tasFlavor !== undefined || ps.assignment !== undefined) return undefined;
+  for (const v of a.usage.values()) if (!Number.isSafeInteger(v)) return undefined;
+  for (const [f, v] of a.usage) if (v > snap.quota.available(cq.name, f)) return false;
+  return true;
 }
 
 // ---- the placement on an empty topology, remembered ---------------------------------------
@@ -453,13 +470,14 @@ export function applyPlacement(
   }
 }
 
-function usageOf(podSets: readonly PodSetAdmission[]): Map<FR, number> {
+/** The usage per flavor-resource, keyed by the snapshot's interned keys (the quota maps' own strings). */
+function usageOf(podSets: readonly PodSetAdmission[], keys: FrKeys): Map<FR, number> {
   const out = new Map<FR, number>();
   for (const ps of podSets) {
     for (const r in ps.usage) {
       const f = ps.flavors[r];
       if (f === undefined) continue;
-      const k = fr(f, r);
+      const k = keys.of(f, r);
       out.set(k, (out.get(k) ?? 0) + ps.usage[r]!);
     }
   }
@@ -473,6 +491,7 @@ function order(podSets: PodSetAdmission[], spec: readonly PodSet[]): PodSetAdmis
 }
 
 interface ResultParts {
+  keys: FrKeys;
   podSets: PodSetAdmission[];
   spec: readonly PodSet[];
   borrowing: number;
@@ -483,7 +502,7 @@ function result(p: ResultParts, mode: Mode, reason: PendingReason, message: stri
   return {
     mode,
     podSets: order(p.podSets, p.spec),
-    usage: usageOf(p.podSets),
+    usage: usageOf(p.podSets, p.keys),
     borrowing: p.borrowing,
     preemptQuota: p.preemptQuota,
     preemptTopology: false,
