@@ -126,7 +126,11 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   }
 
   // Order: fits before preemptions... as Kueue: non-borrowing first, priority, timestamp.
-  const borrowingOf = (e: Entry) => Math.max(0, ...e.members.map((m) => m.assignment?.borrowing ?? 0));
+  const borrowingOf = (e: Entry) => {
+    let b = 0;
+    for (const m of e.members) b = Math.max(b, m.assignment?.borrowing ?? 0);
+    return b;
+  };
   // Workloads whose preemptions are under way come first, so what they freed is theirs
   // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
   const preemptor = (e: Entry) => (queues.preemptors.has(e.head.key) ? 0 : 1);

@@ -484,8 +484,9 @@ function usageOf(podSets: readonly PodSetAdmission[], keys: FrKeys): Map<FR, num
   return out;
 }
 
+/** The PodSet admissions in the Workload's order (the array itself when there is nothing to order: it is not used after). */
 function order(podSets: PodSetAdmission[], spec: readonly PodSet[]): PodSetAdmission[] {
-  if (podSets.length < 2) return [...podSets];
+  if (podSets.length < 2) return podSets;
   const idx = new Map(spec.map((p, i) => [p.name, i]));
   return [...podSets].sort((a, b) => idx.get(a.name)! - idx.get(b.name)!);
 }
@@ -542,15 +543,33 @@ function shapeOf(snap: AdmissionSnapshot, info: WorkloadInfo): WorkloadShape {
   const hit = shapes.get(info);
   if (hit && hit.infos === info.podSets) return hit;
   const spec = info.workload.spec.podSets;
-  const byName = new Map(info.podSets.map((p) => [p.name, p]));
-  const groups = podSetGroups(spec).map((group): GroupShape => {
-    const members = [group.workers, ...(group.leader ? [group.leader] : [])].map((ps) => byName.get(ps.name)!).filter(Boolean);
-    const requested = members.map((m) => Object.entries(m.perPod).flatMap(([r, v]) => (v > 0 ? [r, v] : [])));
-    const keys = new Set(requested.flatMap((pairs) => pairs.filter((_, j) => j % 2 === 0) as string[]));
+  // Every head is shaped once per snapshot: plain loops, no Map for a lone PodSet.
+  const lone = spec.length === 1 && spec[0]!.topologyRequest?.podSetGroupName === undefined;
+  const byName = lone ? undefined : new Map(info.podSets.map((p) => [p.name, p]));
+  const groups: GroupShape[] = [];
+  for (const group of lone ? [{ workers: spec[0]! }] : podSetGroups(spec)) {
+    const members: PodSetInfo[] = [];
+    for (const ps of group.leader ? [group.workers, group.leader] : [group.workers]) {
+      const m = byName ? byName.get(ps.name) : info.podSets.find((p) => p.name === ps.name);
+      if (m) members.push(m);
+    }
+    const requested: (string | number)[][] = [];
+    const keys = new Set<string>();
+    for (const m of members) {
+      const pairs: (string | number)[] = [];
+      for (const r in m.perPod) {
+        const v = m.perPod[r]!;
+        if (v > 0) {
+          pairs.push(r, v);
+          keys.add(r);
+        }
+      }
+      requested.push(pairs);
+    }
     const resources = [...keys].sort();
-    const resourcesWithPods = [...new Set([...keys, 'pods'])].sort();
-    return { workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() };
-  });
+    const resourcesWithPods = keys.has('pods') ? resources : [...keys, 'pods'].sort();
+    groups.push({ workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() });
+  }
   const shape = { infos: info.podSets, spec, groups };
   shapes.set(info, shape);
   return shape;
