@@ -150,3 +150,21 @@ describe('quotaFitHolds: the quota-only re-check of a nominated Fit', () => {
     assert.equal(quotaFitHolds(snap, q, nominated), undefined);
   });
 });
+
+describe('assignFlavors: a Workload info is read once', () => {
+  it('keeps its reading of the PodSets across snapshots, and reads new PodSets afresh', () => {
+    const mk = () => admissionEnv({ clusterQueues: [cq('a').quota('default', { cpu: '4' }).build()] }).snap;
+    const info = workloadInfo(wl('w').queue('a').pods(2, { cpu: '1' }).build());
+    const s1 = mk();
+    assert.equal(assignFlavors(s1, s1.clusterQueues.get('a')!, info, { placement: {} }).mode, 'Fit');
+    const shape = info.shape;
+    assert.ok(shape);
+    const s2 = mk();
+    assert.equal(assignFlavors(s2, s2.clusterQueues.get('a')!, info, { placement: {} }).mode, 'Fit');
+    assert.equal(info.shape, shape);
+    // The same info with other PodSets (as a changed Workload reads): a new reading, and its answer.
+    const bigger = { ...info, podSets: [{ ...info.podSets[0]!, count: 8 }] };
+    assert.equal(assignFlavors(s2, s2.clusterQueues.get('a')!, bigger, { placement: {} }).mode, 'NoFit');
+    assert.notEqual(bigger.shape, shape);
+  });
+});

@@ -131,7 +131,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   let borrowing = 0;
   const tasFlavorOf = new Map<string, string>();
 
-  const shape = shapeOf(snap, info);
+  const shape = shapeOf(info);
   for (const group of shape.groups) {
     const members = group.members;
     const counts: number[] = [];
@@ -328,14 +328,12 @@ const MAX_SHAPES = 4096;
 export interface FlavorAssignerMemo {
   /** Answers of the placement on an empty cluster (placeOnEmpty), at most MAX_SHAPES per options. */
   empty: EmptyMemo;
-  /** The groups of each Workload info (forgotten with the info). */
-  shapes: WeakMap<WorkloadInfo, WorkloadShape>;
   /** formatResourceAmount per resource and amount, at most MAX_FORMATTED per resource. */
   formatted: Map<string, Map<number, string>>;
 }
 
 function memoOf(snap: AdmissionSnapshot): FlavorAssignerMemo {
-  return (snap.assignerMemo ??= { empty: { rooms: new Map(), answers: new WeakMap() }, shapes: new WeakMap(), formatted: new Map() });
+  return (snap.assignerMemo ??= { empty: { rooms: new Map(), answers: new WeakMap() }, formatted: new Map() });
 }
 
 const NO_OPTIONS = {};
@@ -525,7 +523,8 @@ interface GroupShape {
   mismatch: Map<ResourceFlavor, { levels: readonly string[] | undefined; result: string | undefined }>;
 }
 
-interface WorkloadShape {
+/** How assignFlavors reads a Workload's PodSets; kept on its WorkloadInfo (`shape`), a function of the info alone. */
+export interface WorkloadShape {
   infos: readonly PodSetInfo[];
   /** What the TAS placement reads of the Workload, as a key (set on first use). */
   placementKey?: string;
@@ -536,11 +535,14 @@ interface WorkloadShape {
 
 /**
  * The groups of a Workload info: a function of its PodSets and the Workload's, which are
- * never changed in place (a changed Workload gets a new info, with new PodSet infos).
+ * never changed in place (a changed Workload gets a new info, with new PodSet infos). Kept
+ * on the info, which lives as long as the Workload waits, whatever snapshot it is assigned
+ * in: a head is read once, not once per snapshot (the flavor mismatches it remembers are
+ * keyed by the ResourceFlavor objects and topology levels, which are not changed in place
+ * either).
  */
-function shapeOf(snap: AdmissionSnapshot, info: WorkloadInfo): WorkloadShape {
-  const shapes = memoOf(snap).shapes;
-  const hit = shapes.get(info);
+function shapeOf(info: WorkloadInfo): WorkloadShape {
+  const hit = info.shape;
   if (hit && hit.infos === info.podSets) return hit;
   const spec = info.workload.spec.podSets;
   // Every head is shaped once per snapshot: plain loops, no Map for a lone PodSet.
@@ -571,7 +573,7 @@ function shapeOf(snap: AdmissionSnapshot, info: WorkloadInfo): WorkloadShape {
     groups.push({ workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() });
   }
   const shape = { infos: info.podSets, spec, groups };
-  shapes.set(info, shape);
+  info.shape = shape;
   return shape;
 }
 
