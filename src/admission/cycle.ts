@@ -99,7 +99,8 @@ interface CycleState {
 /** One cycle. */
 export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: CycleConfig): CycleResult {
   const now = cfg.now;
-  const heads = queues.heads(now, () => true);
+  const headQueues: string[] = [];
+  const heads = queues.heads(now, () => true, headQueues);
   const decided = new Map<string, Entry>();
   const entries: Entry[] = [];
   // Popped heads are out of their heaps: a gang group finds its members among them too.
@@ -116,10 +117,12 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   const nomination: NominationContext = { snap, queues, cfg, decided, findGang: (id) => headOfGang.get(id) ?? queues.gang(id), lqStopped };
   // Gangs with the shortest group lists first: a gang that can go alone is decided on its
   // own before a group that names it pulls it in.
-  const byGroup = [...heads].sort((a, b) => (a.gang?.group.length ?? 1) - (b.gang?.group.length ?? 1));
-  for (const head of byGroup) {
+  const groupSize = (h: WorkloadInfo) => h.gang?.group.length ?? 1;
+  const byGroup = heads.map((_, i) => i).sort((a, b) => groupSize(heads[a]!) - groupSize(heads[b]!));
+  for (const i of byGroup) {
+    const head = heads[i]!;
     if (decided.has(head.key)) continue;
-    const e = nominate(nomination, head);
+    const e = nominate(nomination, head, headQueues[i]);
     for (const m of e.members) decided.set(m.info.key, e);
     decided.set(head.key, e);
     entries.push(e);

@@ -31,11 +31,10 @@ export interface NominationContext extends Omit<GangGroupContext, 'now' | 'check
   lqStopped: boolean;
 }
 
-/** The entry of one head: its members and what they would get. */
-export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
-  const { snap, queues, cfg, lqStopped } = ctx;
+/** The entry of one head: its members and what they would get. `cqName`: its ClusterQueue, when the caller knows it. */
+export function nominate(ctx: NominationContext, head: WorkloadInfo, cqName = ctx.queues.clusterQueueOf(head.key)): Entry {
+  const { snap, cfg, lqStopped } = ctx;
   const entry: Entry = { head, members: [], status: 'fail', reason: PendingReason.Inadmissible, message: '', immediate: false };
-  const cqName = queues.clusterQueueOf(head.key);
   const cq = cqName !== undefined ? snap.clusterQueues.get(cqName) : undefined;
   const self: Member = { info: head, cq: cq!, targets: [], reservedOnly: false, held: snap.admitted.get(head.key) };
   entry.members.push(self);
