@@ -23,7 +23,7 @@
 import type { Workload } from '../api/objects.ts';
 import { type CycleConfig, type Entry, fail, type Member, toAdmitted } from './entry.ts';
 import { compareStrings } from '../api/values.ts';
-import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
+import { assignFlavors, type FlavorAssignment, PendingReason, quotaFitHolds } from './flavor-assigner.ts';
 import { timedOutPods } from './gang-group.ts';
 import { nominate, type NominationContext, placementOptions } from './nominate.ts';
 import type { PreemptionTarget } from './preemption.ts';
@@ -99,7 +99,8 @@ interface CycleState {
 /** One cycle. */
 export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: CycleConfig): CycleResult {
   const now = cfg.now;
-  const heads = queues.heads(now, () => true);
+  const headQueues: string[] = [];
+  const heads = queues.heads(now, () => true, headQueues);
   const decided = new Map<string, Entry>();
   const entries: Entry[] = [];
   // Popped heads are out of their heaps: a gang group finds its members among them too.
@@ -116,17 +117,23 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   const nomination: NominationContext = { snap, queues, cfg, decided, findGang: (id) => headOfGang.get(id) ?? queues.gang(id), lqStopped };
   // Gangs with the shortest group lists first: a gang that can go alone is decided on its
   // own before a group that names it pulls it in.
-  const byGroup = [...heads].sort((a, b) => (a.gang?.group.length ?? 1) - (b.gang?.group.length ?? 1));
-  for (const head of byGroup) {
+  const groupSize = (h: WorkloadInfo) => h.gang?.group.length ?? 1;
+  const byGroup = heads.map((_, i) => i).sort((a, b) => groupSize(heads[a]!) - groupSize(heads[b]!));
+  for (const i of byGroup) {
+    const head = heads[i]!;
     if (decided.has(head.key)) continue;
-    const e = nominate(nomination, head);
+    const e = nominate(nomination, head, headQueues[i]);
     for (const m of e.members) decided.set(m.info.key, e);
     decided.set(head.key, e);
     entries.push(e);
   }
 
   // Order: fits before preemptions... as Kueue: non-borrowing first, priority, timestamp.
-  const borrowingOf = (e: Entry) => Math.max(0, ...e.members.map((m) => m.assignment?.borrowing ?? 0));
+  const borrowingOf = (e: Entry) => {
+    let b = 0;
+    for (const m of e.members) b = Math.max(b, m.assignment?.borrowing ?? 0);
+    return b;
+  };
   // Workloads whose preemptions are under way come first, so what they freed is theirs
   // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
   const preemptor = (e: Entry) => (queues.preemptors.has(e.head.key) ? 0 : 1);
@@ -285,8 +292,15 @@ function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisio
   const reuse = unchanged && e.members.length === 1 && !e.members[0]!.held && e.members[0]!.assignment?.mode === 'Fit';
   for (const m of e.members) {
     if (m.held) restore.push(snap.removeAdmitted(m.info.key)!);
-    const a = reuse ? m.assignment! : assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
-    if (a.mode !== 'Fit') {
+    // A quota-only Fit on one flavor per group is re-checked against the quota alone.
+    const holds = reuse || m.assignment === undefined ? undefined : quotaFitHolds(snap, m.cq, m.assignment);
+    const a =
+      reuse || holds === true
+        ? m.assignment!
+        : holds === false
+          ? undefined
+          : assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
+    if (a?.mode !== 'Fit') {
       for (const d of done) snap.removeAdmitted(d.key);
       for (const r of restore) snap.addAdmitted(r);
       return false;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PendingReason } from './flavor-assigner.ts';
-import { assignFlavors } from './flavor-assigner.ts';
+import { assignFlavors, quotaFitHolds } from './flavor-assigner.ts';
 import { workloadInfo } from './workload-info.ts';
 import { RACK, TAS_LEVELS, admissionEnv, cq, flavor, tasFlavor, wl } from '../testing/admission.ts';
 import { node } from '../testing/builders.ts';
@@ -90,5 +90,81 @@ describe('assignFlavors: the placement on an empty topology', () => {
     // Three pods never fit the two-node rack (quota says at most 8 CPU anyway: ExceedsMaxQuota first).
     assert.equal(assignFlavors(snap, q, shaped('c', 3), { placement: {} }).reason, PendingReason.ExceedsMaxQuota);
     assert.equal(assignFlavors(snap, q, shaped('d', 2), { placement: {}, counts: new Map([['main', 1]]) }).mode, 'Preempt');
+  });
+});
+
+describe('quotaFitHolds: the quota-only re-check of a nominated Fit', () => {
+  const quotaEnv = (flavors: string[]) =>
+    admissionEnv({
+      clusterQueues: ['a', 'b'].map((n) => {
+        let c = cq(n).cohort('co');
+        for (const f of flavors) c = c.quota(f, { cpu: ['4', '4'] });
+        return c.build();
+      }),
+    });
+  const infoOf = (name: string, queue: string, cpu: string) => workloadInfo(wl(name).queue(queue).pods(1, { cpu }).build());
+
+  it('answers as assigning again would, as the cohort fills up', () => {
+    const { snap } = quotaEnv(['default']);
+    const a = snap.clusterQueues.get('a')!;
+    const b = snap.clusterQueues.get('b')!;
+    const head = infoOf('head', 'a', '3');
+    const nominated = assignFlavors(snap, a, head, { placement: {} });
+    assert.equal(nominated.mode, 'Fit');
+    // Another queue of the cohort takes 1, 3, 5, then 6 of the 8 CPUs.
+    for (const [i, cpu] of ['1', '2', '2', '1'].entries()) {
+      const other = assignFlavors(snap, b, infoOf(`o${i}`, 'b', cpu), { placement: {} });
+      snap.addAdmitted({
+        key: `default/o${i}`,
+        workload: head.workload,
+        clusterQueue: 'b',
+        priority: 0,
+        reservedAt: 0,
+        podSets: other.podSets,
+        usage: other.usage,
+      });
+      const again = assignFlavors(snap, a, head, { placement: {} });
+      assert.equal(quotaFitHolds(snap, a, nominated), again.mode === 'Fit', `after ${cpu} more CPUs in b`);
+    }
+    assert.equal(quotaFitHolds(snap, a, nominated), false, 'only 2 of 8 CPUs are left');
+  });
+
+  it('does not answer when a resource group has a flavor to choose', () => {
+    const { snap } = quotaEnv(['one', 'two']);
+    const a = snap.clusterQueues.get('a')!;
+    const nominated = assignFlavors(snap, a, infoOf('head', 'a', '3'), { placement: {} });
+    assert.equal(nominated.mode, 'Fit');
+    assert.equal(quotaFitHolds(snap, a, nominated), undefined);
+  });
+
+  it('does not answer for a PodSet placed on a topology', () => {
+    const { snap, cq: q } = env();
+    const info = workloadInfo(
+      wl('t')
+        .queue('q')
+        .pods(1, { cpu: '1' }, { topology: { required: RACK } })
+        .build(),
+    );
+    const nominated = assignFlavors(snap, q, info, { placement: {} });
+    assert.equal(nominated.mode, 'Fit');
+    assert.equal(quotaFitHolds(snap, q, nominated), undefined);
+  });
+});
+
+describe('assignFlavors: a Workload info is read once', () => {
+  it('keeps its reading of the PodSets across snapshots, and reads new PodSets afresh', () => {
+    const mk = () => admissionEnv({ clusterQueues: [cq('a').quota('default', { cpu: '4' }).build()] }).snap;
+    const info = workloadInfo(wl('w').queue('a').pods(2, { cpu: '1' }).build());
+    const s1 = mk();
+    assert.equal(assignFlavors(s1, s1.clusterQueues.get('a')!, info, { placement: {} }).mode, 'Fit');
+    const shape = info.shape;
+    assert.ok(shape);
+    const s2 = mk();
+    assert.equal(assignFlavors(s2, s2.clusterQueues.get('a')!, info, { placement: {} }).mode, 'Fit');
+    assert.equal(info.shape, shape);
+    // The same info with other PodSets (as a changed Workload reads): a new reading, and its answer.
+    const bigger = { ...info, podSets: [{ ...info.podSets[0]!, count: 8 }] };
+    assert.equal(assignFlavors(s2, s2.clusterQueues.get('a')!, bigger, { placement: {} }).mode, 'NoFit');
+    assert.notEqual(bigger.shape, shape);
   });
 });

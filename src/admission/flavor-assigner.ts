@@ -19,7 +19,7 @@ import {
   type TasFlavor,
   type WorkloadPlacementOptions,
 } from '../placement/workload-placement.ts';
-import { fr, type FR } from './quota.ts';
+import { type FR, type FrKeys } from './quota.ts';
 import type { AdmissionSnapshot, ClusterQueueInfo, PodSetAdmission } from './snapshot.ts';
 import type { PodSetInfo, WorkloadInfo } from './workload-info.ts';
 
@@ -131,7 +131,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   let borrowing = 0;
   const tasFlavorOf = new Map<string, string>();
 
-  const shape = shapeOf(snap, info);
+  const shape = shapeOf(info);
   for (const group of shape.groups) {
     const members = group.members;
     const counts: number[] = [];
@@ -224,7 +224,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     }
   }
 
-  const parts: ResultParts = { podSets, spec: shape.spec, borrowing, preemptQuota };
+  const parts: ResultParts = { keys: snap.frKeys, podSets, spec: shape.spec, borrowing, preemptQuota };
   if (mode === 'NoFit') {
     const worst = [...reasons].sort((a, b) => SEVERITY.indexOf(a.reason) - SEVERITY.indexOf(b.reason))[0]!;
     return result(parts, 'NoFit', worst.reason, reasons.map((r) => r.message).join('; '));
@@ -258,6 +258,23 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   const r = result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((x) => x.message).join('; '));
   r.preemptTopology = true;
   return r;
+}
+
+/**
+ * Whether a quota-only Fit still fits against the snapshot as it is now, without assigning
+ * again (the cycle re-checks each nominated Fit after earlier entries admitted): exactly
+ * what assignFlavors would answer when the ClusterQueue has one flavor per resource group
+ * (the same flavors are chosen; the Workload fits iff each flavor-resource's total, the
+ * last sum tryFlavor compares, is at most what is available) and no PodSet is on a topology
+ * (no placement to redo). Integer amounts only, so the totals are the same whatever the
+ * order of summing. Undefined when that does not hold: assign again.
+ */
+export function quotaFitHolds(snap: AdmissionSnapshot, cq: ClusterQueueInfo, a: FlavorAssignment): boolean | undefined {
+  if (a.mode !== 'Fit' || !cq.oneFlavorPerGroup) return undefined;
+  for (const ps of a.podSets) if (ps.tasFlavor !== undefined || ps.assignment !== undefined) return undefined;
+  for (const v of a.usage.values()) if (!Number.isSafeInteger(v)) return undefined;
+  for (const [f, v] of a.usage) if (v > snap.quota.available(cq.name, f)) return false;
+  return true;
 }
 
 // ---- the placement on an empty topology, remembered ---------------------------------------
@@ -311,14 +328,12 @@ const MAX_SHAPES = 4096;
 export interface FlavorAssignerMemo {
   /** Answers of the placement on an empty cluster (placeOnEmpty), at most MAX_SHAPES per options. */
   empty: EmptyMemo;
-  /** The groups of each Workload info (forgotten with the info). */
-  shapes: WeakMap<WorkloadInfo, WorkloadShape>;
   /** formatResourceAmount per resource and amount, at most MAX_FORMATTED per resource. */
   formatted: Map<string, Map<number, string>>;
 }
 
 function memoOf(snap: AdmissionSnapshot): FlavorAssignerMemo {
-  return (snap.assignerMemo ??= { empty: { rooms: new Map(), answers: new WeakMap() }, shapes: new WeakMap(), formatted: new Map() });
+  return (snap.assignerMemo ??= { empty: { rooms: new Map(), answers: new WeakMap() }, formatted: new Map() });
 }
 
 const NO_OPTIONS = {};
@@ -453,26 +468,29 @@ export function applyPlacement(
   }
 }
 
-function usageOf(podSets: readonly PodSetAdmission[]): Map<FR, number> {
+/** The usage per flavor-resource, keyed by the snapshot's interned keys (the quota maps' own strings). */
+function usageOf(podSets: readonly PodSetAdmission[], keys: FrKeys): Map<FR, number> {
   const out = new Map<FR, number>();
   for (const ps of podSets) {
     for (const r in ps.usage) {
       const f = ps.flavors[r];
       if (f === undefined) continue;
-      const k = fr(f, r);
+      const k = keys.of(f, r);
       out.set(k, (out.get(k) ?? 0) + ps.usage[r]!);
     }
   }
   return out;
 }
 
+/** The PodSet admissions in the Workload's order (the array itself when there is nothing to order: it is not used after). */
 function order(podSets: PodSetAdmission[], spec: readonly PodSet[]): PodSetAdmission[] {
-  if (podSets.length < 2) return [...podSets];
+  if (podSets.length < 2) return podSets;
   const idx = new Map(spec.map((p, i) => [p.name, i]));
   return [...podSets].sort((a, b) => idx.get(a.name)! - idx.get(b.name)!);
 }
 
 interface ResultParts {
+  keys: FrKeys;
   podSets: PodSetAdmission[];
   spec: readonly PodSet[];
   borrowing: number;
@@ -483,7 +501,7 @@ function result(p: ResultParts, mode: Mode, reason: PendingReason, message: stri
   return {
     mode,
     podSets: order(p.podSets, p.spec),
-    usage: usageOf(p.podSets),
+    usage: usageOf(p.podSets, p.keys),
     borrowing: p.borrowing,
     preemptQuota: p.preemptQuota,
     preemptTopology: false,
@@ -505,7 +523,8 @@ interface GroupShape {
   mismatch: Map<ResourceFlavor, { levels: readonly string[] | undefined; result: string | undefined }>;
 }
 
-interface WorkloadShape {
+/** How assignFlavors reads a Workload's PodSets; kept on its WorkloadInfo (`shape`), a function of the info alone. */
+export interface WorkloadShape {
   infos: readonly PodSetInfo[];
   /** What the TAS placement reads of the Workload, as a key (set on first use). */
   placementKey?: string;
@@ -516,24 +535,45 @@ interface WorkloadShape {
 
 /**
  * The groups of a Workload info: a function of its PodSets and the Workload's, which are
- * never changed in place (a changed Workload gets a new info, with new PodSet infos).
+ * never changed in place (a changed Workload gets a new info, with new PodSet infos). Kept
+ * on the info, which lives as long as the Workload waits, whatever snapshot it is assigned
+ * in: a head is read once, not once per snapshot (the flavor mismatches it remembers are
+ * keyed by the ResourceFlavor objects and topology levels, which are not changed in place
+ * either).
  */
-function shapeOf(snap: AdmissionSnapshot, info: WorkloadInfo): WorkloadShape {
-  const shapes = memoOf(snap).shapes;
-  const hit = shapes.get(info);
+function shapeOf(info: WorkloadInfo): WorkloadShape {
+  const hit = info.shape;
   if (hit && hit.infos === info.podSets) return hit;
   const spec = info.workload.spec.podSets;
-  const byName = new Map(info.podSets.map((p) => [p.name, p]));
-  const groups = podSetGroups(spec).map((group): GroupShape => {
-    const members = [group.workers, ...(group.leader ? [group.leader] : [])].map((ps) => byName.get(ps.name)!).filter(Boolean);
-    const requested = members.map((m) => Object.entries(m.perPod).flatMap(([r, v]) => (v > 0 ? [r, v] : [])));
-    const keys = new Set(requested.flatMap((pairs) => pairs.filter((_, j) => j % 2 === 0) as string[]));
+  // Every head is shaped once per snapshot: plain loops, no Map for a lone PodSet.
+  const lone = spec.length === 1 && spec[0]!.topologyRequest?.podSetGroupName === undefined;
+  const byName = lone ? undefined : new Map(info.podSets.map((p) => [p.name, p]));
+  const groups: GroupShape[] = [];
+  for (const group of lone ? [{ workers: spec[0]! }] : podSetGroups(spec)) {
+    const members: PodSetInfo[] = [];
+    for (const ps of group.leader ? [group.workers, group.leader] : [group.workers]) {
+      const m = byName ? byName.get(ps.name) : info.podSets.find((p) => p.name === ps.name);
+      if (m) members.push(m);
+    }
+    const requested: (string | number)[][] = [];
+    const keys = new Set<string>();
+    for (const m of members) {
+      const pairs: (string | number)[] = [];
+      for (const r in m.perPod) {
+        const v = m.perPod[r]!;
+        if (v > 0) {
+          pairs.push(r, v);
+          keys.add(r);
+        }
+      }
+      requested.push(pairs);
+    }
     const resources = [...keys].sort();
-    const resourcesWithPods = [...new Set([...keys, 'pods'])].sort();
-    return { workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() };
-  });
+    const resourcesWithPods = keys.has('pods') ? resources : [...keys, 'pods'].sort();
+    groups.push({ workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() });
+  }
   const shape = { infos: info.podSets, spec, groups };
-  shapes.set(info, shape);
+  info.shape = shape;
   return shape;
 }
 

@@ -31,11 +31,10 @@ export interface NominationContext extends Omit<GangGroupContext, 'now' | 'check
   lqStopped: boolean;
 }
 
-/** The entry of one head: its members and what they would get. */
-export function nominate(ctx: NominationContext, head: WorkloadInfo): Entry {
-  const { snap, queues, cfg, lqStopped } = ctx;
+/** The entry of one head: its members and what they would get. `cqName`: its ClusterQueue, when the caller knows it. */
+export function nominate(ctx: NominationContext, head: WorkloadInfo, cqName = ctx.queues.clusterQueueOf(head.key)): Entry {
+  const { snap, cfg, lqStopped } = ctx;
   const entry: Entry = { head, members: [], status: 'fail', reason: PendingReason.Inadmissible, message: '', immediate: false };
-  const cqName = queues.clusterQueueOf(head.key);
   const cq = cqName !== undefined ? snap.clusterQueues.get(cqName) : undefined;
   const self: Member = { info: head, cq: cq!, targets: [], reservedOnly: false, held: snap.admitted.get(head.key) };
   entry.members.push(self);
@@ -188,10 +187,7 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
       return { status: 'preempt', reason: PendingReason.WaitingForQuota, message: first.message || 'insufficient unused quota' };
     }
   }
-  const fits = (counts: Map<string, number>): FlavorAssignment | undefined => {
-    const a = tryCounts(snap, m, cfg, counts);
-    return a.mode === 'Fit' ? a : undefined;
-  };
+  const fits = fitsAt(snap, m, cfg);
   // Partial admission (Kueue, minCount) or the gang minimum (nothing to shrink without either).
   if (gang || info.podSets.some((p) => p.minCount !== undefined)) {
     const found = searchLargest(shrinkSteps(info, full, cfg.partialAdmission !== false), fits);
@@ -247,6 +243,14 @@ function targetsFor(
     assignment: a,
     fits: fitsWith(snap, m, cfg, counts),
   });
+}
+
+/** The PodSet reducer's fits(): the Fit at these counts, or undefined (made here, after the first try failed). */
+function fitsAt(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig): (counts: Map<string, number>) => FlavorAssignment | undefined {
+  return (counts) => {
+    const a = tryCounts(snap, m, cfg, counts);
+    return a.mode === 'Fit' ? a : undefined;
+  };
 }
 
 /** The preemption search's fits(); made here so that no named closure is created per call. */

@@ -328,7 +328,12 @@ export class QueueManager {
   private readonly queues = new Map<string, ClusterQueueQueue>();
   /** names(), kept until a queue is added. */
   private sortedNames: string[] | undefined;
-  private readonly where = new Map<string, string>();
+  /**
+   * Each pending Workload's queue: the queue itself, not its name, so that following a key
+   * to its queue is one lookup, and the name handed out is the queue's own string (a
+   * caller's copy of the name would be hashed and compared afresh on every lookup).
+   */
+  private readonly where = new Map<string, ClusterQueueQueue>();
   /** Pending Workloads by gang id (gang groups span queues). */
   private readonly byGang = new Map<string, string>();
   /** Workloads waiting for the preemptions they issued: decided first in the next cycles. */
@@ -361,31 +366,30 @@ export class QueueManager {
   /** Adds or updates a pending Workload in its ClusterQueue's heap. */
   add(cq: string, info: WorkloadInfo): void {
     const prev = this.where.get(info.key);
-    if (prev !== undefined && prev !== cq) this.queues.get(prev)?.delete(info.key);
     const q = this.queues.get(cq);
+    if (prev !== undefined && prev !== q) prev.delete(info.key);
     if (!q) throw new Error(`no queue for ClusterQueue ${cq}`);
     q.push(info);
-    this.where.set(info.key, cq);
+    this.where.set(info.key, q);
     if (info.gang) this.byGang.set(info.gang.id, info.key);
   }
 
   delete(key: string): void {
-    const cq = this.where.get(key);
-    if (cq === undefined) return;
-    const info = this.queues.get(cq)?.get(key);
-    this.queues.get(cq)?.delete(key);
+    const q = this.where.get(key);
+    if (q === undefined) return;
+    const info = q.get(key);
+    q.delete(key);
     this.where.delete(key);
     this.preemptors.delete(key);
     if (info?.gang && this.byGang.get(info.gang.id) === key) this.byGang.delete(info.gang.id);
   }
 
   clusterQueueOf(key: string): string | undefined {
-    return this.where.get(key);
+    return this.where.get(key)?.name;
   }
 
   get(key: string): WorkloadInfo | undefined {
-    const cq = this.where.get(key);
-    return cq === undefined ? undefined : this.queues.get(cq)?.get(key);
+    return this.where.get(key)?.get(key);
   }
 
   /** The pending Workload of a gang, by gang id. */
@@ -399,9 +403,8 @@ export class QueueManager {
    * head); `live` says whether it was in the heap (not parked), to put it back the same way.
    */
   take(key: string): { info: WorkloadInfo; live: boolean } | undefined {
-    const cq = this.where.get(key);
-    if (cq === undefined) return undefined;
-    const q = this.queues.get(cq)!;
+    const q = this.where.get(key);
+    if (q === undefined) return undefined;
     const info = q.get(key);
     if (!info) return undefined;
     const live = q.isLive(key);
@@ -411,9 +414,8 @@ export class QueueManager {
 
   /** After a failed attempt: back into the heap, or parked until capacity is freed. */
   requeue(info: WorkloadInfo, immediate: boolean): void {
-    const cq = this.where.get(info.key);
-    if (cq === undefined) return;
-    const q = this.queues.get(cq)!;
+    const q = this.where.get(info.key);
+    if (q === undefined) return;
     if (immediate) q.push(info);
     else q.park(info);
   }
@@ -425,13 +427,19 @@ export class QueueManager {
     return n;
   }
 
-  /** One head per ClusterQueue, in name order (the caller skips inactive ones). */
-  heads(now: number, active: (cq: string) => boolean): WorkloadInfo[] {
+  /**
+   * One head per ClusterQueue, in name order (the caller skips inactive ones); `names`, when
+   * given, receives each head's ClusterQueue name at the same index (no lookup by key later).
+   */
+  heads(now: number, active: (cq: string) => boolean, names?: string[]): WorkloadInfo[] {
     const out: WorkloadInfo[] = [];
     for (const name of this.orderedNames()) {
       if (!active(name)) continue;
       const h = this.queues.get(name)!.pop(now);
-      if (h) out.push(h);
+      if (h) {
+        out.push(h);
+        names?.push(name);
+      }
     }
     return out;
   }

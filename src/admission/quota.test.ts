@@ -30,6 +30,15 @@ describe('quota tree', () => {
     assert.equal(t.potentialAvailable('b', CPU), 20);
     assert.deepEqual(t.violations(), []);
   });
+  it('potentialAvailable, remembered after its first answer, ignores usage asked before and after', () => {
+    const t = new QuotaTree([cq('a', { nominal: 10, borrowingLimit: 4 }, 'c'), cq('b', { nominal: 10, lendingLimit: 3 }, 'c')]);
+    t.addUsage('b', CPU, 9);
+    assert.equal(t.potentialAvailable('a', CPU), 13);
+    t.addUsage('a', CPU, 10);
+    assert.equal(t.potentialAvailable('a', CPU), 13);
+    assert.equal(t.potentialAvailable('b', CPU), 20);
+    assert.equal(t.available('a', CPU), 1);
+  });
   it('a lending limit keeps the rest of the nominal quota private', () => {
     const t = new QuotaTree([cq('a', { nominal: 10 }, 'c'), cq('b', { nominal: 10, lendingLimit: 3 }, 'c')]);
     assert.equal(t.available('a', CPU), 13);

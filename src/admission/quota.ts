@@ -79,18 +79,24 @@ class QuotaNode {
   readonly subtree = new Map<FR, number>();
   /** guaranteed() per flavor-resource, fixed once the subtree quotas are (construction). */
   readonly guaranteedOf = new Map<FR, number>();
+  /** Some guaranteed() is not 0 (a lending limit): without one, no lookup is needed. */
+  private anyGuaranteed = false;
+  /** potentialAvailable per flavor-resource (a ClusterQueue's; fixed, as the tree is), filled on first use. */
+  readonly potential = new Map<FR, number>();
 
   constructor(readonly spec: QuotaNodeSpec) {}
 
   guaranteed(f: FR): number {
-    return this.guaranteedOf.get(f) ?? 0;
+    return this.anyGuaranteed ? (this.guaranteedOf.get(f) ?? 0) : 0;
   }
 
   computeGuaranteed(frs: Iterable<FR>): void {
     for (const f of frs) {
       const q = this.spec.quotas.get(f);
       const subtree = this.subtree.get(f) ?? 0;
-      this.guaranteedOf.set(f, !q || q.lendingLimit === undefined ? 0 : Math.max(0, subtree - q.lendingLimit));
+      const g = !q || q.lendingLimit === undefined ? 0 : Math.max(0, subtree - q.lendingLimit);
+      this.guaranteedOf.set(f, g);
+      if (g !== 0) this.anyGuaranteed = true;
     }
   }
 }
@@ -179,7 +185,10 @@ export class QuotaTree {
 
   /** What it could use at most, with nothing used anywhere. */
   potentialAvailable(cq: string, f: FR): number {
-    return availableOf(this.cq(cq), f, false);
+    const n = this.cq(cq);
+    let v = n.potential.get(f);
+    if (v === undefined) n.potential.set(f, (v = availableOf(n, f, false)));
+    return v;
   }
 
   /** Usage above the nominal quota: how much the ClusterQueue borrows. */

@@ -45,6 +45,8 @@ export interface ClusterQueueInfo {
   groupOf: Map<string, number>;
   /** Every flavor is a TAS flavor: PodSets without a topology request use TAS implicitly. */
   allTas: boolean;
+  /** Every resource group has exactly one flavor: flavor assignment has no choice to make. */
+  oneFlavorPerGroup: boolean;
   /** Set when the ClusterQueue admits nothing new (reason, message), as its Active condition says. */
   inactive?: { reason: string; message: string };
 }
@@ -207,6 +209,7 @@ export class AdmissionSnapshot {
       resourceGroups: groups,
       groupOf,
       allTas: flavorNames.length > 0 && flavorNames.every((f) => this.flavors.get(f)?.spec.topologyName !== undefined),
+      oneFlavorPerGroup: groups.every((g) => g.flavors.length === 1),
     };
     // The Active condition (kueue-core §1a): stopped, or a flavor / topology missing.
     const missing = flavorNames.filter((f) => !this.flavors.has(f));

@@ -18,6 +18,7 @@ import type { PodSet, Workload } from '../api/objects.ts';
 import { parseResourceList, podRequests, type ResourceAmounts } from '../api/resources.ts';
 import { parseTime } from '../api/time.ts';
 import { findCondition } from './conditions.ts';
+import type { WorkloadShape } from './flavor-assigner.ts';
 import { workloadKey } from './snapshot.ts';
 
 /** Our annotation: when a gang's waiting time started (RFC 3339), written by the driver. */
@@ -75,6 +76,8 @@ export interface WorkloadInfo {
   requeueAt?: number;
   /** A stable tiebreak (uid, else key). */
   uid: string;
+  /** How flavor assignment reads the PodSets (flavor-assigner.ts), set there on first use. */
+  shape?: WorkloadShape;
 }
 
 /** The gang's minResources annotation as amounts; throws an Error naming the annotation when it cannot be read. */
@@ -181,6 +184,7 @@ export function workloadInfo(w: Workload, classes: ReadonlyMap<string, number> =
     ...(invalid !== undefined ? { invalid } : {}),
     ...(requeueAt !== undefined ? { requeueAt } : {}),
     uid: w.metadata.uid ?? workloadKey(w),
+    shape: undefined,
   };
 }
 
