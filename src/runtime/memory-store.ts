@@ -17,6 +17,7 @@ import {
   type DeleteOptions,
   InvalidError,
   type ListOptions,
+  copyUnfrozen,
   type ListResult,
   type ObjectOfKind,
   NotFoundError,
@@ -409,32 +410,6 @@ export class MemoryStore implements ObjectStore {
 function specChanged(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   if (a.spec === b.spec) return false;
   return JSON.stringify(a.spec) !== JSON.stringify(b.spec);
-}
-
-/**
- * deepCopy for a write's input, except that a frozen object or array is kept as it is: a
- * frozen part of the input is a part of a stored object (the store freezes what it keeps) that
- * the caller passed on unchanged, so the new version shares it instead of copying and
- * freezing it again (a pod's spec across its ungate, bind and finalizer updates). Not used on
- * create, where mutating admission hooks change the input in place.
- */
-function copyUnfrozen<T>(v: T): T {
-  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
-  if (Array.isArray(v)) {
-    const n = v.length;
-    const out = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = copyUnfrozen(v[i]);
-    return out as T;
-  }
-  if (Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) return v;
-  const out: Record<string, unknown> = {};
-  for (const k in v) {
-    if (Object.hasOwn(v, k)) {
-      const x = (v as Record<string, unknown>)[k];
-      if (x !== undefined) out[k] = copyUnfrozen(x);
-    }
-  }
-  return out as T;
 }
 
 function deepFreeze(o: unknown): void {

@@ -231,11 +231,26 @@ function statusCopy<T extends KObject>(obj: T): T {
  * (a Date, a Map) is shared, not copied.
  */
 export function deepCopy<T>(v: T): T {
-  if (v === null || typeof v !== 'object') return v;
+  return copyJson(v, false);
+}
+
+/**
+ * deepCopy for a write's input, except that a frozen object or array is kept as it is: a
+ * frozen part of the input is a part of a stored object (the store freezes what it keeps) that
+ * the caller passed on unchanged, so the new version shares it instead of copying and
+ * freezing it again (a pod's spec across its ungate, bind and finalizer updates). Not used on
+ * create, where mutating admission hooks change the input in place.
+ */
+export function copyUnfrozen<T>(v: T): T {
+  return copyJson(v, true);
+}
+
+function copyJson<T>(v: T, shareFrozen: boolean): T {
+  if (v === null || typeof v !== 'object' || (shareFrozen && Object.isFrozen(v))) return v;
   if (Array.isArray(v)) {
     const n = v.length;
     const out = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = deepCopy(v[i]);
+    for (let i = 0; i < n; i++) out[i] = copyJson(v[i], shareFrozen);
     return out as T;
   }
   if (Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) return v;
@@ -243,7 +258,7 @@ export function deepCopy<T>(v: T): T {
   for (const k in v) {
     if (Object.hasOwn(v, k)) {
       const x = (v as Record<string, unknown>)[k];
-      if (x !== undefined) out[k] = deepCopy(x);
+      if (x !== undefined) out[k] = copyJson(x, shareFrozen);
     }
   }
   return out as T;
