@@ -27,7 +27,7 @@ import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
 import { pendingExplainer } from './report-explain.ts';
 import type { SimulationRun } from './simulation.ts';
-import type { EntryRecord, PodGroupRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
+import type { EntryRecord, EventFold, PodGroupRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
 
 export const REPORT_API_VERSION = TopoqueueApiVersion;
 
@@ -60,17 +60,8 @@ export interface ReportAdmission {
   placement: { podSet: string; flavor: string | null; count: number; levels: string[]; domains: string[] }[];
 }
 
-export interface ReportEvent {
-  /** The kind of the object the events are about (Workload, Pod, the job...). */
-  kind: string;
-  type: string;
-  reason: string;
-  count: number;
-  first: number;
-  last: number;
-  /** The last one's message. */
-  message: string;
-}
+/** Events about an object, folded by kind, type and reason (the timeline's fold as it is). */
+export type ReportEvent = EventFold;
 
 /** PodGroup status as the controllers wrote it (fields not written are absent). */
 export interface ReportPodGroupStatus {

@@ -23,7 +23,7 @@ import {
   PARTITION_SIZE_ANNOTATION,
 } from './network-topology.ts';
 import type { PlacementRequest } from './request.ts';
-import { climbTo, lowestCommon, placeSubgroups, subgroupInfoOf, type SubgroupPart } from './subgroups.ts';
+import { climbTo, lowestCommon, mergePieces, placeSubgroups, subgroupInfoOf, type SubgroupPart } from './subgroups.ts';
 
 /** A TAS ResourceFlavor with its snapshot and engine. */
 export interface TasFlavor {
@@ -483,29 +483,10 @@ function placeGangMinimum(
   }
   const main = base.find((b) => b.name === p.group.workers.name)!;
   if (best && lo > 0) {
-    main.assignment = mergeAssignments(s, main.assignment, best);
+    main.assignment = mergePieces(s, [main.assignment, best]);
     main.count += lo * unit;
   }
   return base;
-}
-
-function mergeAssignments(
-  s: TopologySnapshot,
-  a: PodSetPlacement['assignment'],
-  b: PodSetPlacement['assignment'],
-): PodSetPlacement['assignment'] {
-  const byId = new Map<string, { values: string[]; count: number; leaf: number }>();
-  for (const d of [...a.domains, ...b.domains]) {
-    const id = s.leafIdOf(d.values);
-    const prev = byId.get(id);
-    if (prev) prev.count += d.count;
-    else byId.set(id, { values: [...d.values], count: d.count, leaf: s.leafById(id) ?? -1 });
-  }
-  const ranks = s.ranks();
-  const domains = [...byId.values()]
-    .sort((x, y) => (ranks[x.leaf] ?? 0) - (ranks[y.leaf] ?? 0))
-    .map(({ values, count }) => ({ values, count }));
-  return { levels: a.levels, domains };
 }
 
 const SUBGROUP_KEY = 'topoqueue.io/subgroup-instances';
