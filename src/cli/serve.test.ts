@@ -87,6 +87,26 @@ describe('topoqueue serve (the command)', () => {
     assert.equal(await second.exit, 0);
   });
 
+  it('a new data directory without -f starts from the built-in data centre; a restart resumes it as it was', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tq-cli-'));
+    const args = ['--kubeconfig', join(dir, 'kc'), '--data-dir', join(dir, 'data')];
+    const first = await serve(args);
+    const url = `http://127.0.0.1:${first.port}`;
+    assert.equal((await raw(url, 'GET', '/api/v1/nodes')).json().items.length, 16);
+    assert.match(first.err(), /loaded the built-in example data centre/);
+    assert.equal((await raw(url, 'DELETE', '/api/v1/nodes/b1-r1-n1')).status, 200);
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exit, 0);
+    const second = await serve(args);
+    try {
+      assert.equal((await raw(`http://127.0.0.1:${second.port}`, 'GET', '/api/v1/nodes')).json().items.length, 15);
+      assert.doesNotMatch(second.err(), /built-in example data centre/);
+    } finally {
+      second.proc.kill('SIGTERM');
+    }
+    assert.equal(await second.exit, 0);
+  });
+
   it('refuses bad flags with exit 2 and a message naming the flag', async () => {
     const scale = await runCli(['serve', '--time-scale', '0']);
     assert.equal(scale.code, 2);

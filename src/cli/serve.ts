@@ -112,7 +112,7 @@ export function latestRecordedTime(store: MemoryStore): number {
 
 /** Starts everything and resolves once the API is listening. Bad input throws InputError (exit 2). */
 export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningServe> {
-  let objects: KObject[];
+  let objects: KObject[] = [];
   if (args.filename.length > 0) {
     const loaded = loadManifests(args.filename);
     if (loaded.errors.length > 0) {
@@ -120,13 +120,6 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
       throw loaded.errors[0]!;
     }
     objects = loaded.objects.map((o) => o.object);
-  } else if (args.dataDir === undefined) {
-    objects = exampleDataCentre();
-    io.err(
-      'note: no -f given: loaded the built-in example data centre (16 GPU nodes in 2 blocks x 2 racks, ClusterQueue "cluster-queue", LocalQueue "user-queue" in namespaces default and research)\n',
-    );
-  } else {
-    objects = [];
   }
 
   const clock = new ScaledClock(args.timeScale);
@@ -141,6 +134,14 @@ export async function startServe(args: ServeArgs, io: ServeIo): Promise<RunningS
     clock.resumeFrom(latestRecordedTime(store));
     if (store.opened.objects > 0)
       io.err(`topoqueue: ${store.opened.objects} object(s) read back from ${args.dataDir} in ${Math.round(store.opened.ms)} ms\n`);
+  }
+  // No -f: the built-in example data centre, unless the data directory already holds a
+  // cluster (a restart resumes its own state; a new, empty directory starts like memory).
+  if (args.filename.length === 0 && (store === undefined || store.opened.objects === 0)) {
+    objects = exampleDataCentre();
+    io.err(
+      'note: no -f given: loaded the built-in example data centre (16 GPU nodes in 2 blocks x 2 racks, ClusterQueue "cluster-queue", LocalQueue "user-queue" in namespaces default and research)\n',
+    );
   }
   // Real time: a burst of API writes makes one scheduling cycle, not one per write.
   const cluster = new EmbeddedCluster({
