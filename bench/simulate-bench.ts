@@ -27,7 +27,15 @@ import type { Reconciler } from '../src/runtime/manager.ts';
 import { CLASS_NAMES, PEER_BASELINE, PEER_TAS, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
 import { scaledShape } from './admission-digest.ts';
 import { peerWorkloads } from './serve-bench.ts';
-import { type BurstSize, burstObjects, gangJob, largeLiveObjects, peerSimulationObjects } from './simulate-shapes.ts';
+import {
+  BURST_20K,
+  type BurstSize,
+  burstObjects,
+  scaledBurst,
+  gangJob,
+  largeLiveObjects,
+  peerSimulationObjects,
+} from './simulate-shapes.ts';
 
 /** What `simulate` runs with in these figures (documented in bench/README.md). */
 export const BENCH_CONFIG: Partial<TopoqueueConfig> = {};
@@ -45,6 +53,16 @@ export interface PeerSimulationResult {
   meanUsagePct: number;
   steps: number;
   heapMB: number;
+  /** sha256 of the report JSON without `run.steps`: two trees that print the same hash decided the same way. */
+  reportSha256: string;
+}
+
+/** sha256 of a report without `run.steps` (the decisions, their times and the usage series). */
+export function reportDigest(report: SimulationReport): string {
+  const { steps: _steps, ...runNoSteps } = report.run;
+  return createHash('sha256')
+    .update(JSON.stringify({ ...report, run: runNoSteps }))
+    .digest('hex');
 }
 
 function cpuMsSince(start: NodeJS.CpuUsage): number {
@@ -117,6 +135,7 @@ export async function runPeerSimulation(
     meanUsagePct: usageN > 0 ? usageSum / usageN : 0,
     steps: run.steps,
     heapMB,
+    reportSha256: reportDigest(report),
   };
 }
 
@@ -183,8 +202,6 @@ export interface BareSimulationResult extends PeerSimulationResult {
   /** Peak resident set of the child process (10⁶ bytes). */
   rssMB: number;
   preemptions: number;
-  /** sha256 of the report JSON without `run.steps` (the decisions, their times and the usage series). */
-  reportSha256: string;
   /** Heap per Workload: after every Workload is created and pending (none admitted), and after the run with all finished (bytes). */
   bytesPerPending: number;
   bytesPerFinished: number;
@@ -247,10 +264,7 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
   const after = heapBytes();
   const report = buildReport(run);
   const text = JSON.stringify(report);
-  const { steps: _steps, ...runNoSteps } = report.run;
-  const reportSha256 = createHash('sha256')
-    .update(JSON.stringify({ ...report, run: runNoSteps }))
-    .digest('hex');
+  const reportSha256 = reportDigest(report);
   const sums = new Map<string, { n: number; s: number }>();
   for (const w of report.workloads) {
     if (w.admittedAt === null || w.submittedAt === null) continue;
@@ -349,6 +363,7 @@ export interface BurstResult {
   makespanS: number | null;
   /** Store writes (create, update, status, delete) per Job. */
   writesPerJob: number;
+  reportSha256: string;
 }
 
 /** The burst shape (simulate-shapes.ts) run to idle with every controller and stand-in. */
@@ -374,18 +389,40 @@ export async function runBurst(size: BurstSize, config: Partial<TopoqueueConfig>
     steps: run.steps,
     makespanS: report.summary.makespan,
     writesPerJob: writes / size.jobs,
+    reportSha256: reportDigest(report),
   };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  // One run in this process, for profiling (`node --cpu-prof --import tsx bench/simulate-bench.ts ...`):
+  //   --bare baseline|tas [--scale s]   the peer shape as bare Workloads (the default)
+  //   --jobs baseline|tas [--scale s]   the peer shape as batch Jobs, every controller and stand-in
+  //   --burst [--scale s] [--spread-ms n]  the burst shape (20,000 nodes, 2,000 Jobs at scale 1)
   const { values } = parseArgs({
-    options: { bare: { type: 'string', default: 'baseline' }, scale: { type: 'string', default: '1' }, json: { type: 'boolean' } },
+    options: {
+      bare: { type: 'string' },
+      jobs: { type: 'string' },
+      burst: { type: 'boolean' },
+      scale: { type: 'string', default: '1' },
+      'spread-ms': { type: 'string', default: '0' },
+      json: { type: 'boolean' },
+    },
     strict: true,
   });
-  const shape = values.bare === 'tas' ? PEER_TAS : values.bare === 'baseline' ? PEER_BASELINE : undefined;
-  if (!shape) throw new Error(`--bare must be baseline or tas, got ${values.bare}`);
   const scale = Number(values.scale);
-  const r = await runBareInProcess(scale === 1 ? shape : scaledShape(shape, scale));
+  if (!(scale > 0)) throw new Error(`--scale must be a positive number, got ${values.scale}`);
+  const pick = (name: string | undefined, flag: string): PeerRunShape => {
+    const shape = name === 'tas' ? PEER_TAS : name === 'baseline' ? PEER_BASELINE : undefined;
+    if (!shape) throw new Error(`${flag} must be baseline or tas, got ${name}`);
+    return scale === 1 ? shape : scaledShape(shape, scale);
+  };
+  let r: unknown;
+  if (values.burst)
+    r = await runBurst(
+      scale === 1 ? { ...BURST_20K, spreadMs: Number(values['spread-ms']) } : scaledBurst(scale, Number(values['spread-ms'])),
+    );
+  else if (values.jobs !== undefined) r = await runPeerSimulation(pick(values.jobs, '--jobs'));
+  else r = await runBareInProcess(pick(values.bare ?? 'baseline', '--bare'));
   if (values.json) console.log(JSON.stringify(r));
   else console.log(r);
 }
