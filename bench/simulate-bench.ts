@@ -228,23 +228,23 @@ function heapBytes(): number {
 
 /** One bare run in this process (the child's side). */
 export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulationResult> {
-  const objects = peerBareObjects(shape);
-  const n = objects.filter((o) => o.kind === 'Workload').length;
+  const n = peerBareObjects(shape).filter((o) => o.kind === 'Workload').length;
   // Heap per pending Workload: the Workloads all created at 0 into a cluster that admits
   // nothing (no controllers), against the same cluster without them: the store's copy, the
   // timeline's entry and the invariant checker's view.
   const pending = async (withWorkloads: boolean) => {
-    const os = (withWorkloads ? objects : objects.filter((o) => o.kind !== 'Workload')).map((o) => {
-      const c = structuredClone(o);
-      if (c.metadata.annotations) delete c.metadata.annotations[TopoqueueAnnotation.SubmitAt];
-      return c;
-    });
+    const os = peerBareObjects(shape)
+      .filter((o) => withWorkloads || o.kind !== 'Workload')
+      .map((o) => {
+        if (o.metadata.annotations) delete o.metadata.annotations[TopoqueueAnnotation.SubmitAt];
+        return o;
+      });
     const parsed = parseSimulationObjects(os);
-    const r = await runSimulation(parsed.objects, { untilMs: 0, controllers: [], config: BENCH_CONFIG });
-    // Only what the cluster keeps: the input and its parsed copies go.
+    const running = runSimulation(parsed.objects, { untilMs: 0, controllers: [], config: BENCH_CONFIG });
+    // Only what the cluster keeps: the input and its parsed copies go (the run keeps an object until it is created).
     os.length = 0;
     parsed.objects.length = 0;
-    r.submissions.length = 0;
+    const r = await running;
     const h = heapBytes();
     if (r.steps < 0) console.log(r);
     return h;
@@ -254,11 +254,16 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
   const bytesPerPending = (h1 - h0) / n;
 
   const base = heapBytes();
+  const objects = peerBareObjects(shape);
   const parsed = parseSimulationObjects(objects);
   if (parsed.errors.length > 0) throw new Error(`bench input refused: ${parsed.errors[0]!.message}`);
   const t0 = process.hrtime.bigint();
   const c0 = process.cpuUsage();
-  const run = await runSimulation(parsed.objects, { config: BENCH_CONFIG });
+  const running = runSimulation(parsed.objects, { config: BENCH_CONFIG });
+  // The run holds each input object until it creates it; the bench holds no other copy.
+  objects.length = 0;
+  parsed.objects.length = 0;
+  const run = await running;
   const cpuMs = cpuMsSince(c0);
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const after = heapBytes();

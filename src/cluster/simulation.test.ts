@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { KueueAnnotation, KueueLabel, TopoqueueAnnotation } from '../api/keys.ts';
 import type { KObject, Pod, Workload } from '../api/objects.ts';
 import type { TopoqueueConfig } from '../controllers/config.ts';
@@ -278,6 +280,22 @@ describe('simulation', () => {
     assert.equal(run.stop, 'limit');
     assert.equal(run.endMs - run.startMs, 3 * 3_600_000);
     assert.equal(buildReport(run).workloads[0]!.status, 'Finished');
+  });
+
+  it('a run keeps an input object only until it is created: one the caller lets go is collected during the run', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const parsed = parseSimulationObjects([...cluster(), job('early', { at: '10s' }), job('late', { at: '2h' })]);
+    const early = new WeakRef(parsed.objects.find((o) => o.object.metadata.name === 'early')!.object);
+    const late = new WeakRef(parsed.objects.find((o) => o.object.metadata.name === 'late')!.object);
+    const running = runSimulation(parsed.objects, { controllers: [fakeKueue()], untilMs: 100_000 });
+    parsed.objects.length = 0;
+    const run = await running;
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.equal(early.deref(), undefined, "a created object is the store's copy, not the input");
+    assert.ok(late.deref() !== undefined, 'an object not yet created is still held (by its timer)');
+    assert.equal(buildReport(run).workloads.find((w) => w.name === 'early')!.status, 'Finished');
   });
 
   it('a create the API server refuses is reported for that object and the run goes on', async () => {

@@ -140,13 +140,16 @@ export interface SimulationRun {
   steps: number;
   stop: StopReason;
   untilMs?: number;
-  submissions: Submission[];
   refused: Refusal[];
 }
 
 export const DEFAULT_IDLE_LIMIT_MS = 7 * 24 * HOUR_MS;
 
-/** Runs a simulation of parsed objects (checked as cli/simulate.ts checks them). */
+/**
+ * Runs a simulation of parsed objects (checked as cli/simulate.ts checks them). The run keeps
+ * an input object only until it is created (the store has its own copy): a caller that drops
+ * `objects` once this has been called holds no second copy of the input during the run.
+ */
 export async function runSimulation(objects: readonly ParsedObject[], opts: SimulationOptions = {}): Promise<SimulationRun> {
   const startMs = opts.startMs ?? VIRTUAL_EPOCH_MS;
   const { submissions, errors } = planSubmissions(objects);
@@ -158,7 +161,7 @@ export async function runSimulation(objects: readonly ParsedObject[], opts: Simu
   const refused: Refusal[] = [];
   const simulationStart = formatTime(startMs / 1000);
 
-  const submit = (s: Submission) => {
+  const submit = (s: { object: KObject; where: Where }) => {
     let obj = s.object;
     if (obj.kind === 'SimulationEvent') {
       obj = structuredClone(obj);
@@ -192,11 +195,13 @@ export async function runSimulation(objects: readonly ParsedObject[], opts: Simu
     if (steps % every === 0) progress(false);
   });
 
-  for (const s of submissions) {
-    if (s.atMs === 0) submit(s);
-    else clock.setTimer(s.atMs, () => submit(s));
-  }
   const lastSubmission = submissions.length > 0 ? submissions[submissions.length - 1]!.atMs : 0;
+  for (const { object, where, atMs } of submissions) {
+    // The timer holds the object until it fires, not the list of every submission.
+    if (atMs === 0) submit({ object, where });
+    else clock.setTimer(atMs, () => submit({ object, where }));
+  }
+  submissions.length = 0;
   const until = opts.untilMs !== undefined ? startMs + opts.untilMs : undefined;
   const limit = startMs + lastSubmission + (opts.idleLimitMs ?? DEFAULT_IDLE_LIMIT_MS);
 
@@ -236,5 +241,5 @@ export async function runSimulation(objects: readonly ParsedObject[], opts: Simu
   timeline.stop();
   checker.stop();
   cluster.stop();
-  return { cluster, clock, timeline, checker, startMs, endMs: clock.now(), steps, stop, untilMs: opts.untilMs, submissions, refused };
+  return { cluster, clock, timeline, checker, startMs, endMs: clock.now(), steps, stop, untilMs: opts.untilMs, refused };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Admission, Workload } from '../api/objects.ts';
 import { VirtualClock } from '../runtime/clock.ts';
+import { EventSink } from '../runtime/events.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
 import { Timeline } from './timeline.ts';
 
@@ -54,6 +55,64 @@ describe('Timeline admissions', () => {
     assert.equal(rec.admissions.length, 1);
     assert.deepEqual(rec.admissions[0]!.admission, admission('default'));
     assert.deepEqual(rec.admission, admission('other'));
+    timeline.stop();
+  });
+});
+
+describe('Timeline memory', () => {
+  it("a Workload record's histories are one shared, frozen empty list until something is appended", async () => {
+    const { store, timeline, wl } = await recorded();
+    store.createSync<Workload>({ ...structuredClone(wl), metadata: { name: 'w2', namespace: 'ns' } });
+    const a = timeline.workloads.get('ns/w')!;
+    const b = timeline.workloads.get('ns/w2')!;
+    assert.equal(a.evictions, b.evictions);
+    assert.equal(a.admissions, b.pendingReasons);
+    assert.ok(Object.isFrozen(a.admissions));
+    store.updateStatusSync(withStatus(wl, { admission: admission('default') }));
+    assert.equal(a.admissions.length, 1);
+    assert.equal(b.admissions.length, 0);
+    assert.notEqual(a.admissions, b.admissions);
+    timeline.stop();
+  });
+
+  it("the timeline follows Workloads without a cache of its own: a record holds the store's own last version", async () => {
+    const { store, timeline, wl } = await recorded();
+    const admitted = store.updateStatusSync(withStatus(wl, { admission: admission('default') }));
+    assert.equal(timeline.workloads.get('ns/w')!.last, admitted);
+    store.deleteSync('Workload', 'ns', 'w');
+    assert.equal(timeline.workloads.get('ns/w')!.deleted, true);
+    timeline.stop();
+  });
+
+  it("an entry's events are folded by kind, type and reason into a list of exactly its folds", async () => {
+    const clock = new VirtualClock();
+    const store = new MemoryStore({ clock });
+    const sink = new EventSink(store, clock, { writeToStore: false });
+    const timeline = new Timeline(store, clock);
+    await timeline.start();
+    timeline.watchEvents(sink);
+    const input = {
+      apiVersion: 'kueue.x-k8s.io/v1beta1',
+      kind: 'Workload',
+      metadata: { name: 'w', namespace: 'ns' },
+      spec: { queueName: 'q', podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+    } as Workload;
+    const wl = store.createSync<Workload>(input);
+    timeline.submitted(input, wl);
+    const rec = sink.recorder('test');
+    rec.event(wl, 'Warning', 'Pending', 'waiting 1');
+    clock.advanceBy(1000);
+    rec.event(wl, 'Warning', 'Pending', 'waiting 2');
+    rec.event(wl, 'Normal', 'QuotaReserved', 'reserved');
+    const e = [...timeline.entries.values()][0]!;
+    assert.deepEqual(
+      e.events!.map((f) => [f.kind, f.type, f.reason, f.count, f.message]),
+      [
+        ['Workload', 'Warning', 'Pending', 2, 'waiting 2'],
+        ['Workload', 'Normal', 'QuotaReserved', 1, 'reserved'],
+      ],
+    );
+    assert.equal(e.events!.length, 2);
     timeline.stop();
   });
 });

@@ -36,6 +36,7 @@ import type { EventSink, RecordedEvent } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
 import { objectKey } from '../runtime/store.ts';
+import { StringTable } from '../runtime/strings.ts';
 import { usageOf } from './invariants.ts';
 import { PodRequestReader } from './pod-requests.ts';
 import { listAndWatch } from './watch.ts';
@@ -60,8 +61,8 @@ export interface EntryRecord {
   errors: string[];
   /** When it was to be submitted (ms; objects not yet created at the end). */
   scheduledAt?: number;
-  /** Events about its objects, folded by `kind type reason`; at most MAX_EVENT_FOLDS. */
-  events?: Map<string, EventFold>;
+  /** Events about its objects, folded by kind, type and reason, in the order first seen; at most MAX_EVENT_FOLDS. */
+  events?: EventFold[];
   /** Events of further kinds, types and reasons, not folded. */
   eventsDropped: number;
 }
@@ -204,7 +205,8 @@ export function entryIdentity(o: KObject): { key: string; kind: string; name: st
     }
   }
   if (o.kind === 'PodGroup') return { key: `PodGroup/${ns}/${o.metadata.name}`, kind: 'PodGroup', name: o.metadata.name };
-  return { key: `${o.kind}/${o.apiVersion}/${ns}/${o.metadata.name}`, kind: o.kind, name: o.metadata.name };
+  // Joined, not concatenated: the key is kept (map key, each record's entry) for the whole run.
+  return { key: [String(o.kind), String(o.apiVersion), ns, String(o.metadata.name)].join('/'), kind: o.kind, name: o.metadata.name };
 }
 
 export class Timeline {
@@ -229,6 +231,7 @@ export class Timeline {
   private readonly unmapped = new Set<string>();
   private readonly informers: Informer[] = [];
   private stopPods: (() => void) | undefined;
+  private stopWorkloads: (() => void) | undefined;
   private readonly used = new Map<string, number>();
   private readonly cap = new Map<string, number>();
   private readonly nodeCap = new Map<string, ResourceAmounts>();
@@ -242,7 +245,7 @@ export class Timeline {
   private readonly finishedSet = new Set<string>();
   /** Quota each admitted Workload counts for, as last added to its ClusterQueue. */
   private readonly lastUsage = new Map<string, Map<string, number>>();
-  private readonly interned = new Map<string, string>();
+  private readonly strings = new StringTable();
 
   constructor(
     private readonly store: MemoryStore,
@@ -261,16 +264,17 @@ export class Timeline {
     pgs.addHandler({ add: (g) => this.onPodGroup(g), update: (_, g) => this.onPodGroup(g) });
     const hns = this.informer<HyperNode>('HyperNode');
     hns.addHandler({ add: (h) => this.onHyperNode(h), update: (_, h) => this.onHyperNode(h), delete: (h) => this.onHyperNode(h, true) });
-    const wls = this.informer<Workload>('Workload');
-    wls.addHandler({
-      add: (w) => this.onWorkload(undefined, w),
-      update: (o, w) => this.onWorkload(o, w),
-      delete: (w) => this.onWorkload(w, undefined),
-    });
   }
 
   async start(): Promise<void> {
     for (const i of this.informers) await i.start();
+    // Workloads without an informer's cache: the record keeps the last version, and a
+    // cache (a map entry and a key per Workload) would only be a second index of the store.
+    this.stopWorkloads = await listAndWatch<Workload>(this.store, 'Workload', {
+      add: (w) => this.onWorkload(undefined, w),
+      update: (o, w) => this.onWorkload(o, w),
+      delete: (w) => this.onWorkload(w, undefined),
+    });
     this.stopPods = await listAndWatch<Pod>(this.store, 'Pod', {
       add: (p) => this.onPod(p),
       update: (_, p) => this.onPod(p),
@@ -280,6 +284,7 @@ export class Timeline {
 
   stop(): void {
     for (const i of this.informers) i.stop();
+    this.stopWorkloads?.();
     this.stopPods?.();
     this.stopEvents?.();
   }
@@ -320,14 +325,14 @@ export class Timeline {
         if (w && !w.deleted) this.mapWorkload(w, w.last);
       }
     }
-    if (error !== undefined) e.errors.push(`${refOf(input)}: ${error}`);
+    if (error !== undefined) e.errors = appended(e.errors, `${refOf(input)}: ${error}`);
   }
 
   /** An object the input check refused (never submitted): its entry is reported with why. */
   refusedInput(input: KObject, errors: readonly string[]): void {
     const e = this.entryFor(input);
-    e.objects.push(refOf(input));
-    e.errors.push(...errors);
+    e.objects = appended(e.objects, refOf(input));
+    for (const err of errors) e.errors = appended(e.errors, err);
   }
 
   /** An object to be submitted later (known from the start: the report lists it even if the run stops first). */
@@ -340,15 +345,21 @@ export class Timeline {
     const id = entryIdentity(o);
     let e = this.entries.get(id.key);
     if (!e) {
+      // Every field in the literal (one shape for every entry, no out-of-object properties),
+      // the empty lists shared until a first item is appended.
       e = {
         key: id.key,
         kind: id.kind,
         apiVersion: o.apiVersion,
         namespace: o.metadata.namespace ?? 'default',
         name: id.name,
-        objects: [],
-        workloads: [],
-        errors: [],
+        queue: undefined,
+        submittedAt: undefined,
+        objects: none(),
+        workloads: none(),
+        errors: none(),
+        scheduledAt: undefined,
+        events: undefined,
         eventsDropped: 0,
       };
       this.entries.set(id.key, e);
@@ -359,11 +370,7 @@ export class Timeline {
 
   /** One copy of a string seen again and again (event kinds, fold keys, pending reasons); bounded. */
   private intern(s: string): string {
-    const hit = this.interned.get(s);
-    if (hit !== undefined) return hit;
-    if (this.interned.size >= 4096) this.interned.clear();
-    this.interned.set(s, s);
-    return s;
+    return this.strings.intern(s);
   }
 
   private informer<T extends KObject>(kind: string): Informer<T> {
@@ -383,19 +390,7 @@ export class Timeline {
     if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
       // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
       const pods = rec && rec.last.metadata.uid === undefined ? rec.pods : NO_PODS;
-      rec = {
-        key,
-        createdAt: now,
-        evictions: [],
-        admissions: [],
-        pendingReasons: [],
-        pendingDropped: 0,
-        last: cur,
-        deleted: false,
-        started: NO_PODS,
-        admittedCount: 0,
-        pods,
-      };
+      rec = workloadRecord(key, now, cur, false, pods);
       this.workloads.set(key, rec);
       if (cur.metadata.uid) this.uidToWorkload.set(cur.metadata.uid, key);
     }
@@ -551,17 +546,19 @@ export class Timeline {
     const key = this.entryOfRef(ev.object);
     const e = key === undefined ? undefined : this.entries.get(key);
     if (!e) return;
-    // Fold keys and kinds are few: one copy of each, shared by every entry.
+    // Kinds are few: one copy of each, shared by every entry. The folds are a short list
+    // (at most MAX_EVENT_FOLDS), searched in order: a map per entry cost more than its folds.
     const kind = this.intern(ev.object.slice(0, ev.object.indexOf('/')));
-    const fk = this.intern([kind, String(ev.type), String(ev.reason)].join('\u0000'));
-    e.events ??= new Map();
-    const f = e.events.get(fk);
+    const folds = e.events;
+    const f = folds?.find((x) => x.reason === ev.reason && x.type === ev.type && x.kind === kind);
     if (f) {
       f.count++;
       f.last = ev.at;
       f.message = ev.message;
-    } else if (e.events.size < MAX_EVENT_FOLDS) {
-      e.events.set(fk, { kind, type: ev.type, reason: ev.reason, count: 1, first: ev.at, last: ev.at, message: ev.message });
+    } else if ((folds?.length ?? 0) < MAX_EVENT_FOLDS) {
+      const fold: EventFold = { kind, type: ev.type, reason: ev.reason, count: 1, first: ev.at, last: ev.at, message: ev.message };
+      // A new list of exactly the new size (a push grows a short list's storage to 17 slots).
+      e.events = folds ? [...folds, fold] : [fold];
     } else e.eventsDropped++;
   }
 
@@ -661,24 +658,14 @@ export class Timeline {
       }
     } else {
       // The Workload is not seen yet: keep the pod for it.
-      const pending: WorkloadRecord = {
-        key: wkey,
-        createdAt: now,
-        evictions: [],
-        admissions: [],
-        pendingReasons: [],
-        pendingDropped: 0,
-        last: {
-          apiVersion: KueueApiVersion.V1beta2,
-          kind: 'Workload',
-          metadata: { name: wl, namespace: p.metadata.namespace },
-          spec: { podSets: [] },
-        },
-        deleted: true,
-        started: new Set(),
-        admittedCount: 0,
-        pods: new Set([key]),
+      const placeholder: Workload = {
+        apiVersion: KueueApiVersion.V1beta2,
+        kind: 'Workload',
+        metadata: { name: wl, namespace: p.metadata.namespace },
+        spec: { podSets: [] },
       };
+      const pending = workloadRecord(wkey, now, placeholder, true, new Set([key]));
+      pending.started = new Set();
       this.workloads.set(wkey, pending);
     }
   }
@@ -808,6 +795,38 @@ function appended<T>(list: T[], v: T): T[] {
   if (list.length === 0) return [v];
   list.push(v);
   return list;
+}
+
+/** The one empty list records share until `appended` gives them their own (frozen: a push to it fails loudly). */
+const NONE: readonly never[] = Object.freeze([]);
+function none<T>(): T[] {
+  return NONE as unknown as T[];
+}
+
+/**
+ * A Workload record with every field set (one shape for all, no out-of-object properties);
+ * its empty histories shared until something is appended.
+ */
+function workloadRecord(key: string, now: number, last: Workload, deleted: boolean, pods: Set<string>): WorkloadRecord {
+  return {
+    key,
+    entry: undefined,
+    createdAt: now,
+    admittedAt: undefined,
+    startedAt: undefined,
+    finishedAt: undefined,
+    evictions: none(),
+    admission: undefined,
+    admissions: none(),
+    pendingReasons: none(),
+    pendingDropped: 0,
+    lastPending: undefined,
+    last,
+    deleted,
+    started: NO_PODS,
+    admittedCount: 0,
+    pods,
+  };
 }
 
 /** Deep equality of JSON values, keys in the same order (the same admission in two versions of a Workload). */

@@ -8,6 +8,7 @@ import type { KObject } from '../api/objects.ts';
 import { formatTime } from '../api/time.ts';
 import type { Clock } from './clock.ts';
 import { isNotFound, type ObjectStore } from './store.ts';
+import { StringTable } from './strings.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -48,6 +49,8 @@ export class EventSink {
   /** Every event recorded, by reason. */
   readonly counts = new Map<string, number>();
   private readonly listeners: ((e: RecordedEvent) => void)[] = [];
+  /** Messages and object references recur (the same reason about the same queue): one flat copy each, shared by the kept events and whoever folds them. */
+  private readonly strings = new StringTable();
 
   constructor(
     private readonly store: ObjectStore,
@@ -78,9 +81,12 @@ export class EventSink {
   }
 
   private record(component: string, obj: KObject, type: EventType, reason: string, message: string): void {
-    const ref = obj.metadata.namespace ? `${obj.kind}/${obj.metadata.namespace}/${obj.metadata.name}` : `${obj.kind}/${obj.metadata.name}`;
+    // Joined, not concatenated: a flat string.
+    const ref = obj.metadata.namespace
+      ? [String(obj.kind), obj.metadata.namespace, String(obj.metadata.name)].join('/')
+      : [String(obj.kind), String(obj.metadata.name)].join('/');
     const at = this.clock.now();
-    const recorded: RecordedEvent = { at, type, reason, message, object: ref, component };
+    const recorded: RecordedEvent = { at, type, reason, message: this.strings.intern(message), object: ref, component };
     this.recent.push(recorded);
     for (const fn of this.listeners) fn(recorded);
     // Trim in batches: one splice per `keep` events, not one per event.
