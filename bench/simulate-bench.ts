@@ -201,6 +201,8 @@ export async function runLive(gc: () => void): Promise<LiveResult> {
 export interface BareSimulationResult extends PeerSimulationResult {
   /** Peak resident set of the child process (10⁶ bytes). */
   rssMB: number;
+  /** The same before the run (after the two runs that measure bytesPerPending). */
+  rssBeforeRunMB: number;
   preemptions: number;
   /** Heap per Workload: after every Workload is created and pending (none admitted), and after the run with all finished (bytes). */
   bytesPerPending: number;
@@ -254,6 +256,7 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
   const bytesPerPending = (h1 - h0) / n;
 
   const base = heapBytes();
+  const rssBeforeRun = process.resourceUsage().maxRSS / 1000;
   const objects = peerBareObjects(shape);
   const parsed = parseSimulationObjects(objects);
   if (parsed.errors.length > 0) throw new Error(`bench input refused: ${parsed.errors[0]!.message}`);
@@ -294,6 +297,7 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
     steps: run.steps,
     heapMB: after / 1e6,
     rssMB: process.resourceUsage().maxRSS / 1000,
+    rssBeforeRunMB: rssBeforeRun,
     preemptions: report.summary.evictionsByReason.Preempted ?? 0,
     reportSha256,
     bytesPerPending,

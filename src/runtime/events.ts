@@ -50,7 +50,7 @@ export class EventSink {
   readonly counts = new Map<string, number>();
   private readonly listeners: ((e: RecordedEvent) => void)[] = [];
   /** Messages and object references recur (the same reason about the same queue): one flat copy each, shared by the kept events and whoever folds them. */
-  private readonly strings = new StringTable();
+  private readonly strings = new StringTable(16_384);
 
   constructor(
     private readonly store: ObjectStore,
@@ -81,10 +81,12 @@ export class EventSink {
   }
 
   private record(component: string, obj: KObject, type: EventType, reason: string, message: string): void {
-    // Joined, not concatenated: a flat string.
-    const ref = obj.metadata.namespace
-      ? [String(obj.kind), obj.metadata.namespace, String(obj.metadata.name)].join('/')
-      : [String(obj.kind), String(obj.metadata.name)].join('/');
+    // Joined, not concatenated, and one copy per object however many events are about it.
+    const ref = this.strings.intern(
+      obj.metadata.namespace
+        ? [String(obj.kind), obj.metadata.namespace, String(obj.metadata.name)].join('/')
+        : [String(obj.kind), String(obj.metadata.name)].join('/'),
+    );
     const at = this.clock.now();
     const recorded: RecordedEvent = { at, type, reason, message: this.strings.intern(message), object: ref, component };
     this.recent.push(recorded);
