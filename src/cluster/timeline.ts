@@ -368,7 +368,7 @@ export class Timeline {
     return e;
   }
 
-  /** One copy of a string seen again and again (event kinds, fold keys, pending reasons); bounded. */
+  /** One copy of a string seen again and again (event kinds, pending reasons); bounded. */
   private intern(s: string): string {
     return this.strings.intern(s);
   }
