@@ -248,6 +248,39 @@ describe('node and name ids', () => {
     assert.deepEqual([s.free(x1, cpu), s.free(x2, cpu)], [1000, 4000]);
     assert.deepEqual([s.free(x1, 0), s.free(x2, 0)], [108, 110]); // 110 pods each
   });
+  it('resources first named by pods on a node not in the tree are named when the node joins, in the order the pods named them', () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
+    s.addPod('ns/p', 'y1', { cpu: 1000, 'example.com/a': 2, 'example.com/b': 1 });
+    s.addPod('ns/q', 'y1', { 'example.com/c': 1 });
+    s.removePod('ns/q');
+    assert.deepEqual(s.resources.names, ['pods', 'cpu']);
+    s.upsertNode(
+      info(
+        node('y1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4)
+          .resource('example.com/b', 5),
+      ),
+    );
+    assert.deepEqual(s.resources.names, ['pods', 'cpu', 'example.com/b', 'example.com/a', 'example.com/c']);
+    const y1 = s.leafById('y1')!;
+    assert.deepEqual(
+      s.resources.names.map((_, r) => s.free(y1, r)),
+      [109, 3000, 4, -2, 0],
+    );
+    s.removeNode('y1');
+    s.upsertNode(
+      info(
+        node('y1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
+    assert.deepEqual(
+      s.resources.names.map((_, r) => s.free(s.leafById('y1')!, r)),
+      [109, 3000, -1, -2, 0],
+    );
+  });
   it('a leaf that moved rack reports its new values, asked for before and after the move', () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
     const leaf = s.leafById('x1')!;

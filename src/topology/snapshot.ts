@@ -14,6 +14,7 @@ import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { StringMap } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
 import { compareStrings } from '../api/values.ts';
+import { KeyIndex } from './key-index.ts';
 import { ResourceIndex } from './resource-index.ts';
 import type { NodeInfo, TopologySource } from './source.ts';
 
@@ -87,8 +88,14 @@ export class TopologySnapshot {
   private nameNode = new Int32Array(INITIAL).fill(-1);
   /** Per name: the hostname leaf of that value, or -1 (hostname-lowest topologies only). */
   private nameLeaf = new Int32Array(INITIAL).fill(-1);
-  /** Per name: usage of the non-TAS pods bound to the node of that name (`pods` included). */
-  private readonly nameUsage: (ResourceAmounts | undefined)[] = [];
+  /** Per name: usage of the non-TAS pods bound to the node of that name, `k * R + r`
+   *  (`pods` included), kept whether or not the node is in the tree... */
+  private usedArr = new Float64Array(INITIAL);
+  /** ...and, while the node is not in the tree, of resources the snapshot has not named
+   *  yet (interned, as before, only when the node joins). */
+  private readonly usedExtra: (ResourceAmounts | undefined)[] = [];
+  /** Per name: 1 once a pod was recorded on it. */
+  private hasUsage = new Uint8Array(INITIAL);
   /** The name of the last pod event and its id: pods come in runs on one node. */
   private lastPodNode: string | undefined;
   private lastPodNodeId = -1;
@@ -104,16 +111,14 @@ export class TopologySnapshot {
   private nodeNameArr = new Int32Array(INITIAL);
   private readonly freeSlots: number[] = [];
 
-  // Non-TAS pods: key -> slot; a removed pod's slot is reused by the next pod added.
-  private readonly podSlots = new Map<string, number>();
-  private podSlotCount = 0;
+  // Non-TAS pods: key -> slot (KeyIndex: a removed pod's slot is reused by the next pod).
+  private readonly podSlots = new KeyIndex();
   private podCap = INITIAL;
   /** Per slot: the name id of the pod's node. */
   private podTarget = new Int32Array(INITIAL);
   /** Per slot: how many pods the record stands for (one, or a group's count). */
   private podCountArr = new Float64Array(INITIAL);
   private readonly podAmounts: (ResourceAmounts | undefined)[] = [];
-  private readonly freePodSlots: number[] = [];
   private readonly workloadUsage = new Map<string, WorkloadUsageRec[]>();
   /** TAS usage of leaves not in the tree (node gone or NotReady), by leaf id; it is
    *  applied again when a node brings the leaf back. */
@@ -330,8 +335,7 @@ export class TopologySnapshot {
     this.addLeafNode(leaf, n);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!++;
     this.applyAllocatable(leaf, info.allocatable, 1);
-    const used = this.nameUsage[k];
-    if (used) this.applyAmounts(leaf, used, -1, false);
+    if (this.hasUsage[k]) this.applyUsage(leaf, k, -1);
     if (this.dNodes[leaf] === 1) {
       const parked = this.tasParked.get(this.dId[leaf]!);
       if (parked) {
@@ -361,8 +365,7 @@ export class TopologySnapshot {
     this.liveNodes--;
     if (leaf < 0) return;
     this.applyAllocatable(leaf, info.allocatable, -1);
-    const used = this.nameUsage[k];
-    if (used) this.applyAmounts(leaf, used, +1, false);
+    if (this.hasUsage[k]) this.applyUsage(leaf, k, 1);
     this.removeLeafNode(leaf, n);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
     // A hostname shared by two nodes: the leaf follows the node that remains.
@@ -403,6 +406,12 @@ export class TopologySnapshot {
       const cap = this.nameCap * 2;
       this.nameNode = growFilled(this.nameNode, cap);
       this.nameLeaf = growFilled(this.nameLeaf, cap);
+      const u = new Float64Array(cap * this.R);
+      u.set(this.usedArr);
+      this.usedArr = u;
+      const h = new Uint8Array(cap);
+      h.set(this.hasUsage);
+      this.hasUsage = h;
       this.nameCap = cap;
     }
     const k = this.nameCount++;
@@ -483,7 +492,11 @@ export class TopologySnapshot {
   /** Usage of a non-TAS pod bound to `nodeName`, plus one `pods` (or `pods` of them when
    *  the record stands for several pods, e.g. another flavor's assignment on the node). */
   addPod(key: string, nodeName: string, requests: ResourceAmounts, pods = 1): void {
-    if (this.podSlots.get(key) !== undefined) this.removePod(key);
+    const before = this.podSlots.size;
+    const slot = this.podSlots.intern(key);
+    // A pod recorded again replaces its record: the old one is taken back first.
+    if (this.podSlots.size === before) this.applyPod(this.podTarget[slot]!, this.podAmounts[slot]!, -1, this.podCountArr[slot]!);
+    else if (slot >= this.podCap) this.growPodSlots();
     let k: number;
     if (nodeName === this.lastPodNode) k = this.lastPodNodeId;
     else {
@@ -491,52 +504,73 @@ export class TopologySnapshot {
       this.lastPodNode = nodeName;
       this.lastPodNodeId = k;
     }
-    const slot = this.freePodSlots.pop() ?? this.newPodSlot();
     this.podTarget[slot] = k;
     this.podCountArr[slot] = pods;
     this.podAmounts[slot] = requests;
-    this.podSlots.set(key, slot);
     this.applyPod(k, requests, 1, pods);
   }
 
   removePod(key: string): void {
-    const slot = this.podSlots.get(key);
-    if (slot === undefined) return;
-    this.podSlots.delete(key);
+    const slot = this.podSlots.delete(key);
+    if (slot < 0) return;
     const amounts = this.podAmounts[slot]!;
     this.podAmounts[slot] = undefined;
-    this.freePodSlots.push(slot);
     this.applyPod(this.podTarget[slot]!, amounts, -1, this.podCountArr[slot]!);
   }
 
-  private newPodSlot(): number {
-    if (this.podSlotCount === this.podCap) {
-      const cap = this.podCap * 2;
-      this.podTarget = grow(this.podTarget, cap);
-      const c = new Float64Array(cap);
-      c.set(this.podCountArr);
-      this.podCountArr = c;
-      this.podCap = cap;
-    }
-    return this.podSlotCount++;
+  private growPodSlots(): void {
+    const cap = this.podCap * 2;
+    this.podTarget = grow(this.podTarget, cap);
+    const c = new Float64Array(cap);
+    c.set(this.podCountArr);
+    this.podCountArr = c;
+    this.podCap = cap;
   }
 
   /** A non-TAS pod's requests plus its one `pods`, on its node's usage record and leaf. */
   private applyPod(k: number, requests: ResourceAmounts, sign: 1 | -1, pods: number): void {
-    let acc = this.nameUsage[k];
-    if (acc === undefined) {
-      acc = {};
-      this.nameUsage[k] = acc;
-    }
-    addInto(acc, requests, sign);
-    acc.pods = (acc.pods ?? 0) + sign * pods;
+    this.hasUsage[k] = 1;
     const n = this.nameNode[k]!;
     const leaf = n >= 0 ? this.nodeLeafArr[n]! : -1;
-    if (leaf >= 0) {
-      this.applyAmounts(leaf, requests, sign === 1 ? -1 : 1, false);
-      this.freeArr[leaf * this.R]! -= sign * pods; // `pods` is resource 0
+    if (leaf >= 0) this.touch(leaf);
+    // Each amount is read once (a double read by name is boxed on every read).
+    for (const name in requests) {
+      const v = requests[name]!;
+      const r = leaf >= 0 ? this.resourceIndex(name) : this.resources.get(name);
+      if (r === undefined) {
+        let extra = this.usedExtra[k];
+        if (extra === undefined) {
+          extra = {};
+          this.usedExtra[k] = extra;
+        }
+        extra[name] = (extra[name] ?? 0) + sign * v;
+        continue;
+      }
+      this.usedArr[k * this.R + r]! += sign * v;
+      if (leaf >= 0) this.freeArr[leaf * this.R + r]! -= sign * v;
     }
+    this.usedArr[k * this.R]! += sign * pods; // `pods` is resource 0
+    if (leaf >= 0) this.freeArr[leaf * this.R]! -= sign * pods;
     this.usageVersion++;
+  }
+
+  /** free += sign * the usage of name `k`'s pods, on its node's leaf. Resources first
+   *  named by those pods are interned now, in the order the pods named them. */
+  private applyUsage(leaf: number, k: number, sign: 1 | -1): void {
+    this.touch(leaf);
+    const extra = this.usedExtra[k];
+    if (extra !== undefined) {
+      this.usedExtra[k] = undefined;
+      for (const name in extra) {
+        const r = this.resourceIndex(name);
+        this.usedArr[k * this.R + r]! += extra[name]!;
+      }
+    }
+    const R = this.R;
+    for (let r = 0; r < R; r++) {
+      const v = this.usedArr[k * R + r]!;
+      if (v !== 0) this.freeArr[leaf * R + r]! += sign * v;
+    }
   }
 
   /**
@@ -760,8 +794,11 @@ export class TopologySnapshot {
         t[d * R + r] = this.tasArr[d * oldR + r]!;
       }
     }
+    const u = new Float64Array(this.nameCap * R);
+    for (let k = 0; k < this.nameCount; k++) for (let r = 0; r < oldR; r++) u[k * R + r] = this.usedArr[k * oldR + r]!;
     this.freeArr = f;
     this.tasArr = t;
+    this.usedArr = u;
     this.R = R;
   }
 
@@ -854,8 +891,4 @@ function growFilled<T extends Int32Array>(a: T, cap: number): T {
 
 function withPod(requests: ResourceAmounts, pods: number): ResourceAmounts {
   return { ...requests, pods: (requests.pods ?? 0) + pods };
-}
-
-function addInto(acc: ResourceAmounts, a: ResourceAmounts, sign: 1 | -1): void {
-  for (const k in a) acc[k] = (acc[k] ?? 0) + sign * a[k]!;
 }
