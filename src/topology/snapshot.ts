@@ -81,7 +81,7 @@ export class TopologySnapshot {
   // ids, so a node event looks its name up once (not once per map keyed by it). A name
   // keeps its id for the snapshot's life, as a hostname keeps its leaf domain: a node
   // that returns finds its leaf and its pods' usage through the same id.
-  private readonly nameIds = new Map<string, number>();
+  private readonly nameIds = new KeyIndex();
   private nameCount = 0;
   private nameCap = INITIAL;
   /** Per name: the node (index into `node()`) of that name, or -1. */
@@ -180,8 +180,8 @@ export class TopologySnapshot {
   domainById(level: number, id: string): number | undefined {
     let d: number | undefined;
     if (level === this.levels.length - 1 && this.hostnameLowest) {
-      const k = this.nameIds.get(id);
-      d = k === undefined ? -1 : this.nameLeaf[k]!;
+      const k = this.nameIds.find(id);
+      d = k < 0 ? -1 : this.nameLeaf[k]!;
     } else d = this.idMaps[level]?.get(id);
     return d !== undefined && d >= 0 && this.dNodes[d]! > 0 ? d : undefined;
   }
@@ -201,14 +201,14 @@ export class TopologySnapshot {
     return this.liveNodes;
   }
   nodeIndex(name: string): number | undefined {
-    const k = this.nameIds.get(name);
-    const n = k === undefined ? -1 : this.nameNode[k]!;
+    const k = this.nameIds.find(name);
+    const n = k < 0 ? -1 : this.nameNode[k]!;
     return n >= 0 ? n : undefined;
   }
   /** Leaf of a node, or -1 when the node is not in the tree. */
   nodeLeaf(name: string): number {
-    const k = this.nameIds.get(name);
-    const n = k === undefined ? -1 : this.nameNode[k]!;
+    const k = this.nameIds.find(name);
+    const n = k < 0 ? -1 : this.nameNode[k]!;
     return n >= 0 ? this.nodeLeafArr[n]! : -1;
   }
   /**
@@ -306,10 +306,10 @@ export class TopologySnapshot {
    * does not mark the structure for a rebuild.
    */
   upsertNode(info: NodeInfo): void {
-    let k = this.nameIds.get(info.name);
+    const names = this.nameIds.size;
+    const k = this.nameId(info.name);
     let path: string[] | undefined;
-    if (k === undefined) {
-      k = this.internName(info.name);
+    if (this.nameIds.size !== names) {
       path = this.admit(info);
     } else {
       path = this.admit(info);
@@ -349,8 +349,8 @@ export class TopologySnapshot {
   }
 
   removeNode(name: string): void {
-    const k = this.nameIds.get(name);
-    const n = k === undefined ? -1 : this.nameNode[k]!;
+    const k = this.nameIds.find(name);
+    const n = k < 0 ? -1 : this.nameNode[k]!;
     if (n >= 0) this.removeNodeAt(n);
   }
 
@@ -398,10 +398,13 @@ export class TopologySnapshot {
 
   /** The id of a name, interned when new. */
   private nameId(name: string): number {
-    return this.nameIds.get(name) ?? this.internName(name);
+    const k = this.nameIds.intern(name);
+    if (k === this.nameCount) this.newName();
+    return k;
   }
 
-  private internName(name: string): number {
+  /** Room for name id `nameCount` (names are never deleted, so ids come in order). */
+  private newName(): void {
     if (this.nameCount === this.nameCap) {
       const cap = this.nameCap * 2;
       this.nameNode = growFilled(this.nameNode, cap);
@@ -414,9 +417,7 @@ export class TopologySnapshot {
       this.hasUsage = h;
       this.nameCap = cap;
     }
-    const k = this.nameCount++;
-    this.nameIds.set(name, k);
-    return k;
+    this.nameCount++;
   }
 
   private newNodeSlot(): number {
