@@ -1,8 +1,10 @@
-// Strings to dense ids, for a snapshot's pod keys: hundreds of thousands of them, each
-// looked up once when its pod is recorded. A JS Map of that size costs a cold probe of
-// its bucket, its chain and each candidate key string (V8 compares strings by reading
-// them); this table probes a flat Int32Array and compares the stored hashes first, so a
-// miss reads no other key. Measured at 650,000 pod keys: about half the CPU of a Map.
+// Strings to dense ids, for the snapshot's big string-keyed tables: pod keys (hundreds of
+// thousands, each looked up once when its pod is recorded) and node names. A JS Map of
+// that size costs a cold probe of its bucket, its chain and each candidate key string
+// (V8 compares strings by reading them); this table probes a flat Int32Array and
+// compares the stored hashes first, so a miss reads no other key, and interning is one
+// probe where a Map needs a get and a set. Measured: 650,000 pod keys in about half the
+// CPU of a Map; 100,000 node names about 40 ms less per snapshot build.
 //
 // Open addressing with linear probing at load <= 1/2, deletion by backward shift (no
 // tombstones). Ids are dense indexes into the caller's typed arrays; a deleted key's id

@@ -5,6 +5,9 @@
 // (level, parent, node count) and per-leaf capacity in flat Float64Arrays indexed
 // `domain * R + resource`. Node and pod events change O(R) numbers; only a node
 // joining or leaving marks the level lists and path ranks for a lazy rebuild.
+// Strings are looked up once per event: node names and hostnames share one table of
+// dense name ids (KeyIndex), pod keys another of pod slots; what hangs off a name or a
+// slot (its node, its hostname leaf, its pods' usage) is in typed arrays by id.
 //
 // Which nodes enter (kueue-tas.md §2): Ready, not unschedulable, carrying every flavor
 // node label and a value for every level. Others are not in the tree at all (they are
