@@ -52,11 +52,6 @@ export class KeyIndex {
     return this.live;
   }
 
-  /** Ids handed out so far (live or free): every id is below this. */
-  get idBound(): number {
-    return this.keys.length;
-  }
-
   /** Whether probe runs grew too long and the keys moved to a Map. */
   get degraded(): boolean {
     return this.fallback !== undefined;
