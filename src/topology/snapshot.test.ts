@@ -154,6 +154,153 @@ describe('snapshot incremental maintenance', () => {
   });
 });
 
+describe('node and name ids', () => {
+  it("a removed node's index is reused by the next node added, under another name", () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
+    const n1 = s.nodeIndex('x1')!;
+    s.removeNode('x1');
+    assert.equal(s.nodeIndex('x1'), undefined);
+    assert.equal(s.nodeLeaf('x1'), -1);
+    s.upsertNode(
+      info(
+        node('y1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(2),
+      ),
+    );
+    assert.equal(s.nodeIndex('y1'), n1);
+    assert.equal(s.node(n1).name, 'y1');
+    assert.equal(s.nodeIndex('x1'), undefined);
+    assert.equal(s.leafById('x1'), undefined);
+    assert.equal(s.nodeCount, 2);
+    assert.deepEqual(
+      s.leaves().map((d) => s.id(d)),
+      ['x2', 'y1'],
+    );
+  });
+  it('a node whose hostname label is not its name: the node is found by name, its leaf by hostname', () => {
+    const s = snapshotOf(levels, [
+      node('n1')
+        .hostname('h1')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(4),
+    ]);
+    const leaf = s.leafById('h1')!;
+    assert.equal(s.nodeLeaf('n1'), leaf);
+    assert.equal(s.leafById('n1'), undefined);
+    assert.equal(s.nodeIndex('h1'), undefined);
+    assert.equal(s.domainById(2, 'h1'), leaf);
+    s.addPod('ns/p', 'n1', { cpu: 1000 });
+    s.addPod('ns/q', 'h1', { cpu: 1000 }); // bound to a node named h1, which does not exist
+    assert.equal(s.free(leaf, s.resources.get('cpu')!), 3000);
+  });
+  it('a node relabelled to another hostname leaves its old leaf empty and takes a leaf of the new hostname', () => {
+    const s = snapshotOf(levels, [
+      node('n1')
+        .hostname('h1')
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu(4),
+    ]);
+    s.addPod('ns/p', 'n1', { cpu: 1000 });
+    s.upsertNode(
+      info(
+        node('n1')
+          .hostname('h2')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
+    assert.equal(s.leafById('h1'), undefined);
+    const leaf = s.leafById('h2')!;
+    assert.equal(s.nodeLeaf('n1'), leaf);
+    assert.deepEqual(s.values(leaf), ['b', 'r', 'h2']);
+    assert.equal(s.free(leaf, s.resources.get('cpu')!), 3000);
+    assert.deepEqual(
+      s.leaves().map((d) => s.id(d)),
+      ['h2'],
+    );
+  });
+  it("a node removed and added again under its name gets its leaf back, with its pods' usage", () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
+    const leaf = s.leafById('x1')!;
+    s.addPod('ns/p', 'x1', { cpu: 1000 });
+    s.removeNode('x1');
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
+    assert.equal(s.leafById('x1'), leaf);
+    assert.equal(s.free(leaf, s.resources.get('cpu')!), 3000);
+  });
+  it("a removed pod's slot serves the next pod, and a pod added again under its key replaces its usage", () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
+    const cpu = s.resources.get('cpu')!;
+    const [x1, x2] = [s.leafById('x1')!, s.leafById('x2')!];
+    s.addPod('ns/a', 'x1', { cpu: 1000 });
+    s.removePod('ns/a');
+    s.removePod('ns/a'); // a second removal changes nothing
+    s.addPod('ns/b', 'x2', { cpu: 2000 });
+    assert.deepEqual([s.free(x1, cpu), s.free(x2, cpu)], [4000, 2000]);
+    s.addPod('ns/b', 'x1', { cpu: 3000 }, 2);
+    assert.deepEqual([s.free(x1, cpu), s.free(x2, cpu)], [1000, 4000]);
+    assert.deepEqual([s.free(x1, 0), s.free(x2, 0)], [108, 110]); // 110 pods each
+  });
+  it('resources first named by pods on a node not in the tree are named when the node joins, in the order the pods named them', () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
+    s.addPod('ns/p', 'y1', { cpu: 1000, 'example.com/a': 2, 'example.com/b': 1 });
+    s.addPod('ns/q', 'y1', { 'example.com/c': 1 });
+    s.removePod('ns/q');
+    assert.deepEqual(s.resources.names, ['pods', 'cpu']);
+    s.upsertNode(
+      info(
+        node('y1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4)
+          .resource('example.com/b', 5),
+      ),
+    );
+    assert.deepEqual(s.resources.names, ['pods', 'cpu', 'example.com/b', 'example.com/a', 'example.com/c']);
+    const y1 = s.leafById('y1')!;
+    assert.deepEqual(
+      s.resources.names.map((_, r) => s.free(y1, r)),
+      [109, 3000, 4, -2, 0],
+    );
+    s.removeNode('y1');
+    s.upsertNode(
+      info(
+        node('y1')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
+    assert.deepEqual(
+      s.resources.names.map((_, r) => s.free(s.leafById('y1')!, r)),
+      [109, 3000, -1, -2, 0],
+    );
+  });
+  it('a leaf that moved rack reports its new values, asked for before and after the move', () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4], 'x'));
+    const leaf = s.leafById('x1')!;
+    assert.deepEqual(s.values(leaf), ['b', 'r', 'x1']);
+    s.upsertNode(
+      info(
+        node('x1')
+          .labels({ [BLOCK]: 'b2', [RACK]: 'r' })
+          .cpu(4),
+      ),
+    );
+    assert.equal(s.leafById('x1'), leaf);
+    assert.deepEqual(s.values(leaf), ['b2', 'r', 'x1']);
+    assert.deepEqual(
+      s.domainsAt(1).map((d) => s.values(d)),
+      [['b2', 'r']],
+    );
+  });
+});
+
 describe('pod usage on a node', () => {
   it('pods of one node in a row, the node moving rack between them: each counts on the leaf it is on', () => {
     const s = snapshotOf(levels, rackOf('b', 'r', [4, 4], 'x'));
@@ -267,7 +414,7 @@ describe('incremental maintenance equals a fresh build (property)', () => {
           levels.map((_, l) =>
             x.domainsAt(l).map((d) => {
               const cpu = x.resources.get('cpu');
-              return `${x.id(d)}:${l === levels.length - 1 ? `${x.free(d, 0)}/${cpu === undefined ? 0 : x.free(d, cpu)}` : ''}`;
+              return `${x.values(d).join('/')}=${x.id(d)}:${l === levels.length - 1 ? `${x.free(d, 0)}/${cpu === undefined ? 0 : x.free(d, cpu)}` : ''}`;
             }),
           );
         assert.deepEqual(view(s), view(f));

@@ -5,6 +5,9 @@
 // (level, parent, node count) and per-leaf capacity in flat Float64Arrays indexed
 // `domain * R + resource`. Node and pod events change O(R) numbers; only a node
 // joining or leaving marks the level lists and path ranks for a lazy rebuild.
+// Strings are looked up once per event: node names and hostnames share one table of
+// dense name ids (KeyIndex), pod keys another of pod slots; what hangs off a name or a
+// slot (its node, its hostname leaf, its pods' usage) is in typed arrays by id.
 //
 // Which nodes enter (kueue-tas.md §2): Ready, not unschedulable, carrying every flavor
 // node label and a value for every level. Others are not in the tree at all (they are
@@ -14,23 +17,9 @@ import { HOSTNAME_LABEL } from '../api/keys.ts';
 import type { StringMap } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
 import { compareStrings } from '../api/values.ts';
+import { KeyIndex } from './key-index.ts';
 import { ResourceIndex } from './resource-index.ts';
 import type { NodeInfo, TopologySource } from './source.ts';
-
-interface NodeRec {
-  info: NodeInfo;
-  /** Leaf domain index, or -1 when the node is not in the tree. */
-  leaf: number;
-  alloc: ResourceAmounts;
-}
-
-interface UsageRec {
-  /** Node name of a non-TAS pod. */
-  target: string;
-  amounts: ResourceAmounts;
-  /** How many pods the record stands for (one, or a group's count). */
-  pods: number;
-}
 
 interface WorkloadUsageRec {
   /** One pod's requests, `pods: 1` included. */
@@ -60,7 +49,11 @@ export class TopologySnapshot {
   private dLevel = new Int32Array(INITIAL);
   private dParent = new Int32Array(INITIAL);
   private dNodes = new Int32Array(INITIAL);
-  private readonly dValues: string[][] = [];
+  /** Level values of a domain, outermost first; a leaf's are made when first asked for
+   *  (a leaf per node: keeping each node's path would be 80 bytes a node). */
+  private readonly dValues: (string[] | undefined)[] = [];
+  /** A domain's own value (its level's). */
+  private readonly dOwn: string[] = [];
   private readonly dId: string[] = [];
   private readonly dChildren: number[][] = [];
   private readonly dChildByValue: (Map<string, number> | undefined)[] = [];
@@ -70,7 +63,13 @@ export class TopologySnapshot {
   private readonly leafExtra = new Map<number, number[]>();
   /** Resource indices and values of each allocatable list (shared between nodes of a shape). */
   private readonly allocIndex = new WeakMap<ResourceAmounts, { idx: number[]; val: number[] }>();
-  /** Per level: domain id -> domain index (ids are unique per level only). */
+  /** The list applied last and its entry: a fleet's nodes come in runs of one shape. */
+  private lastAlloc: ResourceAmounts | undefined;
+  private lastAllocIndex: { idx: number[]; val: number[] } | undefined;
+  /** The parent of the last leaf found or made by ensurePath (-1 none). */
+  private lastParent = -1;
+  /** Per level: domain id -> domain index (ids are unique per level only). A hostname
+   *  level's leaves are found through the name table instead (nameLeaf). */
   private readonly idMaps: Map<string, number>[];
 
   // Per-leaf capacity, `domain * R + r`.
@@ -81,14 +80,48 @@ export class TopologySnapshot {
   private capacityClock = 0;
   private tasArr = new Float64Array(INITIAL);
 
-  // Nodes and usage records.
-  private readonly nodes: (NodeRec | undefined)[] = [];
+  // Names: node names, hostname values and pods' node names share one table of dense
+  // ids, so a node event looks its name up once (not once per map keyed by it). A name
+  // keeps its id for the snapshot's life, as a hostname keeps its leaf domain: a node
+  // that returns finds its leaf and its pods' usage through the same id.
+  private readonly nameIds = new KeyIndex();
+  private nameCount = 0;
+  private nameCap = INITIAL;
+  /** Per name: the node (index into `node()`) of that name, or -1. */
+  private nameNode = new Int32Array(INITIAL).fill(-1);
+  /** Per name: the hostname leaf of that value, or -1 (hostname-lowest topologies only). */
+  private nameLeaf = new Int32Array(INITIAL).fill(-1);
+  /** Per name: usage of the non-TAS pods bound to the node of that name, `k * R + r`
+   *  (`pods` included), kept whether or not the node is in the tree... */
+  private usedArr = new Float64Array(INITIAL);
+  /** ...and, while the node is not in the tree, of resources the snapshot has not named
+   *  yet (interned, as before, only when the node joins). */
+  private readonly usedExtra: (ResourceAmounts | undefined)[] = [];
+  /** Per name: 1 once a pod was recorded on it. */
+  private hasUsage = new Uint8Array(INITIAL);
+  /** The name of the last pod event and its id: pods come in runs on one node. */
+  private lastPodNode: string | undefined;
+  private lastPodNodeId = -1;
+
+  // Nodes: dense indices, a removed node's index reused by the next node added.
+  private nodeSlots = 0;
+  private nodeCap = INITIAL;
+  private liveNodes = 0;
+  private readonly nodeInfos: (NodeInfo | undefined)[] = [];
+  /** Per node: its leaf, or -1 when it is not in the tree. */
+  private nodeLeafArr = new Int32Array(INITIAL);
+  /** Per node: its name's id. */
+  private nodeNameArr = new Int32Array(INITIAL);
   private readonly freeSlots: number[] = [];
-  private readonly nodeByName = new Map<string, number>();
-  private readonly podUsage = new Map<string, UsageRec>();
-  private readonly nodeUsage = new Map<string, ResourceAmounts>();
-  /** The node of the last pod event (see applyPod); its usage record is never replaced. */
-  private podNodeMemo: { name: string; version: number; acc: ResourceAmounts; leaf: number } | undefined;
+
+  // Non-TAS pods: key -> slot (KeyIndex: a removed pod's slot is reused by the next pod).
+  private readonly podSlots = new KeyIndex();
+  private podCap = INITIAL;
+  /** Per slot: the name id of the pod's node. */
+  private podTarget = new Int32Array(INITIAL);
+  /** Per slot: how many pods the record stands for (one, or a group's count). */
+  private podCountArr = new Float64Array(INITIAL);
+  private readonly podAmounts: (ResourceAmounts | undefined)[] = [];
   private readonly workloadUsage = new Map<string, WorkloadUsageRec[]>();
   /** TAS usage of leaves not in the tree (node gone or NotReady), by leaf id; it is
    *  applied again when a node brings the leaf back. */
@@ -136,7 +169,7 @@ export class TopologySnapshot {
     return this.dChildren[d]!;
   }
   values(d: number): readonly string[] {
-    return this.dValues[d]!;
+    return this.dValues[d] ?? this.makeValues(d);
   }
   /** Domain ID: comma-joined path, or the hostname alone for hostname leaves. */
   id(d: number): string {
@@ -144,13 +177,16 @@ export class TopologySnapshot {
   }
   /** The leaf with this id (hostname, or comma-joined path), if it holds nodes. */
   leafById(id: string): number | undefined {
-    const d = this.idMaps[this.levels.length - 1]!.get(id);
-    return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
+    return this.domainById(this.levels.length - 1, id);
   }
   /** The domain at `level` with this id, if it holds nodes. */
   domainById(level: number, id: string): number | undefined {
-    const d = this.idMaps[level]?.get(id);
-    return d !== undefined && this.dNodes[d]! > 0 ? d : undefined;
+    let d: number | undefined;
+    if (level === this.levels.length - 1 && this.hostnameLowest) {
+      const k = this.nameIds.find(id);
+      d = k < 0 ? -1 : this.nameLeaf[k]!;
+    } else d = this.idMaps[level]?.get(id);
+    return d !== undefined && d >= 0 && this.dNodes[d]! > 0 ? d : undefined;
   }
   /** Number of nodes of a leaf (one, unless the topology's lowest level is not the hostname). */
   leafNodeCount(d: number): number {
@@ -161,19 +197,22 @@ export class TopologySnapshot {
     return this.leafFirst[d]!;
   }
   node(n: number): NodeInfo {
-    return this.nodes[n]!.info;
+    return this.nodeInfos[n]!;
   }
   /** Nodes currently known (in the tree or not). */
   get nodeCount(): number {
-    return this.nodeByName.size;
+    return this.liveNodes;
   }
   nodeIndex(name: string): number | undefined {
-    return this.nodeByName.get(name);
+    const k = this.nameIds.find(name);
+    const n = k < 0 ? -1 : this.nameNode[k]!;
+    return n >= 0 ? n : undefined;
   }
   /** Leaf of a node, or -1 when the node is not in the tree. */
   nodeLeaf(name: string): number {
-    const n = this.nodeByName.get(name);
-    return n === undefined ? -1 : this.nodes[n]!.leaf;
+    const k = this.nameIds.find(name);
+    const n = k < 0 ? -1 : this.nameNode[k]!;
+    return n >= 0 ? this.nodeLeafArr[n]! : -1;
   }
   /**
    * Nodes that would be in the tree but for being NotReady or unschedulable (they carry the
@@ -181,10 +220,11 @@ export class TopologySnapshot {
    */
   unreadyNodes(): { info: NodeInfo; path: string[] }[] {
     const out: { info: NodeInfo; path: string[] }[] = [];
-    for (const rec of this.nodes) {
-      if (!rec || rec.leaf >= 0 || (rec.info.ready && !rec.info.unschedulable)) continue;
-      const path = this.admit({ ...rec.info, ready: true, unschedulable: false });
-      if (path) out.push({ info: rec.info, path });
+    for (let n = 0; n < this.nodeSlots; n++) {
+      const info = this.nodeInfos[n];
+      if (!info || this.nodeLeafArr[n]! >= 0 || (info.ready && !info.unschedulable)) continue;
+      const path = this.admit({ ...info, ready: true, unschedulable: false });
+      if (path) out.push({ info, path });
     }
     return out;
   }
@@ -269,29 +309,36 @@ export class TopologySnapshot {
    * does not mark the structure for a rebuild.
    */
   upsertNode(info: NodeInfo): void {
-    const existing = this.nodeByName.get(info.name);
-    if (existing !== undefined) {
-      const rec = this.nodes[existing]!;
-      const path = this.admit(info);
-      if (path && rec.leaf >= 0 && this.samePlace(rec.leaf, path)) {
-        this.updateInPlace(rec, info);
-        return;
+    const names = this.nameIds.size;
+    const k = this.nameId(info.name);
+    let path: string[] | undefined;
+    if (this.nameIds.size !== names) {
+      path = this.admit(info);
+    } else {
+      path = this.admit(info);
+      const existing = this.nameNode[k]!;
+      if (existing >= 0) {
+        const leaf = this.nodeLeafArr[existing]!;
+        if (path && leaf >= 0 && this.samePlace(leaf, path)) {
+          this.updateInPlace(existing, leaf, info);
+          return;
+        }
+        this.removeNodeAt(existing);
       }
-      this.removeNode(info.name);
     }
-    const rec: NodeRec = { info, leaf: -1, alloc: info.allocatable };
-    const n = this.freeSlots.pop() ?? this.nodes.length;
-    this.nodes[n] = rec;
-    this.nodeByName.set(info.name, n);
-    const path = this.admit(info);
+    const n = this.freeSlots.pop() ?? this.newNodeSlot();
+    this.nodeInfos[n] = info;
+    this.nodeNameArr[n] = k;
+    this.nodeLeafArr[n] = -1;
+    this.nameNode[k] = n;
+    this.liveNodes++;
     if (!path) return;
-    const leaf = this.ensurePath(path);
-    rec.leaf = leaf;
+    const leaf = this.ensurePath(path, info.name, k);
+    this.nodeLeafArr[n] = leaf;
     this.addLeafNode(leaf, n);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!++;
-    this.applyAllocatable(leaf, rec.alloc, 1);
-    const used = this.nodeUsage.get(info.name);
-    if (used) this.applyAmounts(leaf, used, -1, false);
+    this.applyAllocatable(leaf, info.allocatable, 1);
+    if (this.hasUsage[k]) this.applyUsage(leaf, k, -1);
     if (this.dNodes[leaf] === 1) {
       const parked = this.tasParked.get(this.dId[leaf]!);
       if (parked) {
@@ -305,23 +352,30 @@ export class TopologySnapshot {
   }
 
   removeNode(name: string): void {
-    const n = this.nodeByName.get(name);
-    if (n === undefined) return;
-    const rec = this.nodes[n]!;
-    this.nodeByName.delete(name);
-    this.nodes[n] = undefined;
+    const k = this.nameIds.find(name);
+    const n = k < 0 ? -1 : this.nameNode[k]!;
+    if (n >= 0) this.removeNodeAt(n);
+  }
+
+  private removeNodeAt(n: number): void {
+    const info = this.nodeInfos[n]!;
+    const k = this.nodeNameArr[n]!;
+    const leaf = this.nodeLeafArr[n]!;
+    this.nameNode[k] = -1;
+    this.nodeInfos[n] = undefined;
+    this.nodeLeafArr[n] = -1;
     this.freeSlots.push(n);
-    if (rec.leaf < 0) return;
-    const leaf = rec.leaf;
-    this.applyAllocatable(leaf, rec.alloc, -1);
-    const used = this.nodeUsage.get(name);
-    if (used) this.applyAmounts(leaf, used, +1, false);
+    this.liveNodes--;
+    if (leaf < 0) return;
+    this.applyAllocatable(leaf, info.allocatable, -1);
+    if (this.hasUsage[k]) this.applyUsage(leaf, k, 1);
     this.removeLeafNode(leaf, n);
     for (let d = leaf; d >= 0; d = this.dParent[d]!) this.dNodes[d]!--;
     // A hostname shared by two nodes: the leaf follows the node that remains.
     if (this.hostnameLowest && this.leafFirst[leaf]! >= 0) {
-      const path = this.source.leafPath(this.nodes[this.leafFirst[leaf]!]!.info);
-      if (path && !this.samePlace(leaf, path)) this.ensurePath(path);
+      const m = this.leafFirst[leaf]!;
+      const path = this.source.leafPath(this.nodeInfos[m]!);
+      if (path && !this.samePlace(leaf, path)) this.ensurePath(path, this.nodeInfos[m]!.name, this.nodeNameArr[m]!);
     }
     if (this.dNodes[leaf] === 0) {
       // An empty leaf keeps no capacity; its TAS usage is parked until a node returns.
@@ -345,10 +399,52 @@ export class TopologySnapshot {
     this.usageVersion++;
   }
 
+  /** The id of a name, interned when new. */
+  private nameId(name: string): number {
+    const k = this.nameIds.intern(name);
+    if (k === this.nameCount) this.newName();
+    return k;
+  }
+
+  /** Room for name id `nameCount` (names are never deleted, so ids come in order). */
+  private newName(): void {
+    if (this.nameCount === this.nameCap) {
+      const cap = this.nameCap * 2;
+      this.nameNode = growFilled(this.nameNode, cap);
+      this.nameLeaf = growFilled(this.nameLeaf, cap);
+      const u = new Float64Array(cap * this.R);
+      u.set(this.usedArr);
+      this.usedArr = u;
+      const h = new Uint8Array(cap);
+      h.set(this.hasUsage);
+      this.hasUsage = h;
+      this.nameCap = cap;
+    }
+    this.nameCount++;
+  }
+
+  private newNodeSlot(): number {
+    if (this.nodeSlots === this.nodeCap) {
+      const cap = this.nodeCap * 2;
+      this.nodeLeafArr = grow(this.nodeLeafArr, cap);
+      this.nodeNameArr = grow(this.nodeNameArr, cap);
+      this.nodeCap = cap;
+    }
+    return this.nodeSlots++;
+  }
+
+  /** Whether the leaf's values are `path`: its own value and its ancestors'. */
   private samePlace(leaf: number, path: readonly string[]): boolean {
-    const values = this.dValues[leaf]!;
-    for (let i = 0; i < path.length; i++) if (values[i] !== path[i]) return false;
+    let d = leaf;
+    for (let l = path.length - 1; l >= 0; l--, d = this.dParent[d]!) if (this.dOwn[d] !== path[l]) return false;
     return true;
+  }
+
+  private makeValues(d: number): string[] {
+    const values = new Array<string>(this.dLevel[d]! + 1);
+    for (let a = d, l = values.length - 1; l >= 0; l--, a = this.dParent[a]!) values[l] = this.dOwn[a]!;
+    this.dValues[d] = values;
+    return values;
   }
 
   private addLeafNode(leaf: number, n: number): void {
@@ -373,23 +469,25 @@ export class TopologySnapshot {
 
   /** free += sign * allocatable, with the list's resource indices cached per list. */
   private applyAllocatable(leaf: number, alloc: ResourceAmounts, sign: 1 | -1): void {
-    let e = this.allocIndex.get(alloc);
+    let e = alloc === this.lastAlloc ? this.lastAllocIndex : this.allocIndex.get(alloc);
     if (!e) {
       const names = Object.keys(alloc);
       e = { idx: names.map((k) => this.resourceIndex(k)), val: names.map((k) => alloc[k]!) };
       this.allocIndex.set(alloc, e);
     }
+    this.lastAlloc = alloc;
+    this.lastAllocIndex = e;
     const base = leaf * this.R;
     this.touch(leaf);
     for (let i = 0; i < e.idx.length; i++) this.freeArr[base + e.idx[i]!]! += sign * e.val[i]!;
   }
 
-  private updateInPlace(rec: NodeRec, info: NodeInfo): void {
-    this.applyAllocatable(rec.leaf, rec.alloc, -1);
-    this.applyAllocatable(rec.leaf, info.allocatable, 1);
-    if (!sameMap(rec.info.labels, info.labels) || JSON.stringify(rec.info.taints) !== JSON.stringify(info.taints)) this.attributeVersion++;
-    rec.info = info;
-    rec.alloc = info.allocatable;
+  private updateInPlace(n: number, leaf: number, info: NodeInfo): void {
+    const old = this.nodeInfos[n]!;
+    this.applyAllocatable(leaf, old.allocatable, -1);
+    this.applyAllocatable(leaf, info.allocatable, 1);
+    if (!sameMap(old.labels, info.labels) || JSON.stringify(old.taints) !== JSON.stringify(info.taints)) this.attributeVersion++;
+    this.nodeInfos[n] = info;
     this.usageVersion++;
   }
 
@@ -398,36 +496,85 @@ export class TopologySnapshot {
   /** Usage of a non-TAS pod bound to `nodeName`, plus one `pods` (or `pods` of them when
    *  the record stands for several pods, e.g. another flavor's assignment on the node). */
   addPod(key: string, nodeName: string, requests: ResourceAmounts, pods = 1): void {
-    if (this.podUsage.get(key) !== undefined) this.removePod(key);
-    this.podUsage.set(key, { target: nodeName, amounts: requests, pods });
-    this.applyPod(nodeName, requests, 1, pods);
+    const before = this.podSlots.size;
+    const slot = this.podSlots.intern(key);
+    // A pod recorded again replaces its record: the old one is taken back first.
+    if (this.podSlots.size === before) this.applyPod(this.podTarget[slot]!, this.podAmounts[slot]!, -1, this.podCountArr[slot]!);
+    else if (slot >= this.podCap) this.growPodSlots();
+    let k: number;
+    if (nodeName === this.lastPodNode) k = this.lastPodNodeId;
+    else {
+      k = this.nameId(nodeName);
+      this.lastPodNode = nodeName;
+      this.lastPodNodeId = k;
+    }
+    this.podTarget[slot] = k;
+    this.podCountArr[slot] = pods;
+    this.podAmounts[slot] = requests;
+    this.applyPod(k, requests, 1, pods);
   }
 
   removePod(key: string): void {
-    const rec = this.podUsage.get(key);
-    if (!rec) return;
-    this.podUsage.delete(key);
-    this.applyPod(rec.target, rec.amounts, -1, rec.pods);
+    const slot = this.podSlots.delete(key);
+    if (slot < 0) return;
+    const amounts = this.podAmounts[slot]!;
+    this.podAmounts[slot] = undefined;
+    this.applyPod(this.podTarget[slot]!, amounts, -1, this.podCountArr[slot]!);
   }
 
-  /** A non-TAS pod's requests plus its one `pods`, on the node's record and its leaf. */
-  private applyPod(nodeName: string, requests: ResourceAmounts, sign: 1 | -1, pods: number): void {
-    // Pods come in runs on one node (a watch's list, a node's pods): its usage record and
-    // leaf are looked up once per run, while the structure stays the same.
-    let memo = this.podNodeMemo;
-    if (memo === undefined || memo.name !== nodeName || memo.version !== this.structureVersion) {
-      memo = { name: nodeName, version: this.structureVersion, acc: this.nodeUsageOf(nodeName), leaf: this.nodeLeaf(nodeName) };
-      this.podNodeMemo = memo;
+  private growPodSlots(): void {
+    const cap = this.podCap * 2;
+    this.podTarget = grow(this.podTarget, cap);
+    const c = new Float64Array(cap);
+    c.set(this.podCountArr);
+    this.podCountArr = c;
+    this.podCap = cap;
+  }
+
+  /** A non-TAS pod's requests plus its one `pods`, on its node's usage record and leaf. */
+  private applyPod(k: number, requests: ResourceAmounts, sign: 1 | -1, pods: number): void {
+    this.hasUsage[k] = 1;
+    const n = this.nameNode[k]!;
+    const leaf = n >= 0 ? this.nodeLeafArr[n]! : -1;
+    if (leaf >= 0) this.touch(leaf);
+    // Each amount is read once (a double read by name is boxed on every read).
+    for (const name in requests) {
+      const v = requests[name]!;
+      const r = leaf >= 0 ? this.resourceIndex(name) : this.resources.get(name);
+      if (r === undefined) {
+        let extra = this.usedExtra[k];
+        if (extra === undefined) {
+          extra = {};
+          this.usedExtra[k] = extra;
+        }
+        extra[name] = (extra[name] ?? 0) + sign * v;
+        continue;
+      }
+      this.usedArr[k * this.R + r]! += sign * v;
+      if (leaf >= 0) this.freeArr[leaf * this.R + r]! -= sign * v;
     }
-    const acc = memo.acc;
-    addInto(acc, requests, sign);
-    acc.pods = (acc.pods ?? 0) + sign * pods;
-    const leaf = memo.leaf;
-    if (leaf >= 0) {
-      this.applyAmounts(leaf, requests, sign === 1 ? -1 : 1, false);
-      this.freeArr[leaf * this.R]! -= sign * pods; // `pods` is resource 0
-    }
+    this.usedArr[k * this.R]! += sign * pods; // `pods` is resource 0
+    if (leaf >= 0) this.freeArr[leaf * this.R]! -= sign * pods;
     this.usageVersion++;
+  }
+
+  /** free += sign * the usage of name `k`'s pods, on its node's leaf. Resources first
+   *  named by those pods are interned now, in the order the pods named them. */
+  private applyUsage(leaf: number, k: number, sign: 1 | -1): void {
+    this.touch(leaf);
+    const extra = this.usedExtra[k];
+    if (extra !== undefined) {
+      this.usedExtra[k] = undefined;
+      for (const name in extra) {
+        const r = this.resourceIndex(name);
+        this.usedArr[k * this.R + r]! += extra[name]!;
+      }
+    }
+    const R = this.R;
+    for (let r = 0; r < R; r++) {
+      const v = this.usedArr[k * R + r]!;
+      if (v !== 0) this.freeArr[leaf * R + r]! += sign * v;
+    }
   }
 
   /**
@@ -507,15 +654,6 @@ export class TopologySnapshot {
     return this.source.leafPath(info);
   }
 
-  private nodeUsageOf(name: string): ResourceAmounts {
-    let u = this.nodeUsage.get(name);
-    if (!u) {
-      u = {};
-      this.nodeUsage.set(name, u);
-    }
-    return u;
-  }
-
   /** free -= sign * amounts (sign -1 subtracts usage); `tas` also tracks the TAS share. */
   private applyAmounts(leaf: number, amounts: ResourceAmounts, sign: 1 | -1, tas: boolean): void {
     this.touch(leaf);
@@ -530,28 +668,46 @@ export class TopologySnapshot {
   /**
    * The leaf for a node's path, creating domains on the way. Inner levels are found
    * through each parent's value -> child map (no id strings built per node); a
-   * hostname leaf is found by hostname alone (its parent's map does not hold it), and
-   * re-parented when its node moved.
+   * hostname leaf is found by hostname alone, through the name table (`name` and its id
+   * `k` spare the look-up when the hostname is the node's name), and re-parented when
+   * its node moved.
    */
-  private ensurePath(path: string[]): number {
+  private ensurePath(path: string[], name: string, k: number): number {
     let parent = -1;
     const L = path.length;
-    for (let l = 0; l < L; l++) {
+    let l = 0;
+    // Nodes come in runs of one rack: the last node's parent is tried first.
+    const last = this.lastParent;
+    if (last >= 0 && this.dLevel[last] === L - 2 && this.chainIs(last, path)) {
+      parent = last;
+      l = L - 1;
+    }
+    for (; l < L; l++) {
       const v = path[l]!;
-      let d: number | undefined;
       if (l === L - 1 && this.hostnameLowest) {
-        d = this.idMaps[l]!.get(v);
-        if (d !== undefined && this.dParent[d] !== parent) this.reparent(d, parent, path);
-      } else {
-        d = (parent < 0 ? this.roots : this.dChildByValue[parent]!).get(v);
+        const h = v === name ? k : this.nameId(v);
+        let d = this.nameLeaf[h]!;
+        if (d >= 0) {
+          if (this.dParent[d] !== parent) this.reparent(d, parent, path);
+        } else {
+          d = this.newDomain(l, parent, v, v);
+          this.nameLeaf[h] = d;
+        }
+        return d;
       }
-      if (d === undefined) {
-        const id = l === L - 1 && this.hostnameLowest ? v : path.slice(0, l + 1).join(',');
-        d = this.newDomain(l, parent, l === L - 1 ? path : path.slice(0, l + 1), id);
-      }
+      let d = (parent < 0 ? this.roots : this.dChildByValue[parent])?.get(v);
+      if (d === undefined) d = this.newDomain(l, parent, v, path.slice(0, l + 1).join(','));
       parent = d;
+      if (l === L - 2) this.lastParent = d;
     }
     return parent;
+  }
+
+  /** Whether `d`'s own value and its ancestors' are the first values of `path`. Inner
+   *  domains never move, so this is the domain a walk from the roots would find. */
+  private chainIs(d: number, path: readonly string[]): boolean {
+    for (let l = this.dLevel[d]!; l >= 0; l--, d = this.dParent[d]!) if (this.dOwn[d] !== path[l]) return false;
+    return true;
   }
 
   /**
@@ -574,26 +730,37 @@ export class TopologySnapshot {
     this.structureVersion++;
   }
 
-  private newDomain(level: number, parent: number, values: string[], id: string): number {
+  /** A domain with its own value `value` under `parent`; an inner domain's values are
+   *  made now (a leaf's when asked for). */
+  private newDomain(level: number, parent: number, value: string, id: string): number {
     if (this.dCount === this.dCap) this.growDomains();
     const d = this.dCount++;
     const leaf = level === this.levels.length - 1;
     this.dLevel[d] = level;
     this.dParent[d] = parent;
     this.dNodes[d] = 0;
-    this.dValues[d] = values;
+    this.dOwn[d] = value;
+    this.dValues[d] = undefined;
     this.dId[d] = id;
     this.dChildren[d] = leaf ? NO_CHILDREN : [];
-    this.dChildByValue[d] = leaf ? undefined : new Map();
+    // Made when a child is keyed by value (never for the parents of hostname leaves).
+    this.dChildByValue[d] = undefined;
     this.leafFirst[d] = -1;
-    this.idMaps[level]!.set(id, d);
-    const value = values[level]!;
+    if (!(leaf && this.hostnameLowest)) this.idMaps[level]!.set(id, d);
     if (parent >= 0) {
       this.dChildren[parent]!.push(d);
-      if (!(leaf && this.hostnameLowest)) this.dChildByValue[parent]!.set(value, d);
+      if (!(leaf && this.hostnameLowest)) {
+        let byValue = this.dChildByValue[parent];
+        if (byValue === undefined) {
+          byValue = new Map();
+          this.dChildByValue[parent] = byValue;
+        }
+        byValue.set(value, d);
+      }
     } else {
       this.roots.set(value, d);
     }
+    if (!leaf) this.makeValues(d);
     return d;
   }
 
@@ -631,8 +798,11 @@ export class TopologySnapshot {
         t[d * R + r] = this.tasArr[d * oldR + r]!;
       }
     }
+    const u = new Float64Array(this.nameCap * R);
+    for (let k = 0; k < this.nameCount; k++) for (let r = 0; r < oldR; r++) u[k * R + r] = this.usedArr[k * oldR + r]!;
     this.freeArr = f;
     this.tasArr = t;
+    this.usedArr = u;
     this.R = R;
   }
 
@@ -643,31 +813,47 @@ export class TopologySnapshot {
    */
   private ensureStructure(): void {
     if (this.builtVersion === this.structureVersion) return;
-    const L = this.levels.length;
-    const lists: number[][] = Array.from({ length: L }, () => []);
-    const byOwnValue = (a: number, b: number) => {
-      const x = this.dValues[a]![this.dLevel[a]!]!;
-      const y = this.dValues[b]![this.dLevel[b]!]!;
-      return compareStrings(x, y);
-    };
-    const alive = (d: number) => this.dNodes[d]! > 0;
-    const visit = (domains: readonly number[]) => {
-      const sorted = domains.filter(alive).sort(byOwnValue);
-      for (const d of sorted) {
-        const list = lists[this.dLevel[d]!]!;
-        this.rankArr[d] = list.length;
-        list.push(d);
-        const kids = this.dChildren[d]!;
-        const below = lists[this.dLevel[d]! + 1];
-        this.childLoArr[d] = below ? below.length : 0;
-        if (kids.length > 0) visit(kids);
-        this.childHiArr[d] = below ? below.length : 0;
-      }
-    };
-    visit([...this.roots.values()]);
+    const lists: number[][] = Array.from({ length: this.levels.length }, () => []);
+    this.visit([...this.roots.values()], lists);
     this.levelLists = lists;
-    this.levelArrs = lists.map((l) => Int32Array.from(l));
+    this.levelArrs = lists.map((l) => new Int32Array(l));
     this.builtVersion = this.structureVersion;
+  }
+
+  /** Appends the live `domains` in value order to their level's list, each followed by its subtree. */
+  private visit(domains: readonly number[], lists: number[][]): void {
+    const order = this.liveSorted(domains);
+    const L = lists.length;
+    for (let i = 0; i < order.length; i++) {
+      const d = order[i]!;
+      const level = this.dLevel[d]!;
+      const list = lists[level]!;
+      this.rankArr[d] = list.length;
+      list.push(d);
+      if (level + 1 < L) {
+        const below = lists[level + 1]!;
+        this.childLoArr[d] = below.length;
+        const kids = this.dChildren[d]!;
+        if (kids.length > 0) this.visit(kids, lists);
+        this.childHiArr[d] = below.length;
+      } else {
+        this.childLoArr[d] = 0;
+        this.childHiArr[d] = 0;
+      }
+    }
+  }
+
+  /** The live domains of a sibling list by own value: the list itself when it already is
+   *  (nodes usually arrive in name order), else a sorted copy. */
+  private liveSorted(domains: readonly number[]): readonly number[] {
+    const own = this.dOwn;
+    let ok = true;
+    for (let i = 0; i < domains.length && ok; i++) {
+      const d = domains[i]!;
+      ok = this.dNodes[d]! > 0 && (i === 0 || compareStrings(own[domains[i - 1]!]!, own[d]!) < 0);
+    }
+    if (ok) return domains;
+    return domains.filter((d) => this.dNodes[d]! > 0).sort((a, b) => compareStrings(own[a]!, own[b]!));
   }
 }
 
@@ -700,10 +886,13 @@ function grow<T extends Int32Array>(a: T, cap: number): T {
   return b as T;
 }
 
-function withPod(requests: ResourceAmounts, pods: number): ResourceAmounts {
-  return { ...requests, pods: (requests.pods ?? 0) + pods };
+/** `grow`, the new entries -1. */
+function growFilled<T extends Int32Array>(a: T, cap: number): T {
+  const b = new Int32Array(cap).fill(-1, a.length);
+  b.set(a);
+  return b as T;
 }
 
-function addInto(acc: ResourceAmounts, a: ResourceAmounts, sign: 1 | -1): void {
-  for (const k in a) acc[k] = (acc[k] ?? 0) + sign * a[k]!;
+function withPod(requests: ResourceAmounts, pods: number): ResourceAmounts {
+  return { ...requests, pods: (requests.pods ?? 0) + pods };
 }
