@@ -217,12 +217,16 @@ export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promi
   if (!args.signal) process.once('SIGINT', onSigint);
   let run;
   try {
-    run = await runSimulation(objects, {
+    const running = runSimulation(objects, {
       untilMs,
       onProgress: progressPrinter(io),
       signal,
       refusedInput: refusedInputRows(loaded, errors),
     });
+    // The run holds each input object until it creates it (the store keeps its own copy):
+    // the lists read from the files are let go, so a long run does not carry the input twice.
+    for (const list of [objects, kept, loaded.objects]) list.length = 0;
+    run = await running;
   } finally {
     process.removeListener('SIGINT', onSigint);
   }
