@@ -81,7 +81,7 @@ export interface PreemptionRequest {
   exclude?: ReadonlySet<string>;
 }
 
-const NO_FLAVORS: ReadonlySet<string> = new Set();
+const NO_FLAVORS: readonly string[] = [];
 
 /** At most this many domain-first orderings are tried per attempt (each costs a binary search and a fill-back). */
 const MAX_DOMAIN_TRIES = 8;
@@ -179,27 +179,18 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   const { assignment: a, cq } = req;
   if (a.mode === 'NoFit' || (a.preemptQuota.size === 0 && !a.preemptTopology)) return [];
   if (!snap.quota.hasClusterQueue(cq.name)) return [];
-  let tasFlavors: ReadonlySet<string> = NO_FLAVORS;
-  if (a.preemptTopology) {
-    const set = new Set<string>();
-    for (const p of a.podSets) if (p.tasFlavor !== undefined) set.add(p.tasFlavor);
-    tasFlavors = set;
-  }
-  let needed: FR[];
-  if (tasFlavors.size === 0) needed = [...a.preemptQuota].sort();
-  else {
-    const set = new Set(a.preemptQuota);
-    for (const f of a.usage.keys()) if (tasFlavors.has(f.slice(0, f.indexOf('/')))) set.add(f);
-    needed = [...set].sort();
-  }
-  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed, usage: a.usage, removals: new Removals(snap) };
+  // Most searches end with no candidate (a head nominated again and again while its
+  // ClusterQueue holds nothing it may take): nothing is built before the candidates are.
+  const tasFlavors = a.preemptTopology ? tasFlavorsOf(a) : NO_FLAVORS;
+  const needed = neededOf(a, tasFlavors);
 
   // Without borrowWithinCohort, a ClusterQueue at or above its nominal quota only ever
   // takes its own Workloads (strategy): the cohort's are not collected then.
   const bwc = cq.preemption.borrowWithinCohort;
-  const ownOnly = !(bwc !== undefined && bwc.policy === 'LowerPriority') && !underNominal(ctx);
-  const units = candidateUnits(ctx, req, tasFlavors, ownOnly);
+  const ownOnly = !(bwc !== undefined && bwc.policy === 'LowerPriority') && !underNominalOf(snap, cq.name, needed);
+  const units = candidateUnits(snap, req, needed, tasFlavors, ownOnly);
   if (units.length === 0 || req.fits()) return [];
+  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed, usage: a.usage, removals: new Removals(snap) };
   // Where the units sit on the topology, once there are any.
   ctx.topo = topologyOf(snap, req);
   if (ctx.topo) for (const u of units) locate(ctx.topo, u);
@@ -225,6 +216,32 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   );
 }
 
+/** The TAS flavors of the preemptor's PodSets, each once. */
+function tasFlavorsOf(a: FlavorAssignment): readonly string[] {
+  const out: string[] = [];
+  for (const p of a.podSets) if (p.tasFlavor !== undefined && !out.includes(p.tasFlavor)) out.push(p.tasFlavor);
+  return out;
+}
+
+/** The flavor-resources needing preemption, sorted: the quota's, and with topology room short every one of the TAS flavors'. */
+function neededOf(a: FlavorAssignment, tasFlavors: readonly string[]): FR[] {
+  const out: FR[] = [...a.preemptQuota];
+  if (tasFlavors.length > 0) {
+    for (const f of a.usage.keys()) {
+      if (out.includes(f)) continue;
+      // The flavor is the part before the first '/'.
+      const i = f.indexOf('/');
+      for (const t of tasFlavors) {
+        if (i === t.length && f.startsWith(t)) {
+          out.push(f);
+          break;
+        }
+      }
+    }
+  }
+  return out.sort();
+}
+
 function reasonOf(m: AdmittedWorkload, cq: string, threshold: number | undefined): PreemptedReason {
   if (m.clusterQueue === cq) return PreemptedReason.InClusterQueue;
   return threshold !== undefined && m.priority < threshold
@@ -240,13 +257,14 @@ interface CandidateCtx {
   req: PreemptionRequest;
   needed: readonly FR[];
   cohort: ReadonlySet<string>;
-  borrowingMemo: Map<string, boolean>;
-  quotaFRs: readonly FR[];
-  tasFlavors: ReadonlySet<string>;
+  /** Made on first use. */
+  borrowingMemo: Map<string, boolean> | undefined;
+  quotaFRs: ReadonlySet<FR>;
+  tasFlavors: readonly string[];
 }
 
 function borrowingNeeded(c: CandidateCtx, q: string): boolean {
-  let b = c.borrowingMemo.get(q);
+  let b = c.borrowingMemo?.get(q);
   if (b === undefined) {
     b = false;
     for (const f of c.needed) {
@@ -255,7 +273,7 @@ function borrowingNeeded(c: CandidateCtx, q: string): boolean {
         break;
       }
     }
-    c.borrowingMemo.set(q, b);
+    (c.borrowingMemo ??= new Map()).set(q, b);
   }
   return b;
 }
@@ -294,8 +312,8 @@ function clusterQueueMayGive(c: CandidateCtx, q: string): boolean {
 
 function helps(c: CandidateCtx, w: AdmittedWorkload): boolean {
   for (const f of c.quotaFRs) if ((w.usage.get(f) ?? 0) > 0) return true;
-  if (c.tasFlavors.size === 0) return false;
-  for (const p of w.podSets) if (p.assignment !== undefined && p.tasFlavor !== undefined && c.tasFlavors.has(p.tasFlavor)) return true;
+  if (c.tasFlavors.length === 0) return false;
+  for (const p of w.podSets) if (p.assignment !== undefined && p.tasFlavor !== undefined && c.tasFlavors.includes(p.tasFlavor)) return true;
   return false;
 }
 
@@ -303,49 +321,31 @@ function helps(c: CandidateCtx, w: AdmittedWorkload): boolean {
  * `ownOnly`: the caller will only choose among the preemptor's own Workloads (see
  * findPreemptionTargets), so the cohort's lone Workloads are not looked at.
  */
-function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySet<string>, ownOnly: boolean): Unit[] {
-  const { snap } = ctx;
+function candidateUnits(
+  snap: AdmissionSnapshot,
+  req: PreemptionRequest,
+  needed: readonly FR[],
+  tasFlavors: readonly string[],
+  ownOnly: boolean,
+): Unit[] {
   const { cq } = req;
   const policy = cq.preemption;
   const cohort: ReadonlySet<string> = cq.cohort !== undefined ? snap.quota.cohortMemberSet(cq.name) : new Set([cq.name]);
   const c: CandidateCtx = {
     snap,
     req,
-    needed: ctx.needed,
+    needed,
     cohort,
-    borrowingMemo: new Map(),
-    quotaFRs: [...req.assignment.preemptQuota],
+    borrowingMemo: undefined,
+    quotaFRs: req.assignment.preemptQuota,
     tasFlavors,
   };
 
   const out: Unit[] = [];
   // Only Workloads of the preemptor's ClusterQueue and (reclaiming) of its cohort can be
   // eligible: the others are not even looked at.
-  const from = ownOnly || policy.reclaimWithinCohort === 'Never' ? [cq.name] : [cq.name, ...[...cohort].filter((q) => q !== cq.name)];
-  // Lone Workloads (the common case): checked before anything is built for them. What
-  // eligible() asks of the ClusterQueue alone is asked once per ClusterQueue: one that can
-  // give nothing (the policy protects it, or it does not borrow) is not iterated.
-  for (const q of from) {
-    if (!clusterQueueMayGive(c, q)) continue;
-    for (const w of snap.admittedIn(q)) {
-      if (w.gangGroup !== undefined || !eligible(c, w) || !helps(c, w)) continue;
-      const other = w.clusterQueue !== cq.name;
-      const unit: Unit = {
-        members: [w],
-        own: !other,
-        evicted: isTrue(w.workload, WorkloadCondition.Evicted),
-        priority: w.priority,
-        otherPriority: other ? w.priority : -Infinity,
-        reservedAt: w.reservedAt,
-        key: w.key,
-        others: other ? [w.clusterQueue] : [],
-        domains: [],
-        freedLeaves: [],
-        freedAmounts: [],
-      };
-      out.push(unit);
-    }
-  }
+  lone(c, cq.name, out);
+  if (!ownOnly && policy.reclaimWithinCohort !== 'Never') for (const q of cohort) if (q !== cq.name) lone(c, q, out);
   for (const members of gangUnits(snap)) {
     if (!members.every((w) => eligible(c, w)) || !members.some((w) => helps(c, w))) continue;
     members.sort((x, y) => compareStrings(x.key, y.key));
@@ -369,6 +369,34 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
 }
 
 /**
+ * The lone Workloads (the common case) of ClusterQueue `q` that are candidates, as units,
+ * checked before anything is built for them. What eligible() asks of the ClusterQueue
+ * alone is asked once: one that can give nothing (the policy protects it, or it does not
+ * borrow) is not iterated.
+ */
+function lone(c: CandidateCtx, q: string, out: Unit[]): void {
+  if (!clusterQueueMayGive(c, q)) return;
+  const own = c.req.cq.name;
+  for (const w of c.snap.admittedIn(q)) {
+    if (w.gangGroup !== undefined || !eligible(c, w) || !helps(c, w)) continue;
+    const other = w.clusterQueue !== own;
+    out.push({
+      members: [w],
+      own: !other,
+      evicted: isTrue(w.workload, WorkloadCondition.Evicted),
+      priority: w.priority,
+      otherPriority: other ? w.priority : -Infinity,
+      reservedAt: w.reservedAt,
+      key: w.key,
+      others: other ? [w.clusterQueue] : [],
+      domains: [],
+      freedLeaves: [],
+      freedAmounts: [],
+    });
+  }
+}
+
+/**
  * Admitted gang Workloads that go together: every Workload whose gang group (`gangGroup`,
  * gang ids joined by `,`) shares a gang id with another's. Groups declared one-sidedly
  * (A lists B, B lists only itself) are joined too: A was admitted only with B, so taking B
@@ -376,7 +404,8 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
  */
 function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
   const out: AdmittedWorkload[][] = [];
-  const gangs = [...snap.admittedInGangGroups()];
+  const gangs: AdmittedWorkload[] = [];
+  for (const w of snap.admittedInGangGroups()) gangs.push(w);
   if (gangs.length === 0) return out;
   const parent = new Map<string, string>();
   const find = (x: string): string => {
@@ -444,8 +473,12 @@ function strategy(ctx: Ctx, req: PreemptionRequest, units: Unit[]): Solution | u
 
 /** The preemptor's ClusterQueue uses less than its nominal quota of every needed flavor-resource. */
 function underNominal(ctx: Ctx): boolean {
-  const q = ctx.snap.quota;
-  for (const f of ctx.needed) if (!(q.usage(ctx.cq, f) < q.nominal(ctx.cq, f))) return false;
+  return underNominalOf(ctx.snap, ctx.cq, ctx.needed);
+}
+
+function underNominalOf(snap: AdmissionSnapshot, cq: string, needed: readonly FR[]): boolean {
+  const q = snap.quota;
+  for (const f of needed) if (!(q.usage(cq, f) < q.nominal(cq, f))) return false;
   return true;
 }
 
