@@ -79,6 +79,8 @@ export interface PreemptionRequest {
   fits: () => boolean;
   /** Keys that must not be chosen (e.g. already targeted by another preemptor this cycle). */
   exclude?: ReadonlySet<string>;
+  /** Filled by the search: how many candidate units it found (0 when it looked at none). */
+  found?: { candidates: number };
 }
 
 const NO_FLAVORS: readonly string[] = [];
@@ -177,6 +179,7 @@ interface Ctx {
  */
 export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRequest): PreemptionTarget[] {
   const { assignment: a, cq } = req;
+  if (req.found) req.found.candidates = 0;
   if (a.mode === 'NoFit' || (a.preemptQuota.size === 0 && !a.preemptTopology)) return [];
   if (!snap.quota.hasClusterQueue(cq.name)) return [];
   // Most searches end with no candidate (a head nominated again and again while its
@@ -189,6 +192,7 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   const bwc = cq.preemption.borrowWithinCohort;
   const ownOnly = !(bwc !== undefined && bwc.policy === 'LowerPriority') && !underNominalOf(snap, cq.name, needed);
   const units = candidateUnits(snap, req, needed, tasFlavors, ownOnly);
+  if (req.found) req.found.candidates = units.length;
   if (units.length === 0 || req.fits()) return [];
   const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed, usage: a.usage, removals: new Removals(snap) };
   // Where the units sit on the topology, once there are any.
