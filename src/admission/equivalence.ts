@@ -50,10 +50,15 @@ export interface NominationMemo {
   failures: WeakMap<object, Map<string, Map<string, Remembered[]>>>;
   /** Failures kept since they were last forgotten. */
   size: number;
+  /** Shape keys, interned: a head keeps the shared string (not a copy of its own), equal shapes compare as one object. */
+  shapes: Map<string, string>;
   /** The options looked up last, and their failures (most cycles share one options object). */
   lastOptions: object | undefined;
   lastFailures: Map<string, Map<string, Remembered[]>> | undefined;
 }
+
+/** Shape keys interned before the table is forgotten (bounded memory; heads keep theirs). */
+const MAX_SHAPES = 4096;
 
 /** Failures remembered before they are forgotten (bounded memory). */
 const MAX_FAILURES = 4096;
@@ -61,7 +66,14 @@ const MAX_FAILURES = 4096;
 const NO_OPTIONS = {};
 
 function memoOf(snap: AdmissionSnapshot): NominationMemo {
-  return (snap.nominationMemo ??= { stamp: [], failures: new WeakMap(), size: 0, lastOptions: undefined, lastFailures: undefined });
+  return (snap.nominationMemo ??= {
+    stamp: [],
+    failures: new WeakMap(),
+    size: 0,
+    shapes: new Map(),
+    lastOptions: undefined,
+    lastFailures: undefined,
+  });
 }
 
 /** Whether the state a nomination reads (besides the head and the fixed configuration) is the one `stamp` recorded. */
@@ -96,7 +108,7 @@ function stampOf(snap: AdmissionSnapshot): number[] {
  * The equivalence key of a member, or undefined when its nomination is not remembered:
  * not alone (a gang group), a gang, partial admission (minCount) or a held reservation.
  */
-export function equivalenceKey(m: Member, alone: boolean): EquivalenceKey | undefined {
+export function equivalenceKey(snap: AdmissionSnapshot, m: Member, alone: boolean): EquivalenceKey | undefined {
   const info = m.info;
   if (!alone || info.gang !== undefined || m.held !== undefined) return undefined;
   for (const p of info.podSets) if (p.minCount !== undefined) return undefined;
@@ -104,7 +116,17 @@ export function equivalenceKey(m: Member, alone: boolean): EquivalenceKey | unde
   let shape = info.equivalenceShape;
   if (shape === undefined) {
     const w = info.workload;
-    shape = JSON.stringify([w.metadata.annotations ?? null, (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion), w.spec.podSets]);
+    const own = JSON.stringify([
+      w.metadata.annotations ?? null,
+      (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion),
+      w.spec.podSets,
+    ]);
+    const shapes = memoOf(snap).shapes;
+    shape = shapes.get(own);
+    if (shape === undefined) {
+      if (shapes.size >= MAX_SHAPES) shapes.clear();
+      shapes.set(own, (shape = own));
+    }
     info.equivalenceShape = shape;
   }
   const created = m.cq.preemption.withinClusterQueue === 'LowerOrNewerEqualPriority' ? info.timestamp : 0;

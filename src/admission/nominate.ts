@@ -174,7 +174,7 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
   const info = m.info;
   const gang = info.gang;
   // Scheduling equivalence (equivalence.ts): the same lone head failed on this very state.
-  const equivalence = equivalenceKey(m, alone);
+  const equivalence = equivalenceKey(snap, m, alone);
   if (equivalence !== undefined) {
     const hit = recallFailure(snap, cfg.placement, equivalence);
     if (hit) return { status: 'fail', reason: hit.reason, message: hit.message };
