@@ -315,14 +315,14 @@ export class PlacementEngine {
     const s = this.snapshot;
     const L = s.levels.length;
     if (L === 0) return 'topology level not specified';
-    const levelIdx = (key: string) => s.levels.indexOf(key);
+    // No closure here: esbuild's keepNames wraps each named one made per call (__name).
     const layers = req.sliceLayers;
     let searchLevel: number;
     if (req.mode === 'unconstrained') {
       searchLevel = layers.length > 0 && !req.implied && req.level === undefined ? 0 : L - 1;
     } else {
       if (req.level === undefined) return 'topology level not specified';
-      searchLevel = levelIdx(req.level);
+      searchLevel = s.levels.indexOf(req.level);
       if (searchLevel < 0) return `no requested topology level: ${req.level}`;
     }
     let sliceLevel = L - 1;
@@ -331,7 +331,7 @@ export class PlacementEngine {
     if (layers.length > 0) {
       const outer = layers[0]!;
       if (!(outer.size > 0)) return 'slice topology requested, but slice size not provided';
-      sliceLevel = levelIdx(outer.topology);
+      sliceLevel = s.levels.indexOf(outer.topology);
       if (sliceLevel < 0) return `no requested topology level for slices: ${outer.topology}`;
       const key = req.level ?? s.levels[searchLevel]!;
       if (sliceLevel < searchLevel && req.mode !== 'unconstrained')
@@ -341,7 +341,7 @@ export class PlacementEngine {
       let prev = outer;
       for (let i = 1; i < layers.length; i++) {
         const layer = layers[i]!;
-        const idx = levelIdx(layer.topology);
+        const idx = s.levels.indexOf(layer.topology);
         if (idx < 0) return `no requested topology level for additional slice layer: ${layer.topology}`;
         if (idx <= prevIdx) return `additional slice layer topology ${layer.topology} must be at a lower level than ${prev.topology}`;
         if (!(layer.size > 0) || prev.size % layer.size !== 0)
@@ -353,7 +353,7 @@ export class PlacementEngine {
     }
     let ceiling: number | undefined;
     if (req.maxLevel !== undefined) {
-      ceiling = levelIdx(req.maxLevel);
+      ceiling = s.levels.indexOf(req.maxLevel);
       if (ceiling < 0) return `no requested topology level: ${req.maxLevel}`;
       if (ceiling > searchLevel) return `the highest allowed level ${req.maxLevel} is below the requested level ${s.levels[searchLevel]}`;
     }
@@ -903,9 +903,8 @@ export class PlacementEngine {
       if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
     }
     const sorted = this.sortWithLeader(domains.slice(), plan);
-    const fitsAll = (d: number) => counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= plan.leaders;
     let top = sorted[0]!;
-    if (plan.algo === 'BestFit' && fitsAll(top)) {
+    if (plan.algo === 'BestFit' && fitsAll(counts, top, need, plan.leaders)) {
       const i = this.bestFit(sorted, 0, need, counts.sliceCountWithLeader, plan.leaders > 0, plan);
       top = sorted[i]!;
       return { level, domains: [top] };
@@ -913,11 +912,11 @@ export class PlacementEngine {
     // A preferred request with a ceiling behaves as required once it reaches the ceiling.
     const requiredHere = plan.mode === 'required' || (plan.ceiling !== undefined && level <= plan.ceiling);
     if (plan.algo === 'LeastFreeCapacity') {
-      for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
+      for (const d of sorted) if (fitsAll(counts, d, need, plan.leaders)) return { level, domains: [d] };
       if (requiredHere) return this.notFitMessage(plan, excluded, counts.podCount[sorted[sorted.length - 1]!]!);
     }
     if (requiredHere) {
-      if (plan.useAffinity) for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
+      if (plan.useAffinity) for (const d of sorted) if (fitsAll(counts, d, need, plan.leaders)) return { level, domains: [d] };
       return this.notFitMessage(plan, excluded, counts.sliceCount[top]!);
     }
     if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
@@ -1109,12 +1108,11 @@ export class PlacementEngine {
       rank,
     );
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
-    const valuesOf = (d: number) => (s.hostnameLowest ? [s.values(d)[s.levels.length - 1]!] : [...s.values(d)]);
-    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: valuesOf(d), count: counts.podCount[d]! })) };
+    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: leafValues(s, d), count: counts.podCount[d]! })) };
     if (plan.leaders === 0) return { ok: true, workers };
     const leaderLeaf = leaves.find((d) => counts.leaderCount[d]! > 0);
     if (leaderLeaf === undefined) return { ok: false, reason: this.notFitMessage(plan, excluded, 0, 1, true) };
-    return { ok: true, workers, leader: { levels, domains: [{ values: valuesOf(leaderLeaf), count: 1 }] } };
+    return { ok: true, workers, leader: { levels, domains: [{ values: leafValues(s, leaderLeaf), count: 1 }] } };
   }
 
   // ---- messages ------------------------------------------------------------------------------
@@ -1374,4 +1372,14 @@ function copyResult(r: PlacementResult): PlacementResult {
   return r.leader
     ? { ok: true, workers: copyAssignment(r.workers), leader: copyAssignment(r.leader) }
     : { ok: true, workers: copyAssignment(r.workers) };
+}
+
+/** Whether domain `d` holds every slice and the leaders (counters of the count pass). */
+function fitsAll(counts: DomainCounts, d: number, need: number, leaders: number): boolean {
+  return counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= leaders;
+}
+
+/** A leaf's values as an assignment names it: the hostname alone on hostname-lowest topologies, else the full path. */
+function leafValues(s: TopologySnapshot, d: number): string[] {
+  return s.hostnameLowest ? [s.values(d)[s.levels.length - 1]!] : [...s.values(d)];
 }
