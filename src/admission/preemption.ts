@@ -553,16 +553,11 @@ function estimate(
   const { free: freeArr, R: SR } = s.capacityArrays();
   // Free capacity of each leaf of the domain, R amounts per leaf in the order of its list.
   const free = new Float64Array(leaves.length * R);
-  const fit = (b: number): number => {
-    let n = Infinity;
-    for (let i = 0; i < R; i++) n = Math.min(n, Math.floor(free[b + i]! / per[i]!));
-    return Math.max(0, n);
-  };
   let total = 0;
   for (let p = 0; p < leaves.length; p++) {
     const base = leaves[p]! * SR;
     for (let i = 0; i < R; i++) free[p * R + i] = freeArr[base + idx[i]!]!;
-    total += fit(p * R);
+    total += podsFitting(free, p * R, per);
   }
   let size = 0;
   let maxPriority = -Infinity;
@@ -578,13 +573,20 @@ function estimate(
       const p = position[leaf]!;
       if (p < 0 || topo.ancestor[leaf] !== d) continue;
       const b = p * R;
-      const before = fit(b);
+      const before = podsFitting(free, b, per);
       for (let j = 0; j < R; j++) free[b + j]! += fa[e * R + j]!;
-      total += fit(b) - before;
+      total += podsFitting(free, b, per) - before;
     }
     if (total >= topo.need) return { count: i + 1, size, maxPriority };
   }
   return NO_ESTIMATE;
+}
+
+/** Pods of `per` that fit in the free amounts at `free[b ..]` (one per resource of `per`). */
+function podsFitting(free: Float64Array, b: number, per: readonly number[]): number {
+  let n = Infinity;
+  for (let i = 0; i < per.length; i++) n = Math.min(n, Math.floor(free[b + i]! / per[i]!));
+  return Math.max(0, n);
 }
 
 // ---- one attempt -----------------------------------------------------------------------------
