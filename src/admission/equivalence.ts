@@ -27,16 +27,6 @@ export interface Failure {
   message: string;
 }
 
-/** A head as the memo tells heads apart (no string is built per nomination: the shape is kept per head). */
-export interface EquivalenceKey {
-  clusterQueue: string;
-  /** What placement reads of the Workload, as a key (one string per head, so its hash is computed once). */
-  shape: string;
-  priority: number;
-  /** The queue timestamp under LowerOrNewerEqualPriority (the search reads it then), else 0. */
-  created: number;
-}
-
 interface Remembered extends Failure {
   priority: number;
   created: number;
@@ -105,10 +95,14 @@ function stampOf(snap: AdmissionSnapshot): number[] {
 }
 
 /**
- * The equivalence key of a member, or undefined when its nomination is not remembered:
- * not alone (a gang group), a gang, partial admission (minCount) or a held reservation.
+ * What placement reads of a member's Workload, as a key (kept on the head, interned, so
+ * nothing is built per nomination and its hash is computed once); undefined when its
+ * nomination is not remembered: not alone (a gang group), a gang, partial admission
+ * (minCount) or a held reservation. Heads are told apart by their ClusterQueue, this
+ * shape, their priority and, under LowerOrNewerEqualPriority (the search reads it then),
+ * their queue timestamp.
  */
-export function equivalenceKey(snap: AdmissionSnapshot, m: Member, alone: boolean): EquivalenceKey | undefined {
+export function equivalenceShape(snap: AdmissionSnapshot, m: Member, alone: boolean): string | undefined {
   const info = m.info;
   if (!alone || info.gang !== undefined || m.held !== undefined) return undefined;
   for (const p of info.podSets) if (p.minCount !== undefined) return undefined;
@@ -129,21 +123,28 @@ export function equivalenceKey(snap: AdmissionSnapshot, m: Member, alone: boolea
     }
     info.equivalenceShape = shape;
   }
-  const created = m.cq.preemption.withinClusterQueue === 'LowerOrNewerEqualPriority' ? info.timestamp : 0;
-  return { clusterQueue: m.cq.name, shape, priority: info.priority, created };
+  return shape;
+}
+
+/** The queue timestamp when the search reads it (LowerOrNewerEqualPriority), else 0. */
+function createdOf(m: Member): number {
+  return m.cq.preemption.withinClusterQueue === 'LowerOrNewerEqualPriority' ? m.info.timestamp : 0;
 }
 
 /** The failure remembered for `key` on the snapshot as it is, if any. */
-export function recallFailure(snap: AdmissionSnapshot, options: object | undefined, key: EquivalenceKey): Failure | undefined {
+export function recallFailure(snap: AdmissionSnapshot, options: object | undefined, m: Member, shape: string): Failure | undefined {
   const memo = snap.nominationMemo;
   if (!memo || memo.size === 0 || !stampHolds(snap, memo.stamp)) return undefined;
-  const list = failuresOf(memo, options)?.get(key.clusterQueue)?.get(key.shape);
-  if (list) for (const r of list) if (r.priority === key.priority && r.created === key.created) return r;
+  const list = failuresOf(memo, options)?.get(m.cq.name)?.get(shape);
+  if (list === undefined) return undefined;
+  const priority = m.info.priority;
+  const created = createdOf(m);
+  for (const r of list) if (r.priority === priority && r.created === created) return r;
   return undefined;
 }
 
 /** Remembers a failure found on the snapshot as it is now (after the nomination put it back). */
-export function rememberFailure(snap: AdmissionSnapshot, options: object | undefined, key: EquivalenceKey, failure: Failure): void {
+export function rememberFailure(snap: AdmissionSnapshot, options: object | undefined, m: Member, shape: string, failure: Failure): void {
   const memo = memoOf(snap);
   if (!stampHolds(snap, memo.stamp) || memo.size >= MAX_FAILURES) {
     memo.stamp = stampOf(snap);
@@ -156,11 +157,11 @@ export function rememberFailure(snap: AdmissionSnapshot, options: object | undef
     memo.failures.set(optionsKey(options), (byCq = new Map()));
     memo.lastOptions = memo.lastFailures = undefined;
   }
-  let byShape = byCq.get(key.clusterQueue);
-  if (!byShape) byCq.set(key.clusterQueue, (byShape = new Map()));
-  let list = byShape.get(key.shape);
-  if (!list) byShape.set(key.shape, (list = []));
-  list.push({ priority: key.priority, created: key.created, reason: failure.reason, message: failure.message });
+  let byShape = byCq.get(m.cq.name);
+  if (!byShape) byCq.set(m.cq.name, (byShape = new Map()));
+  let list = byShape.get(shape);
+  if (!list) byShape.set(shape, (list = []));
+  list.push({ priority: m.info.priority, created: createdOf(m), reason: failure.reason, message: failure.message });
   memo.size++;
 }
 

@@ -17,7 +17,7 @@ import { namespaceSelectorMatches } from '../api/queues.ts';
 import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import type { CycleConfig, Entry, Member } from './entry.ts';
-import { equivalenceKey, recallFailure, rememberFailure } from './equivalence.ts';
+import { equivalenceShape, recallFailure, rememberFailure } from './equivalence.ts';
 import { toAdmitted } from './entry.ts';
 import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
 import { closeGangGroup, type GangGroupContext, gangMemberName, startsWaitingNow } from './gang-group.ts';
@@ -174,9 +174,9 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
   const info = m.info;
   const gang = info.gang;
   // Scheduling equivalence (equivalence.ts): the same lone head failed on this very state.
-  const equivalence = equivalenceKey(snap, m, alone);
+  const equivalence = equivalenceShape(snap, m, alone);
   if (equivalence !== undefined) {
-    const hit = recallFailure(snap, cfg.placement, equivalence);
+    const hit = recallFailure(snap, cfg.placement, m, equivalence);
     if (hit) return { status: 'fail', reason: hit.reason, message: hit.message };
   }
   const full = fullCounts(info);
@@ -228,7 +228,7 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
     }
   }
   if (equivalence !== undefined && found.candidates === 0 && startsWaiting === undefined)
-    rememberFailure(snap, cfg.placement, equivalence, { reason: first.reason, message: first.message });
+    rememberFailure(snap, cfg.placement, m, equivalence, { reason: first.reason, message: first.message });
   return {
     status: 'fail',
     reason: first.reason,
