@@ -8,7 +8,8 @@
 //    duration of the nomination): flavors with the TAS hook; for a lone Workload that
 //    does not fit, preemption targets; then smaller counts from the PodSet reducer
 //    (partial admission, the gang minimum); a NonStrict gang keeps the largest part that
-//    fits below its minimum.
+//    fits below its minimum. A lone head equal to one that just failed on the same
+//    snapshot state fails the same way without being assigned again (equivalence.ts).
 // The snapshot is left as it was found.
 
 import { GangMode } from '../api/gang.ts';
@@ -16,6 +17,7 @@ import { namespaceSelectorMatches } from '../api/queues.ts';
 import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import type { CycleConfig, Entry, Member } from './entry.ts';
+import { equivalenceShape, recallFailure, rememberFailure } from './equivalence.ts';
 import { toAdmitted } from './entry.ts';
 import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
 import { closeGangGroup, type GangGroupContext, gangMemberName, startsWaitingNow } from './gang-group.ts';
@@ -171,6 +173,12 @@ export function placementOptions(cfg: CycleConfig): WorkloadPlacementOptions {
 function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, alone: boolean): MemberResult {
   const info = m.info;
   const gang = info.gang;
+  // Scheduling equivalence (equivalence.ts): the same lone head failed on this very state.
+  const equivalence = equivalenceShape(snap, m, alone);
+  if (equivalence !== undefined) {
+    const hit = recallFailure(snap, cfg.placement, m, equivalence);
+    if (hit) return { status: 'fail', reason: hit.reason, message: hit.message };
+  }
   const full = fullCounts(info);
   const first = tryCounts(snap, m, cfg, full);
   if (first.mode === 'Fit') {
@@ -178,8 +186,9 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
     m.counts = full;
     return { status: 'fit', reason: PendingReason.WaitingForQuota, message: '' };
   }
+  const found = { candidates: 0 };
   if (first.mode === 'Preempt' && alone) {
-    const targets = targetsFor(snap, m, first, full, cfg);
+    const targets = targetsFor(snap, m, first, full, cfg, found);
     if (targets.length > 0) {
       m.assignment = first;
       m.counts = full;
@@ -218,6 +227,8 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
       return { status: 'fit', reason: PendingReason.GangAccumulating, message: '', gangWaitingSince: gang.waitingSince ?? cfg.now };
     }
   }
+  if (equivalence !== undefined && found.candidates === 0 && startsWaiting === undefined)
+    rememberFailure(snap, cfg.placement, m, equivalence, { reason: first.reason, message: first.message });
   return {
     status: 'fail',
     reason: first.reason,
@@ -236,12 +247,14 @@ function targetsFor(
   a: FlavorAssignment,
   counts: Map<string, number>,
   cfg: CycleConfig,
+  found: { candidates: number },
 ): PreemptionTarget[] {
   return findPreemptionTargets(snap, {
     info: m.info,
     cq: m.cq,
     assignment: a,
     fits: fitsWith(snap, m, cfg, counts),
+    found,
   });
 }
 

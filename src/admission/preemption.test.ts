@@ -512,6 +512,97 @@ describe('rule 6: the first fitting prefix is found by binary search', () => {
   });
 });
 
+describe('search costs', () => {
+  /** 2 racks x 4 nodes of 1 cpu, one victim per node, equal priorities: the racks tie on their estimates, r1 ranks first. */
+  const racks = () => {
+    const nodes = ['r1', 'r2'].flatMap((r) =>
+      [1, 2, 3, 4].map((i) =>
+        node(`${r}-x${i}`)
+          .labels({ [BLOCK]: 'b1', [RACK]: r })
+          .cpu(1),
+      ),
+    );
+    const snap = snapshot(
+      [clusterQueue('a', { quotas: { tas: { cpu: 100 } }, preemption: { withinClusterQueue: 'LowerPriority' } })],
+      nodes,
+    );
+    for (const r of ['r1', 'r2']) for (const i of [1, 2, 3, 4]) admit(snap, 'a', wl(`v-${r}-${i}`, 0, 1), { hosts: [`${r}-x${i}`] });
+    return snap;
+  };
+  /** The request of a 4-pod required-rack preemptor whose fits() records the reservations removed at each call; `refuse` vetoes states. */
+  const probe = (snap: AdmissionSnapshot, refuse: (removed: string[]) => boolean = () => false) => {
+    const p = preemptor(snap, 'a', workload('new').priority(5).pods(4, 1).required(RACK).build());
+    const all = [...snap.admitted.keys()];
+    const seen: string[][] = [];
+    const fits = p.req.fits;
+    const req: PreemptionRequest = {
+      ...p.req,
+      fits: () => {
+        const removed = all.filter((k) => !snap.admitted.has(k)).map((k) => k.slice(NS.length + 1));
+        seen.push(removed);
+        return fits() && !refuse(removed);
+      },
+    };
+    return { req, seen };
+  };
+
+  it('a domain whose estimate fits is probed before every candidate is removed', () => {
+    const snap = racks();
+    const { req, seen } = probe(snap);
+    const t = targetsOf(snap, { req, calls: () => seen.length });
+    assert.deepEqual(keys(t).sort(), ['v-r1-1', 'v-r1-2', 'v-r1-3', 'v-r1-4']);
+    assert.ok(
+      seen.every((r) => r.length <= 4),
+      `no fits() call saw more than the rack's 4 victims removed: ${JSON.stringify(seen.map((r) => r.length))}`,
+    );
+  });
+
+  it('when the estimate does not fit, the whole prefix is tested as before', () => {
+    const snap = racks();
+    // fits() refuses rack r1 freed alone (as a node filter the estimate ignores would): r2 must go.
+    const { req, seen } = probe(snap, (removed) => !removed.some((k) => k.startsWith('v-r2-')));
+    const t = targetsOf(snap, { req, calls: () => seen.length });
+    assert.deepEqual(keys(t).sort(), ['v-r2-1', 'v-r2-2', 'v-r2-3', 'v-r2-4']);
+    assert.ok(
+      seen.some((r) => r.length === 8),
+      'r1 first: its guess failed, so every candidate was removed to learn whether the order holds a solution',
+    );
+  });
+
+  it('each prefix of one ordering is tested once', () => {
+    const snap = racks();
+    const { req, seen } = probe(snap);
+    targetsOf(snap, { req, calls: () => seen.length });
+    const states = seen.map((r) => [...r].sort().join(','));
+    assert.equal(new Set(states).size, states.length, `fits() states: ${JSON.stringify(states)}`);
+  });
+
+  it('a ClusterQueue of the cohort that does not borrow is not looked at; once it borrows, its Workloads are candidates', () => {
+    const make = (bUses: number) => {
+      const snap = snapshot([
+        clusterQueue('a', { cohort: 'c', quotas: { default: { cpu: 4 } }, preemption: { reclaimWithinCohort: 'Any' } }),
+        clusterQueue('b', { cohort: 'c', quotas: { default: { cpu: 4 } } }),
+      ]);
+      for (let i = 0; i < bUses; i++) admit(snap, 'b', wl(`b-${i}`, 0, 1), { reservedAt: i });
+      const looked: string[] = [];
+      const admittedIn = snap.admittedIn.bind(snap);
+      snap.admittedIn = (q: string) => {
+        looked.push(q);
+        return admittedIn(q);
+      };
+      return { snap, looked };
+    };
+    // b uses its nominal 4 of the cohort's 8: a cannot get 5 without b lending, and b does not borrow.
+    let { snap, looked } = make(4);
+    assert.deepEqual(targetsOf(snap, preemptor(snap, 'a', wl('new', 10, 5))), []);
+    assert.ok(!looked.includes('b'), `looked at ${JSON.stringify(looked)}`);
+    // b borrows 2: its Workloads are candidates again (the most recently reserved first).
+    ({ snap, looked } = make(6));
+    assert.deepEqual(keys(targetsOf(snap, preemptor(snap, 'a', wl('new', 10, 4)))), ['b-5', 'b-4']);
+    assert.ok(looked.includes('b'));
+  });
+});
+
 describe('rule 7: messages', () => {
   it("name the preemptor UID and the reason in the peer's words", () => {
     assert.equal(

@@ -15,8 +15,10 @@
 //    borrowWithinCohort -> may borrow while reclaiming below its priority threshold;
 //    under nominal -> reclaim without borrowing; last, own candidates only -> may borrow.
 // 4. One attempt over an ordered list: skip units of ClusterQueues that have stopped
-//    borrowing; binary-search the shortest prefix whose removal lets the preemptor fit;
-//    fill back in reverse order (in growing chunks while they keep fitting).
+//    borrowing; binary-search the shortest prefix whose removal lets the preemptor fit
+//    (each prefix tested once; a domain's estimate is probed first, and when it fits the
+//    whole list is never removed to learn that a solution exists); fill back in reverse
+//    order (in growing chunks while they keep fitting).
 //    For a topology request at a level, each domain's units go first (domains ordered by
 //    an estimate of the victims they need), the best domain solution wins, and the global
 //    order is the fallback.
@@ -77,9 +79,11 @@ export interface PreemptionRequest {
   fits: () => boolean;
   /** Keys that must not be chosen (e.g. already targeted by another preemptor this cycle). */
   exclude?: ReadonlySet<string>;
+  /** Filled by the search: how many candidate units it found (0 when it looked at none). */
+  found?: { candidates: number };
 }
 
-const NO_FLAVORS: ReadonlySet<string> = new Set();
+const NO_FLAVORS: readonly string[] = [];
 
 /** At most this many domain-first orderings are tried per attempt (each costs a binary search and a fill-back). */
 const MAX_DOMAIN_TRIES = 8;
@@ -104,8 +108,10 @@ interface Unit {
   others: string[];
   /** Topology mode: domains at the requested level holding its pods on the TAS flavor. */
   domains: number[];
-  /** Topology mode: what removing it frees per leaf (`pods` included). */
-  freed: Map<number, ResourceAmounts>;
+  /** Topology mode: the leaves where removing it frees room, each once... */
+  freedLeaves: number[];
+  /** ...and what it frees there of each of Topo.names, `names.length` amounts per leaf. */
+  freedAmounts: number[];
 }
 
 interface Topo {
@@ -114,8 +120,15 @@ interface Topo {
   /** Per-pod request of the preemptor's TAS PodSets (`pods: 1` included), and their pod count. */
   perPod: ResourceAmounts;
   need: number;
+  /** The resources of perPod with a positive amount, in its key order, and those amounts. */
+  names: string[];
+  per: number[];
+  /** Per domain: its ancestor at the level (-1: none; -2: not computed yet). */
+  ancestor: Int32Array;
   /** Domain at the level -> its leaves (built on first use). */
   leaves?: Map<number, number[]>;
+  /** Per leaf of `leaves`: its position in its domain's list (-1: not a leaf of any). */
+  position?: Int32Array;
 }
 
 interface Solution {
@@ -166,29 +179,22 @@ interface Ctx {
  */
 export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRequest): PreemptionTarget[] {
   const { assignment: a, cq } = req;
+  if (req.found) req.found.candidates = 0;
   if (a.mode === 'NoFit' || (a.preemptQuota.size === 0 && !a.preemptTopology)) return [];
   if (!snap.quota.hasClusterQueue(cq.name)) return [];
-  let tasFlavors: ReadonlySet<string> = NO_FLAVORS;
-  if (a.preemptTopology) {
-    const set = new Set<string>();
-    for (const p of a.podSets) if (p.tasFlavor !== undefined) set.add(p.tasFlavor);
-    tasFlavors = set;
-  }
-  let needed: FR[];
-  if (tasFlavors.size === 0) needed = [...a.preemptQuota].sort();
-  else {
-    const set = new Set(a.preemptQuota);
-    for (const f of a.usage.keys()) if (tasFlavors.has(f.slice(0, f.indexOf('/')))) set.add(f);
-    needed = [...set].sort();
-  }
-  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed, usage: a.usage, removals: new Removals(snap) };
+  // Most searches end with no candidate (a head nominated again and again while its
+  // ClusterQueue holds nothing it may take): nothing is built before the candidates are.
+  const tasFlavors = a.preemptTopology ? tasFlavorsOf(a) : NO_FLAVORS;
+  const needed = neededOf(a, tasFlavors);
 
   // Without borrowWithinCohort, a ClusterQueue at or above its nominal quota only ever
   // takes its own Workloads (strategy): the cohort's are not collected then.
   const bwc = cq.preemption.borrowWithinCohort;
-  const ownOnly = !(bwc !== undefined && bwc.policy === 'LowerPriority') && !underNominal(ctx);
-  const units = candidateUnits(ctx, req, tasFlavors, ownOnly);
+  const ownOnly = !(bwc !== undefined && bwc.policy === 'LowerPriority') && !underNominalOf(snap, cq.name, needed);
+  const units = candidateUnits(snap, req, needed, tasFlavors, ownOnly);
+  if (req.found) req.found.candidates = units.length;
   if (units.length === 0 || req.fits()) return [];
+  const ctx: Ctx = { snap, cq: cq.name, fits: req.fits, needed, usage: a.usage, removals: new Removals(snap) };
   // Where the units sit on the topology, once there are any.
   ctx.topo = topologyOf(snap, req);
   if (ctx.topo) for (const u of units) locate(ctx.topo, u);
@@ -214,6 +220,32 @@ export function findPreemptionTargets(snap: AdmissionSnapshot, req: PreemptionRe
   );
 }
 
+/** The TAS flavors of the preemptor's PodSets, each once. */
+function tasFlavorsOf(a: FlavorAssignment): readonly string[] {
+  const out: string[] = [];
+  for (const p of a.podSets) if (p.tasFlavor !== undefined && !out.includes(p.tasFlavor)) out.push(p.tasFlavor);
+  return out;
+}
+
+/** The flavor-resources needing preemption, sorted: the quota's, and with topology room short every one of the TAS flavors'. */
+function neededOf(a: FlavorAssignment, tasFlavors: readonly string[]): FR[] {
+  const out: FR[] = [...a.preemptQuota];
+  if (tasFlavors.length > 0) {
+    for (const f of a.usage.keys()) {
+      if (out.includes(f)) continue;
+      // The flavor is the part before the first '/'.
+      const i = f.indexOf('/');
+      for (const t of tasFlavors) {
+        if (i === t.length && f.startsWith(t)) {
+          out.push(f);
+          break;
+        }
+      }
+    }
+  }
+  return out.sort();
+}
+
 function reasonOf(m: AdmittedWorkload, cq: string, threshold: number | undefined): PreemptedReason {
   if (m.clusterQueue === cq) return PreemptedReason.InClusterQueue;
   return threshold !== undefined && m.priority < threshold
@@ -229,13 +261,14 @@ interface CandidateCtx {
   req: PreemptionRequest;
   needed: readonly FR[];
   cohort: ReadonlySet<string>;
-  borrowingMemo: Map<string, boolean>;
-  quotaFRs: readonly FR[];
-  tasFlavors: ReadonlySet<string>;
+  /** Made on first use. */
+  borrowingMemo: Map<string, boolean> | undefined;
+  quotaFRs: ReadonlySet<FR>;
+  tasFlavors: readonly string[];
 }
 
 function borrowingNeeded(c: CandidateCtx, q: string): boolean {
-  let b = c.borrowingMemo.get(q);
+  let b = c.borrowingMemo?.get(q);
   if (b === undefined) {
     b = false;
     for (const f of c.needed) {
@@ -244,7 +277,7 @@ function borrowingNeeded(c: CandidateCtx, q: string): boolean {
         break;
       }
     }
-    c.borrowingMemo.set(q, b);
+    (c.borrowingMemo ??= new Map()).set(q, b);
   }
   return b;
 }
@@ -269,10 +302,22 @@ function eligible(c: CandidateCtx, w: AdmittedWorkload): boolean {
   return policy.reclaimWithinCohort === 'Any' || w.priority < info.priority;
 }
 
+/**
+ * Whether any Workload of ClusterQueue `q` (the preemptor's, or one of its cohort) could be
+ * eligible: the part of eligible() that depends on `q` alone. False means eligible() is
+ * false for each of its Workloads.
+ */
+function clusterQueueMayGive(c: CandidateCtx, q: string): boolean {
+  const { req, snap } = c;
+  const policy = req.cq.preemption;
+  if (q === req.cq.name) return policy.withinClusterQueue === 'LowerPriority' || policy.withinClusterQueue === 'LowerOrNewerEqualPriority';
+  return policy.reclaimWithinCohort !== 'Never' && c.cohort.has(q) && snap.quota.hasClusterQueue(q) && borrowingNeeded(c, q);
+}
+
 function helps(c: CandidateCtx, w: AdmittedWorkload): boolean {
   for (const f of c.quotaFRs) if ((w.usage.get(f) ?? 0) > 0) return true;
-  if (c.tasFlavors.size === 0) return false;
-  for (const p of w.podSets) if (p.assignment !== undefined && p.tasFlavor !== undefined && c.tasFlavors.has(p.tasFlavor)) return true;
+  if (c.tasFlavors.length === 0) return false;
+  for (const p of w.podSets) if (p.assignment !== undefined && p.tasFlavor !== undefined && c.tasFlavors.includes(p.tasFlavor)) return true;
   return false;
 }
 
@@ -280,45 +325,31 @@ function helps(c: CandidateCtx, w: AdmittedWorkload): boolean {
  * `ownOnly`: the caller will only choose among the preemptor's own Workloads (see
  * findPreemptionTargets), so the cohort's lone Workloads are not looked at.
  */
-function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySet<string>, ownOnly: boolean): Unit[] {
-  const { snap } = ctx;
+function candidateUnits(
+  snap: AdmissionSnapshot,
+  req: PreemptionRequest,
+  needed: readonly FR[],
+  tasFlavors: readonly string[],
+  ownOnly: boolean,
+): Unit[] {
   const { cq } = req;
   const policy = cq.preemption;
   const cohort: ReadonlySet<string> = cq.cohort !== undefined ? snap.quota.cohortMemberSet(cq.name) : new Set([cq.name]);
   const c: CandidateCtx = {
     snap,
     req,
-    needed: ctx.needed,
+    needed,
     cohort,
-    borrowingMemo: new Map(),
-    quotaFRs: [...req.assignment.preemptQuota],
+    borrowingMemo: undefined,
+    quotaFRs: req.assignment.preemptQuota,
     tasFlavors,
   };
 
   const out: Unit[] = [];
   // Only Workloads of the preemptor's ClusterQueue and (reclaiming) of its cohort can be
   // eligible: the others are not even looked at.
-  const from = ownOnly || policy.reclaimWithinCohort === 'Never' ? [cq.name] : [cq.name, ...[...cohort].filter((q) => q !== cq.name)];
-  // Lone Workloads (the common case): checked before anything is built for them.
-  for (const q of from) {
-    for (const w of snap.admittedIn(q)) {
-      if (w.gangGroup !== undefined || !eligible(c, w) || !helps(c, w)) continue;
-      const other = w.clusterQueue !== cq.name;
-      const unit: Unit = {
-        members: [w],
-        own: !other,
-        evicted: isTrue(w.workload, WorkloadCondition.Evicted),
-        priority: w.priority,
-        otherPriority: other ? w.priority : -Infinity,
-        reservedAt: w.reservedAt,
-        key: w.key,
-        others: other ? [w.clusterQueue] : [],
-        domains: [],
-        freed: new Map(),
-      };
-      out.push(unit);
-    }
-  }
+  lone(c, cq.name, out);
+  if (!ownOnly && policy.reclaimWithinCohort !== 'Never') for (const q of cohort) if (q !== cq.name) lone(c, q, out);
   for (const members of gangUnits(snap)) {
     if (!members.every((w) => eligible(c, w)) || !members.some((w) => helps(c, w))) continue;
     members.sort((x, y) => compareStrings(x.key, y.key));
@@ -333,11 +364,40 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
       key: members[0]!.key,
       others,
       domains: [],
-      freed: new Map(),
+      freedLeaves: [],
+      freedAmounts: [],
     };
     out.push(unit);
   }
   return out;
+}
+
+/**
+ * The lone Workloads (the common case) of ClusterQueue `q` that are candidates, as units,
+ * checked before anything is built for them. What eligible() asks of the ClusterQueue
+ * alone is asked once: one that can give nothing (the policy protects it, or it does not
+ * borrow) is not iterated.
+ */
+function lone(c: CandidateCtx, q: string, out: Unit[]): void {
+  if (!clusterQueueMayGive(c, q)) return;
+  const own = c.req.cq.name;
+  for (const w of c.snap.admittedIn(q)) {
+    if (w.gangGroup !== undefined || !eligible(c, w) || !helps(c, w)) continue;
+    const other = w.clusterQueue !== own;
+    out.push({
+      members: [w],
+      own: !other,
+      evicted: isTrue(w.workload, WorkloadCondition.Evicted),
+      priority: w.priority,
+      otherPriority: other ? w.priority : -Infinity,
+      reservedAt: w.reservedAt,
+      key: w.key,
+      others: other ? [w.clusterQueue] : [],
+      domains: [],
+      freedLeaves: [],
+      freedAmounts: [],
+    });
+  }
 }
 
 /**
@@ -348,7 +408,8 @@ function candidateUnits(ctx: Ctx, req: PreemptionRequest, tasFlavors: ReadonlySe
  */
 function gangUnits(snap: AdmissionSnapshot): AdmittedWorkload[][] {
   const out: AdmittedWorkload[][] = [];
-  const gangs = [...snap.admittedInGangGroups()];
+  const gangs: AdmittedWorkload[] = [];
+  for (const w of snap.admittedInGangGroups()) gangs.push(w);
   if (gangs.length === 0) return out;
   const parent = new Map<string, string>();
   const find = (x: string): string => {
@@ -416,8 +477,12 @@ function strategy(ctx: Ctx, req: PreemptionRequest, units: Unit[]): Solution | u
 
 /** The preemptor's ClusterQueue uses less than its nominal quota of every needed flavor-resource. */
 function underNominal(ctx: Ctx): boolean {
-  const q = ctx.snap.quota;
-  for (const f of ctx.needed) if (!(q.usage(ctx.cq, f) < q.nominal(ctx.cq, f))) return false;
+  return underNominalOf(ctx.snap, ctx.cq, ctx.needed);
+}
+
+function underNominalOf(snap: AdmissionSnapshot, cq: string, needed: readonly FR[]): boolean {
+  const q = snap.quota;
+  for (const f of needed) if (!(q.usage(cq, f) < q.nominal(cq, f))) return false;
   return true;
 }
 
@@ -444,7 +509,8 @@ function domainFirst(ctx: Ctx, topo: Topo, list: Unit[], allowBorrowing: boolean
     }
   }
   const s = topo.tf.snapshot;
-  const estimates = [...byDomain].map(([d, units]) => ({ d, units, ...estimate(topo, d, units) }));
+  const idx = resourceIndices(topo);
+  const estimates = [...byDomain].map(([d, units]) => ({ d, units, ...estimate(topo, idx, d, units) }));
   estimates.sort((a, b) => a.size - b.size || a.maxPriority - b.maxPriority || s.rank(a.d) - s.rank(b.d));
   let best: Solution | undefined;
   let tries = 0;
@@ -459,47 +525,68 @@ function domainFirst(ctx: Ctx, topo: Topo, list: Unit[], allowBorrowing: boolean
   return best;
 }
 
+/** The snapshot's indices of Topo.names, read when the estimates are made (undefined: a resource no node has). */
+function resourceIndices(topo: Topo): (number | undefined)[] {
+  const s = topo.tf.snapshot;
+  return topo.names.map((r) => s.resources.get(r));
+}
+
+const NO_ESTIMATE = { count: Infinity, size: Infinity, maxPriority: Infinity };
+
 /**
  * How many of a domain's units (in order) must go for the preemptor's pods to fit in it,
  * counting pods per leaf from free capacity: an estimate (it ignores node filters, slices
  * and leaders) that only orders the domains; fits() decides.
  */
-function estimate(topo: Topo, d: number, units: Unit[]): { count: number; size: number; maxPriority: number } {
-  const none = { count: Infinity, size: Infinity, maxPriority: Infinity };
+function estimate(
+  topo: Topo,
+  idx: readonly (number | undefined)[],
+  d: number,
+  units: Unit[],
+): { count: number; size: number; maxPriority: number } {
+  for (const i of idx) if (i === undefined) return NO_ESTIMATE;
   const s = topo.tf.snapshot;
-  const names = Object.keys(topo.perPod).filter((r) => topo.perPod[r]! > 0);
-  const idx = names.map((r) => s.resources.get(r));
-  if (idx.some((i) => i === undefined)) return none;
+  const R = idx.length;
+  const per = topo.per;
   const leaves = leavesOf(topo, d);
-  const inDomain = new Set(leaves);
-  const free = new Map<number, number[]>();
-  const fit = (v: number[]): number => {
-    let n = Infinity;
-    for (let i = 0; i < v.length; i++) n = Math.min(n, Math.floor(v[i]! / topo.perPod[names[i]!]!));
-    return Math.max(0, n);
-  };
+  const position = topo.position!;
+  const { free: freeArr, R: SR } = s.capacityArrays();
+  // Free capacity of each leaf of the domain, R amounts per leaf in the order of its list.
+  const free = new Float64Array(leaves.length * R);
   let total = 0;
-  for (const l of leaves) {
-    const v = idx.map((i) => s.free(l, i!));
-    free.set(l, v);
-    total += fit(v);
+  for (let p = 0; p < leaves.length; p++) {
+    const base = leaves[p]! * SR;
+    for (let i = 0; i < R; i++) free[p * R + i] = freeArr[base + idx[i]!]!;
+    total += podsFitting(free, p * R, per);
   }
   let size = 0;
   let maxPriority = -Infinity;
   if (total >= topo.need) return { count: 0, size, maxPriority };
-  for (const [i, u] of units.entries()) {
+  for (let i = 0; i < units.length; i++) {
+    const u = units[i]!;
     size += u.members.length;
     maxPriority = Math.max(maxPriority, u.priority);
-    for (const [leaf, amounts] of u.freed) {
-      if (!inDomain.has(leaf)) continue;
-      const v = free.get(leaf)!;
-      const before = fit(v);
-      names.forEach((r, j) => (v[j]! += amounts[r] ?? 0));
-      total += fit(v) - before;
+    const fl = u.freedLeaves;
+    const fa = u.freedAmounts;
+    for (let e = 0; e < fl.length; e++) {
+      const leaf = fl[e]!;
+      const p = position[leaf]!;
+      if (p < 0 || topo.ancestor[leaf] !== d) continue;
+      const b = p * R;
+      const before = podsFitting(free, b, per);
+      for (let j = 0; j < R; j++) free[b + j]! += fa[e * R + j]!;
+      total += podsFitting(free, b, per) - before;
     }
     if (total >= topo.need) return { count: i + 1, size, maxPriority };
   }
-  return none;
+  return NO_ESTIMATE;
+}
+
+/** Pods of `per` that fit in the free amounts at `free[b ..]` (one per resource of `per`). */
+function podsFitting(free: Float64Array, b: number, per: readonly number[]): number {
+  let n = Infinity;
+  for (let i = 0; i < per.length; i++) n = Math.min(n, Math.floor(free[b + i]! / per[i]!));
+  return Math.max(0, n);
 }
 
 // ---- one attempt -----------------------------------------------------------------------------
@@ -531,18 +618,29 @@ function solve(
     while (cur < k) removals.remove(eff[cur++]!);
     while (cur > k) removals.add(eff[--cur]!);
   };
+  // Each prefix length is tested at most once (the answer is a function of the prefix).
+  const tested = new Map<number, boolean>();
   const test = (k: number): boolean => {
-    moveTo(k);
-    return ctx.fits() && (k < noBorrowFrom || withinNominal(ctx));
+    let v = tested.get(k);
+    if (v === undefined) {
+      moveTo(k);
+      v = ctx.fits() && (k < noBorrowFrom || withinNominal(ctx));
+      tested.set(k, v);
+    }
+    return v;
   };
+  // A fitting guess below `hi` shows the range holds a solution without removing every
+  // candidate up to `hi` first (at 7,000 candidates, that removal and its undoing cost
+  // more than the whole search otherwise).
+  const hinted = (lo: number, hi: number): boolean => hint !== undefined && Math.max(hint, lo) < hi && test(Math.max(hint, lo));
 
   // The predicate is monotone on [1, noBorrowFrom) and on [noBorrowFrom, n] separately.
   let k: number | undefined;
   const end1 = Math.min(noBorrowFrom - 1, n);
-  if (end1 >= 1 && test(end1)) k = firstTrue(1, end1, test, hint);
+  if (end1 >= 1 && (hinted(1, end1) || test(end1))) k = firstTrue(1, end1, test, hint);
   else {
     const lo = Math.max(noBorrowFrom, 1);
-    if (lo <= n && test(n)) k = firstTrue(lo, n, test, hint);
+    if (lo <= n && (hinted(lo, n) || test(n))) k = firstTrue(lo, n, test, hint);
   }
   if (k === undefined) {
     moveTo(0);
@@ -617,19 +715,29 @@ function firstTrue(lo: number, hi: number, test: (k: number) => boolean, hint: n
  */
 function keepBorrowing(ctx: Ctx, ordered: Unit[]): Unit[] {
   const q = ctx.snap.quota;
-  const used = new Map<string, number>();
-  const key = (cq: string, f: FR) => `${cq}\u0000${f}`;
-  const usage = (cq: string, f: FR) => used.get(key(cq, f)) ?? q.usage(cq, f);
-  const borrows = (cq: string) => ctx.needed.some((f) => usage(cq, f) > q.nominal(cq, f));
+  const needed = ctx.needed;
+  // Per other ClusterQueue: its usage of each needed flavor-resource once the units kept so far are gone.
+  const used = new Map<string, number[]>();
+  const usage = (cq: string): number[] => {
+    let u = used.get(cq);
+    if (!u) used.set(cq, (u = needed.map((f) => q.usage(cq, f))));
+    return u;
+  };
+  const borrows = (cq: string): boolean => {
+    const u = usage(cq);
+    for (let i = 0; i < needed.length; i++) if (u[i]! > q.nominal(cq, needed[i]!)) return true;
+    return false;
+  };
   const out: Unit[] = [];
   for (const u of ordered) {
     if (u.others.length > 0) {
       if (!u.others.every(borrows)) continue;
       for (const m of u.members) {
         if (m.clusterQueue === ctx.cq) continue;
-        for (const f of ctx.needed) {
-          const v = m.usage.get(f);
-          if (v) used.set(key(m.clusterQueue, f), usage(m.clusterQueue, f) - v);
+        const left = usage(m.clusterQueue);
+        for (let i = 0; i < needed.length; i++) {
+          const v = m.usage.get(needed[i]!);
+          if (v) left[i] = left[i]! - v;
         }
       }
     }
@@ -666,36 +774,53 @@ function topologyOf(snap: AdmissionSnapshot, req: PreemptionRequest): Topo | und
       need += p.count;
       for (const [r, v] of Object.entries(p.perPod)) perPod[r] = Math.max(perPod[r] ?? 0, v);
     }
-    return { tf, level, perPod, need };
+    const names = Object.keys(perPod).filter((r) => perPod[r]! > 0);
+    const ancestor = new Int32Array(tf.snapshot.domainCount).fill(-2);
+    return { tf, level, perPod, need, names, per: names.map((r) => perPod[r]!), ancestor };
   }
   return undefined;
 }
 
-function ancestorAt(topo: Topo, leaf: number): number {
+/** The domain at the level above (or at) `d`, -1 when there is none; remembered per domain. */
+function ancestorAt(topo: Topo, d: number): number {
+  const memo = topo.ancestor;
+  const hit = d < memo.length ? memo[d]! : -2;
+  if (hit !== -2) return hit;
   const s = topo.tf.snapshot;
-  let d = leaf;
-  while (d >= 0 && s.level(d) > topo.level) d = s.parent(d);
-  return d;
+  let a = d;
+  while (a >= 0 && s.level(a) > topo.level) a = s.parent(a);
+  if (d < memo.length) memo[d] = a;
+  return a;
 }
 
 function leavesOf(topo: Topo, d: number): number[] {
   if (!topo.leaves) {
     topo.leaves = new Map();
+    topo.position = new Int32Array(topo.ancestor.length).fill(-1);
     for (const l of topo.tf.snapshot.leaves()) {
       const a = ancestorAt(topo, l);
       let list = topo.leaves.get(a);
       if (!list) topo.leaves.set(a, (list = []));
+      if (l < topo.position.length) topo.position[l] = list.length;
       list.push(l);
     }
   }
   return topo.leaves.get(d) ?? [];
 }
 
+/** Small units look their leaves up in their list; a unit with more leaves than this builds an index. */
+const LINEAR_LEAVES = 32;
+
 /** A unit's domains at the level and what it frees per leaf, from its TAS assignments. */
 function locate(topo: Topo, u: Unit): void {
   const s = topo.tf.snapshot;
   const name = topo.tf.flavor.metadata.name;
-  const domains = new Set<number>();
+  const names = topo.names;
+  const R = names.length;
+  const domains: number[] = [];
+  const leaves = u.freedLeaves;
+  const amounts = u.freedAmounts;
+  let index: Map<number, number> | undefined;
   for (const m of u.members) {
     for (const ps of m.podSets) {
       if (ps.tasFlavor !== name || !ps.assignment) continue;
@@ -703,13 +828,26 @@ function locate(topo: Topo, u: Unit): void {
         const leaf = s.leafById(s.leafIdOf(d.values));
         if (leaf === undefined) continue;
         const dom = ancestorAt(topo, leaf);
-        if (dom >= 0) domains.add(dom);
-        let acc = u.freed.get(leaf);
-        if (!acc) u.freed.set(leaf, (acc = {}));
-        acc.pods = (acc.pods ?? 0) + d.count;
-        for (const [r, v] of Object.entries(ps.perPod)) acc[r] = (acc[r] ?? 0) + v * d.count;
+        if (dom >= 0 && !domains.includes(dom)) domains.push(dom);
+        let e = -1;
+        if (index) e = index.get(leaf) ?? -1;
+        else for (let i = 0; i < leaves.length; i++) if (leaves[i] === leaf) e = i;
+        if (e < 0) {
+          e = leaves.length;
+          leaves.push(leaf);
+          for (let j = 0; j < R; j++) amounts.push(0);
+          if (index) index.set(leaf, e);
+          else if (leaves.length > LINEAR_LEAVES) index = new Map(leaves.map((l, i) => [l, i]));
+        }
+        // Summed in the order the per-leaf totals always were: the pod itself, then each per-pod amount.
+        for (let j = 0; j < R; j++) {
+          const r = names[j]!;
+          if (r === 'pods') amounts[e * R + j]! += d.count;
+          const v = ps.perPod[r];
+          if (v !== undefined) amounts[e * R + j]! += v * d.count;
+        }
       }
     }
   }
-  u.domains = [...domains].sort((x, y) => x - y);
+  u.domains = domains.sort((x, y) => x - y);
 }

@@ -23,6 +23,7 @@ import type { LabelSelector } from '../api/volcano-objects.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import { forgetWorkloadUsage, recordAssignmentUsage, usageKey } from '../placement/tas-usage.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
+import type { NominationMemo } from './equivalence.ts';
 import type { FlavorAssignerMemo } from './flavor-assigner.ts';
 import { fr, type FR, FrKeys, QuotaTree, type QuotaNodeSpec, type ResourceQuota } from './quota.ts';
 
@@ -155,6 +156,10 @@ export class AdmissionSnapshot {
   readonly frKeys = new FrKeys();
   /** What flavor assignment (flavor-assigner.ts) remembers between calls on this snapshot; set there on first use. */
   assignerMemo: FlavorAssignerMemo | undefined;
+  /** What nomination remembers between cycles on this snapshot (equivalence.ts); set there on first use. */
+  nominationMemo: NominationMemo | undefined;
+  /** Bumped by every addAdmitted and removeAdmitted: the reservations and quota usage change only with it. */
+  admittedVersion = 0;
 
   constructor(input: SnapshotInput) {
     for (const f of input.flavors) this.flavors.set(f.metadata.name, f);
@@ -272,6 +277,7 @@ export class AdmissionSnapshot {
   addAdmitted(a: AdmittedWorkload): void {
     const prev = this.admitted.get(a.key);
     if (prev) this.removeAdmitted(a.key);
+    this.admittedVersion++;
     this.admitted.set(a.key, a);
     this.index(a);
     if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, v);
@@ -288,6 +294,7 @@ export class AdmissionSnapshot {
   removeAdmitted(key: string): AdmittedWorkload | undefined {
     const a = this.admitted.get(key);
     if (!a) return undefined;
+    this.admittedVersion++;
     this.admitted.delete(key);
     this.unindex(a);
     if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, -v);

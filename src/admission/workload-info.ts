@@ -78,6 +78,8 @@ export interface WorkloadInfo {
   uid: string;
   /** How flavor assignment reads the PodSets (flavor-assigner.ts), set there on first use. */
   shape?: WorkloadShape;
+  /** What placement reads of the Workload as a key for scheduling equivalence (equivalence.ts), set there on first use. */
+  equivalenceShape?: string;
 }
 
 /** The gang's minResources annotation as amounts; throws an Error naming the annotation when it cannot be read. */

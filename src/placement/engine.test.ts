@@ -225,6 +225,72 @@ describe('free capacity', () => {
     assert.equal(same({ count: 4, level: RACK, requests: { cpu: 2000 } }), true);
     assert.equal(same({ count: 5, level: RACK, requests: { cpu: 2000 } }), false);
   });
+  it('the same request on an unchanged snapshot is answered from memory, as a copy; any change of usage, nodes or the request places afresh', () => {
+    const s = snapshotOf(levels3, [...rackOf('b', 'r1', [4, 4], 'x'), ...rackOf('b', 'r2', [4, 2], 'y')]);
+    const e = new PlacementEngine(s);
+    // Every placement afresh ends by reading the ranks (emit); an answer from memory does not.
+    let reads = 0;
+    const ranks = s.ranks.bind(s);
+    s.ranks = () => {
+      reads++;
+      return ranks();
+    };
+    const ask = request({ count: 6, level: RACK });
+    const first = e.place(ask);
+    assert.equal(first.ok, true);
+    const afresh = reads;
+    assert.ok(afresh > 0);
+    // Another request between the two asks does not evict it.
+    e.place(request({ count: 2, level: RACK, requests: { cpu: 2000 } }));
+    const mid = reads;
+    const again = e.place(request({ count: 6, level: RACK }));
+    assert.deepEqual(again, first);
+    assert.equal(reads, mid, 'answered from memory');
+    // A copy: changing it changes no later answer.
+    if (again.ok) again.workers.domains[0]!.count = 99;
+    assert.deepEqual(e.place(ask), first);
+    // Usage changed: placed afresh, and the answer follows the usage.
+    s.addWorkloadUsage('w', [{ leafId: first.ok ? first.workers.domains[0]!.values[0]! : '', count: 4 }], { cpu: 1000 });
+    const after = e.place(ask);
+    assert.ok(reads > mid, 'placed afresh after a usage change');
+    assert.deepEqual(after, new PlacementEngine(s).place(ask));
+    assert.notDeepEqual(after, first);
+    // A node changed: afresh again.
+    const before = reads;
+    s.upsertNode(
+      nodeInfoFromNode(
+        node('y3')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r2' })
+          .cpu(4)
+          .build(),
+      ),
+    );
+    assert.deepEqual(e.place(ask), new PlacementEngine(s).place(ask));
+    assert.ok(reads > before, 'placed afresh after a node change');
+    // Another count is another request.
+    const n = reads;
+    assert.deepEqual(e.place(request({ count: 7, level: RACK })), new PlacementEngine(s).place(request({ count: 7, level: RACK })));
+    assert.ok(reads > n || !e.place(request({ count: 7, level: RACK })).ok);
+  });
+  it('placements with assumed usage, a required domain or a leaf filter are never answered from memory', () => {
+    const s = snapshotOf(levels3, rackOf('b', 'r1', [4, 4], 'x'));
+    const e = new PlacementEngine(s);
+    let reads = 0;
+    const ranks = s.ranks.bind(s);
+    s.ranks = () => {
+      reads++;
+      return ranks();
+    };
+    const ask = request({ count: 2, level: RACK });
+    const assumed = new AssumedUsage();
+    assumed.add(s.leafById('x1')!, { cpu: 1000 }, 4);
+    for (const o of [{ assumed }, { leafEligible: () => true }]) {
+      e.place(ask, o);
+      const n = reads;
+      e.place(ask, o);
+      assert.ok(reads > n, JSON.stringify(Object.keys(o)));
+    }
+  });
   it('incremental node add and remove', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
     s.upsertNode(

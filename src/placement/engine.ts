@@ -11,7 +11,8 @@
 //
 // Every tie breaks on level values (the domain's rank in its level), so the same input
 // always gives the same output. State lives in typed arrays indexed by domain, reused
-// across calls; nothing is copied per call except the short lists being sorted.
+// across calls; nothing is copied per call except the short lists being sorted. Recent
+// answers are remembered with the snapshot versions they were computed on (place()).
 
 import type { Toleration } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
@@ -198,13 +199,49 @@ export class PlacementEngine {
   private readonly leafCountCache = new Map<string, LeafCounts>();
   /** The last count pass, while the counters still hold it (see countsKey). */
   private countsMemo: { key: string; excluded: Exclusions } | undefined;
+  /** Recent results by request (see resultKey), each with the snapshot state it was computed on. */
+  private readonly results = new Map<string, RememberedResult>();
 
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
   }
 
-  /** Places one PodSet (or a leader/worker group) on the snapshot. */
+  /**
+   * Places one PodSet (or a leader/worker group) on the snapshot. The same request on the
+   * same snapshot state (its structure, attribute and usage versions, resource and domain
+   * counts unchanged) gets the same answer, so a recent answer is given again (a copy):
+   * the cycle places a head when nominating it and again when admitting it, with nothing
+   * changed in between when no earlier head was admitted.
+   */
   place(req: PlacementRequest, options: PlacementOptions = {}): PlacementResult {
+    const key = resultKey(req, options);
+    if (key === undefined) return this.placeAfresh(req, options);
+    const s = this.snapshot;
+    const hit = this.results.get(key);
+    if (
+      hit !== undefined &&
+      hit.usageVersion === s.usageVersion &&
+      hit.version === s.version &&
+      hit.attributeVersion === s.attributeVersion &&
+      hit.resources === s.resourceCount &&
+      hit.domains === s.domainCount
+    )
+      return copyResult(hit.result);
+    const result = this.placeAfresh(req, options);
+    // The state after the placement: interning the request's resources may have grown it.
+    if (hit === undefined && this.results.size >= MAX_RESULTS) this.results.delete(this.results.keys().next().value!);
+    this.results.set(key, {
+      usageVersion: s.usageVersion,
+      version: s.version,
+      attributeVersion: s.attributeVersion,
+      resources: s.resourceCount,
+      domains: s.domainCount,
+      result: copyResult(result),
+    });
+    return result;
+  }
+
+  private placeAfresh(req: PlacementRequest, options: PlacementOptions): PlacementResult {
     const plan = this.resolve(req, options);
     if (typeof plan === 'string') return { ok: false, reason: plan };
     let excluded = this.fillInCounts(plan, options);
@@ -278,14 +315,14 @@ export class PlacementEngine {
     const s = this.snapshot;
     const L = s.levels.length;
     if (L === 0) return 'topology level not specified';
-    const levelIdx = (key: string) => s.levels.indexOf(key);
+    // No closure here: esbuild's keepNames wraps each named one made per call (__name).
     const layers = req.sliceLayers;
     let searchLevel: number;
     if (req.mode === 'unconstrained') {
       searchLevel = layers.length > 0 && !req.implied && req.level === undefined ? 0 : L - 1;
     } else {
       if (req.level === undefined) return 'topology level not specified';
-      searchLevel = levelIdx(req.level);
+      searchLevel = s.levels.indexOf(req.level);
       if (searchLevel < 0) return `no requested topology level: ${req.level}`;
     }
     let sliceLevel = L - 1;
@@ -294,7 +331,7 @@ export class PlacementEngine {
     if (layers.length > 0) {
       const outer = layers[0]!;
       if (!(outer.size > 0)) return 'slice topology requested, but slice size not provided';
-      sliceLevel = levelIdx(outer.topology);
+      sliceLevel = s.levels.indexOf(outer.topology);
       if (sliceLevel < 0) return `no requested topology level for slices: ${outer.topology}`;
       const key = req.level ?? s.levels[searchLevel]!;
       if (sliceLevel < searchLevel && req.mode !== 'unconstrained')
@@ -304,7 +341,7 @@ export class PlacementEngine {
       let prev = outer;
       for (let i = 1; i < layers.length; i++) {
         const layer = layers[i]!;
-        const idx = levelIdx(layer.topology);
+        const idx = s.levels.indexOf(layer.topology);
         if (idx < 0) return `no requested topology level for additional slice layer: ${layer.topology}`;
         if (idx <= prevIdx) return `additional slice layer topology ${layer.topology} must be at a lower level than ${prev.topology}`;
         if (!(layer.size > 0) || prev.size % layer.size !== 0)
@@ -316,7 +353,7 @@ export class PlacementEngine {
     }
     let ceiling: number | undefined;
     if (req.maxLevel !== undefined) {
-      ceiling = levelIdx(req.maxLevel);
+      ceiling = s.levels.indexOf(req.maxLevel);
       if (ceiling < 0) return `no requested topology level: ${req.maxLevel}`;
       if (ceiling > searchLevel) return `the highest allowed level ${req.maxLevel} is below the requested level ${s.levels[searchLevel]}`;
     }
@@ -866,9 +903,8 @@ export class PlacementEngine {
       if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
     }
     const sorted = this.sortWithLeader(domains.slice(), plan);
-    const fitsAll = (d: number) => counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= plan.leaders;
     let top = sorted[0]!;
-    if (plan.algo === 'BestFit' && fitsAll(top)) {
+    if (plan.algo === 'BestFit' && fitsAll(counts, top, need, plan.leaders)) {
       const i = this.bestFit(sorted, 0, need, counts.sliceCountWithLeader, plan.leaders > 0, plan);
       top = sorted[i]!;
       return { level, domains: [top] };
@@ -876,11 +912,11 @@ export class PlacementEngine {
     // A preferred request with a ceiling behaves as required once it reaches the ceiling.
     const requiredHere = plan.mode === 'required' || (plan.ceiling !== undefined && level <= plan.ceiling);
     if (plan.algo === 'LeastFreeCapacity') {
-      for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
+      for (const d of sorted) if (fitsAll(counts, d, need, plan.leaders)) return { level, domains: [d] };
       if (requiredHere) return this.notFitMessage(plan, excluded, counts.podCount[sorted[sorted.length - 1]!]!);
     }
     if (requiredHere) {
-      if (plan.useAffinity) for (const d of sorted) if (fitsAll(d)) return { level, domains: [d] };
+      if (plan.useAffinity) for (const d of sorted) if (fitsAll(counts, d, need, plan.leaders)) return { level, domains: [d] };
       return this.notFitMessage(plan, excluded, counts.sliceCount[top]!);
     }
     if (plan.mode === 'preferred' && level > 0) return this.findFitLevel(plan, level - 1, excluded);
@@ -1072,12 +1108,11 @@ export class PlacementEngine {
       rank,
     );
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
-    const valuesOf = (d: number) => (s.hostnameLowest ? [s.values(d)[s.levels.length - 1]!] : [...s.values(d)]);
-    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: valuesOf(d), count: counts.podCount[d]! })) };
+    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: leafValues(s, d), count: counts.podCount[d]! })) };
     if (plan.leaders === 0) return { ok: true, workers };
     const leaderLeaf = leaves.find((d) => counts.leaderCount[d]! > 0);
     if (leaderLeaf === undefined) return { ok: false, reason: this.notFitMessage(plan, excluded, 0, 1, true) };
-    return { ok: true, workers, leader: { levels, domains: [{ values: valuesOf(leaderLeaf), count: 1 }] } };
+    return { ok: true, workers, leader: { levels, domains: [{ values: leafValues(s, leaderLeaf), count: 1 }] } };
   }
 
   // ---- messages ------------------------------------------------------------------------------
@@ -1295,4 +1330,56 @@ function withoutPods(a: ResourceAmounts): ResourceAmounts {
   const out: ResourceAmounts = {};
   for (const k in a) if (k !== 'pods') out[k] = a[k]!;
   return out;
+}
+
+/** Results remembered per engine (the oldest is forgotten first). */
+const MAX_RESULTS = 64;
+
+interface RememberedResult {
+  usageVersion: number;
+  version: number;
+  attributeVersion: number;
+  resources: number;
+  domains: number;
+  result: PlacementResult;
+}
+
+/**
+ * What place() reads besides the snapshot, as a key; undefined when the answer is not
+ * remembered: assumed usage of earlier PodSets, a required domain or a leaf filter (a
+ * function), or a request with numbers JSON cannot tell apart (NaN, infinities).
+ */
+function resultKey(req: PlacementRequest, options: PlacementOptions): string | undefined {
+  if ((options.assumed?.size ?? 0) > 0 || options.requiredDomain !== undefined || options.leafEligible !== undefined) return undefined;
+  if (!finiteAmounts(req.requests) || (req.leader !== undefined && !finiteAmounts(req.leader.requests)) || !Number.isFinite(req.count))
+    return undefined;
+  for (const l of req.sliceLayers) if (!Number.isFinite(l.size)) return undefined;
+  return `${options.profile ?? ''}|${options.respectPreferredAffinity === true}|${options.simulateEmpty === true}|${JSON.stringify(req)}`;
+}
+
+function finiteAmounts(a: ResourceAmounts): boolean {
+  for (const k in a) if (!Number.isFinite(a[k])) return false;
+  return true;
+}
+
+function copyAssignment(a: Assignment): Assignment {
+  return { levels: [...a.levels], domains: a.domains.map((d) => ({ values: [...d.values], count: d.count })) };
+}
+
+/** A result callers may keep and change without changing the remembered one. */
+function copyResult(r: PlacementResult): PlacementResult {
+  if (!r.ok) return { ok: false, reason: r.reason };
+  return r.leader
+    ? { ok: true, workers: copyAssignment(r.workers), leader: copyAssignment(r.leader) }
+    : { ok: true, workers: copyAssignment(r.workers) };
+}
+
+/** Whether domain `d` holds every slice and the leaders (counters of the count pass). */
+function fitsAll(counts: DomainCounts, d: number, need: number, leaders: number): boolean {
+  return counts.sliceCountWithLeader[d]! >= need && counts.leaderCount[d]! >= leaders;
+}
+
+/** A leaf's values as an assignment names it: the hostname alone on hostname-lowest topologies, else the full path. */
+function leafValues(s: TopologySnapshot, d: number): string[] {
+  return s.hostnameLowest ? [s.values(d)[s.levels.length - 1]!] : [...s.values(d)];
 }
