@@ -383,10 +383,18 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       else if (!u.pods.some(isActivePod)) await this.createWorkload(u.job, u.expected);
       return;
     }
-    if (this.ctx.config.waitForPodsReady) await this.updatePodsReady(w, u.pods);
-    if (isTrue(w, WorkloadCondition.Evicted)) {
+    const evicted = isTrue(w, WorkloadCondition.Evicted);
+    // Evicted, stopped and no pod active: the reservation is cleared now. With waitForPodsReady
+    // that is one status write with the PodsReady condition (which the next reconcile would
+    // otherwise move again, to WaitForStart, at the same instant).
+    let cleared = false;
+    if (this.ctx.config.waitForPodsReady) {
+      const clear = evicted && !u.running() && !u.pods.some(isActivePod) && hasReservation(w);
+      cleared = (await this.updatePodsReady(w, u.pods, clear)) && clear;
+    }
+    if (evicted) {
       if (u.running()) await u.stop(w, findCondition(w, WorkloadCondition.Evicted)?.message || 'The workload was evicted');
-      if (!u.pods.some(isActivePod) && hasReservation(w)) await this.clearReservation(w);
+      if (!cleared && !u.pods.some(isActivePod) && hasReservation(w)) await this.clearReservation(w);
       return;
     }
     if (isAdmitted(w)) {
@@ -634,6 +642,11 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     resolvePriority(wl, this.ctx.informers);
     const copied = labelsToCopy(this.ctx.config.labelKeysToCopy, [job]) ?? {};
     if (Object.keys(copied).length > 0) wl = { ...wl, metadata: { ...wl.metadata, labels: { ...copied, ...wl.metadata.labels } } };
+    if (this.ctx.config.waitForPodsReady) {
+      // The PodsReady condition the next reconcile would write at once (not admitted: False), created with the Workload.
+      const ready: Workload = { ...wl, status: { ...wl.status, conditions: [...(wl.status?.conditions ?? [])] } };
+      if (updatePodsReady(ready, { admitted: false, allReady: false }, nowSeconds(this.ctx.clock))) wl = ready;
+    }
     try {
       const created = await this.ctx.store.create(wl);
       this.recorder.event(job, 'Normal', JobReason.CreatedWorkload, `Created Workload: ${nsName(created)}`);
@@ -717,27 +730,50 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     const now = nowSeconds(this.ctx.clock);
     await this.writeStatus(w, (x) => {
       if (!isTrue(x, WorkloadCondition.Evicted) || !hasReservation(x)) return false;
-      clearReservation(x, now);
+      this.clearReservationOf(x, now);
       return true;
     });
   }
 
-  private async updatePodsReady(w: Workload, pods: Pod[]): Promise<void> {
+  /**
+   * Clears an evicted Workload's reservation; with waitForPodsReady, PodsReady then reads as
+   * for a Workload not admitted (False, WaitForStart) in the same write: the job is stopped
+   * (a stopped job does not finish), so the next reconcile would write exactly that, at the
+   * same instant, as its own write's echo.
+   */
+  private clearReservationOf(x: Workload, now: number): void {
+    clearReservation(x, now);
+    if (this.ctx.config.waitForPodsReady) updatePodsReady(x, { admitted: false, allReady: false }, now);
+  }
+
+  /**
+   * Keeps the PodsReady condition from the pods. `clear`: the Workload is evicted and its job
+   * stopped, so its reservation is cleared in the same write (clearReservation), with
+   * PodsReady then as for a Workload not admitted. Returns whether the reservation was cleared.
+   */
+  private async updatePodsReady(w: Workload, pods: Pod[], clear = false): Promise<boolean> {
     const counts = new Map((w.status?.admission?.podSetAssignments ?? []).map((a) => [a.name, a.count]));
     const expected = w.spec.podSets.reduce((n, ps) => n + (counts.get(ps.name) ?? ps.count), 0);
     const state: PodsState = { admitted: isAdmitted(w), allReady: pods.filter(isReadyOrSucceeded).length >= expected };
     const now = nowSeconds(this.ctx.clock);
-    if (!podsReadyCondition(w, state, now)) return;
+    if (!clear && !podsReadyCondition(w, state, now)) return false;
     let started = false;
+    let cleared = false;
     const written = await this.writeStatus(w, (x) => {
       const s: PodsState = { ...state, admitted: isAdmitted(x) };
       const c = podsReadyCondition(x, s, now);
       started = c?.status === 'True' && c.reason === PodsReadyReason.Started;
-      const changed = updatePodsReady(x, s, now);
+      let changed = updatePodsReady(x, s, now);
       started &&= changed;
+      cleared = clear && !started && isTrue(x, WorkloadCondition.Evicted) && hasReservation(x);
+      if (cleared) {
+        this.clearReservationOf(x, now);
+        changed = true;
+      }
       return changed;
     });
     if (started && written.outcome === 'written') this.observeReady(written.object, now);
+    return cleared && written.outcome === 'written';
   }
 
   /** kueue_ready_wait_time_seconds and kueue_admitted_until_ready_wait_time_seconds, on the first start. */
