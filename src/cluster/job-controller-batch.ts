@@ -29,6 +29,7 @@ import { jobFramework } from '../integrations/job.ts';
 import {
   BY_CONTROLLER_UID,
   StandIn,
+  carryVerdict,
   conditionTrue,
   controllerUidIndex,
   createPod,
@@ -152,6 +153,8 @@ export class BatchJobController extends StandIn<BatchJob> {
   override setup(env: KindEnv): void {
     super.setup(env);
     this.objects.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
+    // A start or stop by the job reconciler keeps the spec's verdict (no second parse of the template).
+    this.objects.addHandler({ update: carryVerdict });
   }
 
   /** A pod kept by the tracking finalizer whose Job is gone: release it. */
