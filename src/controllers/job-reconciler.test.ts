@@ -223,6 +223,20 @@ test('a finished Job finishes its Workload (Succeeded, or Failed with the condit
   );
 });
 
+test('dropping the finalizer of a finished Workload writes its metadata only: the stored spec is shared, not copied', async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('ok'))) as Job;
+  admit(env, env.workload());
+  await env.settle();
+  const before = env.workload();
+  setJobCondition(env, job, 'Complete');
+  await env.settle();
+  const after = env.workload();
+  assert.deepEqual(after.metadata.finalizers ?? [], []);
+  assert.equal(findCondition(after, 'Finished')?.reason, 'Succeeded');
+  assert.equal(after.spec, before.spec, 'the same (frozen) spec object');
+});
+
 test('an evicted Job is suspended with its templates restored; the reservation is cleared once its pods are gone, and it starts again when readmitted', async () => {
   const env = await jobEnv({}, flavors);
   const job = (await env.create(batchJob('train', { parallelism: 2 }))) as Job;

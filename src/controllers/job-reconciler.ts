@@ -53,6 +53,7 @@ import {
   restorePodSetInfo,
   runningPodSets,
   samePodSets,
+  canonicalJson,
   templateMeta,
   mergePodSetInfo,
   type JobAdapter,
@@ -501,30 +502,34 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private runningVerdict(jobPodSets: readonly PodSet[], w: Workload): RunningVerdict {
     const admission = w.status?.admission;
     const hit = runningVerdicts.get(w.spec);
-    if (
-      hit &&
-      hit.jobPodSets === jobPodSets &&
+    const same =
+      hit !== undefined &&
       hit.name === w.metadata.name &&
       jsonEqual(hit.admission, admission) &&
-      hit.flavors.every(([name, rf]) => this.flavors.get(undefined, name) === rf)
-    )
-      return hit.verdict;
+      hit.flavors.every(([name, rf]) => this.flavors.get(undefined, name) === rf);
+    if (same && hit.jobPodSets === jobPodSets) return hit.verdict;
+    if (same && hit.verdict !== RunningVerdict.MissingFlavor) {
+      // Only the job's PodSets are new (the job was started or stopped): the running PodSets are the same.
+      const verdict = verdictOf(jobPodSets, hit.running);
+      runningVerdicts.set(w.spec, { ...hit, jobPodSets, verdict });
+      return verdict;
+    }
     const flavors: [string, ResourceFlavor | undefined][] = [];
     let verdict: RunningVerdict;
+    let running: PodSet[] | undefined;
     try {
       const infos = podSetInfos(w, (name) => {
         const rf = this.flavors.get(undefined, name);
         flavors.push([name, rf]);
         return rf;
       });
-      const running = runningPodSets(w, infos);
-      verdict =
-        running === undefined ? RunningVerdict.Unknown : samePodSets(jobPodSets, running) ? RunningVerdict.Same : RunningVerdict.Differs;
+      running = runningPodSets(w, infos);
+      verdict = verdictOf(jobPodSets, running);
     } catch (e) {
       if (!(e instanceof MissingFlavorError)) throw e;
       verdict = RunningVerdict.MissingFlavor;
     }
-    runningVerdicts.set(w.spec, { jobPodSets, name: w.metadata.name, admission, flavors, verdict });
+    runningVerdicts.set(w.spec, { jobPodSets, name: w.metadata.name, admission, flavors, running, verdict });
     return verdict;
   }
 
@@ -685,12 +690,20 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     const has = (x: Workload) => (x.metadata.finalizers ?? []).includes(KueueRuntimeKey.ResourceInUseFinalizer);
     if (!has(w)) return false;
     try {
-      const r = await retryOnConflict(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
-        if (x.metadata.uid !== w.metadata.uid || !has(x)) return false;
-        x.metadata.finalizers = x.metadata.finalizers!.filter((f) => f !== KueueRuntimeKey.ResourceInUseFinalizer);
-        return true;
-      });
-      return r.outcome === 'written';
+      // Only metadata changes: the rest of the stored Workload is passed on as it is, so the
+      // new version shares its (frozen) spec instead of a copy (no deep copy of the pod
+      // templates; what is remembered per spec stays remembered).
+      for (let attempt = 1; ; attempt++) {
+        const x = await this.ctx.store.get('Workload', w.metadata.namespace, w.metadata.name);
+        if (!x || x.metadata.uid !== w.metadata.uid || !has(x)) return false;
+        const finalizers = x.metadata.finalizers!.filter((f) => f !== KueueRuntimeKey.ResourceInUseFinalizer);
+        try {
+          await this.ctx.store.update<Workload>({ ...x, metadata: { ...x.metadata, finalizers } });
+          return true;
+        } catch (e) {
+          if (!isConflict(e) || attempt >= UPDATE_ATTEMPTS) throw e;
+        }
+      }
     } catch (e) {
       // Gone between the read and the write: the finalizer went with it.
       if (!isNotFound(e)) throw e;
@@ -786,6 +799,9 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   }
 }
 
+/** Attempts of a write that meets conflicts (as retryOnConflict). */
+const UPDATE_ATTEMPTS = 5;
+
 const RunningVerdict = { Same: 0, Differs: 1, Unknown: 2, MissingFlavor: 3 } as const;
 type RunningVerdict = (typeof RunningVerdict)[keyof typeof RunningVerdict];
 
@@ -797,9 +813,32 @@ const runningVerdicts = new WeakMap<
     name: string;
     admission: unknown;
     flavors: [string, ResourceFlavor | undefined][];
+    /** The running PodSets (undefined: they cannot be built). */
+    running: PodSet[] | undefined;
     verdict: RunningVerdict;
   }
 >();
+
+function verdictOf(jobPodSets: readonly PodSet[], running: readonly PodSet[] | undefined): RunningVerdict {
+  if (running === undefined) return RunningVerdict.Unknown;
+  return samePodSets(jobPodSets, running, podSpecText) ? RunningVerdict.Same : RunningVerdict.Differs;
+}
+
+/**
+ * canonicalJson of a pod spec, remembered per object: the job's built PodSets, the running
+ * PodSets of the memo above and stored Workloads' (frozen) PodSets are not changed once
+ * made, and each is compared on many reconciles.
+ */
+const podSpecTexts = new WeakMap<object, string>();
+
+function podSpecText(spec: object): string {
+  let t = podSpecTexts.get(spec);
+  if (t === undefined) {
+    t = canonicalJson(spec);
+    podSpecTexts.set(spec, t);
+  }
+  return t;
+}
 
 /** samePodSets of the job's PodSets and a Workload's spec PodSets, remembered while both are the same objects. */
 const samePodSetsMemo = new WeakMap<object, { b: readonly PodSet[]; same: boolean }>();
@@ -807,7 +846,7 @@ const samePodSetsMemo = new WeakMap<object, { b: readonly PodSet[]; same: boolea
 function sameSpecPodSets(a: readonly PodSet[], b: readonly PodSet[]): boolean {
   const hit = samePodSetsMemo.get(a);
   if (hit && hit.b === b) return hit.same;
-  const same = samePodSets(a, b);
+  const same = samePodSets(a, b, podSpecText);
   samePodSetsMemo.set(a, { b, same });
   return same;
 }
