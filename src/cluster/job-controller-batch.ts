@@ -24,7 +24,6 @@ import type { Condition, KObject, Pod, PodTemplateSpec } from '../api/objects.ts
 import { PodIndexLabel } from '../api/keys.ts';
 import { compareStrings } from '../api/values.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
-import { deepCopy } from '../runtime/store.ts';
 import { jobFramework } from '../integrations/job.ts';
 import {
   BY_CONTROLLER_UID,
@@ -177,7 +176,10 @@ export class BatchJobController extends StandIn<BatchJob> {
     const hasCompletions = typeof spec.completions === 'number';
     const completions = hasCompletions ? whole(spec.completions, 1) : indexed ? parallelism : undefined;
     const backoffLimit = whole(spec.backoffLimit, DEFAULT_BACKOFF_LIMIT);
-    const status: BatchJobStatus = deepCopy(job.status ?? {}) as BatchJobStatus;
+    // A shallow copy: every field below is replaced, never changed in place (conditions by
+    // withCondition's new list), so the stored (frozen) parts are shared, and the store keeps
+    // sharing them when the status is written.
+    const status: BatchJobStatus = { ...job.status };
 
     // 1. Count finished pods, then release them.
     const uncSucceeded = new Set(status.uncountedTerminatedPods?.succeeded ?? []);

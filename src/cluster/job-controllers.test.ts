@@ -203,6 +203,20 @@ describe('job controllers: batch/v1 Job', () => {
     assert.equal(c.pods().length, 0);
   });
 
+  it('a status write shares the stored parts it leaves as they are: the conditions are the same objects', async () => {
+    const c = await testCluster([jobControllers()], [job('s', { suspend: true, parallelism: 1, completions: 2 })]);
+    await c.run();
+    await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (j) => void (j.spec.suspend = false));
+    await c.run();
+    const before = c.get<BatchJob>('Job', 's')!;
+    await finishAll(c, 'Succeeded');
+    const after = c.get<BatchJob>('Job', 's')!;
+    assert.equal(after.status?.succeeded, 1);
+    assert.notEqual(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    assert.ok(before.status?.conditions?.length);
+    assert.equal(after.status?.conditions?.[0], before.status?.conditions?.[0], 'the condition object is shared, not copied');
+  });
+
   it('completedIndexes are written in Kubernetes interval form', () => {
     assert.equal(formatIndexes(new Set([5, 1, 3, 4, 0])), '0-1,3-5');
     assert.deepEqual([...parseIndexes('0-1,3-5,9')], [0, 1, 3, 4, 5, 9]);
