@@ -189,7 +189,8 @@ export class BatchJobController extends StandIn<BatchJob> {
     let failed = status.failed ?? 0;
     let newlyCounted = false;
     const release: Pod[] = [];
-    for (const p of this.env.podsOf(job.metadata.uid)) {
+    const owned = this.env.podsOf(job.metadata.uid);
+    for (const p of owned) {
       if (!hasTracking(p)) continue;
       const uid = p.metadata.uid!;
       if (uncSucceeded.has(uid) || uncFailed.has(uid)) {
@@ -224,7 +225,8 @@ export class BatchJobController extends StandIn<BatchJob> {
     status.uncountedTerminatedPods = { succeeded: [...uncSucceeded], failed: [...uncFailed] };
 
     // 2. Finished?
-    let active = this.env.podsOf(job.metadata.uid).filter(isActive);
+    // Releasing finished pods changes no active pod: the active ones are those of the list above.
+    let active = owned.filter(isActive);
     let finished = conditionTrue(status.conditions, 'Complete') || conditionTrue(status.conditions, 'Failed');
     if (!finished && !suspended) {
       if (failed > backoffLimit) {
