@@ -24,11 +24,11 @@ import type { Condition, KObject, Pod, PodTemplateSpec } from '../api/objects.ts
 import { PodIndexLabel } from '../api/keys.ts';
 import { compareStrings } from '../api/values.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
-import { deepCopy } from '../runtime/store.ts';
 import { jobFramework } from '../integrations/job.ts';
 import {
   BY_CONTROLLER_UID,
   StandIn,
+  carryVerdict,
   conditionTrue,
   controllerUidIndex,
   createPod,
@@ -152,6 +152,8 @@ export class BatchJobController extends StandIn<BatchJob> {
   override setup(env: KindEnv): void {
     super.setup(env);
     this.objects.addIndex(BY_CONTROLLER_UID, controllerUidIndex);
+    // A start or stop by the job reconciler keeps the spec's verdict (no second parse of the template).
+    this.objects.addHandler({ update: carryVerdict });
   }
 
   /** A pod kept by the tracking finalizer whose Job is gone: release it. */
@@ -174,7 +176,10 @@ export class BatchJobController extends StandIn<BatchJob> {
     const hasCompletions = typeof spec.completions === 'number';
     const completions = hasCompletions ? whole(spec.completions, 1) : indexed ? parallelism : undefined;
     const backoffLimit = whole(spec.backoffLimit, DEFAULT_BACKOFF_LIMIT);
-    const status: BatchJobStatus = deepCopy(job.status ?? {}) as BatchJobStatus;
+    // A shallow copy: every field below is replaced, never changed in place (conditions by
+    // withCondition's new list), so the stored (frozen) parts are shared, and the store keeps
+    // sharing them when the status is written.
+    const status: BatchJobStatus = { ...job.status };
 
     // 1. Count finished pods, then release them.
     const uncSucceeded = new Set(status.uncountedTerminatedPods?.succeeded ?? []);
@@ -184,7 +189,8 @@ export class BatchJobController extends StandIn<BatchJob> {
     let failed = status.failed ?? 0;
     let newlyCounted = false;
     const release: Pod[] = [];
-    for (const p of this.env.podsOf(job.metadata.uid)) {
+    const owned = this.env.podsOf(job.metadata.uid);
+    for (const p of owned) {
       if (!hasTracking(p)) continue;
       const uid = p.metadata.uid!;
       if (uncSucceeded.has(uid) || uncFailed.has(uid)) {
@@ -219,7 +225,8 @@ export class BatchJobController extends StandIn<BatchJob> {
     status.uncountedTerminatedPods = { succeeded: [...uncSucceeded], failed: [...uncFailed] };
 
     // 2. Finished?
-    let active = this.env.podsOf(job.metadata.uid).filter(isActive);
+    // Releasing finished pods changes no active pod: the active ones are those of the list above.
+    let active = owned.filter(isActive);
     let finished = conditionTrue(status.conditions, 'Complete') || conditionTrue(status.conditions, 'Failed');
     if (!finished && !suspended) {
       if (failed > backoffLimit) {

@@ -20,6 +20,7 @@ import type { Condition, KObject, OwnerReference, Pod, PodTemplateSpec, StringMa
 import type { JobFramework } from '../integrations/framework.ts';
 import { isTerminal } from '../api/objects.ts';
 import { parseObject } from '../api/schemas.ts';
+import { podTemplate } from '../api/schema-parts.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { ControllerContext, ReconcileResult } from '../runtime/manager.ts';
@@ -234,6 +235,12 @@ export async function updateObject<T extends KObject>(
  * status writes do not re-parse. A metadata-only change is not re-checked.
  */
 const verdicts = new WeakMap<object, string | null>();
+let parses = 0;
+
+/** How many times specProblem has parsed an object (tests: what a remembered verdict saves). */
+export function specParses(): number {
+  return parses;
+}
 
 /**
  * Why the API schema refuses a stored job object (its messages joined), or undefined. The
@@ -243,11 +250,50 @@ export function specProblem(obj: KObject): string | undefined {
   const key = ((obj as { spec?: object }).spec ?? obj) as object;
   let v = verdicts.get(key);
   if (v === undefined) {
+    parses++;
     const r = parseObject(obj, {});
     v = r.object ? null : r.errors.map((e) => e.message).join('; ');
     verdicts.set(key, v);
   }
   return v ?? undefined;
+}
+
+/** The pod template metadata's schema (labels and annotations), to check it on its own. */
+const templateMetadata = podTemplate.shape.metadata;
+
+/**
+ * A batch/v1 Job whose spec changed only in `suspend` and its pod template's metadata (what
+ * the job reconciler changes when it starts or stops the Job: Kueue's labels and annotations)
+ * keeps the verdict of the spec before when that was an acceptance and the new template
+ * metadata is accepted on its own: the Job schema (api/schemas.ts) has no rule across these
+ * fields and no other check, so the whole parse could only say the same. Anything else is
+ * left to specProblem's parse. Called with each update the Job informer sees (a handler:
+ * it only looks, and remembers).
+ */
+export function carryVerdict(old: KObject, obj: KObject): void {
+  const a = (old as { spec?: unknown }).spec;
+  const b = (obj as { spec?: unknown }).spec;
+  if (a === b || !isRecord(a) || !isRecord(b) || verdicts.get(a) !== null || verdicts.has(b)) return;
+  if (obj.apiVersion !== CoreApiVersion.Batch || obj.kind !== 'Job' || old.apiVersion !== obj.apiVersion || old.kind !== obj.kind) return;
+  if (b.suspend !== undefined && typeof b.suspend !== 'boolean') return;
+  const ta = a.template;
+  const tb = b.template;
+  if (!isRecord(ta) || !isRecord(tb)) return;
+  if (!sameExcept(a, b, ['suspend', 'template']) || !sameExcept(ta, tb, ['metadata'])) return;
+  if (!templateMetadata.safeParse(tb.metadata).success) return;
+  verdicts.set(b, null);
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Same JSON text but for some keys (their values and places). */
+function sameExcept(a: Record<string, unknown>, b: Record<string, unknown>, keys: readonly string[]): boolean {
+  const rest = (o: Record<string, unknown>) => {
+    const out: Record<string, unknown> = {};
+    for (const k in o) if (!keys.includes(k)) out[k] = o[k];
+    return out;
+  };
+  return sameJsonText(rest(a), rest(b));
 }
 
 /** A Warning Event (`InvalidSpec`) on a job object the controller cannot run. */

@@ -8,7 +8,7 @@ import { formatIndexes, parseIndexes } from './job-controller-batch.ts';
 import type { JobSet } from './job-controller-jobset.ts';
 import { CoreApiVersion, JobFrameworkApiVersion, VolcanoApiVersion } from '../api/api-versions.ts';
 import { JOB_FRAMEWORKS } from '../integrations/registry.ts';
-import { jobKey, sameJsonText, splitJobKey } from './job-controller-common.ts';
+import { carryVerdict, jobKey, sameJsonText, specParses, specProblem, splitJobKey } from './job-controller-common.ts';
 import { jobControllers, standIns } from './job-controllers.ts';
 
 const job = (name: string, spec: Partial<BatchJob['spec']>, labels: Record<string, string> = {}): BatchJob => ({
@@ -201,6 +201,20 @@ describe('job controllers: batch/v1 Job', () => {
     await c.setPhase(p!.metadata.name, 'Failed');
     await c.run();
     assert.equal(c.pods().length, 0);
+  });
+
+  it('a status write shares the stored parts it leaves as they are: the conditions are the same objects', async () => {
+    const c = await testCluster([jobControllers()], [job('s', { suspend: true, parallelism: 1, completions: 2 })]);
+    await c.run();
+    await retryOnConflict<BatchJob>(c.store, 'Job', 'default', 's', (j) => void (j.spec.suspend = false));
+    await c.run();
+    const before = c.get<BatchJob>('Job', 's')!;
+    await finishAll(c, 'Succeeded');
+    const after = c.get<BatchJob>('Job', 's')!;
+    assert.equal(after.status?.succeeded, 1);
+    assert.notEqual(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    assert.ok(before.status?.conditions?.length);
+    assert.equal(after.status?.conditions?.[0], before.status?.conditions?.[0], 'the condition object is shared, not copied');
   });
 
   it('completedIndexes are written in Kubernetes interval form', () => {
@@ -549,6 +563,67 @@ describe('job controllers: bad input', () => {
       msg('MPIJob/default/badmpi'),
       'nothing is created: spec.mpiReplicaSpecs must map Launcher and Worker to {replicas, template} with a pod template',
     );
+  });
+});
+
+describe('job controllers: the schema verdict of a batch/v1 Job', () => {
+  const job = (): BatchJob =>
+    ({
+      apiVersion: CoreApiVersion.Batch,
+      kind: 'Job',
+      metadata: { name: 'j', namespace: 'default', uid: 'u1' },
+      spec: { parallelism: 2, suspend: true, template: podTemplate() },
+    }) as BatchJob;
+  const next = (j: BatchJob, change: (s: BatchJob['spec']) => void): BatchJob => {
+    const spec = structuredClone(j.spec);
+    change(spec);
+    return { ...j, spec };
+  };
+
+  it('a start or stop (suspend and template labels and annotations changed) keeps the verdict without a second parse', () => {
+    const a = job();
+    assert.equal(specProblem(a), undefined);
+    const n = specParses();
+    const started = next(a, (s) => {
+      s.suspend = false;
+      s.template.metadata = { labels: { 'kueue.x-k8s.io/podset': 'main' }, annotations: { 'kueue.x-k8s.io/workload': 'job-j-1' } };
+    });
+    carryVerdict(a, started);
+    assert.equal(specProblem(started), undefined);
+    const stopped = next(started, (s) => {
+      s.suspend = true;
+      delete s.template.metadata;
+    });
+    carryVerdict(started, stopped);
+    assert.equal(specProblem(stopped), undefined);
+    assert.equal(specParses(), n, 'neither new spec was parsed');
+  });
+
+  it('a template label the schema refuses, any other change, or a spec refused before is parsed again', () => {
+    const a = job();
+    assert.equal(specProblem(a), undefined);
+    const badLabel = next(a, (s) => {
+      s.template.metadata = { labels: { '-bad': 'x' } };
+    });
+    carryVerdict(a, badLabel);
+    assert.match(specProblem(badLabel) ?? '', /spec\.template\.metadata\.labels/);
+    const n = specParses();
+    const wider = next(a, (s) => {
+      s.parallelism = 3;
+      s.suspend = false;
+    });
+    carryVerdict(a, wider);
+    assert.equal(specProblem(wider), undefined);
+    assert.equal(specParses(), n + 1, 'a parallelism change is parsed');
+    const refused = next(a, (s) => {
+      s.parallelism = -1;
+    });
+    assert.ok(specProblem(refused));
+    const resumed = next(refused, (s) => {
+      s.suspend = false;
+    });
+    carryVerdict(refused, resumed);
+    assert.match(specProblem(resumed) ?? '', /spec\.parallelism/, 'a refusal is not carried: parsed, and refused again');
   });
 });
 

@@ -223,6 +223,20 @@ test('a finished Job finishes its Workload (Succeeded, or Failed with the condit
   );
 });
 
+test('dropping the finalizer of a finished Workload writes its metadata only: the stored spec is shared, not copied', async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('ok'))) as Job;
+  admit(env, env.workload());
+  await env.settle();
+  const before = env.workload();
+  setJobCondition(env, job, 'Complete');
+  await env.settle();
+  const after = env.workload();
+  assert.deepEqual(after.metadata.finalizers ?? [], []);
+  assert.equal(findCondition(after, 'Finished')?.reason, 'Succeeded');
+  assert.equal(after.spec, before.spec, 'the same (frozen) spec object');
+});
+
 test('an evicted Job is suspended with its templates restored; the reservation is cleared once its pods are gone, and it starts again when readmitted', async () => {
   const env = await jobEnv({}, flavors);
   const job = (await env.create(batchJob('train', { parallelism: 2 }))) as Job;
@@ -258,6 +272,64 @@ test('an evicted Job is suspended with its templates restored; the reservation i
   admit(env, cleared);
   await env.settle();
   assert.equal(latest(env, job).spec.suspend, false);
+  assert.deepEqual(env.manager.errors, []);
+});
+
+test('with waitForPodsReady a new Workload is created with PodsReady False/WaitForStart: no status write follows its create', async () => {
+  const env = await jobEnv({}, flavors);
+  const seen: string[] = [];
+  env.store.watch<Workload>('Workload', (e) => seen.push(`${e.type} ${findCondition(e.object, WorkloadCondition.PodsReady)?.reason}`));
+  await env.create(batchJob('train', { parallelism: 2 }));
+  await env.settle();
+  assert.deepEqual(seen, ['ADDED WaitForStart']);
+  const c = findCondition(env.workload(), WorkloadCondition.PodsReady)!;
+  assert.deepEqual([c.status, c.reason, c.lastTransitionTime], ['False', 'WaitForStart', '2026-01-01T00:00:00Z']);
+});
+
+test('an evicted Workload whose Job is stopped and pods gone has its reservation cleared and PodsReady WaitForStart in one status write', async () => {
+  const env = await jobEnv({}, flavors);
+  const job = (await env.create(batchJob('train', { parallelism: 1 }))) as Job;
+  const wl = admit(env, env.workload());
+  await env.settle();
+  const running = latest(env, job);
+  const pod = createPod(env, running, 'train-a', { template: running.spec.template });
+  setPodPhase(env, pod, 'Running');
+  await env.settle();
+  assert.equal(findCondition(env.workload(), WorkloadCondition.PodsReady)?.reason, 'Started');
+
+  // Evicted with its one pod already finished (not active): stopped, then cleared at once.
+  setPodPhase(env, env.pods()[0]!, 'Succeeded', false);
+  const writes: string[] = [];
+  env.store.watch<Workload>('Workload', (e) => {
+    const w = e.object;
+    writes.push(`${findCondition(w, 'QuotaReserved')?.status} ${findCondition(w, WorkloadCondition.PodsReady)?.reason}`);
+  });
+  evict(env, wl, 'Preempted', 'Preempted to accommodate a higher priority Workload');
+  await env.settle();
+  assert.equal(latest(env, job).spec.suspend, true);
+  const cleared = env.workload();
+  assert.equal(cleared.status?.admission, undefined);
+  assert.deepEqual(
+    [findCondition(cleared, WorkloadCondition.PodsReady)?.status, findCondition(cleared, WorkloadCondition.PodsReady)?.reason],
+    ['False', 'WaitForStart'],
+  );
+  // The eviction (the test's write), then one write by the job reconciler: no intermediate Started or WaitForRecovery.
+  assert.deepEqual(writes, ['True Started', 'False WaitForStart']);
+
+  // Evicted while its pod runs: the Job is stopped; once the pod is gone, the reservation and PodsReady are cleared together.
+  admit(env, cleared);
+  await env.settle();
+  const again = latest(env, job);
+  const pod2 = createPod(env, again, 'train-b', { template: again.spec.template });
+  setPodPhase(env, pod2, 'Running');
+  await env.settle();
+  writes.length = 0;
+  evict(env, env.workload(), 'Preempted', 'Preempted again');
+  await env.settle();
+  env.store.deleteSync('Pod', 'ns', 'train-b');
+  await env.settle();
+  // The eviction, then (the pod gone) one write: not WaitForRecovery, then cleared, then WaitForStart.
+  assert.deepEqual(writes, ['True Started', 'False WaitForStart']);
   assert.deepEqual(env.manager.errors, []);
 });
 

@@ -53,6 +53,7 @@ import {
   restorePodSetInfo,
   runningPodSets,
   samePodSets,
+  canonicalJson,
   templateMeta,
   mergePodSetInfo,
   type JobAdapter,
@@ -383,10 +384,18 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
       else if (!u.pods.some(isActivePod)) await this.createWorkload(u.job, u.expected);
       return;
     }
-    if (this.ctx.config.waitForPodsReady) await this.updatePodsReady(w, u.pods);
-    if (isTrue(w, WorkloadCondition.Evicted)) {
+    const evicted = isTrue(w, WorkloadCondition.Evicted);
+    // Evicted, stopped and no pod active: the reservation is cleared now. With waitForPodsReady
+    // that is one status write with the PodsReady condition (which the next reconcile would
+    // otherwise move again, to WaitForStart, at the same instant).
+    let cleared = false;
+    if (this.ctx.config.waitForPodsReady) {
+      const clear = evicted && !u.running() && !u.pods.some(isActivePod) && hasReservation(w);
+      cleared = (await this.updatePodsReady(w, u.pods, clear)) && clear;
+    }
+    if (evicted) {
       if (u.running()) await u.stop(w, findCondition(w, WorkloadCondition.Evicted)?.message || 'The workload was evicted');
-      if (!u.pods.some(isActivePod) && hasReservation(w)) await this.clearReservation(w);
+      if (!cleared && !u.pods.some(isActivePod) && hasReservation(w)) await this.clearReservation(w);
       return;
     }
     if (isAdmitted(w)) {
@@ -493,30 +502,34 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   private runningVerdict(jobPodSets: readonly PodSet[], w: Workload): RunningVerdict {
     const admission = w.status?.admission;
     const hit = runningVerdicts.get(w.spec);
-    if (
-      hit &&
-      hit.jobPodSets === jobPodSets &&
+    const same =
+      hit !== undefined &&
       hit.name === w.metadata.name &&
       jsonEqual(hit.admission, admission) &&
-      hit.flavors.every(([name, rf]) => this.flavors.get(undefined, name) === rf)
-    )
-      return hit.verdict;
+      hit.flavors.every(([name, rf]) => this.flavors.get(undefined, name) === rf);
+    if (same && hit.jobPodSets === jobPodSets) return hit.verdict;
+    if (same && hit.verdict !== RunningVerdict.MissingFlavor) {
+      // Only the job's PodSets are new (the job was started or stopped): the running PodSets are the same.
+      const verdict = verdictOf(jobPodSets, hit.running);
+      runningVerdicts.set(w.spec, { ...hit, jobPodSets, verdict });
+      return verdict;
+    }
     const flavors: [string, ResourceFlavor | undefined][] = [];
     let verdict: RunningVerdict;
+    let running: PodSet[] | undefined;
     try {
       const infos = podSetInfos(w, (name) => {
         const rf = this.flavors.get(undefined, name);
         flavors.push([name, rf]);
         return rf;
       });
-      const running = runningPodSets(w, infos);
-      verdict =
-        running === undefined ? RunningVerdict.Unknown : samePodSets(jobPodSets, running) ? RunningVerdict.Same : RunningVerdict.Differs;
+      running = runningPodSets(w, infos);
+      verdict = verdictOf(jobPodSets, running);
     } catch (e) {
       if (!(e instanceof MissingFlavorError)) throw e;
       verdict = RunningVerdict.MissingFlavor;
     }
-    runningVerdicts.set(w.spec, { jobPodSets, name: w.metadata.name, admission, flavors, verdict });
+    runningVerdicts.set(w.spec, { jobPodSets, name: w.metadata.name, admission, flavors, running, verdict });
     return verdict;
   }
 
@@ -634,6 +647,11 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     resolvePriority(wl, this.ctx.informers);
     const copied = labelsToCopy(this.ctx.config.labelKeysToCopy, [job]) ?? {};
     if (Object.keys(copied).length > 0) wl = { ...wl, metadata: { ...wl.metadata, labels: { ...copied, ...wl.metadata.labels } } };
+    if (this.ctx.config.waitForPodsReady) {
+      // The PodsReady condition the next reconcile would write at once (not admitted: False), created with the Workload.
+      const ready: Workload = { ...wl, status: { ...wl.status, conditions: [...(wl.status?.conditions ?? [])] } };
+      if (updatePodsReady(ready, { admitted: false, allReady: false }, nowSeconds(this.ctx.clock))) wl = ready;
+    }
     try {
       const created = await this.ctx.store.create(wl);
       this.recorder.event(job, 'Normal', JobReason.CreatedWorkload, `Created Workload: ${nsName(created)}`);
@@ -672,12 +690,20 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     const has = (x: Workload) => (x.metadata.finalizers ?? []).includes(KueueRuntimeKey.ResourceInUseFinalizer);
     if (!has(w)) return false;
     try {
-      const r = await retryOnConflict(this.ctx.store, 'Workload', w.metadata.namespace, w.metadata.name, (x) => {
-        if (x.metadata.uid !== w.metadata.uid || !has(x)) return false;
-        x.metadata.finalizers = x.metadata.finalizers!.filter((f) => f !== KueueRuntimeKey.ResourceInUseFinalizer);
-        return true;
-      });
-      return r.outcome === 'written';
+      // Only metadata changes: the rest of the stored Workload is passed on as it is, so the
+      // new version shares its (frozen) spec instead of a copy (no deep copy of the pod
+      // templates; what is remembered per spec stays remembered).
+      for (let attempt = 1; ; attempt++) {
+        const x = await this.ctx.store.get('Workload', w.metadata.namespace, w.metadata.name);
+        if (!x || x.metadata.uid !== w.metadata.uid || !has(x)) return false;
+        const finalizers = x.metadata.finalizers!.filter((f) => f !== KueueRuntimeKey.ResourceInUseFinalizer);
+        try {
+          await this.ctx.store.update<Workload>({ ...x, metadata: { ...x.metadata, finalizers } });
+          return true;
+        } catch (e) {
+          if (!isConflict(e) || attempt >= UPDATE_ATTEMPTS) throw e;
+        }
+      }
     } catch (e) {
       // Gone between the read and the write: the finalizer went with it.
       if (!isNotFound(e)) throw e;
@@ -717,27 +743,50 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
     const now = nowSeconds(this.ctx.clock);
     await this.writeStatus(w, (x) => {
       if (!isTrue(x, WorkloadCondition.Evicted) || !hasReservation(x)) return false;
-      clearReservation(x, now);
+      this.clearReservationOf(x, now);
       return true;
     });
   }
 
-  private async updatePodsReady(w: Workload, pods: Pod[]): Promise<void> {
+  /**
+   * Clears an evicted Workload's reservation; with waitForPodsReady, PodsReady then reads as
+   * for a Workload not admitted (False, WaitForStart) in the same write: the job is stopped
+   * (a stopped job does not finish), so the next reconcile would write exactly that, at the
+   * same instant, as its own write's echo.
+   */
+  private clearReservationOf(x: Workload, now: number): void {
+    clearReservation(x, now);
+    if (this.ctx.config.waitForPodsReady) updatePodsReady(x, { admitted: false, allReady: false }, now);
+  }
+
+  /**
+   * Keeps the PodsReady condition from the pods. `clear`: the Workload is evicted and its job
+   * stopped, so its reservation is cleared in the same write (clearReservation), with
+   * PodsReady then as for a Workload not admitted. Returns whether the reservation was cleared.
+   */
+  private async updatePodsReady(w: Workload, pods: Pod[], clear = false): Promise<boolean> {
     const counts = new Map((w.status?.admission?.podSetAssignments ?? []).map((a) => [a.name, a.count]));
     const expected = w.spec.podSets.reduce((n, ps) => n + (counts.get(ps.name) ?? ps.count), 0);
     const state: PodsState = { admitted: isAdmitted(w), allReady: pods.filter(isReadyOrSucceeded).length >= expected };
     const now = nowSeconds(this.ctx.clock);
-    if (!podsReadyCondition(w, state, now)) return;
+    if (!clear && !podsReadyCondition(w, state, now)) return false;
     let started = false;
+    let cleared = false;
     const written = await this.writeStatus(w, (x) => {
       const s: PodsState = { ...state, admitted: isAdmitted(x) };
       const c = podsReadyCondition(x, s, now);
       started = c?.status === 'True' && c.reason === PodsReadyReason.Started;
-      const changed = updatePodsReady(x, s, now);
+      let changed = updatePodsReady(x, s, now);
       started &&= changed;
+      cleared = clear && !started && isTrue(x, WorkloadCondition.Evicted) && hasReservation(x);
+      if (cleared) {
+        this.clearReservationOf(x, now);
+        changed = true;
+      }
       return changed;
     });
     if (started && written.outcome === 'written') this.observeReady(written.object, now);
+    return cleared && written.outcome === 'written';
   }
 
   /** kueue_ready_wait_time_seconds and kueue_admitted_until_ready_wait_time_seconds, on the first start. */
@@ -750,6 +799,9 @@ class JobReconciler implements Reconciler<TopoqueueConfig> {
   }
 }
 
+/** Attempts of a write that meets conflicts (as retryOnConflict). */
+const UPDATE_ATTEMPTS = 5;
+
 const RunningVerdict = { Same: 0, Differs: 1, Unknown: 2, MissingFlavor: 3 } as const;
 type RunningVerdict = (typeof RunningVerdict)[keyof typeof RunningVerdict];
 
@@ -761,9 +813,32 @@ const runningVerdicts = new WeakMap<
     name: string;
     admission: unknown;
     flavors: [string, ResourceFlavor | undefined][];
+    /** The running PodSets (undefined: they cannot be built). */
+    running: PodSet[] | undefined;
     verdict: RunningVerdict;
   }
 >();
+
+function verdictOf(jobPodSets: readonly PodSet[], running: readonly PodSet[] | undefined): RunningVerdict {
+  if (running === undefined) return RunningVerdict.Unknown;
+  return samePodSets(jobPodSets, running, podSpecText) ? RunningVerdict.Same : RunningVerdict.Differs;
+}
+
+/**
+ * canonicalJson of a pod spec, remembered per object: the job's built PodSets, the running
+ * PodSets of the memo above and stored Workloads' (frozen) PodSets are not changed once
+ * made, and each is compared on many reconciles.
+ */
+const podSpecTexts = new WeakMap<object, string>();
+
+function podSpecText(spec: object): string {
+  let t = podSpecTexts.get(spec);
+  if (t === undefined) {
+    t = canonicalJson(spec);
+    podSpecTexts.set(spec, t);
+  }
+  return t;
+}
 
 /** samePodSets of the job's PodSets and a Workload's spec PodSets, remembered while both are the same objects. */
 const samePodSetsMemo = new WeakMap<object, { b: readonly PodSet[]; same: boolean }>();
@@ -771,7 +846,7 @@ const samePodSetsMemo = new WeakMap<object, { b: readonly PodSet[]; same: boolea
 function sameSpecPodSets(a: readonly PodSet[], b: readonly PodSet[]): boolean {
   const hit = samePodSetsMemo.get(a);
   if (hit && hit.b === b) return hit.same;
-  const same = samePodSets(a, b);
+  const same = samePodSets(a, b, podSpecText);
   samePodSetsMemo.set(a, { b, same });
   return same;
 }

@@ -160,6 +160,14 @@ test('PodSets compare by name, count, minCount and pod spec; key order and empty
   assert.ok(!samePodSets([a], [{ ...b, name: 'other' }]));
   assert.ok(!samePodSets([a], [{ ...b, template: { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '2' } } }] } } }]));
   assert.ok(!samePodSets([a], []));
+  // The pod specs are compared through the text function given (a caller's remembered texts).
+  const seen: object[] = [];
+  const text = (spec: object) => {
+    seen.push(spec);
+    return 'same';
+  };
+  assert.ok(samePodSets([a], [{ ...b, template: { spec: { containers: [] } } }], text));
+  assert.deepEqual(seen, [a.template.spec, { containers: [] }]);
 });
 
 test('the running PodSets of an admitted Workload carry the merged info and the admitted count of a partially admitted PodSet', () => {

@@ -300,17 +300,19 @@ function canonical(v: unknown): unknown {
   return Object.keys(out).length === 0 ? undefined : out;
 }
 
-/** Same PodSets: names in order, counts, minCounts and pod specs. */
-export function samePodSets(a: readonly PodSet[], b: readonly PodSet[]): boolean {
+/**
+ * Same PodSets: names in order, counts, minCounts and pod specs. `specText` writes a pod spec
+ * as canonical JSON (a caller may remember the texts of objects it compares often).
+ */
+export function samePodSets(
+  a: readonly PodSet[],
+  b: readonly PodSet[],
+  specText: (spec: PodSet['template']['spec']) => string = canonicalJson,
+): boolean {
   if (a.length !== b.length) return false;
   return a.every((x, i) => {
     const y = b[i]!;
-    return (
-      x.name === y.name &&
-      x.count === y.count &&
-      x.minCount === y.minCount &&
-      canonicalJson(x.template.spec) === canonicalJson(y.template.spec)
-    );
+    return x.name === y.name && x.count === y.count && x.minCount === y.minCount && specText(x.template.spec) === specText(y.template.spec);
   });
 }
 

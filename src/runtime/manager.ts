@@ -243,11 +243,11 @@ export class Manager<C = unknown> {
       const r = await c.reconciler.reconcile(key);
       c.queue.forget(key);
       if (r?.requeueAfterMs !== undefined) c.queue.addAfter(key, r.requeueAfterMs);
-      this.metrics.reconcileTotal.inc({ controller: name, result: 'success' });
+      this.metrics.countReconcile(name, 'success');
     } catch (e) {
       // Conflicts are expected under concurrency: retry soon, do not log them as errors.
       if (!isConflict(e)) this.log.error(name, key, e);
-      this.metrics.reconcileTotal.inc({ controller: name, result: isConflict(e) ? 'conflict' : 'error' });
+      this.metrics.countReconcile(name, isConflict(e) ? 'conflict' : 'error');
       c.queue.addRateLimited(key);
     } finally {
       c.queue.done(key);

@@ -114,7 +114,32 @@ export class Metrics {
     [],
   );
   readonly podsRejected = this.counter('kueue_pods_rejected_total', 'Pods rejected because a group had more pods than its total count', []);
-  readonly reconcileTotal = this.counter('topoqueue_reconcile_total', 'Reconciles per controller and result', ['controller', 'result']);
+  /**
+   * Reconciles per controller and result, counted in a plain map (one count per reconcile: a
+   * labelled inc would hash its labels each time) and added to topoqueue_reconcile_total
+   * whenever the counter is read.
+   */
+  private readonly reconciled = new Map<string, { labels: { controller: string; result: string }; n: number; told: number }>();
+  readonly reconcileTotal = new Counter({
+    name: 'topoqueue_reconcile_total',
+    help: 'Reconciles per controller and result',
+    labelNames: ['controller', 'result'],
+    registers: [this.registry],
+    collect: () => {
+      for (const r of this.reconciled.values()) {
+        if (r.n > r.told) this.reconcileTotal.inc(r.labels, r.n - r.told);
+        r.told = r.n;
+      }
+    },
+  });
+
+  /** One reconcile of `controller` ended with `result` (topoqueue_reconcile_total). */
+  countReconcile(controller: string, result: 'success' | 'conflict' | 'error'): void {
+    const key = `${controller}\u0000${result}`;
+    const r = this.reconciled.get(key);
+    if (r) r.n++;
+    else this.reconciled.set(key, { labels: { controller, result }, n: 1, told: 0 });
+  }
 
   private counter(name: string, help: string, labelNames: string[]) {
     return new Counter({ name, help, labelNames, registers: [this.registry] });

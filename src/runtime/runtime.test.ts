@@ -86,4 +86,28 @@ describe('manager', () => {
     assert.deepEqual(calls, ['a@0', 'a@5', 'a@15', 'a@1015']);
     assert.equal(m.errors.length, 2);
   });
+
+  it('topoqueue_reconcile_total counts every reconcile by controller and result when read, and goes on counting', async () => {
+    const { store, clock } = setup();
+    const m = new Manager({ store, clock, config: {} });
+    let fail = 1;
+    m.add({
+      name: 'c',
+      setup: (ctx, q) => ctx.informers.for('Pod').addHandler({ add: (p) => q.add(p.metadata.name) }),
+      reconcile: async () => {
+        if (fail-- > 0) throw new Error('boom');
+      },
+    });
+    await m.start();
+    const counts = async () =>
+      (await m.metrics.reconcileTotal.get()).values.map((v) => `${v.labels.controller}/${v.labels.result}=${v.value}`);
+    assert.deepEqual(await counts(), []);
+    await store.create(pod('a'));
+    await m.run();
+    assert.deepEqual(await counts(), ['c/error=1', 'c/success=1']);
+    await store.create(pod('b'));
+    await m.run();
+    assert.deepEqual(await counts(), ['c/error=1', 'c/success=2']);
+    assert.match(await m.metrics.text(), /topoqueue_reconcile_total\{controller="c",result="success"\} 2/);
+  });
 });
