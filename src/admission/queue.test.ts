@@ -41,4 +41,24 @@ describe('QueueManager', () => {
     assert.equal(q.queue('b')!.pendingCount, 0);
     assert.throws(() => q.add('nope', info), /no queue for ClusterQueue nope/);
   });
+
+  it('a backoff ending is no capacity event: requeueDue moves back only the Workloads due, requeueInadmissible all', () => {
+    const q = new QueueManager();
+    q.ensure('a', 'BestEffortFIFO');
+    const backoff = { ...workloadInfo(wl('backoff').pods(1, { cpu: '1' }).build()), requeueAt: 10 };
+    const parked = workloadInfo(wl('parked').pods(1, { cpu: '1' }).build());
+    q.add('a', backoff);
+    q.add('a', parked);
+    assert.equal(q.heads(0, () => true)[0]?.key, 'default/parked', 'the one in backoff is parked at pop');
+    q.requeue(parked, false);
+    assert.equal(q.queue('a')!.inadmissibleCount, 2);
+    assert.equal(q.requeueDue(9), 0, 'nothing due before the backoff ends');
+    assert.equal(q.requeueDue(10), 1);
+    assert.deepEqual(
+      q.heads(10, () => true).map((h) => h.key),
+      ['default/backoff'],
+    );
+    assert.equal(q.queue('a')!.inadmissibleCount, 1, 'the other parked Workload waits for a capacity event');
+    assert.equal(q.requeueInadmissible(10), 1);
+  });
 });

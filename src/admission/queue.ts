@@ -299,6 +299,30 @@ export class ClusterQueueQueue {
     return n;
   }
 
+  /**
+   * Moves back only the parked Workloads that are due at `now`: backoff over, or a gang's
+   * waiting time out. Kueue requeues a Workload at the end of its backoff by itself (its
+   * Requeued condition turns True); that is no capacity event, the others stay parked.
+   */
+  requeueDue(now: number): number {
+    let n = 0;
+    for (const slot of [...this.backingOff]) {
+      const at = slot.info.requeueAt;
+      if (slot.state === 2 && at !== undefined && at <= now) {
+        this.push(slot.info);
+        n++;
+      }
+    }
+    for (const [key, at] of [...this.deadlines]) {
+      const slot = this.slots.get(key);
+      if (slot?.state === 2 && at <= now) {
+        this.push(slot.info);
+        n++;
+      }
+    }
+    return n;
+  }
+
   private parkedInfos(): WorkloadInfo[] {
     const out: WorkloadInfo[] = [];
     for (let slot = this.first; slot; slot = slot.next) out.push(slot.info);
@@ -424,6 +448,13 @@ export class QueueManager {
   requeueInadmissible(now: number, cqs?: Iterable<string>): number {
     let n = 0;
     for (const name of cqs ?? this.queues.keys()) n += this.queues.get(name)?.requeueInadmissible(now) ?? 0;
+    return n;
+  }
+
+  /** Moves back the parked Workloads due at `now` (backoff over, gang waiting time out) in every queue. */
+  requeueDue(now: number): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.requeueDue(now);
     return n;
   }
 

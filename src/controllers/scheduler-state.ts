@@ -118,8 +118,13 @@ export class SchedulerState {
   readonly dirtyWorkloads = new Set<string>();
   readonly dirtyNodes = new Set<string>();
   readonly dirtyPods = new Set<string>();
-  /** Capacity or quota was freed since the last look: parked Workloads should be requeued. */
-  freed = false;
+  /**
+   * ClusterQueues where capacity or quota was freed since the last look: the parked
+   * Workloads of their root cohorts should be requeued (kueue-core §1b "Moving back").
+   */
+  readonly freedQueues = new Set<string>();
+  /** Capacity was freed for every ClusterQueue (nodes, non-TAS pods, a rebuild). */
+  freedAll = false;
   /** Admitted Workloads with one unhealthy node: candidates for the failed-node second pass. */
   readonly secondPass = new Set<string>();
   /** ClusterQueues whose reservations changed (for the usage gauges). */
@@ -209,7 +214,7 @@ export class SchedulerState {
   forget(key: string): void {
     const old = this.snap.removeAdmitted(key);
     if (old) {
-      this.freed = true;
+      this.freedQueues.add(old.clusterQueue);
       this.touched.add(old.clusterQueue);
     }
     this.entries.delete(key);
@@ -217,6 +222,41 @@ export class SchedulerState {
     this.queues.delete(key);
     this.dirtyWorkloads.add(key);
   }
+
+  /**
+   * The requeue scopes where capacity was freed since the last look, then forgotten: each
+   * freed ClusterQueue's root cohort (`Cohort/<name>`), or the ClusterQueue itself
+   * (`ClusterQueue/<name>`) when it is in no cohort; Kueue batches its requeues per scope.
+   */
+  takeFreed(): string[] {
+    const out = new Set<string>();
+    const quota = this.snap.quota;
+    if (this.freedAll) for (const name of this.snap.clusterQueues.keys()) out.add(quota.rootOf(name));
+    else for (const name of this.freedQueues) if (quota.hasClusterQueue(name)) out.add(quota.rootOf(name));
+    this.freedAll = false;
+    this.freedQueues.clear();
+    return [...out].sort();
+  }
+
+  /** Moves the parked Workloads of every ClusterQueue in a requeue scope (takeFreed) back to their heaps. */
+  requeueScope(now: number, scope: string): number {
+    let cache = this.scopes;
+    if (cache?.snap !== this.snap) {
+      const members = new Map<string, string[]>();
+      for (const name of this.snap.clusterQueues.keys()) {
+        const root = this.snap.quota.rootOf(name);
+        let m = members.get(root);
+        if (!m) members.set(root, (m = []));
+        m.push(name);
+      }
+      cache = this.scopes = { snap: this.snap, members };
+    }
+    const members = cache.members.get(scope);
+    return members ? this.queues.requeueInadmissible(now, members) : 0;
+  }
+
+  /** The ClusterQueues of each requeue scope, for the current snapshot. */
+  private scopes: { snap: AdmissionSnapshot; members: Map<string, string[]> } | undefined;
 
   // ---- 1. configuration ------------------------------------------------------------
 
@@ -306,7 +346,7 @@ export class SchedulerState {
     for (const w of c.workloads.values()) this.dirtyWorkloads.add(workloadKey(w));
     // The sticky preemptor of each queue is restored once it is queued again (end of sync).
     this.restoreSticky = sticky;
-    this.freed = true;
+    this.freedAll = true;
     this.configDirty = false;
   }
 
@@ -368,7 +408,7 @@ export class SchedulerState {
       this.nodeInfos.delete(name);
       for (const f of this.tasFlavors) f.snapshot.removeNode(name);
     }
-    this.freed = true;
+    this.freedAll = true;
     return true;
   }
 
@@ -399,7 +439,7 @@ export class SchedulerState {
         const a = admittedFromStatus(w, { object: `Workload/${key}` } satisfies Where, this.classes, errors);
         const old = this.snap.removeAdmitted(key);
         if (old) {
-          this.freed = true;
+          this.freedQueues.add(old.clusterQueue);
           this.touched.add(old.clusterQueue);
         }
         if (a) {
@@ -437,10 +477,12 @@ export class SchedulerState {
   private release(key: string): boolean {
     if (!this.entries.has(key) && !this.snap.admitted.has(key)) return false;
     const old = this.snap.removeAdmitted(key) ?? this.entries.get(key)?.a;
-    if (old) this.touched.add(old.clusterQueue);
+    if (old) {
+      this.touched.add(old.clusterQueue);
+      this.freedQueues.add(old.clusterQueue);
+    } else this.freedAll = true;
     this.entries.delete(key);
     this.markPodsOf(key);
-    this.freed = true;
     return true;
   }
 
@@ -514,13 +556,13 @@ export class SchedulerState {
       if (!prev) return false;
       this.countedPods.delete(key);
       for (const f of this.tasFlavors) f.snapshot.removePod(key);
-      this.freed = true;
+      this.freedAll = true;
       return true;
     }
     if (prev && prev.node === node && sameAmounts(prev.req, req)) return false;
     this.countedPods.set(key, { node, req });
     for (const f of this.tasFlavors) f.snapshot.addPod(key, node, req);
-    if (prev) this.freed = true;
+    if (prev) this.freedAll = true;
     return true;
   }
 

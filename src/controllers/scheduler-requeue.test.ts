@@ -1,0 +1,110 @@
+// Kueue's requeue of parked (inadmissible) Workloads, as the scheduler controller runs it
+// (kueue-core.md §1b "Requeue and the inadmissible list", "Moving back": "Requests are
+// batched per CQ or per **root cohort** with a 1 s delay"; §2 "inadmissible requeue
+// batching | 1 s per CQ / root cohort"; §4.5 "parks it in inadmissible until a capacity
+// event (batched 1 s, cohort-wide)"). Kueue's requeuer adds a delayed work-queue key per
+// scope; a key already waiting keeps its earlier time, so the first event of a window
+// decides when it fires.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KObject } from '../api/objects.ts';
+import { cohort, cq, flavor, localQueue, wl } from '../testing/admission.ts';
+import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
+import { finish } from '../testing/scheduler.ts';
+import { schedulerController } from './scheduler.ts';
+
+const admitted = (env: RuntimeEnv, name: string): boolean => env.get('Workload', 'default', name)?.status?.admission !== undefined;
+
+/** Two ClusterQueues of 6 CPU each; `cohorts` puts them in one root cohort or in two. */
+function twoQueues(cohorts: 'one' | 'two'): KObject[] {
+  const c1 = 'c1';
+  const c2 = cohorts === 'one' ? 'c1' : 'c2';
+  return [
+    flavor('default'),
+    cohort('c1'),
+    ...(cohorts === 'two' ? [cohort('c2')] : []),
+    cq('a')
+      .cohort(c1)
+      .quota('default', { cpu: ['6', '0'] })
+      .build(),
+    cq('b')
+      .cohort(c2)
+      .quota('default', { cpu: ['6', '0'] })
+      .build(),
+    localQueue('a', 'a'),
+    localQueue('b', 'b'),
+  ];
+}
+
+/** In each queue one 6-CPU Workload admitted and one parked behind it. */
+async function fullAndParked(env: RuntimeEnv): Promise<void> {
+  await env.start();
+  env.seed(wl('a-run').queue('a').pods(1, { cpu: '6' }).build(), wl('b-run').queue('b').pods(1, { cpu: '6' }).build());
+  await env.run();
+  env.seed(wl('a-wait').queue('a').pods(1, { cpu: '6' }).build(), wl('b-wait').queue('b').pods(1, { cpu: '6' }).build());
+  await env.run();
+  assert.equal(admitted(env, 'a-wait'), false);
+  assert.equal(admitted(env, 'b-wait'), false);
+}
+
+describe('scheduler controller: requeue of parked Workloads (Kueue: 1 s batch per root cohort)', () => {
+  it('requeue batch is per root cohort: a capacity event in one cohort does not requeue another cohort early', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: twoQueues('two') });
+    await fullAndParked(env);
+    finish(env, 'a-run');
+    await env.run(500);
+    finish(env, 'b-run');
+    await env.run(499);
+    assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [false, false], 't0 + 999 ms');
+    await env.run(1);
+    // c1's batch started at t0, c2's at t0 + 500 ms: each fires 1 s after its own first event.
+    assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [true, false], 't0 + 1 s: c1 only');
+    await env.run(499);
+    assert.equal(admitted(env, 'b-wait'), false, 't0 + 1,499 ms');
+    await env.run(1);
+    assert.equal(admitted(env, 'b-wait'), true, 't0 + 1.5 s: c2, 1 s after its own first event');
+  });
+
+  it('requeue batch is per root cohort: ClusterQueues of one cohort share it', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: twoQueues('one') });
+    await fullAndParked(env);
+    finish(env, 'a-run');
+    await env.run(500);
+    finish(env, 'b-run');
+    await env.run(499);
+    assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [false, false], 't0 + 999 ms');
+    await env.run(1);
+    // One key for the cohort, armed at t0: b's finish falls inside that window.
+    assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [true, true], 't0 + 1 s: both');
+  });
+
+  it('requeue batch is leading-edge: events inside the window do not push the requeue back', async () => {
+    const objects: KObject[] = [flavor('default'), cq('a').quota('default', { cpu: '6' }).build(), localQueue('a', 'a')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('r1').queue('a').pods(1, { cpu: '3' }).build(), wl('r2').queue('a').pods(1, { cpu: '3' }).build());
+    await env.run();
+    env.seed(wl('wait').queue('a').pods(1, { cpu: '6' }).build());
+    await env.run();
+    finish(env, 'r1');
+    await env.run(900);
+    finish(env, 'r2');
+    await env.run(99);
+    assert.equal(admitted(env, 'wait'), false, 't0 + 999 ms');
+    await env.run(1);
+    // A trailing (reset) timer would fire at t0 + 1,900 ms.
+    assert.equal(admitted(env, 'wait'), true, 't0 + 1 s: 1 s after the first event of the window');
+  });
+
+  it('newly created Workloads bypass the requeue batch: they go straight to the heap', async () => {
+    const objects: KObject[] = [flavor('default'), cq('a').quota('default', { cpu: '6' }).build(), localQueue('a', 'a')];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(wl('run').queue('a').pods(1, { cpu: '3' }).build());
+    await env.run();
+    env.seed(wl('fresh').queue('a').pods(1, { cpu: '3' }).build());
+    await env.run(0);
+    assert.equal(admitted(env, 'fresh'), true, 'at the instant it was created');
+  });
+});
