@@ -4,11 +4,14 @@
 // when the victim was admitted (a lower priority admitted ahead of it), how long the victim
 // ran, and how long the preemptor had waited.
 //
-//   npx tsx bench/preemption-origins.ts [--scale 0.1] [--requeue-batch-ms 1000]
+//   npx tsx bench/preemption-origins.ts [--scale 0.1] [--requeue-batch-ms 1000] [--equivalence-hashing true|false]
 //
 // runs Kueue's baseline shape as bare Workloads (bench/simulate-bench.ts, `simulate --bare`)
-// and prints the counts, the makespan and the mean time to admission per class; bench/README.md
-// ("Preemptions and makespan of the bare baseline") has the figures and what they show.
+// and prints the counts, the makespan and the mean time to admission per class, and per root
+// cohort where its quota went (cohortGaps: used, of which lost to preemption, idle while
+// Workloads were pending, idle with nothing pending; the idle-while-pending CPU-seconds per
+// 10 s window); bench/README.md ("Preemptions and makespan of the bare baseline") has the
+// figures and what they show.
 
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -159,7 +162,11 @@ export function cohortGaps(
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const { values } = parseArgs({
-    options: { scale: { type: 'string', default: '0.1' }, 'requeue-batch-ms': { type: 'string' } },
+    options: {
+      scale: { type: 'string', default: '0.1' },
+      'requeue-batch-ms': { type: 'string' },
+      'equivalence-hashing': { type: 'string' },
+    },
     strict: true,
   });
   const { PEER_BASELINE } = await import('./admission-cycle.ts');
@@ -170,7 +177,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const scale = Number(values.scale);
   const shape = scale === 1 ? PEER_BASELINE : scaledShape(PEER_BASELINE, scale);
   const batch = values['requeue-batch-ms'];
-  const config = batch !== undefined ? { ...BENCH_CONFIG, requeueBatchMs: Number(batch) } : BENCH_CONFIG;
+  const hashing = values['equivalence-hashing'];
+  const config = {
+    ...BENCH_CONFIG,
+    ...(batch !== undefined ? { requeueBatchMs: Number(batch) } : {}),
+    ...(hashing !== undefined ? { schedulingEquivalenceHashing: hashing === 'true' } : {}),
+  };
   const parsed = parseSimulationObjects(peerBareObjects(shape));
   const report = buildReport(await runSimulation(parsed.objects, { config }));
   const sums = new Map<string, { n: number; s: number }>();

@@ -4,7 +4,10 @@
 // batching | 1 s per CQ / root cohort"; §4.5 "parks it in inadmissible until a capacity
 // event (batched 1 s, cohort-wide)"). Kueue's requeuer adds a delayed work-queue key per
 // scope; a key already waiting keeps its earlier time, so the first event of a window
-// decides when it fires.
+// decides when it fires. Scheduling equivalence hashing (§1b, "FG
+// SchedulingEquivalenceHashing, beta on, BestEffortFIFO only": "newcomers with that hash skip
+// the heap until the next requeue-all") keeps newcomers of a shape that found no fit out of
+// the heap until that requeue.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -96,6 +99,25 @@ describe('scheduler controller: requeue of parked Workloads (Kueue: 1 s batch pe
     // A trailing (reset) timer would fire at t0 + 1,900 ms.
     assert.equal(admitted(env, 'wait'), true, 't0 + 1 s: 1 s after the first event of the window');
   });
+
+  for (const hashing of [true, false]) {
+    it(`equivalence hashing ${hashing ? 'on (Kueue default)' : 'off'}: a newcomer of a shape that found no fit ${hashing ? 'waits for the requeue batch' : 'takes freed capacity at once'}`, async () => {
+      const objects: KObject[] = [flavor('default'), cq('a').quota('default', { cpu: '6' }).build(), localQueue('a', 'a')];
+      const env = runtimeEnv({ controllers: [schedulerController()], objects, config: { schedulingEquivalenceHashing: hashing } });
+      await env.start();
+      env.seed(wl('run').queue('a').pods(1, { cpu: '6' }).build());
+      await env.run();
+      env.seed(wl('w1').queue('a').pods(1, { cpu: '3' }).build());
+      await env.run();
+      assert.equal(admitted(env, 'w1'), false, 'w1 found no fit: parked, its shape remembered');
+      finish(env, 'run');
+      env.seed(wl('w2').queue('a').pods(1, { cpu: '3' }).build());
+      await env.run(0);
+      assert.equal(admitted(env, 'w2'), !hashing, 'at the instant capacity was freed');
+      await env.run(1_000);
+      assert.deepEqual([admitted(env, 'w1'), admitted(env, 'w2')], [true, true], 'after the requeue batch');
+    });
+  }
 
   it('newly created Workloads bypass the requeue batch: they go straight to the heap', async () => {
     const objects: KObject[] = [flavor('default'), cq('a').quota('default', { cpu: '6' }).build(), localQueue('a', 'a')];

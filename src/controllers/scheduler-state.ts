@@ -94,6 +94,8 @@ export interface SchedulerStateOptions {
   evictionTimestamp: boolean;
   /** waitForPodsReady.blockAdmission: a PodsReady change of an admitted Workload may unblock the queues. */
   blockAdmission: boolean;
+  /** Kueue's SchedulingEquivalenceHashing gate. */
+  equivalenceHashing?: boolean;
 }
 
 /** Whether a Workload waits for a reservation (or, reserved-only, to grow one). */
@@ -107,7 +109,7 @@ export function isPendingCandidate(w: Workload): boolean {
 
 export class SchedulerState {
   snap: AdmissionSnapshot;
-  queues = new QueueManager();
+  queues: QueueManager;
   tasFlavors: TasFlavor[] = [];
   tree: HyperNodeTree | undefined;
   classes = new Map<string, number>();
@@ -145,6 +147,7 @@ export class SchedulerState {
     private readonly options: SchedulerStateOptions,
   ) {
     this.snap = new AdmissionSnapshot({ clusterQueues: [], flavors: [] });
+    this.queues = new QueueManager({ equivalenceHashing: options.equivalenceHashing === true });
   }
 
   /** Applies every mark (see the header). */
@@ -330,7 +333,7 @@ export class SchedulerState {
     for (const [key, p] of this.countedPods) for (const f of this.tasFlavors) f.snapshot.addPod(key, p.node, p.req);
 
     const old = this.queues;
-    this.queues = new QueueManager();
+    this.queues = new QueueManager({ equivalenceHashing: this.options.equivalenceHashing === true });
     for (const cq of this.snap.clusterQueues.values()) {
       this.queues.ensure(cq.name, cq.strategy);
       this.touched.add(cq.name);

@@ -118,6 +118,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const state = new SchedulerState(c, {
       evictionTimestamp: !wfr || wfr.requeuingStrategy.timestamp === 'Eviction',
       blockAdmission: wfr?.blockAdmission === true,
+      equivalenceHashing: ctx.config.schedulingEquivalenceHashing,
     });
     this.state = state;
     const gates = ctx.config.gates;
