@@ -19,13 +19,16 @@ import { schedulerController } from './scheduler.ts';
 
 const admitted = (env: RuntimeEnv, name: string): boolean => env.get('Workload', 'default', name)?.status?.admission !== undefined;
 
-/** Two ClusterQueues of 6 CPU each; `cohorts` puts them in one root cohort or in two. */
-function twoQueues(cohorts: 'one' | 'two'): KObject[] {
+/**
+ * Two ClusterQueues of 6 CPU each; `cohorts` puts them in one cohort, in two, or in two
+ * child cohorts of one root.
+ */
+function twoQueues(cohorts: 'one' | 'two' | 'tree'): KObject[] {
   const c1 = 'c1';
   const c2 = cohorts === 'one' ? 'c1' : 'c2';
   return [
     flavor('default'),
-    cohort('c1'),
+    ...(cohorts === 'tree' ? [cohort('root'), cohort('c1', 'root'), cohort('c2', 'root')] : [cohort('c1')]),
     ...(cohorts === 'two' ? [cohort('c2')] : []),
     cq('a')
       .cohort(c1)
@@ -69,18 +72,20 @@ describe('scheduler controller: requeue of parked Workloads (Kueue: 1 s batch pe
     assert.equal(admitted(env, 'b-wait'), true, 't0 + 1.5 s: c2, 1 s after its own first event');
   });
 
-  it('requeue batch is per root cohort: ClusterQueues of one cohort share it', async () => {
-    const env = runtimeEnv({ controllers: [schedulerController()], objects: twoQueues('one') });
-    await fullAndParked(env);
-    finish(env, 'a-run');
-    await env.run(500);
-    finish(env, 'b-run');
-    await env.run(499);
-    assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [false, false], 't0 + 999 ms');
-    await env.run(1);
-    // One key for the cohort, armed at t0: b's finish falls inside that window.
-    assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [true, true], 't0 + 1 s: both');
-  });
+  for (const shape of ['one', 'tree'] as const) {
+    it(`requeue batch is per root cohort: ClusterQueues of one ${shape === 'one' ? 'cohort' : 'cohort tree (two children of one root)'} share it`, async () => {
+      const env = runtimeEnv({ controllers: [schedulerController()], objects: twoQueues(shape) });
+      await fullAndParked(env);
+      finish(env, 'a-run');
+      await env.run(500);
+      finish(env, 'b-run');
+      await env.run(499);
+      assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [false, false], 't0 + 999 ms');
+      await env.run(1);
+      // One key for the cohort, armed at t0: b's finish falls inside that window.
+      assert.deepEqual([admitted(env, 'a-wait'), admitted(env, 'b-wait')], [true, true], 't0 + 1 s: both');
+    });
+  }
 
   it('requeue batch is leading-edge: events inside the window do not push the requeue back', async () => {
     const objects: KObject[] = [flavor('default'), cq('a').quota('default', { cpu: '6' }).build(), localQueue('a', 'a')];
