@@ -14,7 +14,7 @@ import { describe, it } from 'node:test';
 import type { KObject } from '../api/objects.ts';
 import { cohort, cq, flavor, localQueue, wl } from '../testing/admission.ts';
 import { runtimeEnv, type RuntimeEnv } from '../testing/runtime.ts';
-import { finish } from '../testing/scheduler.ts';
+import { clearAfterEviction, finish } from '../testing/scheduler.ts';
 import { schedulerController } from './scheduler.ts';
 
 const admitted = (env: RuntimeEnv, name: string): boolean => env.get('Workload', 'default', name)?.status?.admission !== undefined;
@@ -123,6 +123,37 @@ describe('scheduler controller: requeue of parked Workloads (Kueue: 1 s batch pe
       assert.deepEqual([admitted(env, 'w1'), admitted(env, 'w2')], [true, true], 'after the requeue batch');
     });
   }
+
+  it("a preempted victim's release is batched like any capacity event; its preemptor goes at once", async () => {
+    const objects: KObject[] = [
+      flavor('default'),
+      cq('a').quota('default', { cpu: '6' }).preemption({ withinClusterQueue: 'LowerPriority' }).build(),
+      localQueue('a', 'a'),
+    ];
+    const env = runtimeEnv({ controllers: [schedulerController()], objects });
+    await env.start();
+    env.seed(
+      wl('low').queue('a').pods(1, { cpu: '4' }).priority(1).build(),
+      wl('low2').queue('a').pods(1, { cpu: '2' }).priority(1).build(),
+    );
+    await env.run();
+    env.seed(wl('x').queue('a').pods(1, { cpu: '1' }).priority(1).build());
+    await env.run();
+    assert.equal(admitted(env, 'x'), false, 'x is parked: nothing to preempt at its priority');
+    env.seed(wl('high').queue('a').pods(1, { cpu: '3' }).priority(10).build());
+    await env.run();
+    assert.equal(admitted(env, 'high'), false, 'high preempts low and waits for it');
+    clearAfterEviction(env, 'low');
+    await env.run(0);
+    assert.deepEqual([admitted(env, 'high'), admitted(env, 'x')], [true, false], 'at the release: the preemptor, not the parked x');
+    await env.run(999);
+    assert.equal(admitted(env, 'x'), false);
+    // At t + 1 s both parked Workloads go back: low (4 CPU, older) heads and is parked again,
+    // x takes the CPU left over in the next cycle, 1 ms later.
+    await env.run(10);
+    assert.equal(admitted(env, 'x'), true, '1 s after the release: the CPU left over');
+    assert.equal(admitted(env, 'low'), false);
+  });
 
   it('newly created Workloads bypass the requeue batch: they go straight to the heap', async () => {
     const objects: KObject[] = [flavor('default'), cq('a').quota('default', { cpu: '6' }).build(), localQueue('a', 'a')];
