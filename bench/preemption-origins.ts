@@ -4,16 +4,19 @@
 // when the victim was admitted (a lower priority admitted ahead of it), how long the victim
 // ran, and how long the preemptor had waited.
 //
-//   npx tsx bench/preemption-origins.ts [--scale 0.1] [--requeue-batch-ms 1000]
+//   npx tsx bench/preemption-origins.ts [--scale 0.1] [--requeue-batch-ms 1000] [--equivalence-hashing true|false]
 //
 // runs Kueue's baseline shape as bare Workloads (bench/simulate-bench.ts, `simulate --bare`)
-// and prints the counts, the makespan and the mean time to admission per class; bench/README.md
-// ("Preemptions and makespan of the bare baseline") has the figures and what they show.
+// and prints the counts, the makespan and the mean time to admission per class, and per root
+// cohort where its quota went (cohortGaps: used, of which lost to preemption, idle while
+// Workloads were pending, idle with nothing pending; the idle-while-pending CPU-seconds per
+// 10 s window); bench/README.md ("Preemptions and makespan of the bare baseline") has the
+// figures and what they show.
 
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ReportWorkload } from '../src/cluster/report.ts';
+import type { ReportQueue, ReportWorkload } from '../src/cluster/report.ts';
 import { CLASS_NAMES } from './admission-cycle.ts';
 
 export type OriginWorkload = Pick<ReportWorkload, 'namespace' | 'name' | 'clusterQueue' | 'submittedAt' | 'admissions' | 'evictions'>;
@@ -60,9 +63,110 @@ export function preemptionOrigins(workloads: readonly OriginWorkload[]): Preempt
   return out;
 }
 
+export type GapQueue = Pick<ReportQueue, 'name' | 'cohort' | 'nominal' | 'usage'>;
+
+/** Where a cohort's quota went over the run (CPU-seconds; the makespan times nominal is their sum). */
+export interface CohortGap {
+  cohort: string;
+  nominal: number;
+  /** Reserved and in use: the demand, plus the runs preemption cut short. */
+  used: number;
+  /** Part of `used` lost to preemption: each victim's CPU times how long it had run. */
+  preempted: number;
+  /** Not reserved while Workloads of the cohort were pending (parked or waiting for a head slot). */
+  idleWhilePending: number;
+  /** Not reserved with nothing pending (before arrivals, the tail, after its last finish). */
+  idleNothingPending: number;
+  /** idleWhilePending per window of `windowS` seconds from 0 (CPU-seconds). */
+  idleWhilePendingByWindow: number[];
+}
+
+/**
+ * The quota of each root cohort over time, from a report's queue series (usage and pending
+ * per ClusterQueue, step functions) up to `end`: how much was used, how much stood idle while
+ * Workloads waited, and how much of the use went to runs later preempted (`cpuOf` a
+ * Workload's reservation, by name).
+ */
+export function cohortGaps(
+  queues: readonly GapQueue[],
+  workloads: readonly OriginWorkload[],
+  end: number,
+  cpuOf: (name: string) => number,
+  windowS = 10,
+): CohortGap[] {
+  const byCohort = new Map<string, GapQueue[]>();
+  for (const q of queues) {
+    const c = q.cohort ?? q.name;
+    byCohort.set(c, [...(byCohort.get(c) ?? []), q]);
+  }
+  const cohortOfQueue = new Map(queues.map((q) => [q.name, q.cohort ?? q.name]));
+  const preempted = new Map<string, number>();
+  for (const w of workloads) {
+    for (const ev of w.evictions) {
+      if (ev.reason !== 'Preempted') continue;
+      const a = w.admissions.filter((x) => x.at <= ev.at).pop();
+      if (!a) continue;
+      const c = cohortOfQueue.get(a.clusterQueue ?? w.clusterQueue ?? '') ?? '?';
+      preempted.set(c, (preempted.get(c) ?? 0) + cpuOf(w.name) * (ev.at - a.at));
+    }
+  }
+  const cpu = (u: Record<string, number>) => Object.entries(u).reduce((s, [k, v]) => (k.endsWith('/cpu') ? s + v : s), 0);
+  const out: CohortGap[] = [];
+  for (const [cohort, qs] of [...byCohort].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const nominal = qs.reduce((s, q) => s + cpu(q.nominal), 0);
+    // Every change of any member, in time order; each member's last value holds until its next.
+    const points = qs.flatMap((q, i) => q.usage.map((u) => ({ at: u.at, i, used: cpu(u.usage), pending: u.pending })));
+    points.sort((a, b) => a.at - b.at);
+    const used = qs.map(() => 0);
+    const pending = qs.map(() => 0);
+    const g: CohortGap = {
+      cohort,
+      nominal,
+      used: 0,
+      preempted: preempted.get(cohort) ?? 0,
+      idleWhilePending: 0,
+      idleNothingPending: 0,
+      idleWhilePendingByWindow: [],
+    };
+    let t = 0;
+    const span = (to: number) => {
+      if (to <= t) return;
+      const u = used.reduce((s, x) => s + x, 0);
+      const p = pending.reduce((s, x) => s + x, 0);
+      const idle = Math.max(0, nominal - u);
+      g.used += u * (to - t);
+      if (p > 0) {
+        g.idleWhilePending += idle * (to - t);
+        // Split across the windows the span covers.
+        for (let a = t; a < to;) {
+          const w = Math.floor(a / windowS);
+          const b = Math.min(to, (w + 1) * windowS);
+          g.idleWhilePendingByWindow[w] = (g.idleWhilePendingByWindow[w] ?? 0) + idle * (b - a);
+          a = b;
+        }
+      } else g.idleNothingPending += idle * (to - t);
+      t = to;
+    };
+    for (const x of points) {
+      span(Math.min(x.at, end));
+      used[x.i] = x.used;
+      pending[x.i] = x.pending;
+    }
+    span(end);
+    for (let w = 0; w < Math.ceil(end / windowS); w++) g.idleWhilePendingByWindow[w] = +(g.idleWhilePendingByWindow[w] ?? 0).toFixed(1);
+    for (const k of ['used', 'preempted', 'idleWhilePending', 'idleNothingPending'] as const) g[k] = +g[k].toFixed(1);
+    out.push(g);
+  }
+  return out;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const { values } = parseArgs({
-    options: { scale: { type: 'string', default: '0.1' }, 'requeue-batch-ms': { type: 'string' } },
+    options: {
+      scale: { type: 'string', default: '0.1' },
+      'requeue-batch-ms': { type: 'string' },
+      'equivalence-hashing': { type: 'string' },
+    },
     strict: true,
   });
   const { PEER_BASELINE } = await import('./admission-cycle.ts');
@@ -73,7 +177,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const scale = Number(values.scale);
   const shape = scale === 1 ? PEER_BASELINE : scaledShape(PEER_BASELINE, scale);
   const batch = values['requeue-batch-ms'];
-  const config = batch !== undefined ? { ...BENCH_CONFIG, requeueBatchMs: Number(batch) } : BENCH_CONFIG;
+  const hashing = values['equivalence-hashing'];
+  const config = {
+    ...BENCH_CONFIG,
+    ...(batch !== undefined ? { requeueBatchMs: Number(batch) } : {}),
+    ...(hashing !== undefined ? { schedulingEquivalenceHashing: hashing === 'true' } : {}),
+  };
   const parsed = parseSimulationObjects(peerBareObjects(shape));
   const report = buildReport(await runSimulation(parsed.objects, { config }));
   const sums = new Map<string, { n: number; s: number }>();
@@ -87,7 +196,13 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const meanAdmissionS = Object.fromEntries(
     CLASS_NAMES.map((c) => [c, sums.has(c) ? +(sums.get(c)!.s / sums.get(c)!.n).toFixed(3) : null]),
   );
+  const cpuOf = (name: string) => PEER_BASELINE.classes.find((c) => c.name === classOf(name))?.cpu ?? 0;
+  const gaps = cohortGaps(report.queues, report.workloads, report.summary.makespan ?? 0, cpuOf);
   console.log(
-    JSON.stringify({ scale, makespanS: report.summary.makespan, meanAdmissionS, ...preemptionOrigins(report.workloads) }, null, 2),
+    JSON.stringify(
+      { scale, makespanS: report.summary.makespan, meanAdmissionS, ...preemptionOrigins(report.workloads), cohorts: gaps },
+      null,
+      2,
+    ),
   );
 }

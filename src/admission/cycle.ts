@@ -258,9 +258,19 @@ function processEntry(st: CycleState, e: Entry): void {
     const asHead = m.info.key === e.head.key || st.popped.has(m.info.key);
     const immediate = asHead ? !e.parkedForGood && (e.immediate || strict) : m.wasLive === true;
     if (!immediate && asHead) st.parked++;
-    queues.requeue(m.info, immediate);
+    // NoFit or no preemption candidates at nomination (Kueue's RequeueReasonNoFit /
+    // PreemptionNoCandidates): the reasons equivalence hashing remembers.
+    const noFit = !immediate && asHead && e.status === 'fail' && NO_FIT_REASONS.has(e.reason) && e.members.length === 1;
+    queues.requeue(m.info, immediate, noFit);
   }
 }
+
+const NO_FIT_REASONS: ReadonlySet<string> = new Set([
+  PendingReason.NoMatchingFlavor,
+  PendingReason.ExceedsMaxQuota,
+  PendingReason.WaitingForQuota,
+  PendingReason.TopologyPlacementFailed,
+]);
 
 /**
  * A preemptor still fits once its targets are gone, after earlier entries of this cycle:

@@ -41,4 +41,77 @@ describe('QueueManager', () => {
     assert.equal(q.queue('b')!.pendingCount, 0);
     assert.throws(() => q.add('nope', info), /no queue for ClusterQueue nope/);
   });
+
+  it('a backoff ending is no capacity event: requeueDue moves back only the Workloads due, requeueInadmissible all', () => {
+    const q = new QueueManager();
+    q.ensure('a', 'BestEffortFIFO');
+    const backoff = { ...workloadInfo(wl('backoff').pods(1, { cpu: '1' }).build()), requeueAt: 10 };
+    const parked = workloadInfo(wl('parked').pods(1, { cpu: '1' }).build());
+    q.add('a', backoff);
+    q.add('a', parked);
+    assert.equal(q.heads(0, () => true)[0]?.key, 'default/parked', 'the one in backoff is parked at pop');
+    q.requeue(parked, false);
+    assert.equal(q.queue('a')!.inadmissibleCount, 2);
+    assert.equal(q.requeueDue(9), 0, 'nothing due before the backoff ends');
+    assert.equal(q.requeueDue(10), 1);
+    assert.deepEqual(
+      q.heads(10, () => true).map((h) => h.key),
+      ['default/backoff'],
+    );
+    assert.equal(q.queue('a')!.inadmissibleCount, 1, 'the other parked Workload waits for a capacity event');
+    assert.equal(q.requeueInadmissible(10), 1);
+  });
+
+  describe('scheduling equivalence hashing (Kueue gate SchedulingEquivalenceHashing, BestEffortFIFO)', () => {
+    const same = (name: string) => workloadInfo(wl(name).pods(1, { cpu: '2' }).priority(10).build());
+    const other = workloadInfo(wl('other').pods(1, { cpu: '1' }).priority(1).build());
+    const keys = (xs: { key: string }[]) => xs.map((x) => x.key);
+
+    it('a NoFit parks the queued Workloads of its shape and newcomers of it, until the next requeue', () => {
+      const q = new QueueManager({ equivalenceHashing: true });
+      q.ensure('a', 'BestEffortFIFO');
+      const s1 = same('s1');
+      q.add('a', s1);
+      q.add('a', same('s2'));
+      q.add('a', other);
+      assert.deepEqual(keys(q.heads(0, () => true)), ['default/s1']);
+      q.requeue(s1, false, true);
+      assert.deepEqual(keys(q.heads(0, () => true)), ['default/other'], 's2 has the shape that did not fit: skipped');
+      q.requeue(other, false);
+      q.add('a', same('s3'));
+      assert.equal(q.queue('a')!.inadmissibleCount, 4, 'the newcomer of that shape is parked at once');
+      assert.deepEqual(keys(q.heads(0, () => true)), []);
+      assert.equal(q.requeueInadmissible(0), 4);
+      q.add('a', same('s4'));
+      assert.equal(q.queue('a')!.activeCount, 5, 'the requeue forgot the shape');
+    });
+
+    it('a failure for another reason (immediate, or not NoFit) remembers no shape', () => {
+      const q = new QueueManager({ equivalenceHashing: true });
+      q.ensure('a', 'BestEffortFIFO');
+      const s1 = same('s1');
+      q.add('a', s1);
+      q.add('a', same('s2'));
+      q.heads(0, () => true);
+      q.requeue(s1, false);
+      assert.deepEqual(keys(q.heads(0, () => true)), ['default/s2']);
+    });
+
+    it('is off without the gate, and under StrictFIFO', () => {
+      for (const [opts, strategy] of [
+        [{}, 'BestEffortFIFO'],
+        [{ equivalenceHashing: true }, 'StrictFIFO'],
+      ] as const) {
+        const q = new QueueManager(opts);
+        q.ensure('a', strategy);
+        const s1 = same('s1');
+        q.add('a', s1);
+        q.add('a', same('s2'));
+        q.heads(0, () => true);
+        q.requeue(s1, strategy === 'StrictFIFO', true);
+        q.add('a', same('s3'));
+        assert.equal(q.queue('a')!.inadmissibleCount, strategy === 'StrictFIFO' ? 0 : 1, strategy);
+      }
+    });
+  });
 });

@@ -23,6 +23,36 @@ interface Slot {
   liveSeq: number;
   prev: Slot | undefined;
   next: Slot | undefined;
+  /** schedulingHash(info) for `hashOf` (computed when first needed). */
+  hash?: string | null;
+}
+
+/**
+ * Kueue's scheduling equivalence hash (kueue-core §1b, FG SchedulingEquivalenceHashing):
+ * what decides a Workload's nomination (priority; per PodSet its name, count, minCount,
+ * per-pod requests, the pod spec fields scheduling reads, topology request). Gangs have
+ * none (their decision depends on their group, not only on their shape).
+ */
+export function schedulingHash(info: WorkloadInfo): string | null {
+  if (info.gang) return null;
+  return JSON.stringify([
+    info.priority,
+    info.podSets.map((ps) => {
+      const spec = ps.podSet.template.spec;
+      return [
+        ps.name,
+        ps.count,
+        ps.minCount ?? null,
+        ps.perPod,
+        spec.nodeSelector ?? null,
+        spec.affinity ?? null,
+        spec.tolerations ?? null,
+        spec.runtimeClassName ?? null,
+        ps.podSet.topologyRequest ?? null,
+        ps.podSet.template.metadata?.annotations ?? null,
+      ];
+    }),
+  ]);
 }
 
 interface Entry {
@@ -129,10 +159,27 @@ export class ClusterQueueQueue {
   private readonly deadlines = new Map<string, number>();
   /** A preempting head under BestEffortFIFO, kept first until admitted or deleted. */
   sticky: string | undefined;
+  /** Scheduling equivalence hashing (Kueue's gate, BestEffortFIFO only). */
+  hashing = false;
+  /**
+   * Hashes that failed with NoFit / no preemption candidates since the last requeue of
+   * the parked Workloads, with the liveSeq when they did: Workloads live then are parked
+   * at their pop (Kueue bulk-moves them), newcomers with the hash are parked at once.
+   */
+  private readonly noFit = new Map<string, number>();
 
   constructor(name: string, strategy: QueueingStrategy) {
     this.name = name;
     this.strategy = strategy;
+  }
+
+  private hashOf(slot: Slot): string | null {
+    if (slot.hash === undefined) slot.hash = schedulingHash(slot.info);
+    return slot.hash;
+  }
+
+  private hashingOn(): boolean {
+    return this.hashing && this.strategy === 'BestEffortFIFO';
   }
 
   get pendingCount(): number {
@@ -200,6 +247,7 @@ export class ClusterQueueQueue {
   /** Adds or replaces a pending Workload in the heap. */
   push(info: WorkloadInfo): void {
     const slot = this.slotOf(info);
+    if (slot.info !== info) slot.hash = undefined;
     if (slot.state === 2) this.unlink(slot);
     if (slot.state !== 1) {
       this.liveCount++;
@@ -219,10 +267,38 @@ export class ClusterQueueQueue {
     this.heap.push(e, this.sticky);
   }
 
-  /** Parks a Workload until capacity is freed (BestEffortFIFO). */
-  park(info: WorkloadInfo): void {
+  /**
+   * A Workload created or changed: into the heap, unless (equivalence hashing) a Workload
+   * of the same shape failed with NoFit since the last requeue and it is not live already.
+   */
+  offer(info: WorkloadInfo): void {
+    if (this.hashingOn() && this.noFit.size > 0) {
+      const slot = this.slotOf(info);
+      if (slot.state !== 1) {
+        if (slot.info !== info) slot.hash = undefined;
+        slot.info = info;
+        const h = this.hashOf(slot);
+        if (h !== null && this.noFit.has(h)) {
+          this.park(info);
+          return;
+        }
+      }
+    }
+    this.push(info);
+  }
+
+  /**
+   * Parks a Workload until capacity is freed (BestEffortFIFO). `noFit`: it failed with NoFit
+   * or no preemption candidates; with equivalence hashing its shape is remembered.
+   */
+  park(info: WorkloadInfo, noFit = false): void {
     const slot = this.slotOf(info);
+    if (slot.info !== info) slot.hash = undefined;
     slot.info = info;
+    if (noFit && this.hashingOn()) {
+      const h = this.hashOf(slot);
+      if (h !== null) this.noFit.set(h, this.liveSeq);
+    }
     if (slot.state === 2) {
       if (info.requeueAt !== undefined) this.backingOff.add(slot);
       else this.backingOff.delete(slot);
@@ -280,12 +356,22 @@ export class ClusterQueueQueue {
         this.toParked(slot);
         continue;
       }
+      if (this.noFit.size > 0) {
+        const h = this.hashOf(slot);
+        const since = h === null ? undefined : this.noFit.get(h);
+        // Live when its shape failed: Kueue moved it to the inadmissible set then.
+        if (since !== undefined && slot.liveSeq <= since) {
+          this.toParked(slot);
+          continue;
+        }
+      }
       return info;
     }
   }
 
   /** Moves every parked Workload (backoff over at `now`) back into the heap. */
   requeueInadmissible(now: number): number {
+    this.noFit.clear();
     let n = 0;
     for (let slot = this.first; slot;) {
       const next = slot.next;
@@ -295,6 +381,30 @@ export class ClusterQueueQueue {
         n++;
       }
       slot = next;
+    }
+    return n;
+  }
+
+  /**
+   * Moves back only the parked Workloads that are due at `now`: backoff over, or a gang's
+   * waiting time out. Kueue requeues a Workload at the end of its backoff by itself (its
+   * Requeued condition turns True); that is no capacity event, the others stay parked.
+   */
+  requeueDue(now: number): number {
+    let n = 0;
+    for (const slot of [...this.backingOff]) {
+      const at = slot.info.requeueAt;
+      if (slot.state === 2 && at !== undefined && at <= now) {
+        this.push(slot.info);
+        n++;
+      }
+    }
+    for (const [key, at] of [...this.deadlines]) {
+      const slot = this.slots.get(key);
+      if (slot?.state === 2 && at <= now) {
+        this.push(slot.info);
+        n++;
+      }
     }
     return n;
   }
@@ -339,10 +449,14 @@ export class QueueManager {
   /** Workloads waiting for the preemptions they issued: decided first in the next cycles. */
   readonly preemptors = new Set<string>();
 
+  /** `equivalenceHashing`: Kueue's SchedulingEquivalenceHashing gate (BestEffortFIFO queues). */
+  constructor(private readonly opts: { equivalenceHashing?: boolean } = {}) {}
+
   ensure(cq: string, strategy: QueueingStrategy): ClusterQueueQueue {
     let q = this.queues.get(cq);
     if (!q) {
       q = new ClusterQueueQueue(cq, strategy);
+      q.hashing = this.opts.equivalenceHashing === true;
       this.queues.set(cq, q);
       this.sortedNames = undefined;
     } else {
@@ -369,7 +483,7 @@ export class QueueManager {
     const q = this.queues.get(cq);
     if (prev !== undefined && prev !== q) prev.delete(info.key);
     if (!q) throw new Error(`no queue for ClusterQueue ${cq}`);
-    q.push(info);
+    q.offer(info);
     this.where.set(info.key, q);
     if (info.gang) this.byGang.set(info.gang.id, info.key);
   }
@@ -412,18 +526,28 @@ export class QueueManager {
     return { info, live };
   }
 
-  /** After a failed attempt: back into the heap, or parked until capacity is freed. */
-  requeue(info: WorkloadInfo, immediate: boolean): void {
+  /**
+   * After a failed attempt: back into the heap, or parked until capacity is freed; `noFit`
+   * when it failed with NoFit or no preemption candidates (equivalence hashing).
+   */
+  requeue(info: WorkloadInfo, immediate: boolean, noFit = false): void {
     const q = this.where.get(info.key);
     if (q === undefined) return;
     if (immediate) q.push(info);
-    else q.park(info);
+    else q.park(info, noFit);
   }
 
   /** Capacity was freed in these ClusterQueues (or everywhere): parked Workloads go back. */
   requeueInadmissible(now: number, cqs?: Iterable<string>): number {
     let n = 0;
     for (const name of cqs ?? this.queues.keys()) n += this.queues.get(name)?.requeueInadmissible(now) ?? 0;
+    return n;
+  }
+
+  /** Moves back the parked Workloads due at `now` (backoff over, gang waiting time out) in every queue. */
+  requeueDue(now: number): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.requeueDue(now);
     return n;
   }
 

@@ -219,6 +219,16 @@ export class QuotaTree {
     return [...this.members(cq).list];
   }
 
+  /**
+   * The root of a ClusterQueue's cohort tree, as `Cohort/<name>`, or `ClusterQueue/<name>`
+   * for one in no cohort: the scope of Kueue's requeue of inadmissible Workloads.
+   */
+  rootOf(cq: string): string {
+    let root = this.cq(cq);
+    while (root.parent) root = root.parent;
+    return `${root.spec.kind}/${root.spec.name}`;
+  }
+
   /** The same as a set (shared: do not change it). */
   cohortMemberSet(cq: string): ReadonlySet<string> {
     return this.members(cq).set;

@@ -79,6 +79,12 @@ describe('Kueue Configuration for topoqueue controller', () => {
     assert.equal(parseControllerConfig({ featureGates: { DisableWaitForPodsReady: true } }).topoqueue.waitForPodsReady, undefined);
   });
 
+  it("featureGates.SchedulingEquivalenceHashing: on by default (Kueue's beta default), false turns it off", () => {
+    assert.equal(parseControllerConfig(undefined).topoqueue.schedulingEquivalenceHashing, true);
+    const off = parseControllerConfig({ featureGates: { SchedulingEquivalenceHashing: false } });
+    assert.equal(off.topoqueue.schedulingEquivalenceHashing, false);
+  });
+
   it('refuses unknown fields and bad values, naming the field', () => {
     const bad = (raw: unknown, re: RegExp) =>
       assert.throws(

@@ -19,6 +19,12 @@ export interface TopoqueueConfig {
   gates: FeatureGates;
   /** Batching of inadmissible requeues after capacity is freed (Kueue: 1 s). */
   requeueBatchMs: number;
+  /**
+   * Kueue's SchedulingEquivalenceHashing gate (beta, on): under BestEffortFIFO a Workload
+   * that fails with NoFit or no preemption candidates parks the pending Workloads of the same
+   * shape with it, and newcomers of that shape are parked at once, until the next requeue.
+   */
+  schedulingEquivalenceHashing: boolean;
   /** Batching of pod events for the ungater and job reconcilers (Kueue: 1 s). */
   podBatchMs: number;
   /** A node NotReady this long counts as failed (the 30 s rule). */
@@ -65,6 +71,7 @@ export function defaultConfig(overrides: Partial<TopoqueueConfig> = {}): Topoque
     manageJobsWithoutQueueName: false,
     gates: { ...DEFAULT_GATES },
     requeueBatchMs: 1000,
+    schedulingEquivalenceHashing: true,
     podBatchMs: 1000,
     nodeFailureDelayMs: 30_000,
     minCycleIntervalMs: 0,

@@ -94,6 +94,8 @@ export interface SchedulerStateOptions {
   evictionTimestamp: boolean;
   /** waitForPodsReady.blockAdmission: a PodsReady change of an admitted Workload may unblock the queues. */
   blockAdmission: boolean;
+  /** Kueue's SchedulingEquivalenceHashing gate. */
+  equivalenceHashing?: boolean;
 }
 
 /** Whether a Workload waits for a reservation (or, reserved-only, to grow one). */
@@ -107,7 +109,7 @@ export function isPendingCandidate(w: Workload): boolean {
 
 export class SchedulerState {
   snap: AdmissionSnapshot;
-  queues = new QueueManager();
+  queues: QueueManager;
   tasFlavors: TasFlavor[] = [];
   tree: HyperNodeTree | undefined;
   classes = new Map<string, number>();
@@ -118,8 +120,13 @@ export class SchedulerState {
   readonly dirtyWorkloads = new Set<string>();
   readonly dirtyNodes = new Set<string>();
   readonly dirtyPods = new Set<string>();
-  /** Capacity or quota was freed since the last look: parked Workloads should be requeued. */
-  freed = false;
+  /**
+   * ClusterQueues where capacity or quota was freed since the last look: the parked
+   * Workloads of their root cohorts should be requeued (kueue-core §1b "Moving back").
+   */
+  readonly freedQueues = new Set<string>();
+  /** Capacity was freed for every ClusterQueue (nodes, non-TAS pods, a rebuild). */
+  freedAll = false;
   /** Admitted Workloads with one unhealthy node: candidates for the failed-node second pass. */
   readonly secondPass = new Set<string>();
   /** ClusterQueues whose reservations changed (for the usage gauges). */
@@ -140,6 +147,7 @@ export class SchedulerState {
     private readonly options: SchedulerStateOptions,
   ) {
     this.snap = new AdmissionSnapshot({ clusterQueues: [], flavors: [] });
+    this.queues = new QueueManager({ equivalenceHashing: options.equivalenceHashing === true });
   }
 
   /** Applies every mark (see the header). */
@@ -209,7 +217,7 @@ export class SchedulerState {
   forget(key: string): void {
     const old = this.snap.removeAdmitted(key);
     if (old) {
-      this.freed = true;
+      this.freedQueues.add(old.clusterQueue);
       this.touched.add(old.clusterQueue);
     }
     this.entries.delete(key);
@@ -217,6 +225,41 @@ export class SchedulerState {
     this.queues.delete(key);
     this.dirtyWorkloads.add(key);
   }
+
+  /**
+   * The requeue scopes where capacity was freed since the last look, then forgotten: each
+   * freed ClusterQueue's root cohort (`Cohort/<name>`), or the ClusterQueue itself
+   * (`ClusterQueue/<name>`) when it is in no cohort; Kueue batches its requeues per scope.
+   */
+  takeFreed(): string[] {
+    const out = new Set<string>();
+    const quota = this.snap.quota;
+    if (this.freedAll) for (const name of this.snap.clusterQueues.keys()) out.add(quota.rootOf(name));
+    else for (const name of this.freedQueues) if (quota.hasClusterQueue(name)) out.add(quota.rootOf(name));
+    this.freedAll = false;
+    this.freedQueues.clear();
+    return [...out].sort();
+  }
+
+  /** Moves the parked Workloads of every ClusterQueue in a requeue scope (takeFreed) back to their heaps. */
+  requeueScope(now: number, scope: string): number {
+    let cache = this.scopes;
+    if (cache?.snap !== this.snap) {
+      const members = new Map<string, string[]>();
+      for (const name of this.snap.clusterQueues.keys()) {
+        const root = this.snap.quota.rootOf(name);
+        let m = members.get(root);
+        if (!m) members.set(root, (m = []));
+        m.push(name);
+      }
+      cache = this.scopes = { snap: this.snap, members };
+    }
+    const members = cache.members.get(scope);
+    return members ? this.queues.requeueInadmissible(now, members) : 0;
+  }
+
+  /** The ClusterQueues of each requeue scope, for the current snapshot. */
+  private scopes: { snap: AdmissionSnapshot; members: Map<string, string[]> } | undefined;
 
   // ---- 1. configuration ------------------------------------------------------------
 
@@ -290,7 +333,7 @@ export class SchedulerState {
     for (const [key, p] of this.countedPods) for (const f of this.tasFlavors) f.snapshot.addPod(key, p.node, p.req);
 
     const old = this.queues;
-    this.queues = new QueueManager();
+    this.queues = new QueueManager({ equivalenceHashing: this.options.equivalenceHashing === true });
     for (const cq of this.snap.clusterQueues.values()) {
       this.queues.ensure(cq.name, cq.strategy);
       this.touched.add(cq.name);
@@ -306,7 +349,7 @@ export class SchedulerState {
     for (const w of c.workloads.values()) this.dirtyWorkloads.add(workloadKey(w));
     // The sticky preemptor of each queue is restored once it is queued again (end of sync).
     this.restoreSticky = sticky;
-    this.freed = true;
+    this.freedAll = true;
     this.configDirty = false;
   }
 
@@ -368,7 +411,7 @@ export class SchedulerState {
       this.nodeInfos.delete(name);
       for (const f of this.tasFlavors) f.snapshot.removeNode(name);
     }
-    this.freed = true;
+    this.freedAll = true;
     return true;
   }
 
@@ -399,7 +442,7 @@ export class SchedulerState {
         const a = admittedFromStatus(w, { object: `Workload/${key}` } satisfies Where, this.classes, errors);
         const old = this.snap.removeAdmitted(key);
         if (old) {
-          this.freed = true;
+          this.freedQueues.add(old.clusterQueue);
           this.touched.add(old.clusterQueue);
         }
         if (a) {
@@ -437,10 +480,12 @@ export class SchedulerState {
   private release(key: string): boolean {
     if (!this.entries.has(key) && !this.snap.admitted.has(key)) return false;
     const old = this.snap.removeAdmitted(key) ?? this.entries.get(key)?.a;
-    if (old) this.touched.add(old.clusterQueue);
+    if (old) {
+      this.touched.add(old.clusterQueue);
+      this.freedQueues.add(old.clusterQueue);
+    } else this.freedAll = true;
     this.entries.delete(key);
     this.markPodsOf(key);
-    this.freed = true;
     return true;
   }
 
@@ -514,13 +559,13 @@ export class SchedulerState {
       if (!prev) return false;
       this.countedPods.delete(key);
       for (const f of this.tasFlavors) f.snapshot.removePod(key);
-      this.freed = true;
+      this.freedAll = true;
       return true;
     }
     if (prev && prev.node === node && sameAmounts(prev.req, req)) return false;
     this.countedPods.set(key, { node, req });
     for (const f of this.tasFlavors) f.snapshot.addPod(key, node, req);
-    if (prev) this.freed = true;
+    if (prev) this.freedAll = true;
     return true;
   }
 

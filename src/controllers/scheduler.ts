@@ -5,7 +5,8 @@
 //   1. sync the in-memory view from what changed (scheduler-state.ts), and write
 //      QuotaReserved=False on pending Workloads whose LocalQueue or ClusterQueue is missing;
 //   2. requeue the parked Workloads when capacity was freed (at once, or batched by
-//      config.requeueBatchMs on the `requeue` key);
+//      config.requeueBatchMs per root cohort on the `requeue/<scope>` keys), and the ones
+//      whose backoff or gang waiting time ended (`backoff` key);
 //   3. the failed-node second pass (scheduler-replace.ts) for Workloads with one unhealthy node;
 //   4. one cycle when something changed or one was asked for, and its decisions written.
 //      A cycle asked for by an event (`sync`, `requeue`) runs at the end of its virtual
@@ -20,7 +21,8 @@
 //      cycles only park or evict, never while nothing moves (the next event, backoff end or
 //      gang deadline wakes it).
 //
-// Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue` (parked Workloads back).
+// Keys: `sync` (an event), `cycle` (a cycle asked for), `requeue/<scope>` (a root cohort's
+// parked Workloads back), `backoff` (parked Workloads due back).
 
 import { GangAnnotation } from '../api/gang.ts';
 import { HOSTNAME_LABEL, KueueAnnotation, KueueLabel } from '../api/keys.ts';
@@ -53,7 +55,9 @@ import {
   type Unqueued,
 } from './scheduler-state.ts';
 
-export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Requeue: 'requeue' } as const;
+export const SchedulerKey = { Sync: 'sync', Cycle: 'cycle', Backoff: 'backoff' } as const;
+/** `requeue/<scope>`: the parked Workloads of a root cohort (`Cohort/<name>`) or of a ClusterQueue in none. */
+export const REQUEUE_KEY_PREFIX = 'requeue/';
 
 /** Kueue's idle backoff between cycles that admit nothing (1 ms doubling to 10 ms). */
 const IDLE_BACKOFF_MIN_MS = 1;
@@ -114,6 +118,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const state = new SchedulerState(c, {
       evictionTimestamp: !wfr || wfr.requeuingStrategy.timestamp === 'Eviction',
       blockAdmission: wfr?.blockAdmission === true,
+      equivalenceHashing: ctx.config.schedulingEquivalenceHashing,
     });
     this.state = state;
     const gates = ctx.config.gates;
@@ -166,14 +171,18 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     }
     let changed = r.changed;
 
+    // Kueue's requeue of parked Workloads (kueue-core §1b "Moving back"): one delayed key
+    // per root cohort (or ClusterQueue in no cohort), armed by the first capacity event and
+    // not pushed back by later ones; when it fires, that scope's parked Workloads go back.
     const batch = this.ctx.config.requeueBatchMs;
-    if (key === SchedulerKey.Requeue || (s.freed && batch <= 0)) {
-      s.freed = false;
-      if (s.queues.requeueInadmissible(now) > 0) changed = true;
-    } else if (s.freed) {
-      s.freed = false;
-      this.queue.addAfter(SchedulerKey.Requeue, batch);
+    const firing = key.startsWith(REQUEUE_KEY_PREFIX) ? key.slice(REQUEUE_KEY_PREFIX.length) : undefined;
+    if (firing !== undefined && s.requeueScope(now, firing) > 0) changed = true;
+    for (const scope of s.takeFreed()) {
+      if (batch <= 0) {
+        if (s.requeueScope(now, scope) > 0) changed = true;
+      } else if (scope !== firing) this.queue.addAfter(REQUEUE_KEY_PREFIX + scope, batch);
     }
+    if (key === SchedulerKey.Backoff && s.queues.requeueDue(now) > 0) changed = true;
 
     if (await this.secondPass(now)) changed = true;
     if (key === SchedulerKey.Cycle || changed) {
@@ -233,7 +242,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       this.idleMs = 0;
     }
     const next = s.queues.nextBackoff(now);
-    if (next !== undefined) this.queue.addAfter(SchedulerKey.Requeue, Math.max(1, Math.ceil((next - now) * 1000)));
+    if (next !== undefined) this.queue.addAfter(SchedulerKey.Backoff, Math.max(1, Math.ceil((next - now) * 1000)));
   }
 
   /** One cycle once every key ready at this instant has run (a timer of 0 ms fires after them). */

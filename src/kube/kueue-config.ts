@@ -118,10 +118,16 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
   const namespace = str(top.namespace, 'namespace', 'topoqueue-system');
   const gates: FeatureGates = { ...DEFAULT_GATES };
   let waitDisabled = false;
-  const fg = block(top.featureGates, 'featureGates', [...Object.keys(DEFAULT_GATES), 'DisableWaitForPodsReady']);
+  let hashing = true;
+  const fg = block(top.featureGates, 'featureGates', [
+    ...Object.keys(DEFAULT_GATES),
+    'DisableWaitForPodsReady',
+    'SchedulingEquivalenceHashing',
+  ]);
   for (const [k, v] of Object.entries(fg)) {
     const on = bool(v, `featureGates.${k}`, false);
     if (k === 'DisableWaitForPodsReady') waitDisabled = on;
+    else if (k === 'SchedulingEquivalenceHashing') hashing = on;
     else gates[k as keyof FeatureGates] = on;
   }
   const integrations = block(top.integrations, 'integrations', KNOWN.integrations);
@@ -177,6 +183,7 @@ export function parseControllerConfig(raw: unknown, file = '--config'): Controll
     minCycleIntervalMs: 20,
     concurrentCycleWrites: true,
     gates,
+    schedulingEquivalenceHashing: hashing,
     manageJobsWithoutQueueName: bool(top.manageJobsWithoutQueueName, 'manageJobsWithoutQueueName', false),
     // Without integrations.frameworks every framework is managed (Kueue's own default is batch/job alone).
     ...(integrations.frameworks !== undefined ? { frameworks } : {}),
