@@ -163,6 +163,29 @@ describe('scheduler controller: admission', () => {
     assert.deepEqual(await usage(), { cpu: '2', nominal: '12', reserving: '1', admitted: '1' });
   });
 
+  it('pending_workloads: each status is set when its count moves (a park, an admission after a finish, a rebuild)', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects(), config: { requeueBatchMs: 0 } });
+    await env.start();
+    const pending = async () => {
+      const text = await env.manager.metrics.text();
+      const one = (status: string) =>
+        new RegExp(`kueue_pending_workloads\\{cluster_queue="a",status="${status}"\\} (\\S+)`).exec(text)?.[1];
+      return { active: one('active'), inadmissible: one('inadmissible') };
+    };
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '3' }).build(), wl('w2').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '1' });
+    finish(env, 'w1');
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '0' });
+    env.seed(wl('w3').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '1' });
+    env.patch('ClusterQueue', undefined, 'a', (c) => (c.metadata.labels = { rebuilt: 'yes' }));
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '1' }, 'after the rebuild');
+  });
+
   it('Finished releases the quota and wakes the parked Workloads after the requeue batch (1 s)', async () => {
     const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects() });
     await env.start();

@@ -542,11 +542,13 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     // Only the counts that moved: a gauge set hashes its labels, and this runs on every reconcile.
     for (const name of s.queues.names()) {
       const q = s.queues.queue(name)!;
-      const last = this.pendingGauges.get(name);
-      if (last && last[0] === q.activeCount && last[1] === q.inadmissibleCount) continue;
-      this.pendingGauges.set(name, [q.activeCount, q.inadmissibleCount]);
-      m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, q.activeCount);
-      m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, q.inadmissibleCount);
+      const active = q.activeCount;
+      const inadmissible = q.inadmissibleCount;
+      let last = this.pendingGauges.get(name);
+      if (last && last[0] === active && last[1] === inadmissible) continue;
+      if (!last) this.pendingGauges.set(name, (last = [-1, -1]));
+      if (last[0] !== active) m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, (last[0] = active));
+      if (last[1] !== inadmissible) m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, (last[1] = inadmissible));
     }
     for (const name of s.touched) {
       const cq = s.snap.clusterQueues.get(name);
