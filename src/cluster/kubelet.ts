@@ -52,23 +52,30 @@ interface Durations {
   failMs?: number;
 }
 
+/** The requeue at the earlier of `ms` and the taint eviction (absolute ms), if either. */
+function later(ms: number | undefined, evictAt: number | undefined, now: number): ReconcileResult | void {
+  const at = Math.min(ms ?? Infinity, evictAt ?? Infinity);
+  return at === Infinity ? undefined : { requeueAfterMs: Math.max(0, at - now) };
+}
+
 function setConditions(
   conditions: readonly Condition[] | undefined,
   updates: Omit<Condition, 'lastTransitionTime'>[],
   now: string,
 ): Condition[] {
-  const out = [...(conditions ?? [])];
+  const out = conditions ? conditions.slice() : [];
   for (const u of updates) {
-    const i = out.findIndex((c) => c.type === u.type);
-    const old = i >= 0 ? out[i] : undefined;
-    const next: Condition = {
-      ...u,
-      lastTransitionTime: old && old.status === u.status && old.lastTransitionTime ? old.lastTransitionTime : now,
-    };
-    if (!next.reason) delete next.reason;
-    if (!next.message) delete next.message;
-    if (i >= 0) out[i] = next;
-    else out.push(next);
+    let i = 0;
+    while (i < out.length && out[i]!.type !== u.type) i++;
+    const old = out[i];
+    // Built key by key in the order {...u, lastTransitionTime} gives, without the empty
+    // reason and message (no `delete`: a deleted key turns the object into a slow
+    // dictionary for every later copy of the pod).
+    const next = { type: u.type, status: u.status } as Condition;
+    if (u.reason) next.reason = u.reason;
+    if (u.message) next.message = u.message;
+    next.lastTransitionTime = old && old.status === u.status && old.lastTransitionTime ? old.lastTransitionTime : now;
+    out[i] = next;
   }
   return out;
 }
@@ -160,10 +167,6 @@ export class Kubelet {
       await this.deletePod(pod);
       return;
     }
-    const later = (ms: number | undefined): ReconcileResult | void => {
-      const at = Math.min(ms ?? Infinity, evictAt ?? Infinity);
-      return at === Infinity ? undefined : { requeueAfterMs: Math.max(0, at - now) };
-    };
 
     const ready = nodeReady(node);
     const phase = pod.status?.phase ?? 'Pending';
@@ -172,7 +175,7 @@ export class Kubelet {
 
     // 4. Start.
     if (phase === 'Pending') {
-      if (!ready) return later(undefined);
+      if (!ready) return later(undefined, evictAt, now);
       this.startedAt.set(pod.metadata.uid!, now);
       await this.writeStatus(pod, (p) => {
         p.status = {
@@ -200,9 +203,9 @@ export class Kubelet {
           })),
         };
       });
-      return later(Math.min(now + (d.failMs ?? Infinity), now + (d.runMs ?? Infinity)));
+      return later(Math.min(now + (d.failMs ?? Infinity), now + (d.runMs ?? Infinity)), evictAt, now);
     }
-    if (phase !== 'Running') return later(undefined);
+    if (phase !== 'Running') return later(undefined, evictAt, now);
 
     // 5. Running.
     let start = this.startedAt.get(pod.metadata.uid!);
@@ -233,7 +236,7 @@ export class Kubelet {
           };
         });
       }
-      return later(undefined);
+      return later(undefined, evictAt, now);
     }
     const failAt = d.failMs === undefined ? Infinity : start + d.failMs;
     const endAt = d.runMs === undefined ? Infinity : start + d.runMs;
@@ -260,7 +263,7 @@ export class Kubelet {
         };
       });
     }
-    return later(Math.min(failAt, endAt));
+    return later(Math.min(failAt, endAt), evictAt, now);
   }
 
   /** When the node's NoExecute taints evict the pod (ms), or undefined if they never do. */
@@ -293,30 +296,32 @@ export class Kubelet {
     const serving =
       a[KueueRuntimeKey.PodGroupServing] === 'true' ||
       pod.metadata.ownerReferences?.some((r) => r.controller === true && r.kind === LeaderWorkerSetKind.kind) === true;
-    const read = (key: string): number | undefined => {
-      const raw = a[key];
-      if (raw === undefined) return undefined;
-      const s = parseGoDuration(raw);
-      if (s !== undefined && s >= 0) return s * 1000;
-      const warnKey = `${pod.metadata.uid}\u0000${key}`;
-      if (!this.warned.has(warnKey)) {
-        this.warned.add(warnKey);
-        const fallback = key === TopoqueueAnnotation.RunDuration ? `the default ${DEFAULT_RUN_DURATION_S}s` : 'no failure';
-        this.recorder.event(
-          pod,
-          'Warning',
-          'InvalidAnnotation',
-          `${key}=${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": using ${fallback}`,
-        );
-      }
-      return undefined;
-    };
-    const run = read(TopoqueueAnnotation.RunDuration);
-    const fail = read(TopoqueueAnnotation.FailAfter);
+    const run = this.readDuration(pod, a, TopoqueueAnnotation.RunDuration);
+    const fail = this.readDuration(pod, a, TopoqueueAnnotation.FailAfter);
     return {
       runMs: run ?? (serving && a[TopoqueueAnnotation.RunDuration] === undefined ? undefined : DEFAULT_RUN_DURATION_S * 1000),
       failMs: fail,
     };
+  }
+
+  /** A duration annotation in ms; undefined when absent or unreadable (a Warning event, once per pod and key). */
+  private readDuration(pod: Pod, a: Record<string, string>, key: string): number | undefined {
+    const raw = a[key];
+    if (raw === undefined) return undefined;
+    const s = parseGoDuration(raw);
+    if (s !== undefined && s >= 0) return s * 1000;
+    const warnKey = `${pod.metadata.uid}\u0000${key}`;
+    if (!this.warned.has(warnKey)) {
+      this.warned.add(warnKey);
+      const fallback = key === TopoqueueAnnotation.RunDuration ? `the default ${DEFAULT_RUN_DURATION_S}s` : 'no failure';
+      this.recorder.event(
+        pod,
+        'Warning',
+        'InvalidAnnotation',
+        `${key}=${JSON.stringify(raw)} is not a Go duration such as "90s" or "1h30m": using ${fallback}`,
+      );
+    }
+    return undefined;
   }
 
   private async finish(

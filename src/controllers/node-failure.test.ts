@@ -6,7 +6,7 @@ import { node } from '../testing/builders.ts';
 import { placement, tasEnv, tasPod, tasWorkload, type TasEnv } from '../testing/tas-runtime.ts';
 import { nowTimestamp } from '../runtime/clock.ts';
 import { retryOnConflict } from '../runtime/store.ts';
-import { nodeFailureController, TAINT_TERMINATION_MESSAGE } from './node-failure.ts';
+import { hostsOf, nodeFailureController, TAINT_TERMINATION_MESSAGE } from './node-failure.ts';
 import { topologyUngater } from './topology-ungater.ts';
 
 const SECOND = 1000;
@@ -355,5 +355,37 @@ describe('node failures with the TopologyUngater', () => {
     assert.equal(placement(pod(e, 'p-2b')), 'h3');
     assert.deepEqual(unhealthy(e), []);
     assert.deepEqual(e.m.errors, []);
+  });
+});
+
+describe('node failures: the hosts of a Workload', () => {
+  it('hostsOf is read once per admission: a status write of other fields answers the same, a new admission afresh', async () => {
+    const e = await env(twoNodes());
+    const before = wl(e);
+    assert.deepEqual([...hostsOf(before).keys()].sort(), ['h1', 'h2']);
+    // A status write built from the stored object (as the kubelet and the ungater write): the admission is shared.
+    await e.store.updateStatus({
+      ...before,
+      status: { ...before.status, conditions: [{ type: 'PodsReady', status: 'True' }] },
+    } as Workload);
+    const after = wl(e);
+    assert.notEqual(after, before);
+    assert.equal(hostsOf(after), hostsOf(before), 'the same answer for the shared admission');
+    await retryOnConflict(
+      e.store,
+      'Workload',
+      'default',
+      'wl',
+      (w) =>
+        void (w.status = {
+          ...w.status,
+          admission: {
+            ...w.status!.admission!,
+            podSetAssignments: w.status!.admission!.podSetAssignments.map((p) => ({ ...p, topologyAssignment: undefined })),
+          },
+        }),
+      { status: true },
+    );
+    assert.deepEqual([...hostsOf(wl(e)).keys()], [], 'a new admission is read afresh');
   });
 });

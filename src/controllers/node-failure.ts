@@ -72,17 +72,22 @@ export type NodeState = { kind: 'failed'; why: string } | { kind: 'notReady'; re
 export type HostsOfWorkload = ReadonlyMap<string, ReadonlySet<string>>;
 
 const EMPTY_HOSTS: HostsOfWorkload = new Map();
-const hostsCache = new WeakMap<Workload, HostsOfWorkload>();
+const hostsCache = new WeakMap<object, HostsOfWorkload>();
 
 /**
  * Node -> PodSets of the Workload's hostname-lowest topology assignments. Cached per
- * object: pass only objects from the store or an informer (read-only, replaced on change).
+ * status.admission object: pass only objects from the store or an informer (read-only,
+ * replaced on change). The embedded store shares an unchanged admission between versions
+ * of a Workload, so a status write of other fields (conditions) reads the same answer,
+ * the same Map, without decoding the assignments again.
  */
 export function hostsOf(w: Workload): HostsOfWorkload {
-  const cached = hostsCache.get(w);
+  const admission = w.status?.admission;
+  if (admission === undefined || admission === null) return EMPTY_HOSTS;
+  const cached = hostsCache.get(admission);
   if (cached) return cached;
   const result = assignedHosts(w);
-  hostsCache.set(w, result);
+  hostsCache.set(admission, result);
   return result;
 }
 

@@ -31,7 +31,7 @@ import { findCondition, WorkloadCondition } from '../admission/conditions.ts';
 import { PendingReason } from '../admission/flavor-assigner.ts';
 import { QueueManager } from '../admission/queue.ts';
 import { AdmissionSnapshot, type AdmittedWorkload, workloadKey } from '../admission/snapshot.ts';
-import { workloadInfo } from '../admission/workload-info.ts';
+import { workloadInfo, type WorkloadInfo } from '../admission/workload-info.ts';
 import { isVolcanoWorkload } from '../placement/network-topology.ts';
 import { buildTasFlavors } from '../placement/tas-flavors.ts';
 import type { TasFlavor } from '../placement/workload-placement.ts';
@@ -496,7 +496,7 @@ export class SchedulerState {
 
   /** Queues (or re-reads) a pending Workload; true when it is new or changed. */
   private enqueue(w: Workload, out: SyncResult): boolean {
-    const info = workloadInfo(w, this.classes, this.options.evictionTimestamp);
+    const info = this.infoOf(w);
     const key = info.key;
     const unqueued = (reason: string, message: string) => {
       this.dequeue(key);
@@ -530,6 +530,20 @@ export class SchedulerState {
     this.queues.add(cqName, info);
     this.pendingSig.set(key, sig);
     return true;
+  }
+
+  /**
+   * The queue's reading of a pending Workload. A queued one whose new version changed
+   * nothing workloadInfo reads (a status write: our pending message, the job reconciler's
+   * conditions) keeps its reading with the new object: the PodSets are not parsed again,
+   * and flavor assignment's shape of them (kept on the info) survives the write instead
+   * of being rebuilt at its next turn as a head. Gangs are read afresh (the cycle notes
+   * their waiting time on the info).
+   */
+  private infoOf(w: Workload): WorkloadInfo {
+    const prev = this.queues.get(workloadKey(w));
+    if (prev && prev.gang === undefined && sameInfoInputs(prev.workload, w)) return { ...prev, workload: w };
+    return workloadInfo(w, this.classes, this.options.evictionTimestamp);
   }
 
   private signature(w: Workload): string {
@@ -580,6 +594,28 @@ export class SchedulerState {
       ? a.podSets.some((x) => x.name === ps && x.assignment !== undefined)
       : a.podSets.some((x) => x.assignment !== undefined);
   }
+}
+
+/**
+ * Whether workloadInfo reads the same from both versions of a Workload: identity and
+ * creation, spec (by reference: a status write shares it), annotations, labels, owners,
+ * requeueState and the Evicted condition (the queue-order timestamp).
+ */
+export function sameInfoInputs(a: Workload, b: Workload): boolean {
+  const ma = a.metadata;
+  const mb = b.metadata;
+  if (a.spec !== b.spec || ma.uid !== mb.uid || ma.name !== mb.name || ma.namespace !== mb.namespace) return false;
+  if (ma.creationTimestamp !== mb.creationTimestamp) return false;
+  if (!sameJson(ma.annotations, mb.annotations) || !sameJson(ma.labels, mb.labels) || !sameJson(ma.ownerReferences, mb.ownerReferences))
+    return false;
+  if (!sameJson(a.status?.requeueState, b.status?.requeueState)) return false;
+  const ea = findCondition(a, WorkloadCondition.Evicted);
+  const eb = findCondition(b, WorkloadCondition.Evicted);
+  return ea?.status === eb?.status && ea?.reason === eb?.reason && ea?.lastTransitionTime === eb?.lastTransitionTime;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 function sorted<T extends KObject>(xs: T[]): T[] {

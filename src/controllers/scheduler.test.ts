@@ -8,7 +8,7 @@ import { Manager } from '../runtime/manager.ts';
 import type { DeleteOptions, ListOptions, ObjectStore, WatchHandler, WatchOptions } from '../runtime/store.ts';
 import { defaultConfig } from './config.ts';
 import { clearAfterEviction, condition, finish } from '../testing/scheduler.ts';
-import { schedulerController } from './scheduler.ts';
+import { podMoved, schedulerController } from './scheduler.ts';
 import { workloadController } from './workload-controller.ts';
 
 const get = (env: RuntimeEnv, name: string) => env.get('Workload', 'default', name)!;
@@ -131,6 +131,65 @@ describe('scheduler controller: admission', () => {
     const warnings = env.manager.events.about('Workload/default/w2').filter((e) => e.type === 'Warning');
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!.message, /insufficient unused quota for cpu in flavor default, 2 more needed/);
+  });
+
+  it('usage gauges are set only when they move, and follow every reservation, release and rebuild', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects(), config: { requeueBatchMs: 0 } });
+    await env.start();
+    const usage = async () => {
+      const text = await env.manager.metrics.text();
+      const one = (re: RegExp) => re.exec(text)?.[1];
+      return {
+        cpu: one(/kueue_cluster_queue_resource_usage\{cluster_queue="a",flavor="default",resource="cpu"\} (\S+)/),
+        nominal: one(/kueue_cluster_queue_nominal_quota\{cluster_queue="a",flavor="default",resource="cpu"\} (\S+)/),
+        reserving: one(/kueue_reserving_active_workloads\{cluster_queue="a"\} (\S+)/),
+        admitted: one(/kueue_admitted_active_workloads\{cluster_queue="a"\} (\S+)/),
+      };
+    };
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '3' }).build(), wl('w2').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(await usage(), { cpu: '6', nominal: '10', reserving: '1', admitted: '1' });
+    // w1 finishes and w2 takes its place: back to the same values (the gauges stay set).
+    finish(env, 'w1');
+    await env.run();
+    assert.equal(get(env, 'w2').status?.admission?.clusterQueue, 'a');
+    assert.deepEqual(await usage(), { cpu: '6', nominal: '10', reserving: '1', admitted: '1' });
+    finish(env, 'w2');
+    await env.run();
+    assert.deepEqual(await usage(), { cpu: '0', nominal: '10', reserving: '0', admitted: '0' });
+    // A configuration change resets the gauges: every value is set again, not only the moved ones.
+    env.seed(wl('w3').queue('a').pods(1, { cpu: '2' }).build());
+    await env.run();
+    env.patch('ClusterQueue', undefined, 'a', (c) => {
+      (
+        c as unknown as { spec: { resourceGroups: { flavors: { resources: { nominalQuota: string }[] }[] }[] } }
+      ).spec.resourceGroups[0]!.flavors[0]!.resources[0]!.nominalQuota = '12';
+    });
+    await env.run();
+    assert.deepEqual(await usage(), { cpu: '2', nominal: '12', reserving: '1', admitted: '1' });
+  });
+
+  it('pending_workloads: each status is set when its count moves (a park, an admission after a finish, a rebuild)', async () => {
+    const env = runtimeEnv({ controllers: [schedulerController()], objects: queueObjects(), config: { requeueBatchMs: 0 } });
+    await env.start();
+    const pending = async () => {
+      const text = await env.manager.metrics.text();
+      const one = (status: string) =>
+        new RegExp(`kueue_pending_workloads\\{cluster_queue="a",status="${status}"\\} (\\S+)`).exec(text)?.[1];
+      return { active: one('active'), inadmissible: one('inadmissible') };
+    };
+    env.seed(wl('w1').queue('a').pods(2, { cpu: '3' }).build(), wl('w2').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '1' });
+    finish(env, 'w1');
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '0' });
+    env.seed(wl('w3').queue('a').pods(2, { cpu: '3' }).build());
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '1' });
+    env.patch('ClusterQueue', undefined, 'a', (c) => (c.metadata.labels = { rebuilt: 'yes' }));
+    await env.run();
+    assert.deepEqual(await pending(), { active: '0', inadmissible: '1' }, 'after the rebuild');
   });
 
   it('Finished releases the quota and wakes the parked Workloads after the requeue batch (1 s)', async () => {
@@ -456,5 +515,18 @@ describe('scheduler controller: restart and determinism', () => {
     const b = await scenario();
     assert.equal(a, b);
     assert.match(a, /Preempted/);
+  });
+});
+
+describe('scheduler controller: pod events', () => {
+  it('podMoved: only a change of node, phase, Workload or PodSet moves a pod (null and absent alike)', () => {
+    const base = pod('p').build();
+    const withNode = { ...base, spec: { ...base.spec, nodeName: 'n1' } };
+    assert.equal(podMoved(base, { ...base, metadata: { ...base.metadata, labels: { other: 'x' } } }), false);
+    assert.equal(podMoved(base, { ...base, spec: { ...base.spec, nodeName: null as unknown as string } }), false);
+    assert.equal(podMoved(base, withNode), true);
+    assert.equal(podMoved(withNode, { ...withNode, status: { phase: 'Succeeded' } }), true);
+    assert.equal(podMoved(base, { ...base, metadata: { ...base.metadata, annotations: { 'kueue.x-k8s.io/workload': 'w' } } }), true);
+    assert.equal(podMoved(base, { ...base, metadata: { ...base.metadata, labels: { 'kueue.x-k8s.io/podset': 'main' } } }), true);
   });
 });

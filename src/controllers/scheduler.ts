@@ -93,6 +93,11 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
   private readonly reported = new Set<string>();
   /** pending_workloads last set per ClusterQueue: [active, inadmissible]. */
   private readonly pendingGauges = new Map<string, [number, number]>();
+  /**
+   * The usage gauges last set per ClusterQueue, in the order updateGauges sets them
+   * (reserving, admitted, then usage and nominal quota per flavor and resource).
+   */
+  private readonly usageGauges = new Map<string, number[]>();
 
   setup(ctx: ControllerContext<TopoqueueConfig>, queue: WorkQueue, recorder: EventRecorder): void {
     this.ctx = ctx;
@@ -146,7 +151,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       state.dirtyPods.add(objectKey(p));
       kick();
     };
-    c.pods.addHandler({ add: pod, update: (a, b) => podSig(a) !== podSig(b) && pod(b), delete: pod });
+    c.pods.addHandler({ add: pod, update: (a, b) => podMoved(a, b) && pod(b), delete: pod });
     const workload = (w: Workload) => {
       state.dirtyWorkloads.add(objectKey(w));
       kick();
@@ -222,8 +227,15 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     const out: CycleOutcome = { admitted: 0, evicted: 0, timedOut: 0 };
     // In order on the embedded cluster (deterministic runs); at once against a remote API
     // server, where each write is a round trip (the decisions are about distinct Workloads).
+    // A pending decision whose condition already says it (a parked head seen again: most
+    // decisions of a saturated cluster) writes nothing: skipped at once, without the
+    // asynchronous write path.
     if (this.ctx.config.concurrentCycleWrites) await Promise.all(r.decisions.map((d) => this.apply(d, now, out)));
-    else for (const d of r.decisions) await this.apply(d, now, out);
+    else
+      for (const d of r.decisions) {
+        if (d.kind === 'pending' && this.pendingIsNoop(d)) continue;
+        await this.apply(d, now, out);
+      }
 
     if (r.heads > 0) {
       const result = out.admitted > 0 ? 'success' : 'inadmissible';
@@ -343,6 +355,18 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     return true;
   }
 
+  /**
+   * Whether a pending decision writes nothing (what pending() would conclude without a
+   * write): no gang time to record, and the reservation kept or QuotaReserved=False with
+   * that reason and message already on the cached Workload.
+   */
+  private pendingIsNoop(d: Extract<Decision, { kind: 'pending' }>): boolean {
+    if (d.gangWaitingSince !== undefined) return false;
+    if (this.state.snap.admitted.has(d.key)) return true;
+    const cached = this.caches.workloads.get(d.key);
+    return cached === undefined || hasPendingCondition(cached, d.reason, d.message);
+  }
+
   private async pending(d: Extract<Decision, { kind: 'pending' }>, now: number): Promise<void> {
     if (d.gangWaitingSince !== undefined) {
       const info = this.state.queues.get(d.key);
@@ -361,14 +385,15 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     p: Pick<Unqueued, 'reason' | 'message'>,
     now: number,
   ): Promise<void> {
-    const same = (w: Workload) => {
-      const c = findCondition(w, WorkloadCondition.QuotaReserved);
-      return c?.status === 'False' && c.reason === p.reason && c.message === p.message;
-    };
     const cached = this.caches.workloads.get(key);
-    if (!cached || same(cached)) return;
+    if (!cached || hasPendingCondition(cached, p.reason, p.message)) return;
     const r = await this.writeWorkloadStatus(key, (w) => {
-      if ((expected && w.metadata.uid !== expected.metadata.uid) || !isPendingCandidate(w) || w.status?.admission !== undefined || same(w))
+      if (
+        (expected && w.metadata.uid !== expected.metadata.uid) ||
+        !isPendingCandidate(w) ||
+        w.status?.admission !== undefined ||
+        hasPendingCondition(w, p.reason, p.message)
+      )
         return false;
       writePending(w, p.reason, p.message, { now });
     });
@@ -512,6 +537,7 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
       this.gaugeGeneration = s.generation;
       m.pendingWorkloads.reset();
       this.pendingGauges.clear();
+      this.usageGauges.clear();
       m.clusterQueueResourceUsage.reset();
       m.reservingActiveWorkloads.reset();
       m.admittedActiveWorkloads.reset();
@@ -525,11 +551,13 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
     // Only the counts that moved: a gauge set hashes its labels, and this runs on every reconcile.
     for (const name of s.queues.names()) {
       const q = s.queues.queue(name)!;
-      const last = this.pendingGauges.get(name);
-      if (last && last[0] === q.activeCount && last[1] === q.inadmissibleCount) continue;
-      this.pendingGauges.set(name, [q.activeCount, q.inadmissibleCount]);
-      m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, q.activeCount);
-      m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, q.inadmissibleCount);
+      const active = q.activeCount;
+      const inadmissible = q.inadmissibleCount;
+      let last = this.pendingGauges.get(name);
+      if (last && last[0] === active && last[1] === inadmissible) continue;
+      if (!last) this.pendingGauges.set(name, (last = [-1, -1]));
+      if (last[0] !== active) m.pendingWorkloads.set({ cluster_queue: name, status: 'active' }, (last[0] = active));
+      if (last[1] !== inadmissible) m.pendingWorkloads.set({ cluster_queue: name, status: 'inadmissible' }, (last[1] = inadmissible));
     }
     for (const name of s.touched) {
       const cq = s.snap.clusterQueues.get(name);
@@ -540,14 +568,28 @@ class SchedulerController implements Reconciler<TopoqueueConfig> {
         reserving++;
         if (!a.reservedOnly) admitted++;
       }
-      m.reservingActiveWorkloads.set({ cluster_queue: name }, reserving);
-      m.admittedActiveWorkloads.set({ cluster_queue: name }, admitted);
+      const values = [reserving, admitted];
       for (const g of cq.resourceGroups) {
         for (const flavor of g.flavors) {
           for (const resource of g.covered) {
             const f = fr(flavor, resource);
-            m.clusterQueueResourceUsage.set({ cluster_queue: name, flavor, resource }, gaugeAmount(resource, s.snap.quota.usage(name, f)));
-            m.clusterQueueNominalQuota.set({ cluster_queue: name, flavor, resource }, gaugeAmount(resource, s.snap.quota.nominal(name, f)));
+            values.push(gaugeAmount(resource, s.snap.quota.usage(name, f)), gaugeAmount(resource, s.snap.quota.nominal(name, f)));
+          }
+        }
+      }
+      // Only the values that moved (a gauge set hashes its labels; a ClusterQueue is touched
+      // by every reservation and release in it, often back to the same counts).
+      const last = this.usageGauges.get(name);
+      this.usageGauges.set(name, values);
+      if (moved(last, values, 0)) m.reservingActiveWorkloads.set({ cluster_queue: name }, reserving);
+      if (moved(last, values, 1)) m.admittedActiveWorkloads.set({ cluster_queue: name }, admitted);
+      let i = 2;
+      for (const g of cq.resourceGroups) {
+        for (const flavor of g.flavors) {
+          for (const resource of g.covered) {
+            if (moved(last, values, i)) m.clusterQueueResourceUsage.set({ cluster_queue: name, flavor, resource }, values[i]!);
+            if (moved(last, values, i + 1)) m.clusterQueueNominalQuota.set({ cluster_queue: name, flavor, resource }, values[i + 1]!);
+            i += 2;
           }
         }
       }
@@ -572,14 +614,26 @@ function configSig(o: KObject): string {
   return JSON.stringify([o.metadata.labels, x.spec, x.value, o.metadata.deletionTimestamp]);
 }
 
-/** What of a pod the non-TAS usage reads. */
-function podSig(p: Pod): string {
-  return JSON.stringify([
-    p.spec.nodeName,
-    p.status?.phase,
-    p.metadata.annotations?.[KueueAnnotation.Workload],
-    p.metadata.labels?.[KueueLabel.PodSet],
-  ]);
+/** Whether what of a pod the non-TAS usage reads changed (node, phase, Workload, PodSet). */
+export function podMoved(a: Pod, b: Pod): boolean {
+  // null and absent alike (as the JSON signature this replaces read them).
+  return (
+    (a.spec.nodeName ?? null) !== (b.spec.nodeName ?? null) ||
+    (a.status?.phase ?? null) !== (b.status?.phase ?? null) ||
+    (a.metadata.annotations?.[KueueAnnotation.Workload] ?? null) !== (b.metadata.annotations?.[KueueAnnotation.Workload] ?? null) ||
+    (a.metadata.labels?.[KueueLabel.PodSet] ?? null) !== (b.metadata.labels?.[KueueLabel.PodSet] ?? null)
+  );
+}
+
+/** Whether the value at `i` differs from the one last set (all differ without a last set of the same shape). */
+function moved(last: readonly number[] | undefined, values: readonly number[], i: number): boolean {
+  return last === undefined || last.length !== values.length || last[i] !== values[i];
+}
+
+/** QuotaReserved=False with this reason and message (nothing to write). */
+function hasPendingCondition(w: Workload, reason: string, message: string): boolean {
+  const c = findCondition(w, WorkloadCondition.QuotaReserved);
+  return c?.status === 'False' && c.reason === reason && c.message === message;
 }
 
 /** When the Workload was (last) queued: its Requeued=True transition, else its creation. */

@@ -272,6 +272,28 @@ describe('TopologyUngater: runtime', () => {
     assert.match(ev[0]!.message, /PodSet main: .*slices\[0\]\.domainCount.*its pods stay gated/);
   });
 
+  it('a decoded assignment is kept per assignment object: a malformed one is reported again at the next reconcile, a replaced one read afresh', async () => {
+    const w = tasWorkload('wl')
+      .podSet('main', 2)
+      .assign('main', [['h1', 2]])
+      .build();
+    w.status!.admission!.podSetAssignments[0]!.topologyAssignment!.slices[0]!.domainCount = 0;
+    const env = await ungate([w, tasPod('p-1', 'wl').build()]);
+    const reported = () => env.m.events.about('Workload/default/wl').filter((e) => e.reason === 'InvalidTopologyAssignment').length;
+    const first = reported();
+    assert.ok(first >= 1);
+    env.store.createSync(tasPod('p-2', 'wl').build());
+    await env.m.run();
+    assert.ok(reported() > first, 'not remembered as decoded');
+    const fixed = tasWorkload('wl')
+      .podSet('main', 2)
+      .assign('main', [['h2', 2]])
+      .build();
+    await retryOnConflict(env.store, 'Workload', 'default', 'wl', (o) => void (o.status = fixed.status), { status: true });
+    await env.m.run();
+    assert.deepEqual(where(env, ['p-1', 'p-2']), { 'p-1': 'h2', 'p-2': 'h2' });
+  });
+
   it('records the time from pod creation to gate removal in kueue_pod_scheduling_gate_removal_seconds{name="kueue.x-k8s.io/topology"}', async () => {
     const admitted = tasWorkload('wl')
       .podSet('main', 2)

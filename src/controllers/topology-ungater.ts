@@ -80,6 +80,11 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
   private pods!: Informer<Pod>;
   private nodes!: Informer<Node>;
   private readonly expectations = new Expectations();
+  /**
+   * Decoded topology assignments by the assignment object: the informer's Workload is read
+   * by every reconcile its pods' events cause, and its assignment does not change in place.
+   */
+  private readonly decoded = new WeakMap<object, Assignment>();
 
   setup(c: ControllerContext<TopoqueueConfig>, queue: WorkQueue, rec: EventRecorder): void {
     this.ctx = c;
@@ -143,9 +148,12 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
       if (!psa.topologyAssignment) continue;
       const ps = w.spec.podSets.find((p) => p.name === psa.name);
       if (!ps) continue;
-      let a: Assignment;
+      let a = this.decoded.get(psa.topologyAssignment);
       try {
-        a = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
+        if (a === undefined) {
+          a = decodeAssignment(psa.topologyAssignment, { field: `status.admission.podSetAssignments[${i}].topologyAssignment` });
+          this.decoded.set(psa.topologyAssignment, a);
+        }
       } catch (e) {
         // Permanent until the Workload changes: say so and leave the pods gated.
         const msg = e instanceof InputError ? e.message : String(e);
@@ -155,6 +163,9 @@ class TopologyUngater implements Reconciler<TopoqueueConfig> {
       const listed = this.pods
         .byIndex(POD_BY_WORKLOAD_PODSET, `${ns}/${w.metadata.name}/${psa.name}`)
         .filter((p) => !isTerminal(p) && !(hasTopologyGate(p) && p.metadata.deletionTimestamp));
+      // Only gated pods are ungated: without one there is nothing to plan (most reconciles,
+      // caused by the events of pods already ungated, bound, running or finishing).
+      if (!listed.some(hasTopologyGate)) continue;
       listed.sort((x, y) => comparePodNames(x.metadata.name, y.metadata.name));
       const plan = planUngates({
         levels: a.levels,
