@@ -154,20 +154,17 @@ export class QuotaTree {
 
   /** Adds (or with a negative amount removes) usage of a ClusterQueue, up the tree. */
   addUsage(cq: string, f: FR, amount: number): void {
-    const n = this.cq(cq);
-    let before = n.usage.get(f) ?? 0;
-    let after = before + amount;
-    n.usage.set(f, after);
-    // A cohort's usage is what its children use beyond their guaranteed share.
-    for (let c = n; c.parent; c = c.parent) {
-      const g = c.guaranteed(f);
-      const delta = Math.max(0, after - g) - Math.max(0, before - g);
-      if (delta === 0) break;
-      const p = c.parent;
-      before = p.usage.get(f) ?? 0;
-      after = before + delta;
-      p.usage.set(f, after);
-    }
+    addUsageAt(this.cq(cq), f, amount);
+  }
+
+  /**
+   * Adds (sign 1) or removes (sign -1) a whole reservation's usage, as addUsage per
+   * flavor-resource in the map's order; nothing for a ClusterQueue the tree does not have.
+   */
+  addUsageOf(cq: string, usage: ReadonlyMap<FR, number>, sign: 1 | -1): void {
+    const n = this.cqs.get(cq);
+    if (n === undefined) return;
+    for (const [f, v] of usage) addUsageAt(n, f, sign === 1 ? v : -v);
   }
 
   usage(cq: string, f: FR): number {
@@ -259,6 +256,23 @@ export class QuotaTree {
       }
     }
     return out;
+  }
+}
+
+/** Adds usage of a ClusterQueue node, up the tree. */
+function addUsageAt(n: QuotaNode, f: FR, amount: number): void {
+  let before = n.usage.get(f) ?? 0;
+  let after = before + amount;
+  n.usage.set(f, after);
+  // A cohort's usage is what its children use beyond their guaranteed share.
+  for (let c = n; c.parent; c = c.parent) {
+    const g = c.guaranteed(f);
+    const delta = Math.max(0, after - g) - Math.max(0, before - g);
+    if (delta === 0) break;
+    const p = c.parent;
+    before = p.usage.get(f) ?? 0;
+    after = before + delta;
+    p.usage.set(f, after);
   }
 }
 

@@ -274,7 +274,7 @@ export class AdmissionSnapshot {
     if (prev) this.removeAdmitted(a.key);
     this.admitted.set(a.key, a);
     this.index(a);
-    if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, v);
+    this.quota.addUsageOf(a.clusterQueue, a.usage, 1);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
       if (!tf || !ps.assignment) continue;
@@ -290,7 +290,7 @@ export class AdmissionSnapshot {
     if (!a) return undefined;
     this.admitted.delete(key);
     this.unindex(a);
-    if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, -v);
+    this.quota.addUsageOf(a.clusterQueue, a.usage, -1);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
       if (!tf || !ps.assignment) continue;
