@@ -134,7 +134,8 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   const groups = shape.groups;
   // What the groups before this one take (read by tryFlavor), kept only when another follows.
   const assigned = groups.length > 1 ? new Map<FR, number>() : undefined;
-  const podSets: PodSetAdmission[] = [];
+  // The first PodSet makes an array of one (the usual Workload has one: no grown array).
+  let podSets: PodSetAdmission[] | undefined;
   let preemptQuota: Set<FR> | undefined;
   let reasons: { reason: PendingReason; message: string }[] | undefined;
   let mode: Mode = 'Fit';
@@ -159,7 +160,11 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
       }
     }
     if (allZero) {
-      for (const m of members) podSets.push({ name: m.name, count: 0, flavors: {}, perPod: m.perPod, usage: {} });
+      for (const m of members) {
+        const zero: PodSetAdmission = { name: m.name, count: 0, flavors: {}, perPod: m.perPod, usage: {} };
+        if (podSets) podSets.push(zero);
+        else podSets = [zero];
+      }
       continue;
     }
     // The group's total request per resource.
@@ -237,10 +242,12 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
       // A pod with no requests still takes one `pods`: name the flavor of its group.
       const admission: PodSetAdmission = { name: m.name, count: c, flavors: own, perPod: m.perPod, usage };
       if (tas) admission.tasFlavor = tasFlavorOf!.get(ps.name);
-      podSets.push(admission);
+      if (podSets) podSets.push(admission);
+      else podSets = [admission];
     }
   }
 
+  podSets ??= [];
   const parts: ResultParts = { keys: snap.frKeys, podSets, spec: shape.spec, borrowing, preemptQuota: preemptQuota ?? NO_FRS };
   if (mode === 'NoFit') {
     const worst = [...reasons!].sort((a, b) => SEVERITY.indexOf(a.reason) - SEVERITY.indexOf(b.reason))[0]!;

@@ -106,6 +106,9 @@ export class QuotaTree {
   /** ClusterQueue nodes by name (the hot lookups; `nodes` is keyed by kind and name). */
   private readonly cqs = new Map<string, QuotaNode>();
   private readonly frs = new Set<FR>();
+  /** The ClusterQueue node cq() found last, and its name. */
+  private lastName: string | undefined;
+  private lastNode: QuotaNode | undefined;
   /** Root cohort -> its ClusterQueues, sorted (the tree is fixed after construction). */
   private readonly membersOfRoot = new Map<QuotaNode, { list: readonly string[]; set: ReadonlySet<string> }>();
 
@@ -147,8 +150,13 @@ export class QuotaTree {
   }
 
   private cq(name: string): QuotaNode {
+    // Flavor assignment asks about one ClusterQueue several times in a row (the tree is
+    // fixed after construction: the last node found stays right).
+    if (name === this.lastName) return this.lastNode!;
     const n = this.cqs.get(name);
     if (!n) throw new Error(`unknown ClusterQueue ${name}`);
+    this.lastName = name;
+    this.lastNode = n;
     return n;
   }
 
