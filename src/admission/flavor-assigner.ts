@@ -129,7 +129,7 @@ function preemptionMayHelp(snap: AdmissionSnapshot, cq: ClusterQueueInfo, f: FR,
 export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, info: WorkloadInfo, options: AssignOptions): FlavorAssignment {
   // Every head of every cycle comes through here: what most Workloads do not need (a
   // second group's running totals, TAS flavors, reasons, preemption) is made only when needed.
-  const coversPods = cq.groupOf.has('pods');
+  const coversPods = cq.coversPods;
   const shape = shapeOf(info);
   const groups = shape.groups;
   // What the groups before this one take (read by tryFlavor), kept only when another follows.
@@ -186,7 +186,8 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
       });
       continue;
     }
-    const tas = usesTopology(ps, cq);
+    // usesTopology(ps, cq), with the PodSet's side read once on its shape.
+    const tas = group.topology || cq.allTas;
     const flavors: Record<string, string> = {};
     let groupMode: Mode = 'Fit';
     const indices = resources.length === 1 ? undefined : groupIndices(cq, resources);
@@ -674,6 +675,8 @@ interface GroupShape {
   members: PodSetInfo[];
   /** Per member: resource, per-pod amount, ... for every positive per-pod request, in the PodSet's order. */
   requested: (string | number)[][];
+  /** hasTopologyConstraint of the workers' topology request. */
+  topology: boolean;
   /** The group's requested resources, sorted; and the same with `pods`. */
   resources: string[];
   resourcesWithPods: string[];
@@ -738,7 +741,15 @@ function shapeOf(info: WorkloadInfo): WorkloadShape {
     }
     const resources = [...keys].sort();
     const resourcesWithPods = keys.has('pods') ? resources : [...keys, 'pods'].sort();
-    groups.push({ workers: group.workers, members, requested, resources, resourcesWithPods, plainKey: plainKeyOf(group.workers) });
+    groups.push({
+      workers: group.workers,
+      members,
+      requested,
+      topology: hasTopologyConstraint(group.workers.topologyRequest),
+      resources,
+      resourcesWithPods,
+      plainKey: plainKeyOf(group.workers),
+    });
   }
   const shape = { infos: info.podSets, spec, groups };
   info.shape = shape;

@@ -47,6 +47,8 @@ export interface ClusterQueueInfo {
   allTas: boolean;
   /** Every resource group has exactly one flavor: flavor assignment has no choice to make. */
   oneFlavorPerGroup: boolean;
+  /** Some resource group covers `pods` (groupOf.has('pods'), read once: every head asks). */
+  coversPods: boolean;
   /** Set when the ClusterQueue admits nothing new (reason, message), as its Active condition says. */
   inactive?: { reason: string; message: string };
 }
@@ -210,6 +212,7 @@ export class AdmissionSnapshot {
       groupOf,
       allTas: flavorNames.length > 0 && flavorNames.every((f) => this.flavors.get(f)?.spec.topologyName !== undefined),
       oneFlavorPerGroup: groups.every((g) => g.flavors.length === 1),
+      coversPods: groupOf.has('pods'),
     };
     // The Active condition (kueue-core §1a): stopped, or a flavor / topology missing.
     const missing = flavorNames.filter((f) => !this.flavors.has(f));
