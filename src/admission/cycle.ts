@@ -101,12 +101,21 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   const now = cfg.now;
   const headQueues: string[] = [];
   const heads = queues.heads(now, () => true, headQueues);
+  // Gang group bookkeeping concerns gangs only: a Workload that is not a gang is never a
+  // member of another head's entry, nor a group's.
   const decided = new Map<string, Entry>();
   const entries: Entry[] = [];
   // Popped heads are out of their heaps: a gang group finds its members among them too.
   const headOfGang = new Map<string, WorkloadInfo>();
-  for (const h of heads) if (h.gang) headOfGang.set(h.gang.id, h);
-  const popped = new Set(heads.map((h) => h.key));
+  const popped = new Set<string>();
+  let gangs = false;
+  for (let i = 0; i < heads.length; i++) {
+    const h = heads[i]!;
+    if (!h.gang) continue;
+    gangs = true;
+    headOfGang.set(h.gang.id, h);
+    popped.add(h.key);
+  }
   let lqStopped = false;
   for (const lq of snap.localQueues.values()) {
     if (lq.spec.stopPolicy !== 'None') {
@@ -116,36 +125,36 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   }
   const nomination: NominationContext = { snap, queues, cfg, decided, findGang: (id) => headOfGang.get(id) ?? queues.gang(id), lqStopped };
   // Gangs with the shortest group lists first: a gang that can go alone is decided on its
-  // own before a group that names it pulls it in.
+  // own before a group that names it pulls it in (without gangs, every group is one).
   const groupSize = (h: WorkloadInfo) => h.gang?.group.length ?? 1;
-  const byGroup = heads.map((_, i) => i).sort((a, b) => groupSize(heads[a]!) - groupSize(heads[b]!));
-  for (const i of byGroup) {
+  const byGroup = gangs ? heads.map((_, i) => i).sort((a, b) => groupSize(heads[a]!) - groupSize(heads[b]!)) : undefined;
+  for (let k = 0; k < heads.length; k++) {
+    const i = byGroup ? byGroup[k]! : k;
     const head = heads[i]!;
-    if (decided.has(head.key)) continue;
+    if (head.gang && decided.has(head.key)) continue;
     const e = nominate(nomination, head, headQueues[i]);
-    for (const m of e.members) decided.set(m.info.key, e);
-    decided.set(head.key, e);
+    if (head.gang) {
+      for (const m of e.members) decided.set(m.info.key, e);
+      decided.set(head.key, e);
+    }
     entries.push(e);
   }
 
   // Order: fits before preemptions... as Kueue: non-borrowing first, priority, timestamp.
-  const borrowingOf = (e: Entry) => {
-    let b = 0;
-    for (const m of e.members) b = Math.max(b, m.assignment?.borrowing ?? 0);
-    return b;
-  };
   // Workloads whose preemptions are under way come first, so what they freed is theirs
   // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
-  const preemptor = (e: Entry) => (queues.preemptors.has(e.head.key) ? 0 : 1);
   // The keys are computed once per entry, not per comparison (the same stable sort).
-  const order = entries
-    .map((e) => ({ e, p: preemptor(e), b: borrowingOf(e) }))
-    .sort((x, y) => {
-      const a = x.e.head;
-      const b = y.e.head;
-      return x.p - y.p || x.b - y.b || b.priority - a.priority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid);
-    })
-    .map((x) => x.e);
+  const preemptors = queues.preemptors;
+  const keyed = entries.map(orderKey);
+  keyed.sort((x, y) => x.p - y.p || x.b - y.b || y.priority - x.priority || x.timestamp - y.timestamp || compareStrings(x.uid, y.uid));
+  const order = keyed.map((x) => x.e);
+
+  function orderKey(e: Entry) {
+    let b = 0;
+    for (let i = 0; i < e.members.length; i++) b = Math.max(b, e.members[i]!.assignment?.borrowing ?? 0);
+    const h = e.head;
+    return { e, p: preemptors.size > 0 && preemptors.has(h.key) ? 0 : 1, b, priority: h.priority, timestamp: h.timestamp, uid: h.uid };
+  }
 
   const state: CycleState = {
     snap,
@@ -160,7 +169,7 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
     parked: 0,
     changed: false,
   };
-  for (const e of order) processEntry(state, e);
+  for (let i = 0; i < order.length; i++) processEntry(state, order[i]!);
   for (const h of state.holds) {
     snap.removeAdmitted(h.key);
     if (h.restore) snap.addAdmitted(h.restore);
@@ -296,12 +305,14 @@ const reservationKey = (key: string) => `${key}\u0000preempting`;
  * is re-assigned with its nominated counts; all or none.
  */
 function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisions: Decision[], unchanged: boolean): boolean {
-  const done: AdmittedWorkload[] = [];
-  const restore: AdmittedWorkload[] = [];
+  const members = e.members;
+  // Made only when a member held a reservation, or for a second member.
+  let done: AdmittedWorkload[] | undefined;
+  let restore: AdmittedWorkload[] | undefined;
   // The snapshot is as the nomination saw it: a lone member's assignment stands.
-  const reuse = unchanged && e.members.length === 1 && !e.members[0]!.held && e.members[0]!.assignment?.mode === 'Fit';
-  for (const m of e.members) {
-    if (m.held) restore.push(snap.removeAdmitted(m.info.key)!);
+  const reuse = unchanged && members.length === 1 && !members[0]!.held && members[0]!.assignment?.mode === 'Fit';
+  for (const m of members) {
+    if (m.held) (restore ??= []).push(snap.removeAdmitted(m.info.key)!);
     // A quota-only Fit on one flavor per group is re-checked against the quota alone.
     const holds = reuse || m.assignment === undefined ? undefined : quotaFitHolds(snap, m.cq, m.assignment);
     const a =
@@ -309,30 +320,36 @@ function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisio
         ? m.assignment!
         : holds === false
           ? undefined
-          : assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts: m.counts });
+          : assignFlavors(
+              snap,
+              m.cq,
+              m.info,
+              m.counts ? { placement: placementOptions(cfg), counts: m.counts } : { placement: placementOptions(cfg) },
+            );
     if (a?.mode !== 'Fit') {
-      for (const d of done) snap.removeAdmitted(d.key);
-      for (const r of restore) snap.addAdmitted(r);
+      if (done) for (const d of done) snap.removeAdmitted(d.key);
+      if (restore) for (const r of restore) snap.addAdmitted(r);
       return false;
     }
     m.assignment = a;
     const adm = toAdmitted(m, cfg.now);
     snap.addAdmitted(adm);
-    done.push(adm);
+    if (members.length > 1) (done ??= []).push(adm);
   }
-  for (const m of e.members) {
+  for (const m of members) {
     const adm = snap.admitted.get(m.info.key)!;
     const since = m.reservedOnly ? (m.info.gang?.waitingSince ?? cfg.now) : undefined;
     if (since !== undefined && m.info.gang) m.info.gang.waitingSince = since;
-    decisions.push({
+    const d: Decision = {
       kind: 'admit',
       key: m.info.key,
       workload: m.info.workload,
       clusterQueue: m.cq.name,
       admitted: adm,
       reservedOnly: m.reservedOnly,
-      ...(since !== undefined ? { gangWaitingSince: since } : {}),
-    });
+    };
+    if (since !== undefined) d.gangWaitingSince = since;
+    decisions.push(d);
   }
   return true;
 }

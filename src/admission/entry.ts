@@ -23,7 +23,7 @@ export interface Member {
   cq: ClusterQueueInfo;
   assignment?: FlavorAssignment;
   counts?: Map<string, number>;
-  targets: PreemptionTarget[];
+  targets: readonly PreemptionTarget[];
   /** NonStrict: the reservation is below the minimum. */
   reservedOnly: boolean;
   /** The reservation it held before this cycle (NonStrict accumulation). */
@@ -60,7 +60,8 @@ export function fail(e: Entry, reason: PendingReason, message: string, immediate
 /** The reservation a member holds with its nominated assignment. */
 export function toAdmitted(m: Member, now: number): AdmittedWorkload {
   const a = m.assignment!;
-  return {
+  // Optional fields are set only when present (no object spread per admission).
+  const out: AdmittedWorkload = {
     key: m.info.key,
     workload: m.info.workload,
     clusterQueue: m.cq.name,
@@ -68,7 +69,12 @@ export function toAdmitted(m: Member, now: number): AdmittedWorkload {
     reservedAt: now,
     podSets: a.podSets,
     usage: a.usage,
-    ...(m.info.gang ? { gangGroup: m.info.gang.groupId, gangId: m.info.gang.id } : {}),
-    ...(m.reservedOnly ? { reservedOnly: true } : {}),
   };
+  const gang = m.info.gang;
+  if (gang) {
+    out.gangGroup = gang.groupId;
+    out.gangId = gang.id;
+  }
+  if (m.reservedOnly) out.reservedOnly = true;
+  return out;
 }

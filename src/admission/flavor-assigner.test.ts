@@ -4,10 +4,23 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PendingReason } from './flavor-assigner.ts';
+import { schedule } from './cycle.ts';
+import { type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
 import { assignFlavors, quotaFitHolds } from './flavor-assigner.ts';
 import { workloadInfo } from './workload-info.ts';
-import { RACK, TAS_LEVELS, admissionEnv, cq, flavor, tasFlavor, wl } from '../testing/admission.ts';
+import {
+  type AdmissionEnv,
+  RACK,
+  T0,
+  TAS_LEVELS,
+  type WorkloadBuilder,
+  admissionEnv,
+  cq,
+  flavor,
+  rackCluster,
+  tasFlavor,
+  wl,
+} from '../testing/admission.ts';
 import { node } from '../testing/builders.ts';
 
 function env() {
@@ -166,5 +179,108 @@ describe('assignFlavors: a Workload info is read once', () => {
     const bigger = { ...info, podSets: [{ ...info.podSets[0]!, count: 8 }] };
     assert.equal(assignFlavors(s2, s2.clusterQueues.get('a')!, bigger, { placement: {} }).mode, 'NoFit');
     assert.notEqual(bigger.shape, shape);
+  });
+});
+
+describe('assignFlavors: the placement on the topology as it is, remembered', () => {
+  /** Two ClusterQueues on a TAS flavor of two racks of two 4-CPU hosts; engine.place calls counted. */
+  function placedEnv() {
+    const { f, tas } = rackCluster(2, 2);
+    const e = admissionEnv({
+      clusterQueues: ['a', 'b'].map((n) => cq(n).quota('tas', { cpu: '16' }).build()),
+      flavors: [f],
+      tas: [tas],
+    });
+    const place = tas.engine.place.bind(tas.engine);
+    const calls = { n: 0 };
+    tas.engine.place = (req, opts) => {
+      calls.n++;
+      return place(req, opts);
+    };
+    return { ...e, tas, calls };
+  }
+  const rackHead = (name: string, queue: string) =>
+    wl(name)
+      .queue(queue)
+      .pods(2, { cpu: '2' }, { topology: { required: RACK } })
+      .build();
+  const hosts = (a: FlavorAssignment) =>
+    a.podSets.flatMap((p) => p.assignment?.domains.map((d) => `${d.values.join('/')}x${d.count}`) ?? []);
+
+  it('places Workloads of the same shape once while the snapshot is unchanged, each with its own copy', () => {
+    const { snap, calls } = placedEnv();
+    const a = snap.clusterQueues.get('a')!;
+    const b = snap.clusterQueues.get('b')!;
+    const first = assignFlavors(snap, a, workloadInfo(rackHead('x', 'a')), { placement: {} });
+    const second = assignFlavors(snap, b, workloadInfo(rackHead('y', 'b')), { placement: {} });
+    assert.equal(first.mode, 'Fit');
+    assert.equal(calls.n, 1, 'the second Workload of the same shape is not placed again');
+    assert.deepEqual(second.podSets, first.podSets);
+    assert.notEqual(second.podSets[0]!.assignment, first.podSets[0]!.assignment, 'a copy, not the same assignment');
+    // Other options, or other counts, are another question.
+    assignFlavors(snap, a, workloadInfo(rackHead('z', 'a')), { placement: { respectPreferredAffinity: true } });
+    assignFlavors(snap, a, workloadInfo(rackHead('z', 'a')), { placement: {}, counts: new Map([['main', 1]]) });
+    assert.equal(calls.n, 3);
+  });
+
+  it('places again once the topology snapshot changed (a bound pod, a Workload admitted)', () => {
+    const { snap, tas, calls } = placedEnv();
+    const a = snap.clusterQueues.get('a')!;
+    const info = workloadInfo(rackHead('x', 'a'));
+    const before = assignFlavors(snap, a, info, { placement: {} });
+    // The hosts it chose are taken by bound pods: it is placed again, elsewhere.
+    const used = new Set(before.podSets[0]!.assignment!.domains.map((d) => d.values.at(-1)!));
+    for (const h of used) tas.snapshot.addPod(`ns/bound-${h}`, h, { cpu: 4000 });
+    const after = assignFlavors(snap, a, info, { placement: {} });
+    assert.equal(calls.n, 2);
+    assert.equal(after.mode, 'Fit');
+    for (const h of after.podSets[0]!.assignment!.domains.map((d) => d.values.at(-1)!)) assert.ok(!used.has(h), `${h} is full`);
+    // Admitting it changes the snapshot too: the same question is placed again.
+    snap.addAdmitted({ ...toAdmittedOf(after, info, 'a'), key: 'default/x' });
+    assignFlavors(snap, a, info, { placement: {} });
+    assert.equal(calls.n, 3);
+  });
+
+  it('in a cycle: heads of one shape are placed once when nominated, and again at admission only after the snapshot changed', () => {
+    const { snap, queues, submit, calls } = placedEnv();
+    submit(rackHead('x', 'a'), rackHead('y', 'b'));
+    const r = schedule(snap, queues, { now: T0 + 1000, placement: {} });
+    assert.equal(r.admitted, 2);
+    // One placement for both nominations; the first admitted keeps its own; the second is
+    // placed again on the snapshot the first changed.
+    assert.equal(calls.n, 2);
+    const x = hosts(assignedOf(snap, 'default/x'));
+    const y = hosts(assignedOf(snap, 'default/y'));
+    assert.notDeepEqual(x, y, 'the second does not reuse the placement made before the first took its hosts');
+    assert.deepEqual(snap.quota.violations(), []);
+  });
+});
+
+function toAdmittedOf(a: FlavorAssignment, info: ReturnType<typeof workloadInfo>, clusterQueue: string) {
+  return { key: info.key, workload: info.workload, clusterQueue, priority: 0, reservedAt: 0, podSets: a.podSets, usage: a.usage };
+}
+
+function assignedOf(snap: AdmissionEnv['snap'], key: string): FlavorAssignment {
+  const adm = snap.admitted.get(key);
+  assert.ok(adm, `${key} is admitted`);
+  return { mode: 'Fit', podSets: adm.podSets } as FlavorAssignment;
+}
+
+describe('assignFlavors: flavor mismatches of plain PodSets, remembered per flavor', () => {
+  it('answers PodSets without selectors or tolerations once per flavor, and reads the others', () => {
+    const tainted = flavor('tainted');
+    tainted.spec.nodeTaints = [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }];
+    const { snap } = admissionEnv({
+      clusterQueues: [cq('a').quota('tainted', { cpu: '8' }).quota('plain', { cpu: '8' }).build()],
+      flavors: [tainted, flavor('plain')],
+    });
+    const a = snap.clusterQueues.get('a')!;
+    const flavorOf = (w: ReturnType<WorkloadBuilder['build']>) =>
+      assignFlavors(snap, a, workloadInfo(w), { placement: {} }).podSets[0]!.flavors.cpu;
+    assert.equal(flavorOf(wl('p1').queue('a').pods(1, { cpu: '1' }).build()), 'plain', 'the taint is not tolerated');
+    const tolerating = wl('t').queue('a').pods(1, { cpu: '1' }).build();
+    tolerating.spec.podSets[0]!.template.spec.tolerations = [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }];
+    assert.equal(flavorOf(tolerating), 'tainted', 'a PodSet with tolerations is not given the plain answer');
+    assert.equal(flavorOf(wl('p2').queue('a').pods(1, { cpu: '1' }).build()), 'plain');
   });
 });

@@ -13,10 +13,12 @@ import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts'
 import { hasTopologyConstraint } from '../api/topology-request.ts';
 import type { Assignment } from '../placement/assignment.ts';
 import {
+  type PodSetPlacement,
   placeWorkload,
   podSetGroups,
   resourceFlavorMismatch,
   type TasFlavor,
+  type WorkloadPlacement,
   type WorkloadPlacementOptions,
 } from '../placement/workload-placement.ts';
 import { type FR, type FrKeys } from './quota.ts';
@@ -61,7 +63,7 @@ export interface FlavorAssignment {
   /** Highest borrowing level over the PodSets (0 = within nominal quota). */
   borrowing: number;
   /** Flavor-resources where quota must be freed by preemption. */
-  preemptQuota: Set<FR>;
+  preemptQuota: ReadonlySet<FR>;
   /** TAS capacity is short although quota may fit: preemption must free room on the topology. */
   preemptTopology: boolean;
   reason: PendingReason;
@@ -88,9 +90,12 @@ interface FlavorTry {
   flavor: string;
   mode: Mode;
   borrowing: number;
-  preempt: FR[];
-  reasons: { reason: PendingReason; message: string }[];
+  /** NONE until something is added (most tries fit: no array per try). */
+  preempt: readonly FR[];
+  reasons: readonly { reason: PendingReason; message: string }[];
 }
+
+const NONE: readonly never[] = [];
 
 function better(a: FlavorTry, b: FlavorTry, cq: ClusterQueueInfo): boolean {
   const byMode = MODE_RANK[a.mode] - MODE_RANK[b.mode];
@@ -122,42 +127,48 @@ function preemptionMayHelp(snap: AdmissionSnapshot, cq: ClusterQueueInfo, f: FR,
  * Preempt) runs the TAS placement. Reads the snapshot; changes nothing.
  */
 export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, info: WorkloadInfo, options: AssignOptions): FlavorAssignment {
-  const coversPods = cq.groupOf.has('pods');
-  const assigned = new Map<FR, number>();
-  const podSets: PodSetAdmission[] = [];
-  const preemptQuota = new Set<FR>();
-  const reasons: { reason: PendingReason; message: string }[] = [];
+  // Every head of every cycle comes through here: what most Workloads do not need (a
+  // second group's running totals, TAS flavors, reasons, preemption) is made only when needed.
+  const coversPods = cq.coversPods;
+  const shape = shapeOf(info);
+  const groups = shape.groups;
+  // What the groups before this one take (read by tryFlavor), kept only when another follows.
+  const assigned = groups.length > 1 ? new Map<FR, number>() : undefined;
+  // The first PodSet makes an array of one (the usual Workload has one: no grown array).
+  let podSets: PodSetAdmission[] | undefined;
+  let preemptQuota: Set<FR> | undefined;
+  let reasons: { reason: PendingReason; message: string }[] | undefined;
   let mode: Mode = 'Fit';
   let borrowing = 0;
-  const tasFlavorOf = new Map<string, string>();
+  let tasFlavorOf: Map<string, string> | undefined;
 
-  const shape = shapeOf(info);
-  for (const group of shape.groups) {
+  for (let gi = 0; gi < groups.length; gi++) {
+    const group = groups[gi]!;
     const members = group.members;
-    const counts: number[] = [];
+    const lone = members.length === 1;
+    // The count of each member (a lone member's without an array).
+    const loneCount = lone ? (options.counts?.get(members[0]!.name) ?? members[0]!.count) : 0;
+    let counts: number[] | undefined;
     let allZero = true;
-    for (const m of members) {
-      const c = options.counts?.get(m.name) ?? m.count;
-      counts.push(c);
-      if (c !== 0) allZero = false;
+    if (lone) allZero = loneCount === 0;
+    else {
+      counts = [];
+      for (const m of members) {
+        const c = options.counts?.get(m.name) ?? m.count;
+        counts.push(c);
+        if (c !== 0) allZero = false;
+      }
     }
     if (allZero) {
-      for (const m of members) podSets.push({ name: m.name, count: 0, flavors: {}, perPod: m.perPod, usage: {} });
+      for (const m of members) {
+        const zero: PodSetAdmission = { name: m.name, count: 0, flavors: {}, perPod: m.perPod, usage: {} };
+        if (podSets) podSets.push(zero);
+        else podSets = [zero];
+      }
       continue;
     }
     // The group's total request per resource.
-    const request: ResourceAmounts = {};
-    let total = 0;
-    for (let i = 0; i < members.length; i++) {
-      const c = counts[i]!;
-      total += c;
-      const pairs = group.requested[i]!;
-      for (let j = 0; j < pairs.length; j += 2) {
-        const r = pairs[j] as string;
-        request[r] = (request[r] ?? 0) + (pairs[j + 1] as number) * c;
-      }
-    }
-    if (coversPods) request.pods = total;
+    const request = groupRequest(group, lone ? loneCount : undefined, counts, coversPods);
     const ps = group.workers;
     const resources = coversPods ? group.resourcesWithPods : group.resources;
     let uncovered: string | undefined;
@@ -169,22 +180,25 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     }
     if (uncovered !== undefined) {
       mode = 'NoFit';
-      reasons.push({
+      (reasons ??= []).push({
         reason: PendingReason.NoMatchingFlavor,
         message: `couldn't assign flavors to pod set ${ps.name}: resource ${uncovered} unavailable in ClusterQueue`,
       });
       continue;
     }
-    const tas = usesTopology(ps, cq);
+    // usesTopology(ps, cq), with the PodSet's side read once on its shape.
+    const tas = group.topology || cq.allTas;
     const flavors: Record<string, string> = {};
     let groupMode: Mode = 'Fit';
-    for (const gi of groupIndices(cq, resources)) {
-      const rg = cq.resourceGroups[gi]!;
+    const indices = resources.length === 1 ? undefined : groupIndices(cq, resources);
+    const nGroups = indices ? indices.length : 1;
+    for (let k = 0; k < nGroups; k++) {
+      const rg = cq.resourceGroups[indices ? indices[k]! : cq.groupOf.get(resources[0]!)!]!;
       let best: FlavorTry | undefined;
-      const tried: string[] = [];
+      let tried: string[] | undefined;
       for (const name of rg.flavors) {
         const t = tryFlavor(snap, cq, name, rg.covered, request, assigned, group, tas);
-        for (const r of t.reasons) tried.push(r.message);
+        for (const r of t.reasons) (tried ??= []).push(r.message);
         if (!best || better(t, best, cq)) best = t;
         if (stopsHere(t, cq)) break;
       }
@@ -192,47 +206,58 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
         groupMode = 'NoFit';
         const worst =
           best?.reasons.map((r) => r.reason).sort((a, b) => SEVERITY.indexOf(a) - SEVERITY.indexOf(b))[0] ?? PendingReason.NoMatchingFlavor;
-        reasons.push({ reason: worst, message: `couldn't assign flavors to pod set ${ps.name}: ${tried.join(', ') || 'no flavor'}` });
+        (reasons ??= []).push({
+          reason: worst,
+          message: `couldn't assign flavors to pod set ${ps.name}: ${tried?.join(', ') || 'no flavor'}`,
+        });
         continue;
       }
       for (const r of rg.covered) if (request[r] !== undefined) flavors[r] = best.flavor;
       groupMode = worse(groupMode, best.mode);
       borrowing = Math.max(borrowing, best.borrowing);
-      for (const f of best.preempt) preemptQuota.add(f);
-      if (best.mode === 'Preempt') for (const r of best.reasons) reasons.push(r);
-      if (tas) tasFlavorOf.set(ps.name, best.flavor);
+      for (const f of best.preempt) (preemptQuota ??= new Set()).add(f);
+      if (best.mode === 'Preempt') for (const r of best.reasons) (reasons ??= []).push(r);
+      if (tas) (tasFlavorOf ??= new Map()).set(ps.name, best.flavor);
     }
     mode = worse(mode, groupMode);
     if (groupMode === 'NoFit') continue;
-    for (const r of resources) {
-      const f = snap.frKeys.of(flavors[r]!, r);
-      assigned.set(f, (assigned.get(f) ?? 0) + request[r]!);
+    if (assigned) {
+      for (const r of resources) {
+        const f = snap.frKeys.of(flavors[r]!, r);
+        assigned.set(f, (assigned.get(f) ?? 0) + request[r]!);
+      }
     }
     for (let i = 0; i < members.length; i++) {
       const m = members[i]!;
-      const c = counts[i]!;
+      const c = lone ? loneCount : counts![i]!;
       const usage: ResourceAmounts = {};
       const pairs = group.requested[i]!;
       for (let j = 0; j < pairs.length; j += 2) usage[pairs[j] as string] = (pairs[j + 1] as number) * c;
       if (coversPods) usage.pods = c;
-      const own: Record<string, string> = {};
-      for (const r in usage) if (flavors[r] !== undefined) own[r] = flavors[r];
+      // A lone member uses every resource of its group: the group's flavors are its own.
+      let own = flavors;
+      if (!lone) {
+        own = {};
+        for (const r in usage) if (flavors[r] !== undefined) own[r] = flavors[r];
+      }
       // A pod with no requests still takes one `pods`: name the flavor of its group.
       const admission: PodSetAdmission = { name: m.name, count: c, flavors: own, perPod: m.perPod, usage };
-      if (tas) admission.tasFlavor = tasFlavorOf.get(ps.name);
-      podSets.push(admission);
+      if (tas) admission.tasFlavor = tasFlavorOf!.get(ps.name);
+      if (podSets) podSets.push(admission);
+      else podSets = [admission];
     }
   }
 
-  const parts: ResultParts = { keys: snap.frKeys, podSets, spec: shape.spec, borrowing, preemptQuota };
+  podSets ??= [];
+  const parts: ResultParts = { keys: snap.frKeys, podSets, spec: shape.spec, borrowing, preemptQuota: preemptQuota ?? NO_FRS };
   if (mode === 'NoFit') {
-    const worst = [...reasons].sort((a, b) => SEVERITY.indexOf(a.reason) - SEVERITY.indexOf(b.reason))[0]!;
-    return result(parts, 'NoFit', worst.reason, reasons.map((r) => r.message).join('; '));
+    const worst = [...reasons!].sort((a, b) => SEVERITY.indexOf(a.reason) - SEVERITY.indexOf(b.reason))[0]!;
+    return result(parts, 'NoFit', worst.reason, reasons!.map((r) => r.message).join('; '));
   }
-  if (tasFlavorOf.size === 0 || options.skipTopology) {
+  if (tasFlavorOf === undefined || options.skipTopology) {
     return mode === 'Fit'
       ? result(parts, 'Fit', PendingReason.WaitingForQuota, '')
-      : result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((r) => r.message).join('; '));
+      : result(parts, 'Preempt', PendingReason.WaitingForQuota, (reasons ?? []).map((r) => r.message).join('; '));
   }
   // The TAS hook: place on the current snapshot when quota fits; on an empty one to learn
   // whether preemption could ever help.
@@ -242,7 +267,7 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     counts: new Map(podSets.map((p) => [p.name, p.count])),
   };
   if (mode === 'Fit') {
-    const placed = placeWorkload(info.workload, snap.tasList, tasOptions);
+    const placed = placeNow(snap, info, shape, options.placement, tasOptions);
     if (placed.ok) {
       applyPlacement(podSets, placed.podSets, coversPods);
       return result(parts, 'Fit', PendingReason.WaitingForQuota, '');
@@ -255,9 +280,47 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
   }
   const empty = placeOnEmpty(snap, info, shape, options.placement, tasOptions);
   if (!empty.ok) return result(parts, 'NoFit', PendingReason.TopologyPlacementFailed, empty.reason);
-  const r = result(parts, 'Preempt', PendingReason.WaitingForQuota, reasons.map((x) => x.message).join('; '));
+  const r = result(parts, 'Preempt', PendingReason.WaitingForQuota, (reasons ?? []).map((x) => x.message).join('; '));
   r.preemptTopology = true;
   return r;
+}
+
+/** No flavor-resource to free (the usual answer, shared: the set is never changed). */
+const NO_FRS: ReadonlySet<FR> = new Set();
+
+/**
+ * A group's total request per resource at these counts (`pods` with the total when the
+ * ClusterQueue covers it). A lone member's at its own count is kept on the group shape
+ * (the object is only read): every head of every cycle asks for it.
+ */
+function groupRequest(
+  group: GroupShape,
+  loneCount: number | undefined,
+  counts: readonly number[] | undefined,
+  coversPods: boolean,
+): ResourceAmounts {
+  const cacheable = loneCount !== undefined;
+  if (cacheable) {
+    const hit = coversPods ? group.requestWithPods : group.request;
+    if (hit !== undefined && hit.count === loneCount) return hit.request;
+  }
+  const request: ResourceAmounts = {};
+  let total = 0;
+  for (let i = 0; i < group.members.length; i++) {
+    const c = loneCount ?? counts![i]!;
+    total += c;
+    const pairs = group.requested[i]!;
+    for (let j = 0; j < pairs.length; j += 2) {
+      const r = pairs[j] as string;
+      request[r] = (request[r] ?? 0) + (pairs[j + 1] as number) * c;
+    }
+  }
+  if (coversPods) request.pods = total;
+  if (cacheable) {
+    if (coversPods) group.requestWithPods = { count: loneCount, request };
+    else group.request = { count: loneCount, request };
+  }
+  return request;
 }
 
 /**
@@ -271,10 +334,17 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
  */
 export function quotaFitHolds(snap: AdmissionSnapshot, cq: ClusterQueueInfo, a: FlavorAssignment): boolean | undefined {
   if (a.mode !== 'Fit' || !cq.oneFlavorPerGroup) return undefined;
-  for (const ps of a.podSets) if (ps.tasFlavor !== undefined || ps.assignment !== undefined) return undefined;
-  for (const v of a.usage.values()) if (!Number.isSafeInteger(v)) return undefined;
-  for (const [f, v] of a.usage) if (v > snap.quota.available(cq.name, f)) return false;
-  return true;
+  for (let i = 0; i < a.podSets.length; i++) {
+    const ps = a.podSets[i]!;
+    if (ps.tasFlavor !== undefined || ps.assignment !== undefined) return undefined;
+  }
+  // One pass: any amount that is not an integer makes the answer undefined, whatever else.
+  let fits = true;
+  for (const [f, v] of a.usage) {
+    if (!Number.isSafeInteger(v)) return undefined;
+    if (fits && v > snap.quota.available(cq.name, f)) fits = false;
+  }
+  return fits;
 }
 
 // ---- the placement on an empty topology, remembered ---------------------------------------
@@ -303,19 +373,84 @@ interface Answer {
   reason: string;
 }
 
-interface AnswersByShape {
+interface AnswersByShape<T> {
   /** The key as first stored: an info adopts it, so later lookups compare one string object. */
   key: string;
   /** One PodSet on one flavor: by count. */
-  byCount: Map<number, Map<string, Answer>>;
+  byCount: Map<number, Map<string, T>>;
   /** Otherwise by counts and flavors. */
-  byAsk: Map<string, Answer>;
+  byAsk: Map<string, T>;
 }
 
 interface EmptyMemo {
   rooms: Map<TasFlavor['snapshot'], RoomState>;
   /** Placement options object -> shape key -> answers. */
-  answers: WeakMap<object, Map<string, AnswersByShape>>;
+  answers: WeakMap<object, Map<string, AnswersByShape<Answer>>>;
+}
+
+// ---- the placement on the snapshot as it is, remembered ------------------------------------
+//
+// The TAS placement of a Workload (placeWorkload) reads the same things as the placement on
+// an empty topology above (the Workload's shape, the counts and flavors, the options) and
+// the TAS snapshots as they are now: their structure (`version`) and every capacity and
+// usage in them (`usageVersion`, bumped by every change). While no version moved, the same
+// question has the same answer: heads of the same shape nominated in one cycle, and the
+// check at admission of a head nominated on the snapshot as it still is, place once. Any
+// version moved forgets every answer.
+
+interface NowMemo {
+  /** Per TAS flavor (snap.tasList order): structure version, usage version, when the answers were kept. */
+  versions: number[];
+  answers: WeakMap<object, Map<string, AnswersByShape<WorkloadPlacement>>>;
+}
+
+/** Whether every TAS snapshot is as it was when the answers were kept; if not, they are forgotten. */
+function nowUnchanged(memo: NowMemo, snap: AdmissionSnapshot): boolean {
+  const tasList = snap.tasList;
+  const v = memo.versions;
+  let same = v.length === 2 * tasList.length;
+  for (let i = 0; same && i < tasList.length; i++) {
+    const s = tasList[i]!.snapshot;
+    same = v[2 * i] === s.version && v[2 * i + 1] === s.usageVersion;
+  }
+  if (same) return true;
+  v.length = 0;
+  for (const tf of tasList) v.push(tf.snapshot.version, tf.snapshot.usageVersion);
+  memo.answers = new WeakMap();
+  return false;
+}
+
+/** placeWorkload on the snapshot as it is, remembered while it stays so (a copy of a kept success: it is not shared). */
+function placeNow(
+  snap: AdmissionSnapshot,
+  info: WorkloadInfo,
+  shape: WorkloadShape,
+  placement: WorkloadPlacementOptions,
+  tasOptions: WorkloadPlacementOptions,
+): WorkloadPlacement {
+  const memo = memoOf(snap).now;
+  nowUnchanged(memo, snap);
+  let fresh: WorkloadPlacement | undefined;
+  const kept = remembered(
+    memo.answers,
+    info,
+    shape,
+    placement,
+    tasOptions,
+    () => (fresh = placeWorkload(info.workload, snap.tasList, tasOptions)),
+  );
+  if (kept === fresh || !kept.ok) return kept;
+  return { ok: true, podSets: kept.podSets.map(copyPlacement) };
+}
+
+function copyPlacement(p: PodSetPlacement): PodSetPlacement {
+  const a = p.assignment;
+  const copy: PodSetPlacement = {
+    ...p,
+    assignment: { levels: [...a.levels], domains: a.domains.map((d) => ({ values: [...d.values], count: d.count })) },
+  };
+  if (p.instances) copy.instances = p.instances.map((i) => ({ id: i.id, nodes: [...i.nodes] }));
+  return copy;
 }
 
 /** Shapes remembered per placement options before the answers are forgotten (bounded memory). */
@@ -330,10 +465,19 @@ export interface FlavorAssignerMemo {
   empty: EmptyMemo;
   /** formatResourceAmount per resource and amount, at most MAX_FORMATTED per resource. */
   formatted: Map<string, Map<number, string>>;
+  /** resourceFlavorMismatch of plain PodSets (GroupShape.plainKey) per flavor, for the levels it was computed with, by level asked for. */
+  mismatch: Map<ResourceFlavor, { levels: readonly string[] | undefined; byKey: Map<string, { result: string | undefined }> }>;
+  /** Placements on the snapshot as it is now (placeNow), while its versions stay the same. */
+  now: NowMemo;
 }
 
 function memoOf(snap: AdmissionSnapshot): FlavorAssignerMemo {
-  return (snap.assignerMemo ??= { empty: { rooms: new Map(), answers: new WeakMap() }, formatted: new Map() });
+  return (snap.assignerMemo ??= {
+    empty: { rooms: new Map(), answers: new WeakMap() },
+    formatted: new Map(),
+    mismatch: new Map(),
+    now: { versions: [], answers: new WeakMap() },
+  });
 }
 
 const NO_OPTIONS = {};
@@ -401,9 +545,24 @@ function placeOnEmpty(
 ): Answer {
   const memo = memoOf(snap).empty;
   if (!roomUnchanged(memo, snap)) memo.answers = new WeakMap();
+  return remembered(memo.answers, info, shape, placement, tasOptions, () => emptyAnswer(snap, info.workload, tasOptions));
+}
+
+/**
+ * The answer kept for this Workload shape, options, counts and flavors in `store`, or the
+ * one `compute` gives, kept. At most MAX_SHAPES shapes per placement options.
+ */
+function remembered<T>(
+  store: WeakMap<object, Map<string, AnswersByShape<T>>>,
+  info: WorkloadInfo,
+  shape: WorkloadShape,
+  placement: WorkloadPlacementOptions,
+  tasOptions: WorkloadPlacementOptions,
+  compute: () => T,
+): T {
   const optionsKey = optionsKeyOf(placement);
-  let byShape = memo.answers.get(optionsKey);
-  if (!byShape || byShape.size >= MAX_SHAPES) memo.answers.set(optionsKey, (byShape = new Map()));
+  let byShape = store.get(optionsKey);
+  if (!byShape || byShape.size >= MAX_SHAPES) store.set(optionsKey, (byShape = new Map()));
   // The usual Workload: one PodSet on one flavor, looked up without building a key.
   const lone = shape.groups.length === 1 && shape.groups[0]!.members.length === 1 ? shape.groups[0]!.members[0]!.name : undefined;
   const w = info.workload;
@@ -424,8 +583,8 @@ function placeOnEmpty(
       let byFlavor = answers.byCount.get(count);
       if (!byFlavor) answers.byCount.set(count, (byFlavor = new Map()));
       const hit = byFlavor.get(flavor);
-      if (hit) return hit;
-      const answer = emptyAnswer(snap, w, tasOptions);
+      if (hit !== undefined) return hit;
+      const answer = compute();
       byFlavor.set(flavor, answer);
       return answer;
     }
@@ -435,7 +594,7 @@ function placeOnEmpty(
   key += '|';
   for (const [k, v] of flavorOf) key += `${k}=${v};`;
   let answer = answers.byAsk.get(key);
-  if (!answer) answers.byAsk.set(key, (answer = emptyAnswer(snap, w, tasOptions)));
+  if (answer === undefined) answers.byAsk.set(key, (answer = compute()));
   return answer;
 }
 
@@ -494,7 +653,7 @@ interface ResultParts {
   podSets: PodSetAdmission[];
   spec: readonly PodSet[];
   borrowing: number;
-  preemptQuota: Set<FR>;
+  preemptQuota: ReadonlySet<FR>;
 }
 
 function result(p: ResultParts, mode: Mode, reason: PendingReason, message: string): FlavorAssignment {
@@ -516,11 +675,23 @@ interface GroupShape {
   members: PodSetInfo[];
   /** Per member: resource, per-pod amount, ... for every positive per-pod request, in the PodSet's order. */
   requested: (string | number)[][];
+  /** hasTopologyConstraint of the workers' topology request. */
+  topology: boolean;
   /** The group's requested resources, sorted; and the same with `pods`. */
   resources: string[];
   resourcesWithPods: string[];
-  /** resourceFlavorMismatch of the workers per flavor (flavors are not changed in place), for the levels it was computed with. */
-  mismatch: Map<ResourceFlavor, { levels: readonly string[] | undefined; result: string | undefined }>;
+  /**
+   * When the workers have no node selector, required node affinity or tolerations,
+   * resourceFlavorMismatch reads nothing else of them but the level they ask for (their
+   * required or preferred level, '' for none): that level, the key of the snapshot's
+   * answers per flavor (mismatchOf). Undefined otherwise.
+   */
+  plainKey: string | undefined;
+  /** resourceFlavorMismatch of the other workers per flavor (flavors are not changed in place), for the levels it was computed with. */
+  mismatch?: Map<ResourceFlavor, { levels: readonly string[] | undefined; result: string | undefined }>;
+  /** The request of a lone member at a count (groupRequest), without and with `pods`: read only. */
+  request?: { count: number; request: ResourceAmounts };
+  requestWithPods?: { count: number; request: ResourceAmounts };
 }
 
 /** How assignFlavors reads a Workload's PodSets; kept on its WorkloadInfo (`shape`), a function of the info alone. */
@@ -570,7 +741,15 @@ function shapeOf(info: WorkloadInfo): WorkloadShape {
     }
     const resources = [...keys].sort();
     const resourcesWithPods = keys.has('pods') ? resources : [...keys, 'pods'].sort();
-    groups.push({ workers: group.workers, members, requested, resources, resourcesWithPods, mismatch: new Map() });
+    groups.push({
+      workers: group.workers,
+      members,
+      requested,
+      topology: hasTopologyConstraint(group.workers.topologyRequest),
+      resources,
+      resourcesWithPods,
+      plainKey: plainKeyOf(group.workers),
+    });
   }
   const shape = { infos: info.podSets, spec, groups };
   info.shape = shape;
@@ -583,11 +762,44 @@ function groupIndices(cq: ClusterQueueInfo, resources: string[]): number[] {
   return [...new Set(resources.map((r) => cq.groupOf.get(r)!))].sort((a, b) => a - b);
 }
 
-function flavorMismatch(group: GroupShape, flavor: ResourceFlavor, levels: readonly string[] | undefined): string | undefined {
-  const hit = group.mismatch.get(flavor);
+/** The level a plain PodSet asks for ('' for none): see GroupShape.plainKey. */
+function plainKeyOf(ps: PodSet): string | undefined {
+  const spec = ps.template.spec;
+  if (spec.nodeSelector !== undefined) for (const _ in spec.nodeSelector) return undefined;
+  if ((spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.length ?? 0) > 0) return undefined;
+  if ((spec.tolerations?.length ?? 0) > 0) return undefined;
+  const r = ps.topologyRequest;
+  // Both levels, or a level named '' (the key of none): read per group.
+  if ((r?.required !== undefined && r.preferred !== undefined) || r?.required === '' || r?.preferred === '') return undefined;
+  return r?.required ?? r?.preferred ?? '';
+}
+
+/** Levels remembered per flavor before they are forgotten (bounded memory). */
+const MAX_MISMATCH_KEYS = 4096;
+
+function flavorMismatch(
+  snap: AdmissionSnapshot,
+  group: GroupShape,
+  flavor: ResourceFlavor,
+  levels: readonly string[] | undefined,
+): string | undefined {
+  const key = group.plainKey;
+  if (key !== undefined) {
+    // The same answer for every plain PodSet asking for this level: one per flavor.
+    const memo = memoOf(snap).mismatch;
+    let byFlavor = memo.get(flavor);
+    if (!byFlavor || byFlavor.levels !== levels) memo.set(flavor, (byFlavor = { levels, byKey: new Map() }));
+    const hit = byFlavor.byKey.get(key);
+    if (hit !== undefined) return hit.result;
+    const result = resourceFlavorMismatch(flavor, group.workers, levels);
+    if (byFlavor.byKey.size >= MAX_MISMATCH_KEYS) byFlavor.byKey.clear();
+    byFlavor.byKey.set(key, { result });
+    return result;
+  }
+  const hit = group.mismatch?.get(flavor);
   if (hit && hit.levels === levels) return hit.result;
   const result = resourceFlavorMismatch(flavor, group.workers, levels);
-  group.mismatch.set(flavor, { levels, result });
+  (group.mismatch ??= new Map()).set(flavor, { levels, result });
   return result;
 }
 
@@ -617,25 +829,25 @@ function tryFlavor(
   name: string,
   covered: readonly string[],
   request: ResourceAmounts,
-  assigned: ReadonlyMap<FR, number>,
+  assigned: ReadonlyMap<FR, number> | undefined,
   group: GroupShape,
   tas: boolean,
 ): FlavorTry {
   const ps = group.workers;
-  const t: FlavorTry = { flavor: name, mode: 'Fit', borrowing: 0, preempt: [], reasons: [] };
+  const t: FlavorTry = { flavor: name, mode: 'Fit', borrowing: 0, preempt: NONE, reasons: NONE };
   const flavor: ResourceFlavor | undefined = snap.flavors.get(name);
   if (!flavor) return noFit(t, PendingReason.NoMatchingFlavor, `flavor ${name} not found`);
   const isTas = flavor.spec.topologyName !== undefined;
   if (tas && !isTas) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" does not support TopologyAwareScheduling`);
   if (!tas && isTas) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" supports only TopologyAwareScheduling`);
   if (isTas && !snap.tas.has(name)) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" information missing in TAS cache`);
-  const mismatch = flavorMismatch(group, flavor, isTas ? snap.tas.get(name)!.snapshot.levels : undefined);
+  const mismatch = flavorMismatch(snap, group, flavor, isTas ? snap.tas.get(name)!.snapshot.levels : undefined);
   if (mismatch) return noFit(t, PendingReason.NoMatchingFlavor, mismatch);
   for (const r of covered) {
     const req = request[r];
     if (req === undefined) continue;
     const f = snap.frKeys.of(name, r);
-    const before = assigned.get(f) ?? 0;
+    const before = assigned?.get(f) ?? 0;
     const val = before + req;
     const potential = snap.quota.potentialAvailable(cq.name, f);
     if (val > potential) {
@@ -653,8 +865,11 @@ function tryFlavor(
     const message = `insufficient unused quota for ${r} in flavor ${name}, ${formatAmount(snap, r, val - available)} more needed`;
     if (!preemptionMayHelp(snap, cq, f, val)) return noFit(t, PendingReason.WaitingForQuota, message);
     t.mode = 'Preempt';
-    t.preempt.push(f);
-    t.reasons.push({ reason: PendingReason.WaitingForQuota, message: `couldn't assign flavors to pod set ${ps.name}: ${message}` });
+    t.preempt = [...t.preempt, f];
+    t.reasons = [
+      ...t.reasons,
+      { reason: PendingReason.WaitingForQuota, message: `couldn't assign flavors to pod set ${ps.name}: ${message}` },
+    ];
     // Borrowing after preemption: above nominal means borrowing.
     if (val > snap.quota.nominal(cq.name, f)) t.borrowing = Math.max(t.borrowing, 1);
   }

@@ -24,7 +24,7 @@ import { closeGangGroup, type GangGroupContext, gangMemberName, startsWaitingNow
 import { belowMinimum, fullCounts, searchBelowMinimum, searchLargest, shrinkSteps } from './podset-reducer.ts';
 import { findPreemptionTargets, type PreemptionTarget } from './preemption.ts';
 import type { AdmissionSnapshot, AdmittedWorkload, ClusterQueueInfo } from './snapshot.ts';
-import type { WorkloadInfo } from './workload-info.ts';
+import { totalPods, type WorkloadInfo } from './workload-info.ts';
 
 /** What a cycle's nominations share: the gang groups' context, the config and the LocalQueue state. */
 export interface NominationContext extends Omit<GangGroupContext, 'now' | 'check'> {
@@ -36,10 +36,9 @@ export interface NominationContext extends Omit<GangGroupContext, 'now' | 'check
 /** The entry of one head: its members and what they would get. `cqName`: its ClusterQueue, when the caller knows it. */
 export function nominate(ctx: NominationContext, head: WorkloadInfo, cqName = ctx.queues.clusterQueueOf(head.key)): Entry {
   const { snap, cfg, lqStopped } = ctx;
-  const entry: Entry = { head, members: [], status: 'fail', reason: PendingReason.Inadmissible, message: '', immediate: false };
   const cq = cqName !== undefined ? snap.clusterQueues.get(cqName) : undefined;
-  const self: Member = { info: head, cq: cq!, targets: [], reservedOnly: false, held: snap.admitted.get(head.key) };
-  entry.members.push(self);
+  const self: Member = { info: head, cq: cq!, targets: NO_TARGETS, reservedOnly: false, held: snap.admitted.get(head.key) };
+  const entry: Entry = { head, members: [self], status: 'fail', reason: PendingReason.Inadmissible, message: '', immediate: false };
   const problem = check(snap, head, cq, cqName, lqStopped);
   if (problem) {
     entry.reason = problem.reason;
@@ -57,12 +56,13 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo, cqName = ct
 
   // Flavors, preemption and partial admission, member by member against the usage of the
   // members before it (assumed for the duration of the nomination).
-  const assumed: string[] = [];
-  const restore: AdmittedWorkload[] = [];
+  // Made only for a gang group or a held reservation (most heads are neither).
+  let assumed: string[] | undefined;
+  let restore: AdmittedWorkload[] | undefined;
   try {
     for (const m of entry.members) {
       // A NonStrict gang's own reservation is reconsidered, not counted against it.
-      if (m.held) restore.push(snap.removeAdmitted(m.info.key)!);
+      if (m.held) (restore ??= []).push(snap.removeAdmitted(m.info.key)!);
       const r = nominateMember(snap, m, cfg, entry.members.length === 1);
       if (r.status !== 'fit' && r.status !== 'preempt') {
         entry.reason = r.reason;
@@ -87,15 +87,15 @@ export function nominate(ctx: NominationContext, head: WorkloadInfo, cqName = ct
       }
       if (entry.members.length > 1) {
         snap.addAdmitted(toAdmitted(m, cfg.now));
-        assumed.push(m.info.key);
+        (assumed ??= []).push(m.info.key);
       }
     }
     entry.status = 'fit';
     entry.reason = PendingReason.WaitingForQuota;
     return entry;
   } finally {
-    for (const k of assumed) snap.removeAdmitted(k);
-    for (const a of restore) snap.addAdmitted(a);
+    if (assumed) for (const k of assumed) snap.removeAdmitted(k);
+    if (restore) for (const a of restore) snap.addAdmitted(a);
   }
 }
 
@@ -125,7 +125,10 @@ function check(
     if (lq && lq.spec.stopPolicy !== 'None')
       return { reason: PendingReason.Suspended, message: `LocalQueue ${info.queueName} is inactive` };
   }
-  if (!namespaceSelectorMatches(cq.namespaceSelector, snap.namespaces.get(info.namespace))) {
+  const sel = cq.namespaceSelector;
+  // The usual selector, `{}`, matches every namespace: no lookup.
+  const everyNamespace = sel !== undefined && sel.matchLabels === undefined && sel.matchExpressions === undefined;
+  if (!everyNamespace && !namespaceSelectorMatches(sel, snap.namespaces.get(info.namespace))) {
     return { reason: PendingReason.Inadmissible, message: `Workload namespace doesn't match ClusterQueue selector` };
   }
   if (info.gang?.minResources) {
@@ -165,6 +168,12 @@ interface MemberResult {
   gangWaitingSince?: number;
 }
 
+/** No preemption targets (shared until a member gets its own array). */
+const NO_TARGETS: readonly PreemptionTarget[] = [];
+
+/** A member's fit, shared: it is only read. */
+const FIT: MemberResult = { status: 'fit', reason: PendingReason.WaitingForQuota, message: '' };
+
 export function placementOptions(cfg: CycleConfig): WorkloadPlacementOptions {
   return cfg.placement ?? {};
 }
@@ -179,23 +188,26 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
     const hit = recallFailure(snap, cfg.placement, m, equivalence);
     if (hit) return { status: 'fail', reason: hit.reason, message: hit.message };
   }
-  const full = fullCounts(info);
-  const first = tryCounts(snap, m, cfg, full);
+  // The counts asked for first: each PodSet's own (no Map: undefined) unless a gang's
+  // total-number caps them.
+  const asked = gang !== undefined && gang.total < totalPods(info) ? fullCounts(info) : undefined;
+  const first = tryCounts(snap, m, cfg, asked);
   if (first.mode === 'Fit') {
     m.assignment = first;
-    m.counts = full;
-    return { status: 'fit', reason: PendingReason.WaitingForQuota, message: '' };
+    m.counts = asked;
+    return FIT;
   }
   const found = { candidates: 0 };
   if (first.mode === 'Preempt' && alone) {
-    const targets = targetsFor(snap, m, first, full, cfg, found);
+    const targets = targetsFor(snap, m, first, asked, cfg, found);
     if (targets.length > 0) {
       m.assignment = first;
-      m.counts = full;
+      m.counts = asked;
       m.targets = targets;
       return { status: 'preempt', reason: PendingReason.WaitingForQuota, message: first.message || 'insufficient unused quota' };
     }
   }
+  const full = asked ?? fullCounts(info);
   const fits = fitsAt(snap, m, cfg);
   // Partial admission (Kueue, minCount) or the gang minimum (nothing to shrink without either).
   if (gang || info.podSets.some((p) => p.minCount !== undefined)) {
@@ -237,15 +249,15 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
   };
 }
 
-function tryCounts(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number>): FlavorAssignment {
-  return assignFlavors(snap, m.cq, m.info, { placement: placementOptions(cfg), counts });
+function tryCounts(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number> | undefined): FlavorAssignment {
+  return assignFlavors(snap, m.cq, m.info, counts ? { placement: placementOptions(cfg), counts } : { placement: placementOptions(cfg) });
 }
 
 function targetsFor(
   snap: AdmissionSnapshot,
   m: Member,
   a: FlavorAssignment,
-  counts: Map<string, number>,
+  counts: Map<string, number> | undefined,
   cfg: CycleConfig,
   found: { candidates: number },
 ): PreemptionTarget[] {
@@ -267,6 +279,6 @@ function fitsAt(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig): (counts: 
 }
 
 /** The preemption search's fits(); made here so that no named closure is created per call. */
-function fitsWith(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number>): () => boolean {
+function fitsWith(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, counts: Map<string, number> | undefined): () => boolean {
   return () => tryCounts(snap, m, cfg, counts).mode === 'Fit';
 }

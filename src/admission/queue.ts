@@ -309,17 +309,21 @@ export class ClusterQueueQueue {
     if (g?.waitingSince !== undefined) this.deadlines.set(info.key, g.waitingSince + g.waitingSeconds);
   }
 
-  delete(key: string): void {
+  /** Removes a Workload; what get() returned for it just before (one lookup for both). */
+  delete(key: string): WorkloadInfo | undefined {
     const slot = this.slots.get(key);
+    let info: WorkloadInfo | undefined;
     if (slot) {
+      if (slot.state !== 0) info = slot.info;
       if (slot.state === 1) this.liveCount--;
       else if (slot.state === 2) this.unlink(slot);
       slot.state = 0;
       slot.entry = undefined;
       this.slots.delete(key);
     }
-    this.deadlines.delete(key);
+    if (this.deadlines.size > 0) this.deadlines.delete(key);
     if (this.sticky === key) this.setSticky(undefined);
+    return info;
   }
 
   setSticky(key: string | undefined): void {
@@ -491,10 +495,9 @@ export class QueueManager {
   delete(key: string): void {
     const q = this.where.get(key);
     if (q === undefined) return;
-    const info = q.get(key);
-    q.delete(key);
+    const info = q.delete(key);
     this.where.delete(key);
-    this.preemptors.delete(key);
+    if (this.preemptors.size > 0) this.preemptors.delete(key);
     if (info?.gang && this.byGang.get(info.gang.id) === key) this.byGang.delete(info.gang.id);
   }
 
@@ -557,7 +560,9 @@ export class QueueManager {
    */
   heads(now: number, active: (cq: string) => boolean, names?: string[]): WorkloadInfo[] {
     const out: WorkloadInfo[] = [];
-    for (const name of this.orderedNames()) {
+    const ordered = this.orderedNames();
+    for (let i = 0; i < ordered.length; i++) {
+      const name = ordered[i]!;
       if (!active(name)) continue;
       const h = this.queues.get(name)!.pop(now);
       if (h) {

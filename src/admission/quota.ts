@@ -106,6 +106,9 @@ export class QuotaTree {
   /** ClusterQueue nodes by name (the hot lookups; `nodes` is keyed by kind and name). */
   private readonly cqs = new Map<string, QuotaNode>();
   private readonly frs = new Set<FR>();
+  /** The ClusterQueue node cq() found last, and its name. */
+  private lastName: string | undefined;
+  private lastNode: QuotaNode | undefined;
   /** Root cohort -> its ClusterQueues, sorted (the tree is fixed after construction). */
   private readonly membersOfRoot = new Map<QuotaNode, { list: readonly string[]; set: ReadonlySet<string> }>();
 
@@ -147,27 +150,29 @@ export class QuotaTree {
   }
 
   private cq(name: string): QuotaNode {
+    // Flavor assignment asks about one ClusterQueue several times in a row (the tree is
+    // fixed after construction: the last node found stays right).
+    if (name === this.lastName) return this.lastNode!;
     const n = this.cqs.get(name);
     if (!n) throw new Error(`unknown ClusterQueue ${name}`);
+    this.lastName = name;
+    this.lastNode = n;
     return n;
   }
 
   /** Adds (or with a negative amount removes) usage of a ClusterQueue, up the tree. */
   addUsage(cq: string, f: FR, amount: number): void {
-    const n = this.cq(cq);
-    let before = n.usage.get(f) ?? 0;
-    let after = before + amount;
-    n.usage.set(f, after);
-    // A cohort's usage is what its children use beyond their guaranteed share.
-    for (let c = n; c.parent; c = c.parent) {
-      const g = c.guaranteed(f);
-      const delta = Math.max(0, after - g) - Math.max(0, before - g);
-      if (delta === 0) break;
-      const p = c.parent;
-      before = p.usage.get(f) ?? 0;
-      after = before + delta;
-      p.usage.set(f, after);
-    }
+    addUsageAt(this.cq(cq), f, amount);
+  }
+
+  /**
+   * Adds (sign 1) or removes (sign -1) a whole reservation's usage, as addUsage per
+   * flavor-resource in the map's order; nothing for a ClusterQueue the tree does not have.
+   */
+  addUsageOf(cq: string, usage: ReadonlyMap<FR, number>, sign: 1 | -1): void {
+    const n = this.cqs.get(cq);
+    if (n === undefined) return;
+    for (const [f, v] of usage) addUsageAt(n, f, sign === 1 ? v : -v);
   }
 
   usage(cq: string, f: FR): number {
@@ -269,6 +274,23 @@ export class QuotaTree {
       }
     }
     return out;
+  }
+}
+
+/** Adds usage of a ClusterQueue node, up the tree. */
+function addUsageAt(n: QuotaNode, f: FR, amount: number): void {
+  let before = n.usage.get(f) ?? 0;
+  let after = before + amount;
+  n.usage.set(f, after);
+  // A cohort's usage is what its children use beyond their guaranteed share.
+  for (let c = n; c.parent; c = c.parent) {
+    const g = c.guaranteed(f);
+    const delta = Math.max(0, after - g) - Math.max(0, before - g);
+    if (delta === 0) break;
+    const p = c.parent;
+    before = p.usage.get(f) ?? 0;
+    after = before + delta;
+    p.usage.set(f, after);
   }
 }
 

@@ -48,6 +48,8 @@ export interface ClusterQueueInfo {
   allTas: boolean;
   /** Every resource group has exactly one flavor: flavor assignment has no choice to make. */
   oneFlavorPerGroup: boolean;
+  /** Some resource group covers `pods` (groupOf.has('pods'), read once: every head asks). */
+  coversPods: boolean;
   /** Set when the ClusterQueue admits nothing new (reason, message), as its Active condition says. */
   inactive?: { reason: string; message: string };
 }
@@ -215,6 +217,7 @@ export class AdmissionSnapshot {
       groupOf,
       allTas: flavorNames.length > 0 && flavorNames.every((f) => this.flavors.get(f)?.spec.topologyName !== undefined),
       oneFlavorPerGroup: groups.every((g) => g.flavors.length === 1),
+      coversPods: groupOf.has('pods'),
     };
     // The Active condition (kueue-core §1a): stopped, or a flavor / topology missing.
     const missing = flavorNames.filter((f) => !this.flavors.has(f));
@@ -280,7 +283,7 @@ export class AdmissionSnapshot {
     this.admittedVersion++;
     this.admitted.set(a.key, a);
     this.index(a);
-    if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, v);
+    this.quota.addUsageOf(a.clusterQueue, a.usage, 1);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
       if (!tf || !ps.assignment) continue;
@@ -297,7 +300,7 @@ export class AdmissionSnapshot {
     this.admittedVersion++;
     this.admitted.delete(key);
     this.unindex(a);
-    if (this.quota.hasClusterQueue(a.clusterQueue)) for (const [f, v] of a.usage) this.quota.addUsage(a.clusterQueue, f, -v);
+    this.quota.addUsageOf(a.clusterQueue, a.usage, -1);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
       if (!tf || !ps.assignment) continue;
