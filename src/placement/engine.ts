@@ -199,49 +199,12 @@ export class PlacementEngine {
   private readonly leafCountCache = new Map<string, LeafCounts>();
   /** The last count pass, while the counters still hold it (see countsKey). */
   private countsMemo: { key: string; excluded: Exclusions } | undefined;
-  /** Recent results by request (see resultKey), each with the snapshot state it was computed on. */
-  private readonly results = new Map<string, RememberedResult>();
-
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
   }
 
-  /**
-   * Places one PodSet (or a leader/worker group) on the snapshot. The same request on the
-   * same snapshot state (its structure, attribute and usage versions, resource and domain
-   * counts unchanged) gets the same answer, so a recent answer is given again (a copy):
-   * the cycle places a head when nominating it and again when admitting it, with nothing
-   * changed in between when no earlier head was admitted.
-   */
+  /** Places one PodSet (or a leader/worker group) on the snapshot. */
   place(req: PlacementRequest, options: PlacementOptions = {}): PlacementResult {
-    const key = resultKey(req, options);
-    if (key === undefined) return this.placeAfresh(req, options);
-    const s = this.snapshot;
-    const hit = this.results.get(key);
-    if (
-      hit !== undefined &&
-      hit.usageVersion === s.usageVersion &&
-      hit.version === s.version &&
-      hit.attributeVersion === s.attributeVersion &&
-      hit.resources === s.resourceCount &&
-      hit.domains === s.domainCount
-    )
-      return copyResult(hit.result);
-    const result = this.placeAfresh(req, options);
-    // The state after the placement: interning the request's resources may have grown it.
-    if (hit === undefined && this.results.size >= MAX_RESULTS) this.results.delete(this.results.keys().next().value!);
-    this.results.set(key, {
-      usageVersion: s.usageVersion,
-      version: s.version,
-      attributeVersion: s.attributeVersion,
-      resources: s.resourceCount,
-      domains: s.domainCount,
-      result: copyResult(result),
-    });
-    return result;
-  }
-
-  private placeAfresh(req: PlacementRequest, options: PlacementOptions): PlacementResult {
     const plan = this.resolve(req, options);
     if (typeof plan === 'string') return { ok: false, reason: plan };
     let excluded = this.fillInCounts(plan, options);
@@ -1330,48 +1293,6 @@ function withoutPods(a: ResourceAmounts): ResourceAmounts {
   const out: ResourceAmounts = {};
   for (const k in a) if (k !== 'pods') out[k] = a[k]!;
   return out;
-}
-
-/** Results remembered per engine (the oldest is forgotten first). */
-const MAX_RESULTS = 64;
-
-interface RememberedResult {
-  usageVersion: number;
-  version: number;
-  attributeVersion: number;
-  resources: number;
-  domains: number;
-  result: PlacementResult;
-}
-
-/**
- * What place() reads besides the snapshot, as a key; undefined when the answer is not
- * remembered: assumed usage of earlier PodSets, a required domain or a leaf filter (a
- * function), or a request with numbers JSON cannot tell apart (NaN, infinities).
- */
-function resultKey(req: PlacementRequest, options: PlacementOptions): string | undefined {
-  if ((options.assumed?.size ?? 0) > 0 || options.requiredDomain !== undefined || options.leafEligible !== undefined) return undefined;
-  if (!finiteAmounts(req.requests) || (req.leader !== undefined && !finiteAmounts(req.leader.requests)) || !Number.isFinite(req.count))
-    return undefined;
-  for (const l of req.sliceLayers) if (!Number.isFinite(l.size)) return undefined;
-  return `${options.profile ?? ''}|${options.respectPreferredAffinity === true}|${options.simulateEmpty === true}|${JSON.stringify(req)}`;
-}
-
-function finiteAmounts(a: ResourceAmounts): boolean {
-  for (const k in a) if (!Number.isFinite(a[k])) return false;
-  return true;
-}
-
-function copyAssignment(a: Assignment): Assignment {
-  return { levels: [...a.levels], domains: a.domains.map((d) => ({ values: [...d.values], count: d.count })) };
-}
-
-/** A result callers may keep and change without changing the remembered one. */
-function copyResult(r: PlacementResult): PlacementResult {
-  if (!r.ok) return { ok: false, reason: r.reason };
-  return r.leader
-    ? { ok: true, workers: copyAssignment(r.workers), leader: copyAssignment(r.leader) }
-    : { ok: true, workers: copyAssignment(r.workers) };
 }
 
 /** Whether domain `d` holds every slice and the leaders (counters of the count pass). */
