@@ -21,6 +21,7 @@
 import type { Member } from './entry.ts';
 import type { PendingReason } from './flavor-assigner.ts';
 import type { AdmissionSnapshot } from './snapshot.ts';
+import { placementInputsKey } from './workload-info.ts';
 
 export interface Failure {
   reason: PendingReason;
@@ -106,23 +107,14 @@ export function equivalenceShape(snap: AdmissionSnapshot, m: Member, alone: bool
   const info = m.info;
   if (!alone || info.gang !== undefined || m.held !== undefined) return undefined;
   for (const p of info.podSets) if (p.minCount !== undefined) return undefined;
-  // Kept on the info: a changed Workload gets a new info.
-  let shape = info.equivalenceShape;
+  const own = placementInputsKey(info);
+  const shapes = memoOf(snap).shapes;
+  let shape = shapes.get(own);
   if (shape === undefined) {
-    const w = info.workload;
-    const own = JSON.stringify([
-      w.metadata.annotations ?? null,
-      (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion),
-      w.spec.podSets,
-    ]);
-    const shapes = memoOf(snap).shapes;
-    shape = shapes.get(own);
-    if (shape === undefined) {
-      if (shapes.size >= MAX_SHAPES) shapes.clear();
-      shapes.set(own, (shape = own));
-    }
-    info.equivalenceShape = shape;
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(own, (shape = own));
   }
+  info.placementInputs = shape;
   return shape;
 }
 

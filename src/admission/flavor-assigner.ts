@@ -23,7 +23,7 @@ import {
 } from '../placement/workload-placement.ts';
 import { type FR, type FrKeys } from './quota.ts';
 import type { AdmissionSnapshot, ClusterQueueInfo, PodSetAdmission } from './snapshot.ts';
-import type { PodSetInfo, WorkloadInfo } from './workload-info.ts';
+import { type PodSetInfo, placementInputsKey, type WorkloadInfo } from './workload-info.ts';
 
 export type Mode = 'Fit' | 'Preempt' | 'NoFit';
 
@@ -565,15 +565,10 @@ function remembered<T>(
   if (!byShape || byShape.size >= MAX_SHAPES) store.set(optionsKey, (byShape = new Map()));
   // The usual Workload: one PodSet on one flavor, looked up without building a key.
   const lone = shape.groups.length === 1 && shape.groups[0]!.members.length === 1 ? shape.groups[0]!.members[0]!.name : undefined;
-  const w = info.workload;
-  shape.placementKey ??= JSON.stringify([
-    w.metadata.annotations ?? null,
-    (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion),
-    w.spec.podSets,
-  ]);
-  let answers = byShape.get(shape.placementKey);
-  if (!answers) byShape.set(shape.placementKey, (answers = { key: shape.placementKey, byCount: new Map(), byAsk: new Map() }));
-  else shape.placementKey = answers.key;
+  const inputs = placementInputsKey(info);
+  let answers = byShape.get(inputs);
+  if (!answers) byShape.set(inputs, (answers = { key: inputs, byCount: new Map(), byAsk: new Map() }));
+  else info.placementInputs = answers.key;
   const counts = tasOptions.counts!;
   const flavorOf = tasOptions.flavorOf!;
   if (lone !== undefined && counts.size === 1 && flavorOf.size === 1) {
@@ -697,8 +692,6 @@ interface GroupShape {
 /** How assignFlavors reads a Workload's PodSets; kept on its WorkloadInfo (`shape`), a function of the info alone. */
 export interface WorkloadShape {
   infos: readonly PodSetInfo[];
-  /** What the TAS placement reads of the Workload, as a key (set on first use). */
-  placementKey?: string;
   /** The Workload's PodSets (their order orders the result). */
   spec: readonly PodSet[];
   groups: GroupShape[];

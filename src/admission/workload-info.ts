@@ -78,8 +78,23 @@ export interface WorkloadInfo {
   uid: string;
   /** How flavor assignment reads the PodSets (flavor-assigner.ts), set there on first use. */
   shape?: WorkloadShape;
-  /** What placement reads of the Workload as a key for scheduling equivalence (equivalence.ts), set there on first use. */
-  equivalenceShape?: string;
+  /** placementInputsKey(info), set on first use (each memo that keys on it may swap in its interned copy). */
+  placementInputs?: string;
+}
+
+/**
+ * What a TAS placement reads of the Workload itself (its annotations, its owners' API
+ * versions, its PodSets), as a key: the failure memo (equivalence.ts) and the placement
+ * memo (flavor-assigner.ts) both tell Workloads apart by it. Kept on the info: a changed
+ * Workload gets a new info.
+ */
+export function placementInputsKey(info: WorkloadInfo): string {
+  const w = info.workload;
+  return (info.placementInputs ??= JSON.stringify([
+    w.metadata.annotations ?? null,
+    (w.metadata.ownerReferences ?? []).map((o) => o.apiVersion),
+    w.spec.podSets,
+  ]));
 }
 
 /** The gang's minResources annotation as amounts; throws an Error naming the annotation when it cannot be read. */
