@@ -86,13 +86,8 @@ function classOf(name: string): string {
   return CLASS_NAMES.find((c) => name.includes(`-${c}`)) ?? 'other';
 }
 
-export async function runPeerSimulation(
-  shape: PeerRunShape,
-  config: Partial<TopoqueueConfig> = BENCH_CONFIG,
-): Promise<PeerSimulationResult> {
-  const objects = peerSimulationObjects(shape);
-  const { run, cpuMs, wallMs } = await simulate(objects, { config });
-  const report: SimulationReport = buildReport(run);
+/** Mean time from submission to admission per workload class (seconds), over the admitted. */
+function meanAdmissionByClass(report: SimulationReport): Record<string, number> {
   const sums = new Map<string, { n: number; s: number }>();
   for (const w of report.workloads) {
     if (w.admittedAt === null || w.submittedAt === null) continue;
@@ -102,7 +97,17 @@ export async function runPeerSimulation(
     e.s += w.admittedAt - w.submittedAt;
     sums.set(c, e);
   }
-  const meanAdmissionS = Object.fromEntries([...sums].map(([c, e]) => [c, e.s / e.n]));
+  return Object.fromEntries([...sums].map(([c, e]) => [c, e.s / e.n]));
+}
+
+export async function runPeerSimulation(
+  shape: PeerRunShape,
+  config: Partial<TopoqueueConfig> = BENCH_CONFIG,
+): Promise<PeerSimulationResult> {
+  const objects = peerSimulationObjects(shape);
+  const { run, cpuMs, wallMs } = await simulate(objects, { config });
+  const report: SimulationReport = buildReport(run);
+  const meanAdmissionS = meanAdmissionByClass(report);
   // Mean quota usage over the run, % of nominal, averaged over ClusterQueues (the peer's clusterQueueClassesMinUsage).
   const makespan = report.summary.makespan;
   let usageSum = 0;
@@ -273,15 +278,6 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
   const report = buildReport(run);
   const text = JSON.stringify(report);
   const reportSha256 = reportDigest(report);
-  const sums = new Map<string, { n: number; s: number }>();
-  for (const w of report.workloads) {
-    if (w.admittedAt === null || w.submittedAt === null) continue;
-    const c = classOf(w.name);
-    const e = sums.get(c) ?? { n: 0, s: 0 };
-    e.n++;
-    e.s += w.admittedAt - w.submittedAt;
-    sums.set(c, e);
-  }
   const makespan = report.summary.makespan;
   const result: BareSimulationResult = {
     cpuMs,
@@ -292,7 +288,7 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
     finished: report.summary.byStatus.Finished ?? 0,
     violations: report.summary.violations,
     errors: report.summary.controllerErrors,
-    meanAdmissionS: Object.fromEntries([...sums].map(([c, e]) => [c, e.s / e.n])),
+    meanAdmissionS: meanAdmissionByClass(report),
     meanUsagePct: 0,
     steps: run.steps,
     heapMB: after / 1e6,

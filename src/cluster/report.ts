@@ -27,7 +27,7 @@ import { nodeInfoFromNode, type NodeInfo } from '../topology/source.ts';
 import type { Violation } from './invariants.ts';
 import { pendingExplainer } from './report-explain.ts';
 import type { SimulationRun } from './simulation.ts';
-import type { EntryRecord, EventFold, PodGroupRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
+import type { EntryRecord, EventFold, PodGroupPoint, PodGroupRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
 
 export const REPORT_API_VERSION = TopoqueueApiVersion;
 
@@ -63,16 +63,8 @@ export interface ReportAdmission {
 /** Events about an object, folded by kind, type and reason (the timeline's fold as it is). */
 export type ReportEvent = EventFold;
 
-/** PodGroup status as the controllers wrote it (fields not written are absent). */
-export interface ReportPodGroupStatus {
-  phase?: string;
-  scheduled?: number;
-  running?: number;
-  succeeded?: number;
-  failed?: number;
-  occupiedBy?: string;
-  scheduleStartTime?: string;
-}
+/** PodGroup status as the controllers wrote it (fields not written are absent): the timeline's point without its time. */
+export type ReportPodGroupStatus = Omit<PodGroupPoint, 'at'>;
 
 export interface ReportPodGroup {
   name: string;
