@@ -4,20 +4,28 @@
 // when the victim was admitted (a lower priority admitted ahead of it), how long the victim
 // ran, and how long the preemptor had waited.
 //
-//   npx tsx bench/preemption-origins.ts [--scale 0.1] [--requeue-batch-ms 1000] [--equivalence-hashing true|false]
+//   npx tsx bench/preemption-origins.ts [--scale 0.1] [--shape baseline|tas] [--jobs]
+//       [--requeue-batch-ms 1000] [--equivalence-hashing true|false]
+//       [--pod-batch-ms 1000] [--job-sync-batch-ms 1000]
 //
-// runs Kueue's baseline shape as bare Workloads (bench/simulate-bench.ts, `simulate --bare`)
-// and prints the counts, the makespan and the mean time to admission per class, and per root
-// cohort where its quota went (cohortGaps: used, of which lost to preemption, idle while
-// Workloads were pending, idle with nothing pending; the idle-while-pending CPU-seconds per
-// 10 s window); bench/README.md ("Preemptions and makespan of the bare baseline") has the
-// figures and what they show.
+// runs one of Kueue's shapes (baseline by default) as bare Workloads (bench/simulate-bench.ts,
+// `simulate --bare`), or with --jobs as the Jobs of `simulate.peer-*.15k` (pods, every
+// controller and stand-in), and prints the counts, the makespan and the mean time to admission
+// per class, how long each class held its reservation against its run time
+// (reservationHolds: admission -> every pod started -> Finished), and per root cohort where
+// its quota went (cohortGaps: used, of which lost to preemption and held by Workloads not
+// running, idle while Workloads were pending, idle with nothing pending; the
+// idle-while-pending CPU-seconds per 10 s window). The last two options change the 1 s
+// batches of the Jobs path for what-if runs: the TopologyUngater's and job reconciler's
+// pod-event batch (config podBatchMs, Kueue's ungateBatchPeriod) and the Job controller's
+// (Kubernetes' syncJobBatchPeriod). bench/README.md ("Preemptions and makespan of the bare
+// baseline", "The TAS shape as Jobs") has the figures and what they show.
 
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ReportQueue, ReportWorkload } from '../src/cluster/report.ts';
-import { CLASS_NAMES } from './admission-cycle.ts';
+import { CLASS_NAMES, packingBoundSeconds } from './admission-cycle.ts';
 
 export type OriginWorkload = Pick<ReportWorkload, 'namespace' | 'name' | 'clusterQueue' | 'submittedAt' | 'admissions' | 'evictions'>;
 
@@ -73,6 +81,12 @@ export interface CohortGap {
   used: number;
   /** Part of `used` lost to preemption: each victim's CPU times how long it had run. */
   preempted: number;
+  /**
+   * Part of `used` reserved by finished Workloads beyond their run time (from their last
+   * admission to Finished, less the run): the Job path's latency, 0 for bare Workloads.
+   * Only with `runtimeOf`; 0 without.
+   */
+  heldNotRunning: number;
   /** Not reserved while Workloads of the cohort were pending (parked or waiting for a head slot). */
   idleWhilePending: number;
   /** Not reserved with nothing pending (before arrivals, the tail, after its last finish). */
@@ -89,10 +103,11 @@ export interface CohortGap {
  */
 export function cohortGaps(
   queues: readonly GapQueue[],
-  workloads: readonly OriginWorkload[],
+  workloads: readonly (OriginWorkload & Partial<Pick<ReportWorkload, 'finishedAt'>>)[],
   end: number,
   cpuOf: (name: string) => number,
   windowS = 10,
+  runtimeOf?: (name: string) => number,
 ): CohortGap[] {
   const byCohort = new Map<string, GapQueue[]>();
   for (const q of queues) {
@@ -110,6 +125,14 @@ export function cohortGaps(
       preempted.set(c, (preempted.get(c) ?? 0) + cpuOf(w.name) * (ev.at - a.at));
     }
   }
+  const held = new Map<string, number>();
+  if (runtimeOf)
+    for (const w of workloads) {
+      const a = w.admissions.at(-1);
+      if (w.finishedAt == null || !a) continue;
+      const c = cohortOfQueue.get(a.clusterQueue ?? w.clusterQueue ?? '') ?? '?';
+      held.set(c, (held.get(c) ?? 0) + cpuOf(w.name) * Math.max(0, w.finishedAt - a.at - runtimeOf(w.name)));
+    }
   const cpu = (u: Record<string, number>) => Object.entries(u).reduce((s, [k, v]) => (k.endsWith('/cpu') ? s + v : s), 0);
   const out: CohortGap[] = [];
   for (const [cohort, qs] of [...byCohort].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -124,6 +147,7 @@ export function cohortGaps(
       nominal,
       used: 0,
       preempted: preempted.get(cohort) ?? 0,
+      heldNotRunning: held.get(cohort) ?? 0,
       idleWhilePending: 0,
       idleNothingPending: 0,
       idleWhilePendingByWindow: [],
@@ -154,8 +178,59 @@ export function cohortGaps(
     }
     span(end);
     for (let w = 0; w < Math.ceil(end / windowS); w++) g.idleWhilePendingByWindow[w] = +(g.idleWhilePendingByWindow[w] ?? 0).toFixed(1);
-    for (const k of ['used', 'preempted', 'idleWhilePending', 'idleNothingPending'] as const) g[k] = +g[k].toFixed(1);
+    for (const k of ['used', 'preempted', 'heldNotRunning', 'idleWhilePending', 'idleNothingPending'] as const) g[k] = +g[k].toFixed(1);
     out.push(g);
+  }
+  return out;
+}
+
+export type HoldWorkload = Pick<ReportWorkload, 'name' | 'admissions' | 'startedAt' | 'finishedAt' | 'evictions'>;
+
+/** How long the Workloads of one class held their reservation (seconds, means). */
+export interface ClassHold {
+  /** Finished Workloads never evicted (the ones measured). */
+  workloads: number;
+  /** The class's run time (what a bare Workload holds). */
+  run: number;
+  /** Admission to every pod started (null: no pods, bare Workloads). */
+  admittedToStarted: number | null;
+  /** Every pod started to Finished (null: no pods). */
+  startedToFinished: number | null;
+  /** Admission to Finished: how long the quota was reserved. */
+  held: number;
+}
+
+/**
+ * Per class (`classOf` its name), how long its finished, never evicted Workloads held their
+ * reservation and where that time went, against the class's run time (`runtimeOf`).
+ */
+export function reservationHolds(workloads: readonly HoldWorkload[], runtimeOf: (name: string) => number): Record<string, ClassHold> {
+  const acc = new Map<string, { n: number; run: number; toStart: number; started: number; toFinish: number; held: number }>();
+  for (const w of workloads) {
+    const a = w.admissions.at(-1);
+    if (w.finishedAt == null || !a || w.evictions.length > 0) continue;
+    const c = classOf(w.name);
+    const e = acc.get(c) ?? { n: 0, run: runtimeOf(w.name), toStart: 0, started: 0, toFinish: 0, held: 0 };
+    e.n++;
+    e.held += w.finishedAt - a.at;
+    if (w.startedAt != null) {
+      e.started++;
+      e.toStart += w.startedAt - a.at;
+      e.toFinish += w.finishedAt - w.startedAt;
+    }
+    acc.set(c, e);
+  }
+  const r = (x: number) => +x.toFixed(3);
+  const out: Record<string, ClassHold> = {};
+  for (const c of [...acc.keys()].sort()) {
+    const e = acc.get(c)!;
+    out[c] = {
+      workloads: e.n,
+      run: e.run,
+      admittedToStarted: e.started > 0 ? r(e.toStart / e.started) : null,
+      startedToFinished: e.started > 0 ? r(e.toFinish / e.started) : null,
+      held: r(e.held / e.n),
+    };
   }
   return out;
 }
@@ -164,27 +239,40 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const { values } = parseArgs({
     options: {
       scale: { type: 'string', default: '0.1' },
+      shape: { type: 'string', default: 'baseline' },
+      jobs: { type: 'boolean', default: false },
       'requeue-batch-ms': { type: 'string' },
       'equivalence-hashing': { type: 'string' },
+      'pod-batch-ms': { type: 'string' },
+      'job-sync-batch-ms': { type: 'string' },
     },
     strict: true,
   });
-  const { PEER_BASELINE } = await import('./admission-cycle.ts');
+  const { PEER_BASELINE, PEER_TAS } = await import('./admission-cycle.ts');
   const { scaledShape } = await import('./admission-digest.ts');
   const { BENCH_CONFIG, peerBareObjects } = await import('./simulate-bench.ts');
+  const { peerSimulationObjects } = await import('./simulate-shapes.ts');
   const { parseSimulationObjects, runSimulation } = await import('../src/cluster/simulation.ts');
   const { buildReport } = await import('../src/cluster/report.ts');
+  const { allControllers } = await import('../src/controllers/index.ts');
+  const { standIns } = await import('../src/cluster/index.ts');
+  if (values.shape !== 'baseline' && values.shape !== 'tas') throw new Error(`--shape: baseline or tas, not ${values.shape}`);
   const scale = Number(values.scale);
-  const shape = scale === 1 ? PEER_BASELINE : scaledShape(PEER_BASELINE, scale);
+  const peer = values.shape === 'tas' ? PEER_TAS : PEER_BASELINE;
+  const shape = scale === 1 ? peer : scaledShape(peer, scale);
   const batch = values['requeue-batch-ms'];
   const hashing = values['equivalence-hashing'];
+  const podBatch = values['pod-batch-ms'];
+  const jobSync = values['job-sync-batch-ms'];
   const config = {
     ...BENCH_CONFIG,
     ...(batch !== undefined ? { requeueBatchMs: Number(batch) } : {}),
     ...(hashing !== undefined ? { schedulingEquivalenceHashing: hashing === 'true' } : {}),
+    ...(podBatch !== undefined ? { podBatchMs: Number(podBatch) } : {}),
   };
-  const parsed = parseSimulationObjects(peerBareObjects(shape));
-  const report = buildReport(await runSimulation(parsed.objects, { config }));
+  const controllers = jobSync !== undefined ? [...allControllers(), ...standIns({ jobSyncBatchMs: Number(jobSync) })] : undefined;
+  const parsed = parseSimulationObjects(values.jobs ? peerSimulationObjects(shape) : peerBareObjects(shape));
+  const report = buildReport(await runSimulation(parsed.objects, { config, ...(controllers ? { controllers } : {}) }));
   const sums = new Map<string, { n: number; s: number }>();
   for (const w of report.workloads) {
     if (w.admittedAt === null || w.submittedAt === null) continue;
@@ -196,11 +284,31 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const meanAdmissionS = Object.fromEntries(
     CLASS_NAMES.map((c) => [c, sums.has(c) ? +(sums.get(c)!.s / sums.get(c)!.n).toFixed(3) : null]),
   );
-  const cpuOf = (name: string) => PEER_BASELINE.classes.find((c) => c.name === classOf(name))?.cpu ?? 0;
-  const gaps = cohortGaps(report.queues, report.workloads, report.summary.makespan ?? 0, cpuOf);
+  const classOfShape = (name: string) => shape.classes.find((c) => c.name === classOf(name));
+  const cpuOf = (name: string) => classOfShape(name)?.cpu ?? 0;
+  const runtimeOf = (name: string) => (classOfShape(name)?.runtimeMs ?? 0) / 1000;
+  const makespanS = report.summary.makespan ?? 0;
+  const gaps = cohortGaps(report.queues, report.workloads, makespanS, cpuOf, 10, runtimeOf);
+  // What the makespan would be with every cohort's quota packed perfectly: its demand
+  // (shape.classes' run times, packingBoundSeconds) and its reservations as held.
+  const boundS = +packingBoundSeconds(shape).toFixed(3);
+  const heldBoundS = +Math.max(0, ...gaps.map((g) => g.used / g.nominal)).toFixed(3);
   console.log(
     JSON.stringify(
-      { scale, makespanS: report.summary.makespan, meanAdmissionS, ...preemptionOrigins(report.workloads), cohorts: gaps },
+      {
+        shape: shape.name,
+        jobs: values.jobs,
+        scale,
+        makespanS,
+        boundS,
+        overBound: +(makespanS / boundS).toFixed(2),
+        heldBoundS,
+        overHeldBound: heldBoundS > 0 ? +(makespanS / heldBoundS).toFixed(2) : null,
+        meanAdmissionS,
+        reservations: reservationHolds(report.workloads, runtimeOf),
+        ...preemptionOrigins(report.workloads),
+        cohorts: gaps,
+      },
       null,
       2,
     ),

@@ -10,6 +10,8 @@ import { kubelet } from './kubelet.ts';
 import { scenarioController } from './scenario.ts';
 import { workloadRunner } from './workload-runner.ts';
 
-export function standIns(): Reconciler<TopoqueueConfig>[] {
-  return [jobControllers(), binder(), kubelet(), garbageCollector(), workloadRunner(), scenarioController()];
+/** `jobSyncBatchMs`: the job controllers' pod-event batch (job-controllers.ts, JobControllersOptions; default Kubernetes' 1 s). */
+export function standIns(opts: { jobSyncBatchMs?: number } = {}): Reconciler<TopoqueueConfig>[] {
+  const jobs = jobControllers(opts.jobSyncBatchMs === undefined ? {} : { syncBatchMs: opts.jobSyncBatchMs });
+  return [jobs, binder(), kubelet(), garbageCollector(), workloadRunner(), scenarioController()];
 }

@@ -63,6 +63,27 @@ describe('job controllers: batch/v1 Job', () => {
     assert.ok(j.status?.startTime);
   });
 
+  it("pod events reach the Job's sync syncJobBatchPeriod (1 s) later, the first event of a window arming it; syncBatchMs 0 syncs at once", async () => {
+    for (const [opts, completeAfterMs] of [
+      [{}, 1000],
+      [{ syncBatchMs: 0 }, 0],
+    ] as const) {
+      const c = await testCluster([jobControllers(opts)], [job('quick', { parallelism: 1, completions: 1 })]);
+      await c.run();
+      const [p] = c.pods();
+      await c.setPhase(p!.metadata.name, 'Running');
+      await c.run(400);
+      await c.setPhase(p!.metadata.name, 'Succeeded');
+      // The Running update 400 ms ago armed the sync: it comes 600 ms after the Succeeded one.
+      if (completeAfterMs > 0) {
+        await c.run(599);
+        assert.equal(cond(c.get('Job', 'quick'), 'Complete'), undefined, `${JSON.stringify(opts)}: not synced before the batch ends`);
+        await c.run(1);
+      } else await c.run(0);
+      assert.equal(cond(c.get('Job', 'quick'), 'Complete')?.status, 'True', JSON.stringify(opts));
+    }
+  });
+
   it('a NonIndexed Job keeps min(parallelism, completions - succeeded) pods <job>-<5 chars> and completes at completions', async () => {
     const c = await testCluster([jobControllers()], [job('batch', { parallelism: 3, completions: 4 })]);
     await c.run();

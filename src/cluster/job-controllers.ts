@@ -40,6 +40,14 @@ import { isTerminal } from '../api/objects.ts';
 /** Pod events reach a job's controller batched over this long (Kubernetes' syncJobBatchPeriod). */
 export const JOB_SYNC_BATCH_MS = 1000;
 
+export interface JobControllersOptions {
+  /**
+   * The pod-event batch (default JOB_SYNC_BATCH_MS, Kubernetes' value). Only for what-if
+   * analyses (bench/preemption-origins.ts): 0 syncs a Job at every pod event.
+   */
+  syncBatchMs?: number;
+}
+
 /** The stand-ins, one line per job framework; which run, and in what order, is the registry's. */
 const STAND_INS: readonly (new () => KindController)[] = [
   BatchJobController,
@@ -60,7 +68,8 @@ export function standIns(): KindController[] {
   });
 }
 
-export function jobControllers(): Reconciler<TopoqueueConfig> {
+export function jobControllers(opts: JobControllersOptions = {}): Reconciler<TopoqueueConfig> {
+  const syncBatchMs = opts.syncBatchMs ?? JOB_SYNC_BATCH_MS;
   const controllers = standIns();
   const batch = controllers.find((c): c is BatchJobController => c instanceof BatchJobController)!;
   const byTag = new Map<string, KindController>(controllers.map((c) => [c.tag, c]));
@@ -96,14 +105,14 @@ export function jobControllers(): Reconciler<TopoqueueConfig> {
       };
       pods.addHandler({
         add: (p) => {
-          owner(p, JOB_SYNC_BATCH_MS);
+          owner(p, syncBatchMs);
           orphan(p);
         },
         update: (_, p) => {
-          owner(p, JOB_SYNC_BATCH_MS);
+          owner(p, syncBatchMs);
           orphan(p);
         },
-        delete: (p) => owner(p, JOB_SYNC_BATCH_MS),
+        delete: (p) => owner(p, syncBatchMs),
       });
       for (const kind of kinds) {
         const informer = kind === batch.kind ? jobs : ctx.informers.for(kind);
