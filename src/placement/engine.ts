@@ -199,6 +199,7 @@ export class PlacementEngine {
   private readonly leafCountCache = new Map<string, LeafCounts>();
   /** The last count pass, while the counters still hold it (see countsKey). */
   private countsMemo: { key: string; excluded: Exclusions } | undefined;
+  private readonly scratchArrays = { items: new Int32Array(0), keys: new Int32Array(0), starts: new Int32Array(0) };
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
   }
@@ -801,6 +802,7 @@ export class PlacementEngine {
     const rank = s.ranks();
     let maxCap = 0;
     let maxPods = 0;
+    let ranked = true;
     for (let i = 0; i < n; i++) {
       const d = list[i]!;
       if (s.level(d) !== level) return false;
@@ -809,6 +811,12 @@ export class PlacementEngine {
       if (c < 0 || p < 0 || (leader !== undefined && leader[d]! > 1)) return false;
       if (c > maxCap) maxCap = c;
       if (p > maxPods) maxPods = p;
+      if (i > 0 && rank[d]! <= rank[list[i - 1]!]!) ranked = false;
+    }
+    const buckets = (leader !== undefined ? 2 : 1) * (maxCap + 1) * (maxPods + 1);
+    if (ranked && buckets <= 2 * n) {
+      this.bucketSort(list, cap, capDesc, maxCap, pods, maxPods, leader, buckets);
+      return true;
     }
     const rankSpan = 2 ** bitsFor(levelList.length);
     const podSpan = 2 ** bitsFor(maxPods + 1);
@@ -828,6 +836,51 @@ export class PlacementEngine {
       list[i] = levelList[k - Math.floor(k / rankSpan) * rankSpan]!;
     }
     return true;
+  }
+
+  /**
+   * packedSort's order for a list already in rank order whose (leader, cap, pods) keys
+   * take few values: a stable counting sort by that key, which keeps rank order within
+   * each key (O(n + buckets), where the packed sort is O(n log n)).
+   */
+  private bucketSort(
+    list: number[],
+    cap: Int32Array,
+    capDesc: boolean,
+    maxCap: number,
+    pods: Int32Array,
+    maxPods: number,
+    leader: Int32Array | undefined,
+    buckets: number,
+  ): void {
+    const n = list.length;
+    const scratch = this.scratch(n, buckets + 1);
+    const { items, keys, starts } = scratch;
+    starts.fill(0, 0, buckets + 1);
+    const capSpan = maxCap + 1;
+    const podSpan = maxPods + 1;
+    for (let i = 0; i < n; i++) {
+      const d = list[i]!;
+      const l = leader !== undefined ? 1 - leader[d]! : 0;
+      const c = capDesc ? maxCap - cap[d]! : cap[d]!;
+      const k = (l * capSpan + c) * podSpan + pods[d]!;
+      keys[i] = k;
+      items[i] = d;
+      starts[k + 1]!++;
+    }
+    for (let k = 1; k <= buckets; k++) starts[k]! += starts[k - 1]!;
+    for (let i = 0; i < n; i++) list[starts[keys[i]!]!++] = items[i]!;
+  }
+
+  /** Scratch arrays of bucketSort (grown, never shrunk). */
+  private scratch(n: number, b: number): { items: Int32Array; keys: Int32Array; starts: Int32Array } {
+    const s = this.scratchArrays;
+    if (s.items.length < n) {
+      s.items = new Int32Array(Math.max(n, s.items.length * 2));
+      s.keys = new Int32Array(s.items.length);
+    }
+    if (s.starts.length < b) s.starts = new Int32Array(Math.max(b, s.starts.length * 2));
+    return s;
   }
 
   /**
@@ -1021,8 +1074,10 @@ export class PlacementEngine {
           next.push(...r.domains);
         }
       } else if (l < plan.sliceLevel) {
+        // Parents in rank order pool their children in rank order (a parent's children are
+        // side by side in the level list), which lets consume sort them by buckets.
         const pooled: number[] = [];
-        for (const d of current) for (const c of this.liveChildren(d)) pooled.push(c);
+        for (const d of sortByRank(s, current.slice(), s.ranks())) for (const c of this.liveChildren(d)) pooled.push(c);
         const leaders = current.reduce((n, d) => n + counts.leaderCount[d]!, 0);
         const r = this.consume(pooled, plan, plan.units, leaders, plan.sliceSize, true);
         if (!r.ok) return undefined;
