@@ -23,7 +23,7 @@ import {
   preferredAffinityScore,
   untoleratedTaint,
 } from '../topology/node-match.ts';
-import type { TopologySnapshot } from '../topology/snapshot.ts';
+import { CHANGE_LOG, type TopologySnapshot } from '../topology/snapshot.ts';
 import type { Assignment } from './assignment.ts';
 import { balancedPlacement } from './balanced.ts';
 import { type Algorithm, algorithmFor, type PlacementRequest, type Profile } from './request.ts';
@@ -199,6 +199,8 @@ export class PlacementEngine {
   private readonly leafCountCache = new Map<string, LeafCounts>();
   /** The last count pass, while the counters still hold it (see countsKey). */
   private countsMemo: { key: string; excluded: Exclusions } | undefined;
+  /** Leaves whose capacity changed since a cached count (capacityChangesSince). */
+  private readonly changed = new Int32Array(CHANGE_LOG);
   private readonly scratchArrays = { items: new Int32Array(0), keys: new Int32Array(0), starts: new Int32Array(0) };
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
@@ -548,7 +550,10 @@ export class PlacementEngine {
     let c = this.leafCountCache.get(key);
     if (c && c.structure === s.version && c.resources === RR && c.elig === elig && c.fit.length >= s.domainCount) {
       if (c.clock !== clock) {
-        countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
+        const changed = this.changed;
+        const n = s.capacityChangesSince(c.clock, changed);
+        if (n >= 0) countListed(changed, n, verdict, freeA, RR, reqIdx, reqVal, c);
+        else countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
         c.clock = clock;
       }
       return c;
@@ -1276,6 +1281,30 @@ function countChanged(
   for (let li = 0; li < leaves.length; li++) {
     const leaf = leaves[li]!;
     if (stamps[leaf]! <= clock || (verdict !== undefined && verdict[leaf] !== 0)) continue;
+    if (fit[leaf] === 0) byRequest[limiting[leaf]!]!--;
+    leafFit(freeA, leaf * RR, reqIdx, reqVal, out);
+    fit[leaf] = out[0]!;
+    limiting[leaf] = out[1]!;
+    if (out[0] === 0) byRequest[out[1]!]!++;
+  }
+}
+
+/** countChanged over the first `n` leaves of `listed`, the snapshot's list of the leaves that changed. */
+function countListed(
+  listed: Int32Array,
+  n: number,
+  verdict: Int32Array | undefined,
+  freeA: Float64Array,
+  RR: number,
+  reqIdx: Int32Array,
+  reqVal: Float64Array,
+  c: LeafCounts,
+): void {
+  const { fit, limiting, byRequest } = c;
+  const out = new Int32Array(2);
+  for (let li = 0; li < n; li++) {
+    const leaf = listed[li]!;
+    if (verdict !== undefined && verdict[leaf] !== 0) continue;
     if (fit[leaf] === 0) byRequest[limiting[leaf]!]!--;
     leafFit(freeA, leaf * RR, reqIdx, reqVal, out);
     fit[leaf] = out[0]!;
