@@ -127,22 +127,38 @@ class DomainCounts {
   affinityScore = new Float64Array(0);
 
   reset(n: number): void {
-    if (n > this.capacity) {
-      this.capacity = Math.max(n, this.capacity * 2);
-      this.podCount = new Int32Array(this.capacity);
-      this.sliceCount = new Int32Array(this.capacity);
-      this.leaderCount = new Int32Array(this.capacity);
-      this.podCountWithLeader = new Int32Array(this.capacity);
-      this.sliceCountWithLeader = new Int32Array(this.capacity);
-      this.affinityScore = new Float64Array(this.capacity);
-    } else {
-      this.podCount.fill(0, 0, n);
-      this.sliceCount.fill(0, 0, n);
+    if (this.grow(n)) return;
+    this.podCount.fill(0, 0, n);
+    this.sliceCount.fill(0, 0, n);
+    this.leaderCount.fill(0, 0, n);
+    this.podCountWithLeader.fill(0, 0, n);
+    this.sliceCountWithLeader.fill(0, 0, n);
+    this.affinityScore.fill(0, 0, n);
+  }
+
+  /** The counters of a plain count pass, rolled up, from `r` (its `n` domains). */
+  setRolledUp(r: RolledUp, n: number): void {
+    if (!this.grow(n)) {
       this.leaderCount.fill(0, 0, n);
-      this.podCountWithLeader.fill(0, 0, n);
-      this.sliceCountWithLeader.fill(0, 0, n);
       this.affinityScore.fill(0, 0, n);
     }
+    this.podCount.set(r.pods);
+    this.podCountWithLeader.set(r.pods);
+    this.sliceCount.set(r.slices);
+    this.sliceCountWithLeader.set(r.slices);
+  }
+
+  /** Room for `n` domains; true when the arrays were made anew (all zero). */
+  private grow(n: number): boolean {
+    if (n <= this.capacity) return false;
+    this.capacity = Math.max(n, this.capacity * 2);
+    this.podCount = new Int32Array(this.capacity);
+    this.sliceCount = new Int32Array(this.capacity);
+    this.leaderCount = new Int32Array(this.capacity);
+    this.podCountWithLeader = new Int32Array(this.capacity);
+    this.sliceCountWithLeader = new Int32Array(this.capacity);
+    this.affinityScore = new Float64Array(this.capacity);
+    return true;
   }
 }
 
@@ -433,7 +449,6 @@ export class PlacementEngine {
   private countPass(plan: Plan, options: PlacementOptions, why?: (string | undefined)[]): Exclusions {
     const s = this.snapshot;
     const counts = this.counts;
-    counts.reset(s.domainCount);
     const req = plan.req;
 
     // Request vectors over the snapshot's resource indices (pods always included), sorted
@@ -475,7 +490,6 @@ export class PlacementEngine {
     const reqValA = Float64Array.from(reqVal);
     const verdict = elig?.verdict;
     const score = elig && plan.useAffinity ? elig.score : undefined;
-    const leafLevelSlices = s.levels.length - 1 === plan.sliceLevel;
     // The common case (no assumed usage, no leader, no empty-cluster simulation, no domain
     // filter) gets a loop of its own: it runs once per leaf of the topology.
     // Explaining (`why`) takes the general loop: it is not on the hot path.
@@ -486,24 +500,23 @@ export class PlacementEngine {
       !simulateEmpty &&
       within === undefined &&
       eligible === undefined;
+    let rolledUp = false;
     if (plain) {
       const c = this.leafCounts(leaves, elig, freeA, RR, reqIdxA, reqValA);
       byRequest.set(c.byRequest);
       byVerdict.set(c.byVerdict);
       const n = s.domainCount;
-      const fit = c.fit.subarray(0, n);
-      counts.podCount.set(fit);
-      counts.podCountWithLeader.set(fit);
-      if (leafLevelSlices) {
-        if (plan.sliceSize === 1) {
-          counts.sliceCount.set(fit);
-          counts.sliceCountWithLeader.set(fit);
-        } else {
-          leafSlices(leaves, c.fit, plan.sliceSize, counts.sliceCount, counts.sliceCountWithLeader);
-        }
+      // Without affinity scores or inner slice layers the roll-up is kept with the leaf counts.
+      const r = score === undefined && plan.unitAt.every(isOne) ? this.rolledUpCounts(c, plan) : undefined;
+      if (r !== undefined) {
+        counts.setRolledUp(r, n);
+        rolledUp = true;
+      } else {
+        this.leafCountsToCounters(c, plan, n, leaves);
+        if (score !== undefined) leafScores(leaves, verdict!, score, counts.affinityScore);
       }
-      if (score !== undefined) leafScores(leaves, verdict!, score, counts.affinityScore);
     } else {
+      counts.reset(s.domainCount);
       topologyDomain = this.countLeaves(
         leaves,
         elig,
@@ -526,8 +539,55 @@ export class PlacementEngine {
         why,
       );
     }
-    this.rollUp(plan);
+    if (!rolledUp) this.rollUp(plan);
     return { totalLeaves: leaves.length, topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
+  }
+
+  /** Counters reset, then the leaves' from the cached per-leaf counts. */
+  private leafCountsToCounters(c: LeafCounts, plan: Plan, n: number, leaves: readonly number[]): void {
+    const counts = this.counts;
+    counts.reset(n);
+    const fit = c.fit.subarray(0, n);
+    counts.podCount.set(fit);
+    counts.podCountWithLeader.set(fit);
+    if (this.snapshot.levels.length - 1 === plan.sliceLevel) {
+      if (plan.sliceSize === 1) {
+        counts.sliceCount.set(fit);
+        counts.sliceCountWithLeader.set(fit);
+      } else {
+        leafSlices(leaves, c.fit, plan.sliceSize, counts.sliceCount, counts.sliceCountWithLeader);
+      }
+    }
+  }
+
+  /**
+   * The plain roll-up of `c` for the plan's slice level and size: kept with the leaf
+   * counts and moved with each leaf they count again, made by a roll-up the first time.
+   * Undefined when the sums could reach the int32 clamp (the kept sums would not be clamped
+   * as the roll-up clamps them).
+   */
+  private rolledUpCounts(c: LeafCounts, plan: Plan): RolledUp | undefined {
+    for (const r of c.rolled)
+      if (r.sliceLevel === plan.sliceLevel && r.sliceSize === plan.sliceSize) return r.total < MAX_INT32 ? r : undefined;
+    const s = this.snapshot;
+    const n = s.domainCount;
+    this.leafCountsToCounters(c, plan, n, s.leaves());
+    this.rollUp(plan);
+    let total = 0;
+    for (const root of s.domainsAt(0)) total += this.counts.podCount[root]!;
+    const r: RolledUp = {
+      sliceLevel: plan.sliceLevel,
+      sliceSize: plan.sliceSize,
+      total,
+      pods: this.counts.podCount.slice(0, n),
+      slices: this.counts.sliceCount.slice(0, n),
+    };
+    // Sums clamped by this roll-up would stay wrong as leaves move: such a roll-up is kept
+    // (so it is not made again on every call) but never used.
+    if (total >= MAX_INT32) r.total = Infinity;
+    if (c.rolled.length >= 4) c.rolled.shift();
+    c.rolled.push(r);
+    return total < MAX_INT32 ? r : undefined;
   }
 
   /**
@@ -552,8 +612,11 @@ export class PlacementEngine {
       if (c.clock !== clock) {
         const changed = this.changed;
         const n = s.capacityChangesSince(c.clock, changed);
-        if (n >= 0) countListed(changed, n, verdict, freeA, RR, reqIdx, reqVal, c);
-        else countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
+        if (n >= 0) countListed(s, changed, n, verdict, freeA, RR, reqIdx, reqVal, c);
+        else {
+          countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
+          c.rolled.length = 0;
+        }
         c.clock = clock;
       }
       return c;
@@ -568,6 +631,7 @@ export class PlacementEngine {
       limiting: new Int32Array(n),
       byRequest: new Int32Array(reqIdx.length),
       byVerdict: new Int32Array((elig?.reasons.length ?? 0) + 1),
+      rolled: [],
     };
     countAll(leaves, verdict, freeA, RR, reqIdx, reqVal, c);
     if (this.leafCountCache.size >= 16) this.leafCountCache.clear();
@@ -1213,6 +1277,50 @@ interface LeafCounts {
   limiting: Int32Array;
   byRequest: Int32Array;
   byVerdict: Int32Array;
+  /** Its plain roll-ups (rollUp with no leader, affinity or inner slice layer), per slice level and size. */
+  rolled: RolledUp[];
+}
+
+/**
+ * A plain roll-up of a LeafCounts: per domain, the pods and slices rollUp gives it (leaders
+ * and affinity are 0), moved with every leaf counted again (rollLeafChange) while the leaf
+ * counts are kept, dropped when every leaf is counted again.
+ */
+interface RolledUp {
+  sliceLevel: number;
+  sliceSize: number;
+  /** Pods over every leaf: while under the int32 clamp, no sum is clamped. */
+  total: number;
+  pods: Int32Array;
+  slices: Int32Array;
+}
+
+/** A leaf's pod count went from `before` to `after`: its own counters and its ancestors' move (rollUp's sums, unclamped). */
+function rollLeafChange(r: RolledUp, s: TopologySnapshot, leaf: number, before: number, after: number): void {
+  const { pods, slices, sliceLevel, sliceSize } = r;
+  const dp = after - before;
+  let l = s.level(leaf);
+  let ds = 0;
+  if (l === sliceLevel) {
+    ds = Math.floor(after / sliceSize) - Math.floor(before / sliceSize);
+    slices[leaf]! += ds;
+  }
+  pods[leaf]! += dp;
+  r.total += dp;
+  for (let a = s.parent(leaf); a >= 0; a = s.parent(a)) {
+    l--;
+    pods[a]! += dp;
+    if (l < sliceLevel) slices[a]! += ds;
+    else if (l === sliceLevel) {
+      const old = slices[a]!;
+      slices[a] = Math.floor(pods[a]! / sliceSize);
+      ds = slices[a]! - old;
+    }
+  }
+}
+
+function isOne(u: number): boolean {
+  return u === 1;
 }
 
 /**
@@ -1291,6 +1399,7 @@ function countChanged(
 
 /** countChanged over the first `n` leaves of `listed`, the snapshot's list of the leaves that changed. */
 function countListed(
+  s: TopologySnapshot,
   listed: Int32Array,
   n: number,
   verdict: Int32Array | undefined,
@@ -1305,11 +1414,13 @@ function countListed(
   for (let li = 0; li < n; li++) {
     const leaf = listed[li]!;
     if (verdict !== undefined && verdict[leaf] !== 0) continue;
-    if (fit[leaf] === 0) byRequest[limiting[leaf]!]!--;
+    const before = fit[leaf]!;
+    if (before === 0) byRequest[limiting[leaf]!]!--;
     leafFit(freeA, leaf * RR, reqIdx, reqVal, out);
     fit[leaf] = out[0]!;
     limiting[leaf] = out[1]!;
     if (out[0] === 0) byRequest[out[1]!]!++;
+    if (out[0] !== before) for (let i = 0; i < c.rolled.length; i++) rollLeafChange(c.rolled[i]!, s, leaf, before, out[0]!);
   }
 }
 
