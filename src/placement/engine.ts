@@ -24,7 +24,7 @@ import {
   untoleratedTaint,
 } from '../topology/node-match.ts';
 import { CHANGE_LOG, type TopologySnapshot } from '../topology/snapshot.ts';
-import type { Assignment } from './assignment.ts';
+import type { Assignment, DomainAssignment } from './assignment.ts';
 import { balancedPlacement } from './balanced.ts';
 import { type Algorithm, algorithmFor, type PlacementRequest, type Profile } from './request.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
@@ -1140,17 +1140,26 @@ export class PlacementEngine {
         for (const d of current) {
           const r = this.consume(this.liveChildren(d), plan, counts.sliceCount[d]!, counts.leaderCount[d]!, plan.sliceSize, true);
           if (!r.ok) return undefined;
-          next.push(...r.domains);
+          appendTo(next, r.domains);
         }
       } else if (l < plan.sliceLevel) {
         // Parents in rank order pool their children in rank order (a parent's children are
         // side by side in the level list), which lets consume sort them by buckets.
-        const pooled: number[] = [];
-        for (const d of sortByRank(s, current.slice(), s.ranks())) for (const c of this.liveChildren(d)) pooled.push(c);
-        const leaders = current.reduce((n, d) => n + counts.leaderCount[d]!, 0);
+        const { lists, childLo, childHi } = s.tree();
+        const kids = lists[l + 1]!;
+        let size = 0;
+        let leaders = 0;
+        for (const d of current) {
+          size += childHi[d]! - childLo[d]!;
+          leaders += counts.leaderCount[d]!;
+        }
+        const pooled = new Array<number>(size);
+        let j = 0;
+        for (const d of sortByRank(s, current.slice(), s.ranks()))
+          for (let k = childLo[d]!, hi = childHi[d]!; k < hi; k++) pooled[j++] = kids[k]!;
         const r = this.consume(pooled, plan, plan.units, leaders, plan.sliceSize, true);
         if (!r.ok) return undefined;
-        next.push(...r.domains);
+        appendTo(next, r.domains);
       } else {
         const u = plan.unitAt[l + 1]!;
         for (const d of current) {
@@ -1163,7 +1172,7 @@ export class PlacementEngine {
           }
           const r = this.consume(kids, plan, Math.floor(counts.podCount[d]! / u), counts.leaderCount[d]!, u, u > 1);
           if (!r.ok) return undefined;
-          next.push(...r.domains);
+          appendTo(next, r.domains);
         }
       }
       current = next;
@@ -1188,14 +1197,17 @@ export class PlacementEngine {
   private emit(plan: Plan, leaves: number[], excluded: Exclusions): PlacementResult {
     const s = this.snapshot;
     const counts = this.counts;
-    const rank = s.ranks();
-    const sorted = sortByRank(
-      s,
-      leaves.filter((d) => counts.podCount[d]! > 0),
-      rank,
-    );
+    const podCount = counts.podCount;
+    const taking: number[] = [];
+    for (let i = 0; i < leaves.length; i++) if (podCount[leaves[i]!]! > 0) taking.push(leaves[i]!);
+    const sorted = sortByRank(s, taking, s.ranks());
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
-    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: leafValues(s, d), count: counts.podCount[d]! })) };
+    const domains: DomainAssignment[] = new Array(sorted.length);
+    for (let i = 0; i < sorted.length; i++) {
+      const d = sorted[i]!;
+      domains[i] = { values: leafValues(s, d), count: podCount[d]! };
+    }
+    const workers: Assignment = { levels, domains };
     if (plan.leaders === 0) return { ok: true, workers };
     const leaderLeaf = leaves.find((d) => counts.leaderCount[d]! > 0);
     if (leaderLeaf === undefined) return { ok: false, reason: this.notFitMessage(plan, excluded, 0, 1, true) };
@@ -1465,16 +1477,25 @@ function sortByRank(s: TopologySnapshot, list: number[], rank: Int32Array): numb
   const n = list.length;
   if (n === 0) return list;
   const level = s.level(list[0]!);
-  const ranks = new Int32Array(n);
+  let sorted = true;
   for (let i = 0; i < n; i++) {
     const d = list[i]!;
     if (s.level(d) !== level) return list.sort((a, b) => rank[a]! - rank[b]!);
-    ranks[i] = rank[d]!;
+    if (i > 0 && rank[d]! <= rank[list[i - 1]!]!) sorted = false;
   }
+  // Often already in order: a descent that took a rank-ordered run of equal domains.
+  if (sorted) return list;
+  const ranks = new Int32Array(n);
+  for (let i = 0; i < n; i++) ranks[i] = rank[list[i]!]!;
   ranks.sort();
   const byRank = s.tree().lists[level]!;
   for (let i = 0; i < n; i++) list[i] = byRank[ranks[i]!]!;
   return list;
+}
+
+/** Appends `b` to `a` (a spread would pass every element as an argument). */
+function appendTo(a: number[], b: readonly number[]): void {
+  for (let i = 0; i < b.length; i++) a.push(b[i]!);
 }
 
 /** Bits needed for values 0 .. n - 1 (at least 1). */
