@@ -126,7 +126,14 @@ class DomainCounts {
   /** Sum of the leaves' preferred node affinity scores (TASRespectNodeAffinityPreferred). */
   affinityScore = new Float64Array(0);
 
+  /** The roll-up the counters hold (setRolledUp), but for the domains in `dirty`. */
+  private source: RolledUp | undefined;
+  /** Domains whose counters were written since setRolledUp, or moved in `source` since. */
+  private dirty = new Int32Array(1024);
+  private dirtyCount = 0;
+
   reset(n: number): void {
+    this.source = undefined;
     if (this.grow(n)) return;
     this.podCount.fill(0, 0, n);
     this.sliceCount.fill(0, 0, n);
@@ -136,16 +143,57 @@ class DomainCounts {
     this.affinityScore.fill(0, 0, n);
   }
 
-  /** The counters of a plain count pass, rolled up, from `r` (its `n` domains). */
+  /**
+   * The counters of a plain count pass, rolled up, from `r` (its `n` domains): when they
+   * hold `r` already, only the domains written or moved since are copied again.
+   */
   setRolledUp(r: RolledUp, n: number): void {
-    if (!this.grow(n)) {
-      this.leaderCount.fill(0, 0, n);
-      this.affinityScore.fill(0, 0, n);
+    const fresh = this.grow(n);
+    if (this.source === r && !fresh) {
+      const { dirty, podCount, podCountWithLeader, sliceCount, sliceCountWithLeader, leaderCount, affinityScore } = this;
+      const { pods, slices } = r;
+      for (let i = 0; i < this.dirtyCount; i++) {
+        const d = dirty[i]!;
+        podCount[d] = pods[d]!;
+        podCountWithLeader[d] = pods[d]!;
+        sliceCount[d] = slices[d]!;
+        sliceCountWithLeader[d] = slices[d]!;
+        leaderCount[d] = 0;
+        affinityScore[d] = 0;
+      }
+    } else {
+      if (!fresh) {
+        this.leaderCount.fill(0, 0, n);
+        this.affinityScore.fill(0, 0, n);
+      }
+      this.podCount.set(r.pods);
+      this.podCountWithLeader.set(r.pods);
+      this.sliceCount.set(r.slices);
+      this.sliceCountWithLeader.set(r.slices);
     }
-    this.podCount.set(r.pods);
-    this.podCountWithLeader.set(r.pods);
-    this.sliceCount.set(r.slices);
-    this.sliceCountWithLeader.set(r.slices);
+    this.source = r;
+    this.dirtyCount = 0;
+  }
+
+  /** Domain `d`'s counters are about to be written outside a count pass (the descent). */
+  mark(d: number): void {
+    if (this.source === undefined) return;
+    if (this.dirtyCount === this.dirty.length) {
+      // Past an eighth of the domains a full copy costs about as much: drop the source.
+      if (this.dirty.length * 8 >= this.capacity) {
+        this.source = undefined;
+        return;
+      }
+      const more = new Int32Array(this.dirty.length * 2);
+      more.set(this.dirty);
+      this.dirty = more;
+    }
+    this.dirty[this.dirtyCount++] = d;
+  }
+
+  /** `r` moved at domain `d` (a leaf counted again): copied again if the counters hold `r`. */
+  moved(r: RolledUp, d: number): void {
+    if (this.source === r) this.mark(d);
   }
 
   /** Room for `n` domains; true when the arrays were made anew (all zero). */
@@ -247,6 +295,7 @@ export class PlacementEngine {
         this.countsMemo = undefined;
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
+          this.counts.mark(domain);
           this.counts.sliceCount[domain] = units;
           this.counts.podCount[domain] = units * plan.sliceSize;
           chosen.push(domain);
@@ -612,7 +661,7 @@ export class PlacementEngine {
       if (c.clock !== clock) {
         const changed = this.changed;
         const n = s.capacityChangesSince(c.clock, changed);
-        if (n >= 0) countListed(s, changed, n, verdict, freeA, RR, reqIdx, reqVal, c);
+        if (n >= 0) countListed(s, this.counts, changed, n, verdict, freeA, RR, reqIdx, reqVal, c);
         else {
           countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
           c.rolled.length = 0;
@@ -1086,6 +1135,7 @@ export class PlacementEngine {
       if (bf && capL[sorted[i]!]! >= remaining) i = this.bestFit(sorted, i, remaining, capL, true, plan);
       const d = sorted[i]!;
       const t = Math.min(capL[d]!, remaining);
+      counts.mark(d);
       counts.podCount[d] = t * unitSize;
       if (useSlices) counts.sliceCount[d] = t;
       counts.leaderCount[d] = 1;
@@ -1104,6 +1154,7 @@ export class PlacementEngine {
         c = cap[d]!;
       }
       const t = Math.min(c, remaining);
+      counts.mark(d);
       counts.podCount[d] = t * unitSize;
       if (useSlices) counts.sliceCount[d] = t;
       counts.leaderCount[d] = 0;
@@ -1118,6 +1169,7 @@ export class PlacementEngine {
     this.countsMemo = undefined;
     if (chosen.length !== 1) return;
     const d = chosen[0]!;
+    this.counts.mark(d);
     this.counts.podCount[d] = plan.units * plan.sliceSize;
     this.counts.sliceCount[d] = plan.units;
     this.counts.leaderCount[d] = plan.leaders;
@@ -1166,6 +1218,7 @@ export class PlacementEngine {
           const kids = this.liveChildren(d);
           if (u > 1) {
             for (const c of kids) {
+              counts.mark(c);
               counts.sliceCount[c] = Math.floor(counts.podCount[c]! / u);
               counts.sliceCountWithLeader[c] = Math.floor(counts.podCountWithLeader[c]! / u);
             }
@@ -1308,7 +1361,7 @@ interface RolledUp {
 }
 
 /** A leaf's pod count went from `before` to `after`: its own counters and its ancestors' move (rollUp's sums, unclamped). */
-function rollLeafChange(r: RolledUp, s: TopologySnapshot, leaf: number, before: number, after: number): void {
+function rollLeafChange(r: RolledUp, s: TopologySnapshot, leaf: number, before: number, after: number, counts: DomainCounts): void {
   const { pods, slices, sliceLevel, sliceSize } = r;
   const dp = after - before;
   let l = s.level(leaf);
@@ -1319,8 +1372,10 @@ function rollLeafChange(r: RolledUp, s: TopologySnapshot, leaf: number, before: 
   }
   pods[leaf]! += dp;
   r.total += dp;
+  counts.moved(r, leaf);
   for (let a = s.parent(leaf); a >= 0; a = s.parent(a)) {
     l--;
+    counts.moved(r, a);
     pods[a]! += dp;
     if (l < sliceLevel) slices[a]! += ds;
     else if (l === sliceLevel) {
@@ -1412,6 +1467,7 @@ function countChanged(
 /** countChanged over the first `n` leaves of `listed`, the snapshot's list of the leaves that changed. */
 function countListed(
   s: TopologySnapshot,
+  counts: DomainCounts,
   listed: Int32Array,
   n: number,
   verdict: Int32Array | undefined,
@@ -1432,7 +1488,7 @@ function countListed(
     fit[leaf] = out[0]!;
     limiting[leaf] = out[1]!;
     if (out[0] === 0) byRequest[out[1]!]!++;
-    if (out[0] !== before) for (let i = 0; i < c.rolled.length; i++) rollLeafChange(c.rolled[i]!, s, leaf, before, out[0]!);
+    if (out[0] !== before) for (let i = 0; i < c.rolled.length; i++) rollLeafChange(c.rolled[i]!, s, leaf, before, out[0]!, counts);
   }
 }
 
