@@ -1187,7 +1187,7 @@ export class PlacementEngine {
     const L = s.levels.length;
     let current = chosen;
     for (let l = fitLevel; l + 1 < L; l++) {
-      const next: number[] = [];
+      let next: number[] = [];
       if (l < plan.sliceLevel && !pooled) {
         for (const d of current) {
           const r = this.consume(this.liveChildren(d), plan, counts.sliceCount[d]!, counts.leaderCount[d]!, plan.sliceSize, true);
@@ -1211,7 +1211,7 @@ export class PlacementEngine {
           for (let k = childLo[d]!, hi = childHi[d]!; k < hi; k++) pooled[j++] = kids[k]!;
         const r = this.consume(pooled, plan, plan.units, leaders, plan.sliceSize, true);
         if (!r.ok) return undefined;
-        appendTo(next, r.domains);
+        next = r.domains;
       } else {
         const u = plan.unitAt[l + 1]!;
         for (const d of current) {
@@ -1251,8 +1251,14 @@ export class PlacementEngine {
     const s = this.snapshot;
     const counts = this.counts;
     const podCount = counts.podCount;
-    const taking: number[] = [];
-    for (let i = 0; i < leaves.length; i++) if (podCount[leaves[i]!]! > 0) taking.push(leaves[i]!);
+    let m = 0;
+    for (let i = 0; i < leaves.length; i++) if (podCount[leaves[i]!]! > 0) m++;
+    let taking: number[];
+    if (m === leaves.length) taking = leaves.slice();
+    else {
+      taking = [];
+      for (let i = 0; i < leaves.length; i++) if (podCount[leaves[i]!]! > 0) taking.push(leaves[i]!);
+    }
     const sorted = sortByRank(s, taking, s.ranks());
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
     const domains: DomainAssignment[] = new Array(sorted.length);
