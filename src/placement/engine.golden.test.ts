@@ -157,7 +157,7 @@ describe('placement engine: the count cache', () => {
     }
   });
 
-  it('the plain roll-up kept with the leaf counts follows every leaf counted again: a reused engine places as a fresh one, few pod shapes, usage moving on a few leaves', () => {
+  it('the plain roll-up kept with the leaf counts follows every leaf counted again, and the counters a placement wrote are copied back from it: a reused engine places and counts as a fresh one, few pod shapes, usage moving on a few leaves', () => {
     const rng = new Prng(7);
     const { s, hosts } = cluster(rng, 4, 3);
     const reused = new PlacementEngine(s);

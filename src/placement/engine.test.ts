@@ -242,6 +242,17 @@ describe('free capacity', () => {
     same({ count: 7, level: RACK });
     same({ count: 8, level: RACK });
   });
+  it('a long rank-ordered list with few distinct counts is ordered as the comparator orders it (counting sort): fullest first, then level values', () => {
+    // 40 hosts x01..x40 in one rack fitting 1, 2, 3, 1, 2, 3, ... pods: BestFit takes the
+    // 3s in level order, then the first 2 for the last 2 pods.
+    const hosts = Array.from({ length: 40 }, (_, i) =>
+      node(`x${String(i + 1).padStart(2, '0')}`)
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu((i % 3) + 1),
+    );
+    const s = snapshotOf(levels3, hosts);
+    assert.deepEqual(placeOn(s, { count: 20, mode: 'required', level: RACK }), { x03: 3, x06: 3, x09: 3, x12: 3, x15: 3, x18: 3, x02: 2 });
+  });
   it('incremental node add and remove', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));
     s.upsertNode(

@@ -11,8 +11,10 @@
 //
 // Every tie breaks on level values (the domain's rank in its level), so the same input
 // always gives the same output. State lives in typed arrays indexed by domain, reused
-// across calls; nothing is copied per call except the short lists being sorted. Recent
-// answers are remembered with the snapshot versions they were computed on (place()).
+// across calls. Per pod shape the count pass keeps each leaf's count and, for plain
+// requests, their roll-up, both moved only at the leaves the snapshot lists as changed
+// since (capacityChangesSince); a placement starts from that roll-up, copying back only
+// the domains the previous descent wrote. Answers themselves are never remembered.
 
 import type { Toleration } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
