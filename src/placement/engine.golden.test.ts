@@ -156,4 +156,50 @@ describe('placement engine: the count cache', () => {
       else s.addWorkloadUsage(`w/${i}`, [{ leafId: h, count: 1 }], { cpu: 2000 });
     }
   });
+
+  it('the plain roll-up kept with the leaf counts follows every leaf counted again, and the counters a placement wrote are copied back from it: a reused engine places and counts as a fresh one, few pod shapes, usage moving on a few leaves', () => {
+    const rng = new Prng(7);
+    const { s, hosts } = cluster(rng, 4, 3);
+    const reused = new PlacementEngine(s);
+    const shapes: Record<string, number>[] = [{ cpu: 1000 }, { cpu: 2000, [GPU]: 1 }, { cpu: 3000 }];
+    let rolledUp = 0;
+    for (let i = 0; i < 150; i++) {
+      const L = s.levels.length;
+      const mode = (['required', 'preferred', 'unconstrained'] as const)[rng.int(0, 2)]!;
+      const level = rng.int(0, L - 1);
+      const slice = [0, 1, 2, 3][rng.int(0, 3)]!;
+      const sliceLayers = slice > 0 ? [{ topology: s.levels[rng.int(level, L - 1)]!, size: slice }] : [];
+      const req: PlacementRequest = {
+        podSetName: 'w',
+        count: (slice > 0 ? slice : 1) * rng.int(1, 60),
+        requests: shapes[rng.int(0, shapes.length - 1)]!,
+        mode,
+        level: s.levels[level],
+        sliceLayers,
+        tolerations: [],
+      };
+      const options: PlacementOptions = { profile: PROFILES[rng.int(0, 3)]! };
+      const r = reused.place(req, options);
+      assert.deepEqual(r, new PlacementEngine(s).place(req, options), `placement ${i}`);
+      // The counters the placement wrote are not those of the next count pass.
+      for (const key of s.levels)
+        assert.deepEqual(reused.podsPerDomain(req, key), new PlacementEngine(s).podsPerDomain(req, key), `pods per domain ${i} ${key}`);
+      if (r.ok) rolledUp++;
+      for (let k = rng.int(1, 3); k > 0; k--) {
+        const h = hosts[rng.int(0, hosts.length - 1)]!;
+        const change = rng.int(0, 3);
+        if (change === 0) s.addPod(`extra/${i}/${k}`, h, { cpu: rng.int(1, 8) * 1000 });
+        else if (change === 1) s.removePod(`used/${h}`);
+        else if (change === 2 && s.nodeIndex(h) !== undefined)
+          s.upsertNode({ ...s.node(s.nodeIndex(h)!), allocatable: { cpu: rng.int(0, 32) * 1000, [GPU]: rng.int(0, 8), pods: 110 } });
+        else if (r.ok && k === 1)
+          s.addWorkloadUsage(
+            `w/${i}`,
+            r.workers.domains.map((d) => ({ leafId: d.values[d.values.length - 1]!, count: d.count })),
+            req.requests,
+          );
+      }
+    }
+    assert.ok(rolledUp > 50, `${rolledUp} placed`);
+  });
 });

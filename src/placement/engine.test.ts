@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BLOCK, HOST, node, rackOf, RACK, snapshotOf } from '../testing/builders.ts';
 import { nodeInfoFromNode } from '../topology/source.ts';
-import type { TopologySnapshot } from '../topology/snapshot.ts';
+import { CHANGE_LOG, type TopologySnapshot } from '../topology/snapshot.ts';
 import { AssumedUsage, PlacementEngine, type PlacementOptions } from './engine.ts';
 import type { PlacementRequest } from './request.ts';
 
@@ -224,6 +224,34 @@ describe('free capacity', () => {
     // Another pod shape after the first.
     assert.equal(same({ count: 4, level: RACK, requests: { cpu: 2000 } }), true);
     assert.equal(same({ count: 5, level: RACK, requests: { cpu: 2000 } }), false);
+  });
+  it('the cached per-leaf counts follow the changes the snapshot lists, and a scan of every leaf when more changed than its log keeps', () => {
+    const s = snapshotOf(levels3, [...rackOf('b', 'r1', [4, 4], 'x'), ...rackOf('b', 'r2', [4, 2], 'y')]);
+    const e = new PlacementEngine(s);
+    const same = (p: Partial<PlacementRequest>) =>
+      assert.deepEqual(e.place(request(p)), new PlacementEngine(s).place(request(p)), JSON.stringify(p));
+    same({ count: 8, level: RACK });
+    // A few changes: listed by the snapshot.
+    s.addPod('ns/a', 'x1', { cpu: 3000 });
+    s.addPod('ns/b', 'y2', { cpu: 2000 });
+    same({ count: 6, level: RACK });
+    same({ count: 5, level: RACK, mode: 'preferred' });
+    // More changes than the log keeps, the last of them undone: every leaf is scanned.
+    for (let i = 0; i < CHANGE_LOG; i++) s.addPod(`ns/p${i}`, 'x2', { cpu: 1 });
+    s.removePod('ns/a');
+    same({ count: 7, level: RACK });
+    same({ count: 8, level: RACK });
+  });
+  it('a long rank-ordered list with few distinct counts is ordered as the comparator orders it (counting sort): fullest first, then level values', () => {
+    // 40 hosts x01..x40 in one rack fitting 1, 2, 3, 1, 2, 3, ... pods: BestFit takes the
+    // 3s in level order, then the first 2 for the last 2 pods.
+    const hosts = Array.from({ length: 40 }, (_, i) =>
+      node(`x${String(i + 1).padStart(2, '0')}`)
+        .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+        .cpu((i % 3) + 1),
+    );
+    const s = snapshotOf(levels3, hosts);
+    assert.deepEqual(placeOn(s, { count: 20, mode: 'required', level: RACK }), { x03: 3, x06: 3, x09: 3, x12: 3, x15: 3, x18: 3, x02: 2 });
   });
   it('incremental node add and remove', () => {
     const s = snapshotOf(levels3, rackOf('b', 'r', [4], 'x'));

@@ -11,8 +11,10 @@
 //
 // Every tie breaks on level values (the domain's rank in its level), so the same input
 // always gives the same output. State lives in typed arrays indexed by domain, reused
-// across calls; nothing is copied per call except the short lists being sorted. Recent
-// answers are remembered with the snapshot versions they were computed on (place()).
+// across calls. Per pod shape the count pass keeps each leaf's count and, for plain
+// requests, their roll-up, both moved only at the leaves the snapshot lists as changed
+// since (capacityChangesSince); a placement starts from that roll-up, copying back only
+// the domains the previous descent wrote. Answers themselves are never remembered.
 
 import type { Toleration } from '../api/objects.ts';
 import type { ResourceAmounts } from '../api/resources.ts';
@@ -23,8 +25,8 @@ import {
   preferredAffinityScore,
   untoleratedTaint,
 } from '../topology/node-match.ts';
-import type { TopologySnapshot } from '../topology/snapshot.ts';
-import type { Assignment } from './assignment.ts';
+import { CHANGE_LOG, type TopologySnapshot } from '../topology/snapshot.ts';
+import type { Assignment, DomainAssignment } from './assignment.ts';
 import { balancedPlacement } from './balanced.ts';
 import { type Algorithm, algorithmFor, type PlacementRequest, type Profile } from './request.ts';
 import { HOSTNAME_LABEL } from '../api/keys.ts';
@@ -126,23 +128,87 @@ class DomainCounts {
   /** Sum of the leaves' preferred node affinity scores (TASRespectNodeAffinityPreferred). */
   affinityScore = new Float64Array(0);
 
+  /** The roll-up the counters hold (setRolledUp), but for the domains in `dirty`. */
+  private source: RolledUp | undefined;
+  /** Domains whose counters were written since setRolledUp, or moved in `source` since. */
+  private dirty = new Int32Array(1024);
+  private dirtyCount = 0;
+
   reset(n: number): void {
-    if (n > this.capacity) {
-      this.capacity = Math.max(n, this.capacity * 2);
-      this.podCount = new Int32Array(this.capacity);
-      this.sliceCount = new Int32Array(this.capacity);
-      this.leaderCount = new Int32Array(this.capacity);
-      this.podCountWithLeader = new Int32Array(this.capacity);
-      this.sliceCountWithLeader = new Int32Array(this.capacity);
-      this.affinityScore = new Float64Array(this.capacity);
+    this.source = undefined;
+    if (this.grow(n)) return;
+    this.podCount.fill(0, 0, n);
+    this.sliceCount.fill(0, 0, n);
+    this.leaderCount.fill(0, 0, n);
+    this.podCountWithLeader.fill(0, 0, n);
+    this.sliceCountWithLeader.fill(0, 0, n);
+    this.affinityScore.fill(0, 0, n);
+  }
+
+  /**
+   * The counters of a plain count pass, rolled up, from `r` (its `n` domains): when they
+   * hold `r` already, only the domains written or moved since are copied again.
+   */
+  setRolledUp(r: RolledUp, n: number): void {
+    const fresh = this.grow(n);
+    if (this.source === r && !fresh) {
+      const { dirty, podCount, podCountWithLeader, sliceCount, sliceCountWithLeader, leaderCount, affinityScore } = this;
+      const { pods, slices } = r;
+      for (let i = 0; i < this.dirtyCount; i++) {
+        const d = dirty[i]!;
+        podCount[d] = pods[d]!;
+        podCountWithLeader[d] = pods[d]!;
+        sliceCount[d] = slices[d]!;
+        sliceCountWithLeader[d] = slices[d]!;
+        leaderCount[d] = 0;
+        affinityScore[d] = 0;
+      }
     } else {
-      this.podCount.fill(0, 0, n);
-      this.sliceCount.fill(0, 0, n);
-      this.leaderCount.fill(0, 0, n);
-      this.podCountWithLeader.fill(0, 0, n);
-      this.sliceCountWithLeader.fill(0, 0, n);
-      this.affinityScore.fill(0, 0, n);
+      if (!fresh) {
+        this.leaderCount.fill(0, 0, n);
+        this.affinityScore.fill(0, 0, n);
+      }
+      this.podCount.set(r.pods);
+      this.podCountWithLeader.set(r.pods);
+      this.sliceCount.set(r.slices);
+      this.sliceCountWithLeader.set(r.slices);
     }
+    this.source = r;
+    this.dirtyCount = 0;
+  }
+
+  /** Domain `d`'s counters are about to be written outside a count pass (the descent). */
+  mark(d: number): void {
+    if (this.source === undefined) return;
+    if (this.dirtyCount === this.dirty.length) {
+      // Past an eighth of the domains a full copy costs about as much: drop the source.
+      if (this.dirty.length * 8 >= this.capacity) {
+        this.source = undefined;
+        return;
+      }
+      const more = new Int32Array(this.dirty.length * 2);
+      more.set(this.dirty);
+      this.dirty = more;
+    }
+    this.dirty[this.dirtyCount++] = d;
+  }
+
+  /** `r` moved at domain `d` (a leaf counted again): copied again if the counters hold `r`. */
+  moved(r: RolledUp, d: number): void {
+    if (this.source === r) this.mark(d);
+  }
+
+  /** Room for `n` domains; true when the arrays were made anew (all zero). */
+  private grow(n: number): boolean {
+    if (n <= this.capacity) return false;
+    this.capacity = Math.max(n, this.capacity * 2);
+    this.podCount = new Int32Array(this.capacity);
+    this.sliceCount = new Int32Array(this.capacity);
+    this.leaderCount = new Int32Array(this.capacity);
+    this.podCountWithLeader = new Int32Array(this.capacity);
+    this.sliceCountWithLeader = new Int32Array(this.capacity);
+    this.affinityScore = new Float64Array(this.capacity);
+    return true;
   }
 }
 
@@ -199,6 +265,9 @@ export class PlacementEngine {
   private readonly leafCountCache = new Map<string, LeafCounts>();
   /** The last count pass, while the counters still hold it (see countsKey). */
   private countsMemo: { key: string; excluded: Exclusions } | undefined;
+  /** Leaves whose capacity changed since a cached count (capacityChangesSince). */
+  private readonly changed = new Int32Array(CHANGE_LOG);
+  private readonly scratchArrays = { items: new Int32Array(0), keys: new Int32Array(0), starts: new Int32Array(0) };
   constructor(snapshot: TopologySnapshot) {
     this.snapshot = snapshot;
   }
@@ -228,6 +297,7 @@ export class PlacementEngine {
         this.countsMemo = undefined;
         const chosen: number[] = [];
         for (const { domain, units } of choice.domains) {
+          this.counts.mark(domain);
           this.counts.sliceCount[domain] = units;
           this.counts.podCount[domain] = units * plan.sliceSize;
           chosen.push(domain);
@@ -430,7 +500,6 @@ export class PlacementEngine {
   private countPass(plan: Plan, options: PlacementOptions, why?: (string | undefined)[]): Exclusions {
     const s = this.snapshot;
     const counts = this.counts;
-    counts.reset(s.domainCount);
     const req = plan.req;
 
     // Request vectors over the snapshot's resource indices (pods always included), sorted
@@ -472,7 +541,6 @@ export class PlacementEngine {
     const reqValA = Float64Array.from(reqVal);
     const verdict = elig?.verdict;
     const score = elig && plan.useAffinity ? elig.score : undefined;
-    const leafLevelSlices = s.levels.length - 1 === plan.sliceLevel;
     // The common case (no assumed usage, no leader, no empty-cluster simulation, no domain
     // filter) gets a loop of its own: it runs once per leaf of the topology.
     // Explaining (`why`) takes the general loop: it is not on the hot path.
@@ -483,24 +551,23 @@ export class PlacementEngine {
       !simulateEmpty &&
       within === undefined &&
       eligible === undefined;
+    let rolledUp = false;
     if (plain) {
       const c = this.leafCounts(leaves, elig, freeA, RR, reqIdxA, reqValA);
       byRequest.set(c.byRequest);
       byVerdict.set(c.byVerdict);
       const n = s.domainCount;
-      const fit = c.fit.subarray(0, n);
-      counts.podCount.set(fit);
-      counts.podCountWithLeader.set(fit);
-      if (leafLevelSlices) {
-        if (plan.sliceSize === 1) {
-          counts.sliceCount.set(fit);
-          counts.sliceCountWithLeader.set(fit);
-        } else {
-          leafSlices(leaves, c.fit, plan.sliceSize, counts.sliceCount, counts.sliceCountWithLeader);
-        }
+      // Without affinity scores or inner slice layers the roll-up is kept with the leaf counts.
+      const r = score === undefined && plan.unitAt.every(isOne) ? this.rolledUpCounts(c, plan) : undefined;
+      if (r !== undefined) {
+        counts.setRolledUp(r, n);
+        rolledUp = true;
+      } else {
+        this.leafCountsToCounters(c, plan, n, leaves);
+        if (score !== undefined) leafScores(leaves, verdict!, score, counts.affinityScore);
       }
-      if (score !== undefined) leafScores(leaves, verdict!, score, counts.affinityScore);
     } else {
+      counts.reset(s.domainCount);
       topologyDomain = this.countLeaves(
         leaves,
         elig,
@@ -523,8 +590,55 @@ export class PlacementEngine {
         why,
       );
     }
-    this.rollUp(plan);
+    if (!rolledUp) this.rollUp(plan);
     return { totalLeaves: leaves.length, topologyDomain, byVerdict, reasons: elig?.reasons ?? [], byRequest, requestNames: reqName };
+  }
+
+  /** Counters reset, then the leaves' from the cached per-leaf counts. */
+  private leafCountsToCounters(c: LeafCounts, plan: Plan, n: number, leaves: readonly number[]): void {
+    const counts = this.counts;
+    counts.reset(n);
+    const fit = c.fit.subarray(0, n);
+    counts.podCount.set(fit);
+    counts.podCountWithLeader.set(fit);
+    if (this.snapshot.levels.length - 1 === plan.sliceLevel) {
+      if (plan.sliceSize === 1) {
+        counts.sliceCount.set(fit);
+        counts.sliceCountWithLeader.set(fit);
+      } else {
+        leafSlices(leaves, c.fit, plan.sliceSize, counts.sliceCount, counts.sliceCountWithLeader);
+      }
+    }
+  }
+
+  /**
+   * The plain roll-up of `c` for the plan's slice level and size: kept with the leaf
+   * counts and moved with each leaf they count again, made by a roll-up the first time.
+   * Undefined when the sums could reach the int32 clamp (the kept sums would not be clamped
+   * as the roll-up clamps them).
+   */
+  private rolledUpCounts(c: LeafCounts, plan: Plan): RolledUp | undefined {
+    for (const r of c.rolled)
+      if (r.sliceLevel === plan.sliceLevel && r.sliceSize === plan.sliceSize) return r.total < MAX_INT32 ? r : undefined;
+    const s = this.snapshot;
+    const n = s.domainCount;
+    this.leafCountsToCounters(c, plan, n, s.leaves());
+    this.rollUp(plan);
+    let total = 0;
+    for (const root of s.domainsAt(0)) total += this.counts.podCount[root]!;
+    const r: RolledUp = {
+      sliceLevel: plan.sliceLevel,
+      sliceSize: plan.sliceSize,
+      total,
+      pods: this.counts.podCount.slice(0, n),
+      slices: this.counts.sliceCount.slice(0, n),
+    };
+    // Sums clamped by this roll-up would stay wrong as leaves move: such a roll-up is kept
+    // (so it is not made again on every call) but never used.
+    if (total >= MAX_INT32) r.total = Infinity;
+    if (c.rolled.length >= 4) c.rolled.shift();
+    c.rolled.push(r);
+    return total < MAX_INT32 ? r : undefined;
   }
 
   /**
@@ -547,7 +661,13 @@ export class PlacementEngine {
     let c = this.leafCountCache.get(key);
     if (c && c.structure === s.version && c.resources === RR && c.elig === elig && c.fit.length >= s.domainCount) {
       if (c.clock !== clock) {
-        countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
+        const changed = this.changed;
+        const n = s.capacityChangesSince(c.clock, changed);
+        if (n >= 0) countListed(s, this.counts, changed, n, verdict, freeA, RR, reqIdx, reqVal, c);
+        else {
+          countChanged(leaves, verdict, stamps, freeA, RR, reqIdx, reqVal, c);
+          c.rolled.length = 0;
+        }
         c.clock = clock;
       }
       return c;
@@ -562,6 +682,7 @@ export class PlacementEngine {
       limiting: new Int32Array(n),
       byRequest: new Int32Array(reqIdx.length),
       byVerdict: new Int32Array((elig?.reasons.length ?? 0) + 1),
+      rolled: [],
     };
     countAll(leaves, verdict, freeA, RR, reqIdx, reqVal, c);
     if (this.leafCountCache.size >= 16) this.leafCountCache.clear();
@@ -801,6 +922,7 @@ export class PlacementEngine {
     const rank = s.ranks();
     let maxCap = 0;
     let maxPods = 0;
+    let ranked = true;
     for (let i = 0; i < n; i++) {
       const d = list[i]!;
       if (s.level(d) !== level) return false;
@@ -809,6 +931,12 @@ export class PlacementEngine {
       if (c < 0 || p < 0 || (leader !== undefined && leader[d]! > 1)) return false;
       if (c > maxCap) maxCap = c;
       if (p > maxPods) maxPods = p;
+      if (i > 0 && rank[d]! <= rank[list[i - 1]!]!) ranked = false;
+    }
+    const buckets = (leader !== undefined ? 2 : 1) * (maxCap + 1) * (maxPods + 1);
+    if (ranked && buckets <= 2 * n) {
+      this.bucketSort(list, cap, capDesc, maxCap, pods, maxPods, leader, buckets);
+      return true;
     }
     const rankSpan = 2 ** bitsFor(levelList.length);
     const podSpan = 2 ** bitsFor(maxPods + 1);
@@ -828,6 +956,51 @@ export class PlacementEngine {
       list[i] = levelList[k - Math.floor(k / rankSpan) * rankSpan]!;
     }
     return true;
+  }
+
+  /**
+   * packedSort's order for a list already in rank order whose (leader, cap, pods) keys
+   * take few values: a stable counting sort by that key, which keeps rank order within
+   * each key (O(n + buckets), where the packed sort is O(n log n)).
+   */
+  private bucketSort(
+    list: number[],
+    cap: Int32Array,
+    capDesc: boolean,
+    maxCap: number,
+    pods: Int32Array,
+    maxPods: number,
+    leader: Int32Array | undefined,
+    buckets: number,
+  ): void {
+    const n = list.length;
+    const scratch = this.scratch(n, buckets + 1);
+    const { items, keys, starts } = scratch;
+    starts.fill(0, 0, buckets + 1);
+    const capSpan = maxCap + 1;
+    const podSpan = maxPods + 1;
+    for (let i = 0; i < n; i++) {
+      const d = list[i]!;
+      const l = leader !== undefined ? 1 - leader[d]! : 0;
+      const c = capDesc ? maxCap - cap[d]! : cap[d]!;
+      const k = (l * capSpan + c) * podSpan + pods[d]!;
+      keys[i] = k;
+      items[i] = d;
+      starts[k + 1]!++;
+    }
+    for (let k = 1; k <= buckets; k++) starts[k]! += starts[k - 1]!;
+    for (let i = 0; i < n; i++) list[starts[keys[i]!]!++] = items[i]!;
+  }
+
+  /** Scratch arrays of bucketSort (grown, never shrunk). */
+  private scratch(n: number, b: number): { items: Int32Array; keys: Int32Array; starts: Int32Array } {
+    const s = this.scratchArrays;
+    if (s.items.length < n) {
+      s.items = new Int32Array(Math.max(n, s.items.length * 2));
+      s.keys = new Int32Array(s.items.length);
+    }
+    if (s.starts.length < b) s.starts = new Int32Array(Math.max(b, s.starts.length * 2));
+    return s;
   }
 
   /**
@@ -964,6 +1137,7 @@ export class PlacementEngine {
       if (bf && capL[sorted[i]!]! >= remaining) i = this.bestFit(sorted, i, remaining, capL, true, plan);
       const d = sorted[i]!;
       const t = Math.min(capL[d]!, remaining);
+      counts.mark(d);
       counts.podCount[d] = t * unitSize;
       if (useSlices) counts.sliceCount[d] = t;
       counts.leaderCount[d] = 1;
@@ -982,6 +1156,7 @@ export class PlacementEngine {
         c = cap[d]!;
       }
       const t = Math.min(c, remaining);
+      counts.mark(d);
       counts.podCount[d] = t * unitSize;
       if (useSlices) counts.sliceCount[d] = t;
       counts.leaderCount[d] = 0;
@@ -996,6 +1171,7 @@ export class PlacementEngine {
     this.countsMemo = undefined;
     if (chosen.length !== 1) return;
     const d = chosen[0]!;
+    this.counts.mark(d);
     this.counts.podCount[d] = plan.units * plan.sliceSize;
     this.counts.sliceCount[d] = plan.units;
     this.counts.leaderCount[d] = plan.leaders;
@@ -1013,33 +1189,45 @@ export class PlacementEngine {
     const L = s.levels.length;
     let current = chosen;
     for (let l = fitLevel; l + 1 < L; l++) {
-      const next: number[] = [];
+      let next: number[] = [];
       if (l < plan.sliceLevel && !pooled) {
         for (const d of current) {
           const r = this.consume(this.liveChildren(d), plan, counts.sliceCount[d]!, counts.leaderCount[d]!, plan.sliceSize, true);
           if (!r.ok) return undefined;
-          next.push(...r.domains);
+          appendTo(next, r.domains);
         }
       } else if (l < plan.sliceLevel) {
-        const pooled: number[] = [];
-        for (const d of current) for (const c of this.liveChildren(d)) pooled.push(c);
-        const leaders = current.reduce((n, d) => n + counts.leaderCount[d]!, 0);
+        // Parents in rank order pool their children in rank order (a parent's children are
+        // side by side in the level list), which lets consume sort them by buckets.
+        const { lists, childLo, childHi } = s.tree();
+        const kids = lists[l + 1]!;
+        let size = 0;
+        let leaders = 0;
+        for (const d of current) {
+          size += childHi[d]! - childLo[d]!;
+          leaders += counts.leaderCount[d]!;
+        }
+        const pooled = new Array<number>(size);
+        let j = 0;
+        for (const d of sortByRank(s, current.slice(), s.ranks()))
+          for (let k = childLo[d]!, hi = childHi[d]!; k < hi; k++) pooled[j++] = kids[k]!;
         const r = this.consume(pooled, plan, plan.units, leaders, plan.sliceSize, true);
         if (!r.ok) return undefined;
-        next.push(...r.domains);
+        next = r.domains;
       } else {
         const u = plan.unitAt[l + 1]!;
         for (const d of current) {
           const kids = this.liveChildren(d);
           if (u > 1) {
             for (const c of kids) {
+              counts.mark(c);
               counts.sliceCount[c] = Math.floor(counts.podCount[c]! / u);
               counts.sliceCountWithLeader[c] = Math.floor(counts.podCountWithLeader[c]! / u);
             }
           }
           const r = this.consume(kids, plan, Math.floor(counts.podCount[d]! / u), counts.leaderCount[d]!, u, u > 1);
           if (!r.ok) return undefined;
-          next.push(...r.domains);
+          appendTo(next, r.domains);
         }
       }
       current = next;
@@ -1064,14 +1252,23 @@ export class PlacementEngine {
   private emit(plan: Plan, leaves: number[], excluded: Exclusions): PlacementResult {
     const s = this.snapshot;
     const counts = this.counts;
-    const rank = s.ranks();
-    const sorted = sortByRank(
-      s,
-      leaves.filter((d) => counts.podCount[d]! > 0),
-      rank,
-    );
+    const podCount = counts.podCount;
+    let m = 0;
+    for (let i = 0; i < leaves.length; i++) if (podCount[leaves[i]!]! > 0) m++;
+    let taking: number[];
+    if (m === leaves.length) taking = leaves.slice();
+    else {
+      taking = [];
+      for (let i = 0; i < leaves.length; i++) if (podCount[leaves[i]!]! > 0) taking.push(leaves[i]!);
+    }
+    const sorted = sortByRank(s, taking, s.ranks());
     const levels = s.hostnameLowest ? [HOSTNAME_LABEL] : [...s.levels];
-    const workers: Assignment = { levels, domains: sorted.map((d) => ({ values: leafValues(s, d), count: counts.podCount[d]! })) };
+    const domains: DomainAssignment[] = new Array(sorted.length);
+    for (let i = 0; i < sorted.length; i++) {
+      const d = sorted[i]!;
+      domains[i] = { values: leafValues(s, d), count: podCount[d]! };
+    }
+    const workers: Assignment = { levels, domains };
     if (plan.leaders === 0) return { ok: true, workers };
     const leaderLeaf = leaves.find((d) => counts.leaderCount[d]! > 0);
     if (leaderLeaf === undefined) return { ok: false, reason: this.notFitMessage(plan, excluded, 0, 1, true) };
@@ -1153,6 +1350,52 @@ interface LeafCounts {
   limiting: Int32Array;
   byRequest: Int32Array;
   byVerdict: Int32Array;
+  /** Its plain roll-ups (rollUp with no leader, affinity or inner slice layer), per slice level and size. */
+  rolled: RolledUp[];
+}
+
+/**
+ * A plain roll-up of a LeafCounts: per domain, the pods and slices rollUp gives it (leaders
+ * and affinity are 0), moved with every leaf counted again (rollLeafChange) while the leaf
+ * counts are kept, dropped when every leaf is counted again.
+ */
+interface RolledUp {
+  sliceLevel: number;
+  sliceSize: number;
+  /** Pods over every leaf: while under the int32 clamp, no sum is clamped. */
+  total: number;
+  pods: Int32Array;
+  slices: Int32Array;
+}
+
+/** A leaf's pod count went from `before` to `after`: its own counters and its ancestors' move (rollUp's sums, unclamped). */
+function rollLeafChange(r: RolledUp, s: TopologySnapshot, leaf: number, before: number, after: number, counts: DomainCounts): void {
+  const { pods, slices, sliceLevel, sliceSize } = r;
+  const dp = after - before;
+  let l = s.level(leaf);
+  let ds = 0;
+  if (l === sliceLevel) {
+    ds = Math.floor(after / sliceSize) - Math.floor(before / sliceSize);
+    slices[leaf]! += ds;
+  }
+  pods[leaf]! += dp;
+  r.total += dp;
+  counts.moved(r, leaf);
+  for (let a = s.parent(leaf); a >= 0; a = s.parent(a)) {
+    l--;
+    counts.moved(r, a);
+    pods[a]! += dp;
+    if (l < sliceLevel) slices[a]! += ds;
+    else if (l === sliceLevel) {
+      const old = slices[a]!;
+      slices[a] = Math.floor(pods[a]! / sliceSize);
+      ds = slices[a]! - old;
+    }
+  }
+}
+
+function isOne(u: number): boolean {
+  return u === 1;
 }
 
 /**
@@ -1229,6 +1472,34 @@ function countChanged(
   }
 }
 
+/** countChanged over the first `n` leaves of `listed`, the snapshot's list of the leaves that changed. */
+function countListed(
+  s: TopologySnapshot,
+  counts: DomainCounts,
+  listed: Int32Array,
+  n: number,
+  verdict: Int32Array | undefined,
+  freeA: Float64Array,
+  RR: number,
+  reqIdx: Int32Array,
+  reqVal: Float64Array,
+  c: LeafCounts,
+): void {
+  const { fit, limiting, byRequest } = c;
+  const out = new Int32Array(2);
+  for (let li = 0; li < n; li++) {
+    const leaf = listed[li]!;
+    if (verdict !== undefined && verdict[leaf] !== 0) continue;
+    const before = fit[leaf]!;
+    if (before === 0) byRequest[limiting[leaf]!]!--;
+    leafFit(freeA, leaf * RR, reqIdx, reqVal, out);
+    fit[leaf] = out[0]!;
+    limiting[leaf] = out[1]!;
+    if (out[0] === 0) byRequest[out[1]!]!++;
+    if (out[0] !== before) for (let i = 0; i < c.rolled.length; i++) rollLeafChange(c.rolled[i]!, s, leaf, before, out[0]!, counts);
+  }
+}
+
 /** Leaf slices from the cached pod counts (the slice level is the leaf level). */
 function leafSlices(
   leaves: readonly number[],
@@ -1270,16 +1541,25 @@ function sortByRank(s: TopologySnapshot, list: number[], rank: Int32Array): numb
   const n = list.length;
   if (n === 0) return list;
   const level = s.level(list[0]!);
-  const ranks = new Int32Array(n);
+  let sorted = true;
   for (let i = 0; i < n; i++) {
     const d = list[i]!;
     if (s.level(d) !== level) return list.sort((a, b) => rank[a]! - rank[b]!);
-    ranks[i] = rank[d]!;
+    if (i > 0 && rank[d]! <= rank[list[i - 1]!]!) sorted = false;
   }
+  // Often already in order: a descent that took a rank-ordered run of equal domains.
+  if (sorted) return list;
+  const ranks = new Int32Array(n);
+  for (let i = 0; i < n; i++) ranks[i] = rank[list[i]!]!;
   ranks.sort();
   const byRank = s.tree().lists[level]!;
   for (let i = 0; i < n; i++) list[i] = byRank[ranks[i]!]!;
   return list;
+}
+
+/** Appends `b` to `a` (a spread would pass every element as an argument). */
+function appendTo(a: number[], b: readonly number[]): void {
+  for (let i = 0; i < b.length; i++) a.push(b[i]!);
 }
 
 /** Bits needed for values 0 .. n - 1 (at least 1). */

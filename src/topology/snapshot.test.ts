@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BLOCK, node, RACK, rackOf, snapshotOf } from '../testing/builders.ts';
+import { CHANGE_LOG } from './snapshot.ts';
 import { AllocatableCache, nodeInfoFromNode } from './source.ts';
 
 const levels = [BLOCK, RACK, 'kubernetes.io/hostname'];
@@ -298,6 +299,38 @@ describe('node and name ids', () => {
       s.domainsAt(1).map((d) => s.values(d)),
       [['b2', 'r']],
     );
+  });
+});
+
+describe('capacity changes', () => {
+  it('capacityChangesSince lists each leaf whose capacity changed since a clock once, at its last change, or -1 past the log', () => {
+    const s = snapshotOf(levels, rackOf('b', 'r', [4, 4, 4], 'x'));
+    s.leaves();
+    const leaf = (h: string) => s.leafById(h)!;
+    const out = new Int32Array(CHANGE_LOG);
+    const since = s.capacityStamps().clock;
+    assert.equal(s.capacityChangesSince(since, out), 0);
+    s.addPod('ns/a', 'x2', { cpu: 1000 });
+    s.addPod('ns/b', 'x1', { cpu: 1000 });
+    s.removePod('ns/a');
+    const n = s.capacityChangesSince(since, out);
+    assert.deepEqual([...out.subarray(0, n)], [leaf('x1'), leaf('x2')]);
+    const mid = s.capacityStamps().clock;
+    s.upsertNode(
+      info(
+        node('x3')
+          .labels({ [BLOCK]: 'b', [RACK]: 'r' })
+          .cpu(6),
+      ),
+    );
+    assert.deepEqual([...out.subarray(0, s.capacityChangesSince(mid, out))], [leaf('x3')]);
+    // An output shorter than the changes, or more changes than the log keeps: -1.
+    assert.equal(s.capacityChangesSince(since, new Int32Array(2)), -1);
+    for (let i = 0; i < CHANGE_LOG; i++) s.addPod(`ns/p${i}`, 'x1', { cpu: 1 });
+    assert.equal(s.capacityChangesSince(mid, out), -1);
+    const last = s.capacityStamps().clock;
+    s.removePod('ns/p0');
+    assert.deepEqual([...out.subarray(0, s.capacityChangesSince(last, out))], [leaf('x1')]);
   });
 });
 

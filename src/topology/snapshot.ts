@@ -34,6 +34,8 @@ export interface SnapshotOptions {
 }
 
 const INITIAL = 64;
+/** Capacity changes the snapshot lists (capacityChangesSince); a power of two. */
+export const CHANGE_LOG = 8192;
 
 export class TopologySnapshot {
   readonly name: string;
@@ -78,6 +80,8 @@ export class TopologySnapshot {
   /** Per leaf: the capacity clock when its free capacity last changed (see capacityStamps). */
   private leafStampArr = new Float64Array(INITIAL);
   private capacityClock = 0;
+  /** The leaf of each of the last CHANGE_LOG capacity changes: clock value c at `(c - 1) & (CHANGE_LOG - 1)`. */
+  private readonly changeLog = new Int32Array(CHANGE_LOG);
   private tasArr = new Float64Array(INITIAL);
 
   // Names: node names, hostname values and pods' node names share one table of dense
@@ -276,8 +280,30 @@ export class TopologySnapshot {
     return { stamps: this.leafStampArr, clock: this.capacityClock };
   }
 
+  /**
+   * The same changes as a list, for consumers that would otherwise scan every leaf for a
+   * handful of stamps: the leaves whose capacity changed since `clock` (a value read from
+   * `capacityStamps`), each once, written to `out` from index 0; returns how many, or -1
+   * when more changes were made since than the log keeps (scan the stamps instead).
+   */
+  capacityChangesSince(clock: number, out: Int32Array): number {
+    const now = this.capacityClock;
+    if (now - clock > CHANGE_LOG || now - clock > out.length) return -1;
+    const log = this.changeLog;
+    const stamps = this.leafStampArr;
+    let n = 0;
+    // Clock value c touched log[(c - 1) & mask]; a leaf touched again later is listed at its last touch only.
+    for (let c = clock + 1; c <= now; c++) {
+      const leaf = log[(c - 1) & (CHANGE_LOG - 1)]!;
+      if (stamps[leaf] === c) out[n++] = leaf;
+    }
+    return n;
+  }
+
   private touch(leaf: number): void {
-    this.leafStampArr[leaf] = ++this.capacityClock;
+    const c = ++this.capacityClock;
+    this.leafStampArr[leaf] = c;
+    this.changeLog[(c - 1) & (CHANGE_LOG - 1)] = leaf;
   }
 
   /** Flat arrays for hot loops: `[free, tas]`, both `domain * R + r`. */
