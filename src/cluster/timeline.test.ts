@@ -11,9 +11,9 @@ const admission = (flavor: string): Admission => ({
   podSetAssignments: [{ name: 'main', flavors: { cpu: flavor }, resourceUsage: { cpu: '1' }, count: 1 }],
 });
 
-async function recorded(): Promise<{ store: MemoryStore; timeline: Timeline; wl: Workload }> {
+async function recorded(opts: { freeze?: boolean } = {}): Promise<{ store: MemoryStore; timeline: Timeline; wl: Workload }> {
   const clock = new VirtualClock();
-  const store = new MemoryStore({ clock });
+  const store = new MemoryStore({ clock, ...opts });
   const timeline = new Timeline(store, clock);
   await timeline.start();
   const wl = store.createSync<Workload>({
@@ -31,7 +31,8 @@ function withStatus(w: Workload, status: Workload['status']): Workload {
 
 describe('Timeline admissions', () => {
   it('a later version of a Workload with the same admission keeps one copy of it (the newest)', async () => {
-    const { store, timeline, wl } = await recorded();
+    // A store that does not freeze (so shares no equal parts) hands out a new copy per version.
+    const { store, timeline, wl } = await recorded({ freeze: false });
     const admitted = store.updateStatusSync(withStatus(wl, { admission: admission('default') }));
     const later = store.updateStatusSync(
       withStatus(admitted, {

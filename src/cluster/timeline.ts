@@ -35,7 +35,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { EventSink, RecordedEvent } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
-import { objectKey } from '../runtime/store.ts';
+import { objectKey, sharedKey } from '../runtime/store.ts';
 import { StringTable } from '../runtime/strings.ts';
 import { usageOf } from './invariants.ts';
 import { PodRequestReader } from './pod-requests.ts';
@@ -313,7 +313,8 @@ export class Timeline {
     const e = this.entryFor(input);
     const ref = refOf(input);
     e.objects = appended(e.objects, ref);
-    this.refToEntry.set(ref, e.key);
+    // (A Workload's events find its entry through its record: entryOfRef never looks it up here.)
+    if (input.kind !== 'Workload') this.refToEntry.set(ref, e.key);
     if (created) {
       e.submittedAt ??= this.clock.now();
       if (created.metadata.uid) {
@@ -385,7 +386,7 @@ export class Timeline {
   private onWorkload(old: Workload | undefined, w: Workload | undefined): void {
     const now = this.clock.now();
     const cur = (w ?? old)!;
-    const key = flatKey(cur);
+    const key = objectKey(cur);
     let rec = this.workloads.get(key);
     if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
       // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
@@ -557,8 +558,8 @@ export class Timeline {
       f.message = ev.message;
     } else if ((folds?.length ?? 0) < MAX_EVENT_FOLDS) {
       const fold: EventFold = { kind, type: ev.type, reason: ev.reason, count: 1, first: ev.at, last: ev.at, message: ev.message };
-      // A new list of exactly the new size (a push grows a short list's storage to 17 slots).
-      e.events = folds ? [...folds, fold] : [fold];
+      // A new list of exactly the new size (a push, or a spread, grows a short list's storage to 17 slots).
+      e.events = folds ? folds.concat([fold]) : [fold];
     } else e.eventsDropped++;
   }
 
@@ -619,7 +620,7 @@ export class Timeline {
   // Pods
 
   private onPod(p: Pod, deleted = false): void {
-    const key = flatKey(p);
+    const key = objectKey(p);
     const now = this.clock.now();
     const old = this.podUse.get(key);
     if (old) {
@@ -636,7 +637,7 @@ export class Timeline {
 
     const wl = p.metadata.annotations?.[KueueAnnotation.Workload];
     if (wl === undefined) return;
-    const wkey = [p.metadata.namespace ?? 'default', wl].join('/');
+    const wkey = sharedKey(p.metadata.namespace ?? 'default', wl);
     let rec = this.pods.get(key);
     if (!rec || rec.workload !== wkey) {
       rec = { key, name: p.metadata.name, workload: wkey, phase: 'Pending', labels: {} };
@@ -760,14 +761,11 @@ export class Timeline {
       const series = this.queueSeries.get(cq)!;
       const p: QueuePoint = { at: now, admitted: this.cqAdmitted.get(cq)?.size ?? 0, pending: this.cqPending.get(cq)?.size ?? 0, usage };
       const last = series[series.length - 1];
+      // Usage changes less often than the counts: a point with the same usage shares the one before's.
+      const sameUsage = last !== undefined && JSON.stringify(last.usage) === JSON.stringify(p.usage);
+      if (sameUsage) p.usage = last.usage;
       if (last && last.at === now) series[series.length - 1] = p;
-      else if (
-        !last ||
-        last.admitted !== p.admitted ||
-        last.pending !== p.pending ||
-        JSON.stringify(last.usage) !== JSON.stringify(p.usage)
-      )
-        series.push(p);
+      else if (!last || last.admitted !== p.admitted || last.pending !== p.pending || !sameUsage) series.push(p);
     }
   }
 
@@ -790,11 +788,12 @@ export class Timeline {
   }
 }
 
-/** Appends to a list, making a one-element list exactly that size (most lists stay at one). */
+/**
+ * A list with one more item, exactly its size (a push grows a short list's storage to 17
+ * slots; these lists are short and most stay at one or two): a new list each time.
+ */
 function appended<T>(list: T[], v: T): T[] {
-  if (list.length === 0) return [v];
-  list.push(v);
-  return list;
+  return list.length === 0 ? [v] : list.concat([v]);
 }
 
 /** The one empty list records share until `appended` gives them their own (frozen: a push to it fails loudly). */
@@ -844,12 +843,6 @@ function sameValue(a: unknown, b: unknown): boolean {
     if (!sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
-}
-
-/** objectKey as one flat string: records keep it for the whole run. */
-function flatKey(o: KObject): string {
-  const ns = o.metadata.namespace;
-  return ns ? [ns, o.metadata.name].join('/') : o.metadata.name;
 }
 
 /** The pod sets of a Workload record without pods: shared, so adding to it is a mistake (a record gets its own set). */
