@@ -4,7 +4,7 @@ import type { Admission, Workload } from '../api/objects.ts';
 import { VirtualClock } from '../runtime/clock.ts';
 import { EventSink } from '../runtime/events.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
-import { Timeline } from './timeline.ts';
+import { entryObjects, Timeline } from './timeline.ts';
 
 const admission = (flavor: string): Admission => ({
   clusterQueue: 'cq',
@@ -114,6 +114,26 @@ describe('Timeline memory', () => {
       ],
     );
     assert.equal(e.events!.length, 2);
+    timeline.stop();
+  });
+
+  it("an entry's own object is not kept as a reference of its own: entries of one object share one list, and entryObjects gives the reference back", async () => {
+    const { store, timeline } = await recorded();
+    const input = (name: string, namespace?: string) =>
+      ({
+        apiVersion: 'kueue.x-k8s.io/v1beta1',
+        kind: 'Workload',
+        metadata: { name, ...(namespace ? { namespace } : {}) },
+        spec: { queueName: 'q', podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+      }) as Workload;
+    for (const name of ['a', 'b']) timeline.submitted(input(name, 'ns'), store.createSync<Workload>(input(name, 'ns')));
+    // Without a namespace the reference has none (`Kind/name`): it is kept as written.
+    timeline.submitted(input('c'), undefined, 'refused');
+    const [a, b, c] = [...timeline.entries.values()];
+    assert.equal(a!.objects, b!.objects);
+    assert.deepEqual(entryObjects(a!), ['Workload/ns/a']);
+    assert.deepEqual(entryObjects(b!), ['Workload/ns/b']);
+    assert.deepEqual(entryObjects(c!), ['Workload/c']);
     timeline.stop();
   });
 });

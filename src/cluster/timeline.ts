@@ -53,7 +53,10 @@ export interface EntryRecord {
   queue?: string;
   /** Clock ms of the first object's creation. */
   submittedAt?: number;
-  /** Objects submitted for it (`Kind/ns/name`). */
+  /**
+   * Objects submitted for it (`Kind/ns/name`), the entry's own object (the one its kind,
+   * namespace and name name) as OWN_OBJECT: read them with `entryObjects`.
+   */
   objects: string[];
   /** Workload keys, in the order they appeared. */
   workloads: string[];
@@ -242,6 +245,8 @@ export class Timeline {
   private readonly cqPending = new Map<string, Set<string>>();
   private readonly lqToCq = new Map<string, string>();
   private readonly workloadCq = new Map<string, { cq?: string; admitted: boolean }>();
+  private readonly cqStatesAdmitted = new Map<string, { cq?: string; admitted: boolean }>();
+  private readonly cqStatesPending = new Map<string, { cq?: string; admitted: boolean }>();
   private readonly finishedSet = new Set<string>();
   /** Quota each admitted Workload counts for, as last added to its ClusterQueue. */
   private readonly lastUsage = new Map<string, Map<string, number>>();
@@ -312,7 +317,7 @@ export class Timeline {
   submitted(input: KObject, created: KObject | undefined, error?: string): void {
     const e = this.entryFor(input);
     const ref = refOf(input);
-    e.objects = appended(e.objects, ref);
+    e.objects = withObject(e, ref);
     // (A Workload's events find its entry through its record: entryOfRef never looks it up here.)
     if (input.kind !== 'Workload') this.refToEntry.set(ref, e.key);
     if (created) {
@@ -332,7 +337,7 @@ export class Timeline {
   /** An object the input check refused (never submitted): its entry is reported with why. */
   refusedInput(input: KObject, errors: readonly string[]): void {
     const e = this.entryFor(input);
-    e.objects = appended(e.objects, refOf(input));
+    e.objects = withObject(e, refOf(input));
     for (const err of errors) e.errors = appended(e.errors, err);
   }
 
@@ -721,11 +726,11 @@ export class Timeline {
     let next: { cq?: string; admitted: boolean } | undefined;
     if (w && !isTrue(w, 'Finished')) {
       const adm = w.status?.admission;
-      if (adm?.clusterQueue !== undefined) next = { cq: adm.clusterQueue, admitted: true };
+      if (adm?.clusterQueue !== undefined) next = this.cqState(adm.clusterQueue, true);
       else if (w.spec.active !== false) {
         const lq = w.spec.queueName ?? w.metadata.labels?.[KueueLabel.QueueName];
         const cq = lq !== undefined ? this.lqToCq.get(`${w.metadata.namespace ?? 'default'}/${lq}`) : undefined;
-        if (cq !== undefined) next = { cq, admitted: false };
+        if (cq !== undefined) next = this.cqState(cq, false);
       }
     }
     const touched = new Set<string>();
@@ -769,6 +774,14 @@ export class Timeline {
     }
   }
 
+  /** One frozen `{ cq, admitted }` per ClusterQueue and state, shared by every Workload in it. */
+  private cqState(cq: string, admitted: boolean): { cq?: string; admitted: boolean } {
+    const states = admitted ? this.cqStatesAdmitted : this.cqStatesPending;
+    let s = states.get(cq);
+    if (!s) states.set(cq, (s = Object.freeze({ cq, admitted })));
+    return s;
+  }
+
   private addCqUsage(cq: string, u: Map<string, number>, sign: number): void {
     let m = this.cqUsage.get(cq);
     if (!m) this.cqUsage.set(cq, (m = new Map()));
@@ -794,6 +807,24 @@ export class Timeline {
  */
 function appended<T>(list: T[], v: T): T[] {
   return list.length === 0 ? [v] : list.concat([v]);
+}
+
+/** The entry's own object in its `objects` (most entries are one object: their list is ONLY_OWN, shared). */
+const OWN_OBJECT = '\u0000own';
+const ONLY_OWN: readonly string[] = Object.freeze([OWN_OBJECT]);
+
+/** The entry's own object's reference, as refOf writes it for an object in a namespace. */
+const ownRef = (e: EntryRecord) => [e.kind, e.namespace, e.name].join('/');
+
+/** `e.objects` with `ref` added (the entry's own object as OWN_OBJECT). */
+function withObject(e: EntryRecord, ref: string): string[] {
+  if (ref !== ownRef(e)) return appended(e.objects, ref);
+  return e.objects.length === 0 ? (ONLY_OWN as string[]) : appended(e.objects, OWN_OBJECT);
+}
+
+/** The objects submitted for an entry (`Kind/ns/name`). */
+export function entryObjects(e: EntryRecord): string[] {
+  return e.objects.map((o) => (o === OWN_OBJECT ? ownRef(e) : o));
 }
 
 /** The one empty list records share until `appended` gives them their own (frozen: a push to it fails loudly). */

@@ -26,7 +26,7 @@ export class SharedValues {
   private oldIds = new Map<object, string>();
   private nextId = 0;
 
-  constructor(private readonly limit = 8192) {}
+  constructor(private readonly limit = 2048) {}
 
   /** Shares the parts of `obj` below its second level with equal kept ones (`obj` and its children stay its own). */
   shareBelowSecondLevel(obj: object): void {
