@@ -20,6 +20,7 @@ import { TopoqueueAnnotation } from '../src/api/keys.ts';
 import type { KObject } from '../src/api/objects.ts';
 import { buildReport, type SimulationReport } from '../src/cluster/report.ts';
 import { parseSimulationObjects, runSimulation, type SimulationRun } from '../src/cluster/simulation.ts';
+import { applySimulateHeapFlags } from '../src/cli/simulate-heap.ts';
 import { allControllers } from '../src/controllers/index.ts';
 import { standIns } from '../src/cluster/index.ts';
 import type { TopoqueueConfig } from '../src/controllers/config.ts';
@@ -416,6 +417,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   });
   const scale = Number(values.scale);
   if (!(scale > 0)) throw new Error(`--scale must be a positive number, got ${values.scale}`);
+  // One run, as `topoqueue simulate` runs it: with its heap setting (cli/simulate-heap.ts).
+  applySimulateHeapFlags();
   const pick = (name: string | undefined, flag: string): PeerRunShape => {
     const shape = name === 'tas' ? PEER_TAS : name === 'baseline' ? PEER_BASELINE : undefined;
     if (!shape) throw new Error(`${flag} must be baseline or tas, got ${name}`);

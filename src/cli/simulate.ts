@@ -25,6 +25,7 @@ import { buildTasCluster, sortObjects } from './cluster-input.ts';
 import { IMPLICIT_CLUSTER_QUEUE, withImplicitQueue } from './implicit-queue.ts';
 import { loadManifests, type Refused, whereKey } from './load.ts';
 import { simulationNotes } from './simulation-notes.ts';
+import { applySimulateHeapFlags } from './simulate-heap.ts';
 
 export interface SimulateIo {
   out: (s: string) => void;
@@ -191,6 +192,7 @@ export interface SimulateOutcome {
 
 /** Runs the command; bad input throws InputError (or returns code 2 with the errors printed). */
 export async function simulateCommand(args: SimulateArgs, io: SimulateIo): Promise<SimulateOutcome> {
+  applySimulateHeapFlags();
   const untilMs = parseUntil(args.until);
   if (args.report !== undefined) checkReportPath(args.report, args.filename);
   const loaded = loadManifests(args.filename, { strict: args.strict });

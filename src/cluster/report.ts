@@ -28,6 +28,7 @@ import type { Violation } from './invariants.ts';
 import { pendingExplainer } from './report-explain.ts';
 import type { SimulationRun } from './simulation.ts';
 import type { EntryRecord, EventFold, PodGroupPoint, PodGroupRecord, PodRecord, SeriesPoint, WorkloadRecord } from './timeline.ts';
+import { entryObjects } from './timeline.ts';
 
 export const REPORT_API_VERSION = TopoqueueApiVersion;
 
@@ -433,9 +434,10 @@ function entryReport(run: SimulationRun, e: EntryRecord, podGroups: readonly Pod
 /** Why a submitted object has no Workload: the last Warning event about one of its objects, if any. */
 function noWorkloadReason(run: SimulationRun, e: EntryRecord): string {
   const events = run.cluster.manager.events;
+  const objects = entryObjects(e);
   for (let i = events.recent.length - 1; i >= 0; i--) {
     const ev = events.recent[i]!;
-    if (ev.type === 'Warning' && e.objects.includes(ev.object)) return `no Workload: ${ev.reason}: ${ev.message}`;
+    if (ev.type === 'Warning' && objects.includes(ev.object)) return `no Workload: ${ev.reason}: ${ev.message}`;
   }
   return 'no Workload was created for it';
 }

@@ -4,16 +4,16 @@ import type { Admission, Workload } from '../api/objects.ts';
 import { VirtualClock } from '../runtime/clock.ts';
 import { EventSink } from '../runtime/events.ts';
 import { MemoryStore } from '../runtime/memory-store.ts';
-import { Timeline } from './timeline.ts';
+import { entryObjects, Timeline } from './timeline.ts';
 
 const admission = (flavor: string): Admission => ({
   clusterQueue: 'cq',
   podSetAssignments: [{ name: 'main', flavors: { cpu: flavor }, resourceUsage: { cpu: '1' }, count: 1 }],
 });
 
-async function recorded(): Promise<{ store: MemoryStore; timeline: Timeline; wl: Workload }> {
+async function recorded(opts: { freeze?: boolean } = {}): Promise<{ store: MemoryStore; timeline: Timeline; wl: Workload }> {
   const clock = new VirtualClock();
-  const store = new MemoryStore({ clock });
+  const store = new MemoryStore({ clock, ...opts });
   const timeline = new Timeline(store, clock);
   await timeline.start();
   const wl = store.createSync<Workload>({
@@ -31,7 +31,8 @@ function withStatus(w: Workload, status: Workload['status']): Workload {
 
 describe('Timeline admissions', () => {
   it('a later version of a Workload with the same admission keeps one copy of it (the newest)', async () => {
-    const { store, timeline, wl } = await recorded();
+    // A store that does not freeze (so shares no equal parts) hands out a new copy per version.
+    const { store, timeline, wl } = await recorded({ freeze: false });
     const admitted = store.updateStatusSync(withStatus(wl, { admission: admission('default') }));
     const later = store.updateStatusSync(
       withStatus(admitted, {
@@ -113,6 +114,26 @@ describe('Timeline memory', () => {
       ],
     );
     assert.equal(e.events!.length, 2);
+    timeline.stop();
+  });
+
+  it("an entry's own object is not kept as a reference of its own: entries of one object share one list, and entryObjects gives the reference back", async () => {
+    const { store, timeline } = await recorded();
+    const input = (name: string, namespace?: string) =>
+      ({
+        apiVersion: 'kueue.x-k8s.io/v1beta1',
+        kind: 'Workload',
+        metadata: { name, ...(namespace ? { namespace } : {}) },
+        spec: { queueName: 'q', podSets: [{ name: 'main', count: 1, template: { spec: { containers: [] } } }] },
+      }) as Workload;
+    for (const name of ['a', 'b']) timeline.submitted(input(name, 'ns'), store.createSync<Workload>(input(name, 'ns')));
+    // Without a namespace the reference has none (`Kind/name`): it is kept as written.
+    timeline.submitted(input('c'), undefined, 'refused');
+    const [a, b, c] = [...timeline.entries.values()];
+    assert.equal(a!.objects, b!.objects);
+    assert.deepEqual(entryObjects(a!), ['Workload/ns/a']);
+    assert.deepEqual(entryObjects(b!), ['Workload/ns/b']);
+    assert.deepEqual(entryObjects(c!), ['Workload/c']);
     timeline.stop();
   });
 });

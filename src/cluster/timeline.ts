@@ -35,7 +35,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { EventSink, RecordedEvent } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
 import type { MemoryStore } from '../runtime/memory-store.ts';
-import { objectKey } from '../runtime/store.ts';
+import { objectKey, sharedKey } from '../runtime/store.ts';
 import { StringTable } from '../runtime/strings.ts';
 import { usageOf } from './invariants.ts';
 import { PodRequestReader } from './pod-requests.ts';
@@ -53,7 +53,10 @@ export interface EntryRecord {
   queue?: string;
   /** Clock ms of the first object's creation. */
   submittedAt?: number;
-  /** Objects submitted for it (`Kind/ns/name`). */
+  /**
+   * Objects submitted for it (`Kind/ns/name`), the entry's own object (the one its kind,
+   * namespace and name name) as OWN_OBJECT: read them with `entryObjects`.
+   */
   objects: string[];
   /** Workload keys, in the order they appeared. */
   workloads: string[];
@@ -242,6 +245,8 @@ export class Timeline {
   private readonly cqPending = new Map<string, Set<string>>();
   private readonly lqToCq = new Map<string, string>();
   private readonly workloadCq = new Map<string, { cq?: string; admitted: boolean }>();
+  private readonly cqStatesAdmitted = new Map<string, { cq?: string; admitted: boolean }>();
+  private readonly cqStatesPending = new Map<string, { cq?: string; admitted: boolean }>();
   private readonly finishedSet = new Set<string>();
   /** Quota each admitted Workload counts for, as last added to its ClusterQueue. */
   private readonly lastUsage = new Map<string, Map<string, number>>();
@@ -312,8 +317,9 @@ export class Timeline {
   submitted(input: KObject, created: KObject | undefined, error?: string): void {
     const e = this.entryFor(input);
     const ref = refOf(input);
-    e.objects = appended(e.objects, ref);
-    this.refToEntry.set(ref, e.key);
+    e.objects = withObject(e, ref);
+    // (A Workload's events find its entry through its record: entryOfRef never looks it up here.)
+    if (input.kind !== 'Workload') this.refToEntry.set(ref, e.key);
     if (created) {
       e.submittedAt ??= this.clock.now();
       if (created.metadata.uid) {
@@ -331,7 +337,7 @@ export class Timeline {
   /** An object the input check refused (never submitted): its entry is reported with why. */
   refusedInput(input: KObject, errors: readonly string[]): void {
     const e = this.entryFor(input);
-    e.objects = appended(e.objects, refOf(input));
+    e.objects = withObject(e, refOf(input));
     for (const err of errors) e.errors = appended(e.errors, err);
   }
 
@@ -385,7 +391,7 @@ export class Timeline {
   private onWorkload(old: Workload | undefined, w: Workload | undefined): void {
     const now = this.clock.now();
     const cur = (w ?? old)!;
-    const key = flatKey(cur);
+    const key = objectKey(cur);
     let rec = this.workloads.get(key);
     if (!rec || (w && rec.last.metadata.uid !== w.metadata.uid)) {
       // Pods seen before their Workload (a placeholder without uid) are kept; a recreated Workload starts afresh.
@@ -557,8 +563,8 @@ export class Timeline {
       f.message = ev.message;
     } else if ((folds?.length ?? 0) < MAX_EVENT_FOLDS) {
       const fold: EventFold = { kind, type: ev.type, reason: ev.reason, count: 1, first: ev.at, last: ev.at, message: ev.message };
-      // A new list of exactly the new size (a push grows a short list's storage to 17 slots).
-      e.events = folds ? [...folds, fold] : [fold];
+      // A new list of exactly the new size (a push, or a spread, grows a short list's storage to 17 slots).
+      e.events = folds ? folds.concat([fold]) : [fold];
     } else e.eventsDropped++;
   }
 
@@ -619,7 +625,7 @@ export class Timeline {
   // Pods
 
   private onPod(p: Pod, deleted = false): void {
-    const key = flatKey(p);
+    const key = objectKey(p);
     const now = this.clock.now();
     const old = this.podUse.get(key);
     if (old) {
@@ -636,7 +642,7 @@ export class Timeline {
 
     const wl = p.metadata.annotations?.[KueueAnnotation.Workload];
     if (wl === undefined) return;
-    const wkey = [p.metadata.namespace ?? 'default', wl].join('/');
+    const wkey = sharedKey(p.metadata.namespace ?? 'default', wl);
     let rec = this.pods.get(key);
     if (!rec || rec.workload !== wkey) {
       rec = { key, name: p.metadata.name, workload: wkey, phase: 'Pending', labels: {} };
@@ -720,11 +726,11 @@ export class Timeline {
     let next: { cq?: string; admitted: boolean } | undefined;
     if (w && !isTrue(w, 'Finished')) {
       const adm = w.status?.admission;
-      if (adm?.clusterQueue !== undefined) next = { cq: adm.clusterQueue, admitted: true };
+      if (adm?.clusterQueue !== undefined) next = this.cqState(adm.clusterQueue, true);
       else if (w.spec.active !== false) {
         const lq = w.spec.queueName ?? w.metadata.labels?.[KueueLabel.QueueName];
         const cq = lq !== undefined ? this.lqToCq.get(`${w.metadata.namespace ?? 'default'}/${lq}`) : undefined;
-        if (cq !== undefined) next = { cq, admitted: false };
+        if (cq !== undefined) next = this.cqState(cq, false);
       }
     }
     const touched = new Set<string>();
@@ -760,15 +766,20 @@ export class Timeline {
       const series = this.queueSeries.get(cq)!;
       const p: QueuePoint = { at: now, admitted: this.cqAdmitted.get(cq)?.size ?? 0, pending: this.cqPending.get(cq)?.size ?? 0, usage };
       const last = series[series.length - 1];
+      // Usage changes less often than the counts: a point with the same usage shares the one before's.
+      const sameUsage = last !== undefined && JSON.stringify(last.usage) === JSON.stringify(p.usage);
+      if (sameUsage) p.usage = last.usage;
       if (last && last.at === now) series[series.length - 1] = p;
-      else if (
-        !last ||
-        last.admitted !== p.admitted ||
-        last.pending !== p.pending ||
-        JSON.stringify(last.usage) !== JSON.stringify(p.usage)
-      )
-        series.push(p);
+      else if (!last || last.admitted !== p.admitted || last.pending !== p.pending || !sameUsage) series.push(p);
     }
+  }
+
+  /** One frozen `{ cq, admitted }` per ClusterQueue and state, shared by every Workload in it. */
+  private cqState(cq: string, admitted: boolean): { cq?: string; admitted: boolean } {
+    const states = admitted ? this.cqStatesAdmitted : this.cqStatesPending;
+    let s = states.get(cq);
+    if (!s) states.set(cq, (s = Object.freeze({ cq, admitted })));
+    return s;
   }
 
   private addCqUsage(cq: string, u: Map<string, number>, sign: number): void {
@@ -790,11 +801,30 @@ export class Timeline {
   }
 }
 
-/** Appends to a list, making a one-element list exactly that size (most lists stay at one). */
+/**
+ * A list with one more item, exactly its size (a push grows a short list's storage to 17
+ * slots; these lists are short and most stay at one or two): a new list each time.
+ */
 function appended<T>(list: T[], v: T): T[] {
-  if (list.length === 0) return [v];
-  list.push(v);
-  return list;
+  return list.length === 0 ? [v] : list.concat([v]);
+}
+
+/** The entry's own object in its `objects` (most entries are one object: their list is ONLY_OWN, shared). */
+const OWN_OBJECT = '\u0000own';
+const ONLY_OWN: readonly string[] = Object.freeze([OWN_OBJECT]);
+
+/** The entry's own object's reference, as refOf writes it for an object in a namespace. */
+const ownRef = (e: EntryRecord) => [e.kind, e.namespace, e.name].join('/');
+
+/** `e.objects` with `ref` added (the entry's own object as OWN_OBJECT). */
+function withObject(e: EntryRecord, ref: string): string[] {
+  if (ref !== ownRef(e)) return appended(e.objects, ref);
+  return e.objects.length === 0 ? (ONLY_OWN as string[]) : appended(e.objects, OWN_OBJECT);
+}
+
+/** The objects submitted for an entry (`Kind/ns/name`). */
+export function entryObjects(e: EntryRecord): string[] {
+  return e.objects.map((o) => (o === OWN_OBJECT ? ownRef(e) : o));
 }
 
 /** The one empty list records share until `appended` gives them their own (frozen: a push to it fails loudly). */
@@ -844,12 +874,6 @@ function sameValue(a: unknown, b: unknown): boolean {
     if (!sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
-}
-
-/** objectKey as one flat string: records keep it for the whole run. */
-function flatKey(o: KObject): string {
-  const ns = o.metadata.namespace;
-  return ns ? [ns, o.metadata.name].join('/') : o.metadata.name;
 }
 
 /** The pod sets of a Workload record without pods: shared, so adding to it is a mistake (a record gets its own set). */

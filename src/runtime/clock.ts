@@ -64,11 +64,18 @@ export class ScaledClock implements Clock {
   }
 }
 
-interface Pending {
-  at: number;
-  seq: number;
-  fn: () => void;
-  cancelled: boolean;
+/** A timer of the virtual clock: its own handle (no closure and handle object per timer: a run sets one per submission and per delayed key). */
+class Pending implements Timer {
+  cancelled = false;
+  constructor(
+    readonly at: number,
+    readonly seq: number,
+    readonly fn: () => void,
+  ) {}
+
+  cancel(): void {
+    this.cancelled = true;
+  }
 }
 
 /** 2026-01-01T00:00:00Z: where virtual time starts unless told otherwise. */
@@ -93,13 +100,9 @@ export class VirtualClock implements Clock {
   }
 
   setTimer(delayMs: number, fn: () => void): Timer {
-    const p: Pending = { at: this.t + Math.max(0, delayMs), seq: this.seq++, fn, cancelled: false };
+    const p = new Pending(this.t + Math.max(0, delayMs), this.seq++, fn);
     this.push(p);
-    return {
-      cancel: () => {
-        p.cancelled = true;
-      },
-    };
+    return p;
   }
 
   /** When the next live timer is due, or undefined when none is set. */

@@ -7,6 +7,7 @@ import { labelSelectorMatches } from '../api/label-selector.ts';
 import type { KObject } from '../api/objects.ts';
 import { formatTime } from '../api/time.ts';
 import type { Clock } from './clock.ts';
+import { SharedValues } from './shared-values.ts';
 import {
   AlreadyExistsError,
   type AdmissionHook,
@@ -26,6 +27,7 @@ import {
   type WatchEvent,
   type WatchHandler,
   type WatchOptions,
+  sharedKey,
 } from './store.ts';
 
 /** Kinds without a namespace (Kubernetes' cluster-scoped resources that topoqueue uses). */
@@ -88,6 +90,8 @@ export class MemoryStore implements ObjectStore {
   private readonly clock: Clock;
   private readonly freeze: boolean;
   private readonly persister: StorePersister | undefined;
+  /** Equal parts of the stored objects, kept once (they are frozen, so they may be shared). */
+  private readonly shared = new SharedValues();
   /** Writes so far, by operation (for the benchmark and the report). */
   readonly writes = { create: 0, update: 0, status: 0, delete: 0 };
 
@@ -371,7 +375,9 @@ export class MemoryStore implements ObjectStore {
   }
 
   private seal(obj: KObject): void {
-    if (this.freeze) deepFreeze(obj);
+    if (!this.freeze) return;
+    this.shared.shareBelowSecondLevel(obj);
+    deepFreeze(obj);
   }
 
   private bucket(kind: string): Map<string, KObject> {
@@ -383,10 +389,11 @@ export class MemoryStore implements ObjectStore {
     return m;
   }
 
-  // Keys and uids are joined, not concatenated: each is kept for the object's life (as the
-  // map's key, in metadata), and a flat string is a third of the size of a concatenation's tree.
+  // Keys are the ones objectKey hands out (one copy for the store and every cache); uids are
+  // joined, not concatenated: each is kept for the object's life, and a flat string is a
+  // third of the size of a concatenation's tree.
   private key(kind: string, namespace: string | undefined, name: string): string {
-    return this.namespaced(kind) ? [namespace ?? 'default', name].join('/') : name;
+    return this.namespaced(kind) ? sharedKey(namespace ?? 'default', name) : name;
   }
 
   private newUid(): string {

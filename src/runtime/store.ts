@@ -199,10 +199,37 @@ export function resourceName(kind: string): string {
 // Helpers every writer uses.
 // ---------------------------------------------------------------------------------------
 
-/** `namespace/name`, or `name` for cluster-scoped objects: the key of caches and work queues. */
+/**
+ * `namespace/name`, or `name` for cluster-scoped objects: the key of caches and work queues.
+ * One flat string per key while the key is in use: every cache, queue and record that keeps
+ * the key of an object (a dozen for a Workload) holds the same copy (see `sharedKey`).
+ */
 export function objectKey(obj: KObject): string {
   const ns = obj.metadata.namespace;
-  return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name;
+  return ns ? sharedKey(ns, obj.metadata.name) : obj.metadata.name;
+}
+
+/** Keys handed out recently, in two generations (a key asked for again moves to the young one). */
+let youngKeys = new Map<string, string>();
+let oldKeys = new Map<string, string>();
+const KEYS_PER_GENERATION = 16_384;
+
+/**
+ * `namespace/name` as one flat string (a concatenation is a tree of pieces that whoever keeps
+ * it keeps too), the same copy as the last call for that key while it is among the last
+ * KEYS_PER_GENERATION to 2 x KEYS_PER_GENERATION keys asked for.
+ */
+export function sharedKey(namespace: string, name: string): string {
+  const key = [namespace, name].join('/');
+  const hit = youngKeys.get(key);
+  if (hit !== undefined) return hit;
+  const kept = oldKeys.get(key) ?? key;
+  if (youngKeys.size >= KEYS_PER_GENERATION) {
+    oldKeys = youngKeys;
+    youngKeys = new Map();
+  }
+  youngKeys.set(kept, kept);
+  return kept;
 }
 
 export function splitKey(key: string): { namespace: string | undefined; name: string } {
