@@ -21,15 +21,15 @@ function nominateCounting(snap: AdmissionSnapshot, w: Workload, q = 'q', placeme
     lqStopped: false,
   };
   let quotaReads = 0;
-  const available = snap.quota.available.bind(snap.quota);
-  snap.quota.available = (c, f) => {
+  const available = snap.quota.availableAt.bind(snap.quota);
+  snap.quota.availableAt = (c, f) => {
     quotaReads++;
     return available(c, f);
   };
   try {
     return { entry: nominate(ctx, workloadInfo(w), q), quotaReads };
   } finally {
-    snap.quota.available = available;
+    snap.quota.availableAt = available;
   }
 }
 
