@@ -125,10 +125,8 @@ function check(
     if (lq && lq.spec.stopPolicy !== 'None')
       return { reason: PendingReason.Suspended, message: `LocalQueue ${info.queueName} is inactive` };
   }
-  const sel = cq.namespaceSelector;
   // The usual selector, `{}`, matches every namespace: no lookup.
-  const everyNamespace = sel !== undefined && sel.matchLabels === undefined && sel.matchExpressions === undefined;
-  if (!everyNamespace && !namespaceSelectorMatches(sel, snap.namespaces.get(info.namespace))) {
+  if (!cq.everyNamespace && !namespaceSelectorMatches(cq.namespaceSelector, snap.namespaces.get(info.namespace))) {
     return { reason: PendingReason.Inadmissible, message: `Workload namespace doesn't match ClusterQueue selector` };
   }
   if (info.gang?.minResources) {

@@ -38,6 +38,8 @@ export interface ClusterQueueInfo {
   cohort?: string;
   strategy: QueueingStrategy;
   namespaceSelector?: LabelSelector;
+  /** The selector is `{}` (matches every namespace): read once, every head asks. */
+  everyNamespace: boolean;
   preemption: ClusterQueuePreemption;
   fungibility: FlavorFungibility;
   stopPolicy: StopPolicy;
@@ -226,6 +228,10 @@ export class AdmissionSnapshot {
       cohort: s.cohortName || undefined,
       strategy: s.queueingStrategy,
       namespaceSelector: s.namespaceSelector,
+      everyNamespace:
+        s.namespaceSelector !== undefined &&
+        s.namespaceSelector.matchLabels === undefined &&
+        s.namespaceSelector.matchExpressions === undefined,
       preemption: s.preemption,
       fungibility: s.flavorFungibility,
       stopPolicy: s.stopPolicy,
