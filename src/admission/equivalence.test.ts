@@ -139,4 +139,25 @@ describe('scheduling equivalence', () => {
     assert.ok(c.quotaReads > 0);
     assert.equal(c.entry.status, 'fit');
   });
+
+  it("a head's shape key is made only when a failure is looked up or kept: a head that fits while nothing failed never builds it", () => {
+    const { snap } = full();
+    const other = (n: string) => wl(n).queue('other').pods(1, { cpu: '1' }).build();
+    const fits = workloadInfo(other('fits'));
+    const ctx: NominationContext = {
+      snap,
+      queues: admissionEnv({ clusterQueues: [] }).queues,
+      cfg: { now: T0 + 10, placement: {} },
+      decided: new Map(),
+      findGang: () => undefined,
+      lqStopped: false,
+    };
+    assert.equal(nominate(ctx, fits, 'other').status, 'fit');
+    assert.equal(fits.placementInputs, undefined);
+    // Once a failure is kept, an equal head looks it up by its key.
+    assert.equal(nominateCounting(snap, head('a')).entry.status, 'fail');
+    const looked = workloadInfo(head('b'));
+    assert.equal(nominate(ctx, looked, 'q').status, 'fail');
+    assert.equal(typeof looked.placementInputs, 'string');
+  });
 });
