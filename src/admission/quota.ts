@@ -198,22 +198,28 @@ export class QuotaTree {
     this.start = new Int32Array(list.length);
     this.count = new Int32Array(list.length);
     // Each node's flavor-resources: its own quotas' and its children's (in frs order).
-    const has: Set<number>[] = list.map(() => new Set());
-    const collect = (n: QuotaNode): Set<number> => {
-      const own = has[n.index]!;
-      for (const c of n.children) for (const f of collect(c)) own.add(f);
-      for (const f of n.spec.quotas.keys()) own.add(this.frIds.get(f)!);
+    const has: number[][] = new Array<number[]>(list.length);
+    const collect = (n: QuotaNode): number[] => {
+      let own: number[] = [];
+      for (const f of n.spec.quotas.keys()) own.push(this.frIds.get(f)!);
+      if (n.children.length > 0) {
+        const all = new Set(own);
+        for (const c of n.children) for (const f of collect(c)) all.add(f);
+        own = [...all];
+      }
+      if (own.length > 1) own.sort((a, b) => a - b);
+      has[n.index] = own;
       return own;
     };
     for (const n of list) if (!n.parent) collect(n);
     let total = 0;
-    for (const h of has) total += h.size;
+    for (const h of has) total += h.length;
     this.slots.reserve(total);
     for (const n of list) {
       const i = n.index;
       this.parentOf[i] = n.parent ? n.parent.index : -1;
       this.start[i] = this.slots.length;
-      const ids = [...has[i]!].sort((a, b) => a - b);
+      const ids = has[i] ?? [];
       this.count[i] = ids.length;
       for (const f of ids) {
         const s = this.slots.push(f);
