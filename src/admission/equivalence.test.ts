@@ -21,15 +21,15 @@ function nominateCounting(snap: AdmissionSnapshot, w: Workload, q = 'q', placeme
     lqStopped: false,
   };
   let quotaReads = 0;
-  const available = snap.quota.available.bind(snap.quota);
-  snap.quota.available = (c, f) => {
+  const available = snap.quota.availableAt.bind(snap.quota);
+  snap.quota.availableAt = (c, f) => {
     quotaReads++;
     return available(c, f);
   };
   try {
     return { entry: nominate(ctx, workloadInfo(w), q), quotaReads };
   } finally {
-    snap.quota.available = available;
+    snap.quota.availableAt = available;
   }
 }
 
@@ -138,5 +138,26 @@ describe('scheduling equivalence', () => {
     const c = nominateCounting(env.snap, rack('c'));
     assert.ok(c.quotaReads > 0);
     assert.equal(c.entry.status, 'fit');
+  });
+
+  it("a head's shape key is made only when a failure is looked up or kept: a head that fits while nothing failed never builds it", () => {
+    const { snap } = full();
+    const other = (n: string) => wl(n).queue('other').pods(1, { cpu: '1' }).build();
+    const fits = workloadInfo(other('fits'));
+    const ctx: NominationContext = {
+      snap,
+      queues: admissionEnv({ clusterQueues: [] }).queues,
+      cfg: { now: T0 + 10, placement: {} },
+      decided: new Map(),
+      findGang: () => undefined,
+      lqStopped: false,
+    };
+    assert.equal(nominate(ctx, fits, 'other').status, 'fit');
+    assert.equal(fits.placementInputs, undefined);
+    // Once a failure is kept, an equal head looks it up by its key.
+    assert.equal(nominateCounting(snap, head('a')).entry.status, 'fail');
+    const looked = workloadInfo(head('b'));
+    assert.equal(nominate(ctx, looked, 'q').status, 'fail');
+    assert.equal(typeof looked.placementInputs, 'string');
   });
 });

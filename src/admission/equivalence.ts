@@ -96,19 +96,27 @@ function stampOf(snap: AdmissionSnapshot): number[] {
 }
 
 /**
- * What placement reads of a member's Workload, as a key (kept on the head, interned, so
- * nothing is built per nomination and its hash is computed once); undefined when its
- * nomination is not remembered: not alone (a gang group), a gang, partial admission
- * (minCount) or a held reservation. Heads are told apart by their ClusterQueue, this
- * shape, their priority and, under LowerOrNewerEqualPriority (the search reads it then),
- * their queue timestamp.
+ * Whether a member's nomination is remembered: alone (not a gang group), not a gang, no
+ * partial admission (minCount), no held reservation. Heads are told apart by their
+ * ClusterQueue, their shape (shapeOf), their priority and, under LowerOrNewerEqualPriority
+ * (the search reads it then), their queue timestamp.
  */
-export function equivalenceShape(snap: AdmissionSnapshot, m: Member, alone: boolean): string | undefined {
+export function equivalenceApplies(m: Member, alone: boolean): boolean {
   const info = m.info;
-  if (!alone || info.gang !== undefined || m.held !== undefined) return undefined;
-  for (const p of info.podSets) if (p.minCount !== undefined) return undefined;
+  if (!alone || info.gang !== undefined || m.held !== undefined) return false;
+  for (const p of info.podSets) if (p.minCount !== undefined) return false;
+  return true;
+}
+
+/**
+ * What placement reads of a member's Workload, as a key (kept on the head, interned, so
+ * nothing is built per nomination and its hash is computed once). Made only when a failure
+ * is looked up or kept: a head that fits while nothing failed never builds it.
+ */
+function shapeOf(memo: NominationMemo, m: Member): string {
+  const info = m.info;
   const own = placementInputsKey(info);
-  const shapes = memoOf(snap).shapes;
+  const shapes = memo.shapes;
   let shape = shapes.get(own);
   if (shape === undefined) {
     if (shapes.size >= MAX_SHAPES) shapes.clear();
@@ -123,11 +131,13 @@ function createdOf(m: Member): number {
   return m.cq.preemption.withinClusterQueue === 'LowerOrNewerEqualPriority' ? m.info.timestamp : 0;
 }
 
-/** The failure remembered for `key` on the snapshot as it is, if any. */
-export function recallFailure(snap: AdmissionSnapshot, options: object | undefined, m: Member, shape: string): Failure | undefined {
+/** The failure remembered for an equal head (equivalenceApplies) on the snapshot as it is, if any. */
+export function recallFailure(snap: AdmissionSnapshot, options: object | undefined, m: Member): Failure | undefined {
   const memo = snap.nominationMemo;
   if (!memo || memo.size === 0 || !stampHolds(snap, memo.stamp)) return undefined;
-  const list = failuresOf(memo, options)?.get(m.cq.name)?.get(shape);
+  const byShape = failuresOf(memo, options)?.get(m.cq.name);
+  if (byShape === undefined) return undefined;
+  const list = byShape.get(shapeOf(memo, m));
   if (list === undefined) return undefined;
   const priority = m.info.priority;
   const created = createdOf(m);
@@ -136,8 +146,9 @@ export function recallFailure(snap: AdmissionSnapshot, options: object | undefin
 }
 
 /** Remembers a failure found on the snapshot as it is now (after the nomination put it back). */
-export function rememberFailure(snap: AdmissionSnapshot, options: object | undefined, m: Member, shape: string, failure: Failure): void {
+export function rememberFailure(snap: AdmissionSnapshot, options: object | undefined, m: Member, failure: Failure): void {
   const memo = memoOf(snap);
+  const shape = shapeOf(memo, m);
   if (!stampHolds(snap, memo.stamp) || memo.size >= MAX_FAILURES) {
     memo.stamp = stampOf(snap);
     memo.failures = new WeakMap();

@@ -284,3 +284,30 @@ describe('assignFlavors: flavor mismatches of plain PodSets, remembered per flav
     assert.equal(flavorOf(wl('p2').queue('a').pods(1, { cpu: '1' }).build()), 'plain');
   });
 });
+
+describe('assignFlavors: a lone PodSet uses its request', () => {
+  it("a lone PodSet's usage is its request at its count (with pods when covered), the same answer at every assignment", () => {
+    const { snap } = admissionEnv({
+      clusterQueues: [cq('a').quota('default', { cpu: '8', memory: '8Gi', pods: '10' }).build()],
+      flavors: [flavor('default')],
+    });
+    const a = snap.clusterQueues.get('a')!;
+    const info = workloadInfo(wl('w').queue('a').pods(3, { cpu: '500m', memory: '1Gi' }).build());
+    const first = assignFlavors(snap, a, info, { placement: {} });
+    assert.equal(first.mode, 'Fit');
+    assert.deepEqual(first.podSets[0]!.usage, { cpu: 1500, memory: 3 * 1024 ** 3, pods: 3 });
+    assert.deepEqual(
+      [...first.usage],
+      [
+        ['default/cpu', 1500],
+        ['default/memory', 3 * 1024 ** 3],
+        ['default/pods', 3],
+      ],
+    );
+    // At another count (partial admission) the usage follows the count, and the first answer is unchanged.
+    const two = assignFlavors(snap, a, info, { placement: {}, counts: new Map([['main', 2]]) });
+    assert.deepEqual(two.podSets[0]!.usage, { cpu: 1000, memory: 2 * 1024 ** 3, pods: 2 });
+    assert.deepEqual(first.podSets[0]!.usage, { cpu: 1500, memory: 3 * 1024 ** 3, pods: 3 });
+    assert.deepEqual(assignFlavors(snap, a, info, { placement: {} }).podSets[0]!.usage, first.podSets[0]!.usage);
+  });
+});

@@ -117,7 +117,7 @@ function stopsHere(t: FlavorTry, cq: ClusterQueueInfo): boolean {
 /** Whether preemption could ever free `val` of `f` for this ClusterQueue under its policy. */
 function preemptionMayHelp(snap: AdmissionSnapshot, cq: ClusterQueueInfo, f: FR, val: number): boolean {
   const p = cq.preemption;
-  if (p.withinClusterQueue !== 'Never' && snap.quota.nominal(cq.name, f) >= val) return true;
+  if (p.withinClusterQueue !== 'Never' && snap.quota.nominalAt(cq.quotaIndex, snap.quota.frIndex(f)) >= val) return true;
   if (cq.cohort !== undefined && p.reclaimWithinCohort !== 'Never') return true;
   return false;
 }
@@ -230,10 +230,15 @@ export function assignFlavors(snap: AdmissionSnapshot, cq: ClusterQueueInfo, inf
     for (let i = 0; i < members.length; i++) {
       const m = members[i]!;
       const c = lone ? loneCount : counts![i]!;
-      const usage: ResourceAmounts = {};
-      const pairs = group.requested[i]!;
-      for (let j = 0; j < pairs.length; j += 2) usage[pairs[j] as string] = (pairs[j + 1] as number) * c;
-      if (coversPods) usage.pods = c;
+      // A lone member's usage is its group's request (the same keys and products), which
+      // nothing changes: shared, not copied.
+      let usage: ResourceAmounts = request;
+      if (!lone) {
+        usage = {};
+        const pairs = group.requested[i]!;
+        for (let j = 0; j < pairs.length; j += 2) usage[pairs[j] as string] = (pairs[j + 1] as number) * c;
+        if (coversPods) usage.pods = c;
+      }
       // A lone member uses every resource of its group: the group's flavors are its own.
       let own = flavors;
       if (!lone) {
@@ -340,9 +345,10 @@ export function quotaFitHolds(snap: AdmissionSnapshot, cq: ClusterQueueInfo, a: 
   }
   // One pass: any amount that is not an integer makes the answer undefined, whatever else.
   let fits = true;
+  const quota = snap.quota;
   for (const [f, v] of a.usage) {
     if (!Number.isSafeInteger(v)) return undefined;
-    if (fits && v > snap.quota.available(cq.name, f)) fits = false;
+    if (fits && v > quota.availableAt(cq.quotaIndex, quota.frIndex(f))) fits = false;
   }
   return fits;
 }
@@ -836,13 +842,16 @@ function tryFlavor(
   if (isTas && !snap.tas.has(name)) return noFit(t, PendingReason.NoMatchingFlavor, `Flavor "${name}" information missing in TAS cache`);
   const mismatch = flavorMismatch(snap, group, flavor, isTas ? snap.tas.get(name)!.snapshot.levels : undefined);
   if (mismatch) return noFit(t, PendingReason.NoMatchingFlavor, mismatch);
+  const quota = snap.quota;
+  const q = cq.quotaIndex;
   for (const r of covered) {
     const req = request[r];
     if (req === undefined) continue;
     const f = snap.frKeys.of(name, r);
+    const fi = quota.frIndex(f);
     const before = assigned?.get(f) ?? 0;
     const val = before + req;
-    const potential = snap.quota.potentialAvailable(cq.name, f);
+    const potential = quota.potentialAvailableAt(q, fi);
     if (val > potential) {
       return noFit(
         t,
@@ -850,9 +859,9 @@ function tryFlavor(
         `insufficient quota for ${r} in flavor ${name}, previously considered podsets requests (${formatAmount(snap, r, before)}) + current podset request (${formatAmount(snap, r, req)}) > maximum capacity (${formatAmount(snap, r, potential)})`,
       );
     }
-    const available = snap.quota.available(cq.name, f);
+    const available = quota.availableAt(q, fi);
     if (val <= available) {
-      t.borrowing = Math.max(t.borrowing, snap.quota.borrowingLevel(cq.name, f, val));
+      t.borrowing = Math.max(t.borrowing, quota.borrowingLevelAt(q, fi, val));
       continue;
     }
     const message = `insufficient unused quota for ${r} in flavor ${name}, ${formatAmount(snap, r, val - available)} more needed`;
@@ -864,7 +873,7 @@ function tryFlavor(
       { reason: PendingReason.WaitingForQuota, message: `couldn't assign flavors to pod set ${ps.name}: ${message}` },
     ];
     // Borrowing after preemption: above nominal means borrowing.
-    if (val > snap.quota.nominal(cq.name, f)) t.borrowing = Math.max(t.borrowing, 1);
+    if (val > quota.nominalAt(q, fi)) t.borrowing = Math.max(t.borrowing, 1);
   }
   return t;
 }

@@ -17,7 +17,7 @@ import { namespaceSelectorMatches } from '../api/queues.ts';
 import { formatResourceAmount, type ResourceAmounts } from '../api/resources.ts';
 import type { WorkloadPlacementOptions } from '../placement/workload-placement.ts';
 import type { CycleConfig, Entry, Member } from './entry.ts';
-import { equivalenceShape, recallFailure, rememberFailure } from './equivalence.ts';
+import { equivalenceApplies, recallFailure, rememberFailure } from './equivalence.ts';
 import { toAdmitted } from './entry.ts';
 import { assignFlavors, type FlavorAssignment, PendingReason } from './flavor-assigner.ts';
 import { closeGangGroup, type GangGroupContext, gangMemberName, startsWaitingNow } from './gang-group.ts';
@@ -125,10 +125,8 @@ function check(
     if (lq && lq.spec.stopPolicy !== 'None')
       return { reason: PendingReason.Suspended, message: `LocalQueue ${info.queueName} is inactive` };
   }
-  const sel = cq.namespaceSelector;
   // The usual selector, `{}`, matches every namespace: no lookup.
-  const everyNamespace = sel !== undefined && sel.matchLabels === undefined && sel.matchExpressions === undefined;
-  if (!everyNamespace && !namespaceSelectorMatches(sel, snap.namespaces.get(info.namespace))) {
+  if (!cq.everyNamespace && !namespaceSelectorMatches(cq.namespaceSelector, snap.namespaces.get(info.namespace))) {
     return { reason: PendingReason.Inadmissible, message: `Workload namespace doesn't match ClusterQueue selector` };
   }
   if (info.gang?.minResources) {
@@ -183,9 +181,9 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
   const info = m.info;
   const gang = info.gang;
   // Scheduling equivalence (equivalence.ts): the same lone head failed on this very state.
-  const equivalence = equivalenceShape(snap, m, alone);
-  if (equivalence !== undefined) {
-    const hit = recallFailure(snap, cfg.placement, m, equivalence);
+  const equivalence = equivalenceApplies(m, alone);
+  if (equivalence) {
+    const hit = recallFailure(snap, cfg.placement, m);
     if (hit) return { status: 'fail', reason: hit.reason, message: hit.message };
   }
   // The counts asked for first: each PodSet's own (no Map: undefined) unless a gang's
@@ -239,8 +237,8 @@ function nominateMember(snap: AdmissionSnapshot, m: Member, cfg: CycleConfig, al
       return { status: 'fit', reason: PendingReason.GangAccumulating, message: '', gangWaitingSince: gang.waitingSince ?? cfg.now };
     }
   }
-  if (equivalence !== undefined && found.candidates === 0 && startsWaiting === undefined)
-    rememberFailure(snap, cfg.placement, m, equivalence, { reason: first.reason, message: first.message });
+  if (equivalence && found.candidates === 0 && startsWaiting === undefined)
+    rememberFailure(snap, cfg.placement, m, { reason: first.reason, message: first.message });
   return {
     status: 'fail',
     reason: first.reason,

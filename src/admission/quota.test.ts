@@ -66,6 +66,54 @@ describe('quota tree', () => {
   });
 });
 
+describe('quota tree slots', () => {
+  const MEM = fr('default', 'memory');
+  it('a flavor-resource a ClusterQueue has no quota for is 0 there, and what its cohort has is still lent to it', () => {
+    const t = new QuotaTree([{ name: 'c', kind: 'Cohort', quotas: new Map([[MEM, { nominal: 7 }]]) }, cq('a', { nominal: 10 }, 'c')]);
+    assert.equal(t.nominal('a', MEM), 0);
+    assert.equal(t.usage('a', MEM), 0);
+    assert.equal(t.available('a', MEM), 7);
+    assert.equal(t.potentialAvailable('a', MEM), 7);
+    assert.equal(t.borrowingLevel('a', MEM, 5), 1);
+    assert.equal(t.available('a', fr('other', 'cpu')), 0);
+  });
+  it('usage of a flavor-resource no quota names gets a slot up the tree, and taking it back restores every answer', () => {
+    const GPU = fr('default', 'gpu');
+    const t = new QuotaTree([cq('a', { nominal: 10 }, 'c'), cq('b', { nominal: 10 }, 'c')]);
+    t.addUsage('a', CPU, 4);
+    t.addUsage('a', GPU, 3);
+    assert.equal(t.usage('a', GPU), 3);
+    assert.equal(t.available('a', GPU), 0);
+    assert.equal(t.available('b', GPU), 0);
+    // The range of `a` moved: its other flavor-resources kept their numbers.
+    assert.equal(t.usage('a', CPU), 4);
+    assert.equal(t.available('a', CPU), 16);
+    assert.equal(t.available('b', CPU), 16);
+    t.addUsage('b', GPU, 2);
+    t.addUsage('a', GPU, -3);
+    t.addUsage('b', GPU, -2);
+    assert.equal(t.usage('a', GPU), 0);
+    assert.equal(t.available('a', CPU), 16);
+    assert.deepEqual(t.violations(), []);
+  });
+  it('the ...At reads by node and flavor-resource index answer as the reads by name', () => {
+    const t = new QuotaTree([cq('a', { nominal: 10, borrowingLimit: 4 }, 'c'), cq('b', { nominal: 10, lendingLimit: 3 }, 'c')]);
+    t.addUsage('b', CPU, 9);
+    t.addUsage('a', CPU, 2);
+    for (const name of ['a', 'b']) {
+      const i = t.clusterQueueIndex(name);
+      const f = t.frIndex(CPU);
+      assert.equal(t.availableAt(i, f), t.available(name, CPU));
+      assert.equal(t.potentialAvailableAt(i, f), t.potentialAvailable(name, CPU));
+      assert.equal(t.nominalAt(i, f), t.nominal(name, CPU));
+      assert.equal(t.usageAt(i, f), t.usage(name, CPU));
+      assert.equal(t.borrowingLevelAt(i, f, 12), t.borrowingLevel(name, CPU, 12));
+    }
+    assert.equal(t.clusterQueueIndex('nope'), -1);
+    assert.equal(t.frIndex('nope/cpu'), -1);
+  });
+});
+
 describe('quota invariant (property)', () => {
   it('admitting only what is available never exceeds any quota, and releasing restores availability', () => {
     const quotaArb = fc.record({

@@ -38,6 +38,8 @@ export interface ClusterQueueInfo {
   cohort?: string;
   strategy: QueueingStrategy;
   namespaceSelector?: LabelSelector;
+  /** The selector is `{}` (matches every namespace): read once, every head asks. */
+  everyNamespace: boolean;
   preemption: ClusterQueuePreemption;
   fungibility: FlavorFungibility;
   stopPolicy: StopPolicy;
@@ -52,6 +54,8 @@ export interface ClusterQueueInfo {
   coversPods: boolean;
   /** Set when the ClusterQueue admits nothing new (reason, message), as its Active condition says. */
   inactive?: { reason: string; message: string };
+  /** Its node in the snapshot's quota tree (QuotaTree.clusterQueueIndex), for the `...At` reads. */
+  quotaIndex: number;
 }
 
 /** One PodSet of a reservation: what the admission says, and the TAS usage behind it. */
@@ -67,6 +71,12 @@ export interface PodSetAdmission {
   /** TAS flavor and assignment, when the PodSet is placed on a topology. */
   tasFlavor?: string;
   assignment?: Assignment;
+}
+
+/** The reservations of one ClusterQueue, and its node in the quota tree (-1: none). */
+interface Reservations {
+  quotaIndex: number;
+  admitted: Map<string, AdmittedWorkload>;
 }
 
 /** A Workload holding a quota reservation. */
@@ -146,8 +156,12 @@ export class AdmissionSnapshot {
   readonly namespaces: ReadonlyMap<string, StringMap>;
   readonly priorityClasses: ReadonlyMap<string, number>;
   readonly admitted = new Map<string, AdmittedWorkload>();
-  /** The same reservations by ClusterQueue, and the gang ones by gang id and with a gang group (kept by addAdmitted / removeAdmitted). */
-  private readonly byClusterQueue = new Map<string, Map<string, AdmittedWorkload>>();
+  /**
+   * The same reservations by ClusterQueue (with its quota tree node: one lookup per
+   * reservation), and the gang ones by gang id and with a gang group (kept by addAdmitted /
+   * removeAdmitted). Every ClusterQueue has its entry from the start.
+   */
+  private readonly byClusterQueue = new Map<string, Reservations>();
   private readonly byGangId = new Map<string, Map<string, AdmittedWorkload>>();
   private readonly inGangGroups = new Map<string, AdmittedWorkload>();
   /** Per TAS snapshot: the latest run of usage versions made only by TAS usage recorded here (tasUsageOnlySince). */
@@ -194,6 +208,10 @@ export class AdmissionSnapshot {
       specs.push({ name: info.name, kind: 'ClusterQueue', parent: info.cohort, quotas });
     }
     this.quota = new QuotaTree(specs);
+    for (const info of this.clusterQueues.values()) {
+      info.quotaIndex = this.quota.clusterQueueIndex(info.name);
+      this.byClusterQueue.set(info.name, { quotaIndex: info.quotaIndex, admitted: new Map() });
+    }
   }
 
   private clusterQueueInfo(cq: ClusterQueue): ClusterQueueInfo {
@@ -210,6 +228,10 @@ export class AdmissionSnapshot {
       cohort: s.cohortName || undefined,
       strategy: s.queueingStrategy,
       namespaceSelector: s.namespaceSelector,
+      everyNamespace:
+        s.namespaceSelector !== undefined &&
+        s.namespaceSelector.matchLabels === undefined &&
+        s.namespaceSelector.matchExpressions === undefined,
       preemption: s.preemption,
       fungibility: s.flavorFungibility,
       stopPolicy: s.stopPolicy,
@@ -218,6 +240,7 @@ export class AdmissionSnapshot {
       allTas: flavorNames.length > 0 && flavorNames.every((f) => this.flavors.get(f)?.spec.topologyName !== undefined),
       oneFlavorPerGroup: groups.every((g) => g.flavors.length === 1),
       coversPods: groupOf.has('pods'),
+      quotaIndex: -1,
     };
     // The Active condition (kueue-core §1a): stopped, or a flavor / topology missing.
     const missing = flavorNames.filter((f) => !this.flavors.has(f));
@@ -246,7 +269,7 @@ export class AdmissionSnapshot {
 
   /** The reservations of one ClusterQueue (any order). */
   admittedIn(cq: string): Iterable<AdmittedWorkload> {
-    return this.byClusterQueue.get(cq)?.values() ?? [];
+    return this.byClusterQueue.get(cq)?.admitted.values() ?? [];
   }
 
   /** The reservations that belong to a gang group (any order). */
@@ -254,26 +277,31 @@ export class AdmissionSnapshot {
     return this.inGangGroups.values();
   }
 
-  private index(a: AdmittedWorkload): void {
-    let m = this.byClusterQueue.get(a.clusterQueue);
-    if (!m) this.byClusterQueue.set(a.clusterQueue, (m = new Map()));
-    m.set(a.key, a);
+  /** Indexes a reservation; its ClusterQueue's entry (made for one the snapshot does not know). */
+  private index(a: AdmittedWorkload): Reservations {
+    let r = this.byClusterQueue.get(a.clusterQueue);
+    if (!r)
+      this.byClusterQueue.set(a.clusterQueue, (r = { quotaIndex: this.quota.clusterQueueIndex(a.clusterQueue), admitted: new Map() }));
+    r.admitted.set(a.key, a);
     if (a.gangId !== undefined) {
       let g = this.byGangId.get(a.gangId);
       if (!g) this.byGangId.set(a.gangId, (g = new Map()));
       g.set(a.key, a);
     }
     if (a.gangGroup !== undefined) this.inGangGroups.set(a.key, a);
+    return r;
   }
 
-  private unindex(a: AdmittedWorkload): void {
-    this.byClusterQueue.get(a.clusterQueue)?.delete(a.key);
+  private unindex(a: AdmittedWorkload): Reservations | undefined {
+    const r = this.byClusterQueue.get(a.clusterQueue);
+    r?.admitted.delete(a.key);
     if (a.gangId !== undefined) {
       const g = this.byGangId.get(a.gangId);
       g?.delete(a.key);
       if (g?.size === 0) this.byGangId.delete(a.gangId);
     }
     if (a.gangGroup !== undefined) this.inGangGroups.delete(a.key);
+    return r;
   }
 
   /** Records a reservation: quota usage up the cohort tree and TAS usage on the snapshots. */
@@ -282,8 +310,8 @@ export class AdmissionSnapshot {
     if (prev) this.removeAdmitted(a.key);
     this.admittedVersion++;
     this.admitted.set(a.key, a);
-    this.index(a);
-    this.quota.addUsageOf(a.clusterQueue, a.usage, 1);
+    const r = this.index(a);
+    if (r.quotaIndex >= 0) this.quota.addUsageOfAt(r.quotaIndex, a.usage, 1);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
       if (!tf || !ps.assignment) continue;
@@ -299,8 +327,8 @@ export class AdmissionSnapshot {
     if (!a) return undefined;
     this.admittedVersion++;
     this.admitted.delete(key);
-    this.unindex(a);
-    this.quota.addUsageOf(a.clusterQueue, a.usage, -1);
+    const r = this.unindex(a);
+    if (r !== undefined && r.quotaIndex >= 0) this.quota.addUsageOfAt(r.quotaIndex, a.usage, -1);
     for (const ps of a.podSets) {
       const tf = ps.tasFlavor !== undefined ? this.tas.get(ps.tasFlavor) : undefined;
       if (!tf || !ps.assignment) continue;
