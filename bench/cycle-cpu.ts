@@ -72,7 +72,9 @@ if (which === 'cycle') {
       walls.push(t1.wall + t2.wall);
     }
   }
-  console.log(`queue: median cpu heads ${median(pops).toFixed(1)} ms, delete ${median(dels).toFixed(1)} ms`);
+  console.log(
+    `queue: median cpu heads ${median(pops).toFixed(1)} ms (min ${Math.min(...pops).toFixed(1)}), delete ${median(dels).toFixed(1)} ms (min ${Math.min(...dels).toFixed(1)})`,
+  );
 } else {
   const z = SCALE_65K;
   const cluster = scaleCluster(z);
@@ -98,4 +100,6 @@ if (which === 'cycle') {
   }
 }
 console.log(`${which}: cpu ${cpus.map((x) => x.toFixed(1)).join(' ')}`);
-console.log(`${which}: median cpu ${median(cpus).toFixed(1)} ms, wall ${median(walls).toFixed(1)} ms`);
+console.log(
+  `${which}: median cpu ${median(cpus).toFixed(1)} ms (min ${Math.min(...cpus).toFixed(1)}), wall ${median(walls).toFixed(1)} ms`,
+);

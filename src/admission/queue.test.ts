@@ -26,6 +26,18 @@ describe('QueueManager', () => {
     );
   });
 
+  it('queues added in any order are walked in name order (code units, as a default sort), a re-ensured one not twice', () => {
+    const q = new QueueManager();
+    const names = ['cohort-2-cq-0', 'cohort-10-cq-1', 'Zeta', 'cohort-10-cq-0', 'alpha', 'cohort-1', 'é', 'cohort-2-cq-0'];
+    for (const name of names) q.ensure(name, 'BestEffortFIFO');
+    const sorted = [...new Set(names)].sort();
+    assert.deepEqual(q.names(), sorted);
+    for (const name of sorted) q.add(name, workloadInfo(wl(`w-${name}`).pods(1, { cpu: '1' }).build()));
+    const got: string[] = [];
+    q.heads(0, () => true, got);
+    assert.deepEqual(got, sorted);
+  });
+
   it('a Workload added to another ClusterQueue moves there', () => {
     const q = new QueueManager();
     q.ensure('a', 'BestEffortFIFO');

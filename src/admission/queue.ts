@@ -147,8 +147,11 @@ export class ClusterQueueQueue {
   private first: Slot | undefined;
   private last: Slot | undefined;
   private liveSeq = 0;
-  /** Parked gangs by the end of their waiting time. */
-  private readonly deadlines = new Map<Slot, number>();
+  /**
+   * Parked gangs by the end of their waiting time; made when the first is parked and
+   * dropped when empty (a pop reads this field, not a Map of its own, on most queues).
+   */
+  private deadlines: Map<Slot, number> | undefined;
   /** A preempting head under BestEffortFIFO, kept first until admitted or deleted. */
   sticky: string | undefined;
   /** Scheduling equivalence hashing (Kueue's gate, BestEffortFIFO only). */
@@ -157,8 +160,9 @@ export class ClusterQueueQueue {
    * Hashes that failed with NoFit / no preemption candidates since the last requeue of
    * the parked Workloads, with the liveSeq when they did: Workloads live then are parked
    * at their pop (Kueue bulk-moves them), newcomers with the hash are parked at once.
+   * Made with the first such hash and dropped by the requeue, as `deadlines`.
    */
-  private readonly noFit = new Map<string, number>();
+  private noFit: Map<string, number> | undefined;
 
   /** `slots`: the manager's map of every queued Workload (shared by its queues). */
   constructor(name: string, strategy: QueueingStrategy, slots: Map<string, Slot> = new Map()) {
@@ -290,7 +294,7 @@ export class ClusterQueueQueue {
    */
   offer(info: WorkloadInfo): void {
     const slot = this.slotOf(info);
-    if (this.hashingOn() && this.noFit.size > 0 && slot.state !== 1) {
+    if (this.noFit !== undefined && this.hashingOn() && slot.state !== 1) {
       if (slot.info !== info) slot.hash = undefined;
       slot.info = info;
       const h = this.hashOf(slot);
@@ -315,7 +319,7 @@ export class ClusterQueueQueue {
     slot.info = info;
     if (noFit && this.hashingOn()) {
       const h = this.hashOf(slot);
-      if (h !== null) this.noFit.set(h, this.liveSeq);
+      if (h !== null) (this.noFit ??= new Map()).set(h, this.liveSeq);
     }
     if (slot.state === 2) {
       if (info.requeueAt !== undefined) this.backingOff.add(slot);
@@ -324,7 +328,7 @@ export class ClusterQueueQueue {
     this.toParked(slot);
     // A gang whose waiting time runs must be looked at when it runs out, freed or not.
     const g = info.gang;
-    if (g?.waitingSince !== undefined) this.deadlines.set(slot, g.waitingSince + g.waitingSeconds);
+    if (g?.waitingSince !== undefined) (this.deadlines ??= new Map()).set(slot, g.waitingSince + g.waitingSeconds);
   }
 
   /** Removes a Workload; what get() returned for it just before (one lookup for both). */
@@ -345,9 +349,15 @@ export class ClusterQueueQueue {
     if (slot.state === 1) removeAt(this.heap, slot.at, this.sticky);
     else if (slot.state === 2) this.unlink(slot);
     slot.state = 0;
-    if (this.deadlines.size > 0) this.deadlines.delete(slot);
+    if (this.deadlines !== undefined) this.forgetDeadline(slot);
     if (this.sticky === slot.key) this.setSticky(undefined);
     return info;
+  }
+
+  private forgetDeadline(slot: Slot): void {
+    const d = this.deadlines!;
+    d.delete(slot);
+    if (d.size === 0) this.deadlines = undefined;
   }
 
   setSticky(key: string | undefined): void {
@@ -366,11 +376,11 @@ export class ClusterQueueQueue {
    * the next requeue-all after their backoff).
    */
   pop(now: number): WorkloadInfo | undefined {
-    if (this.deadlines.size > 0) {
+    if (this.deadlines !== undefined) {
       for (const [slot, at] of [...this.deadlines]) {
-        if (slot.state !== 2) this.deadlines.delete(slot);
+        if (slot.state !== 2) this.forgetDeadline(slot);
         else if (at <= now) {
-          this.deadlines.delete(slot);
+          this.forgetDeadline(slot);
           this.pushSlot(slot, slot.info);
         }
       }
@@ -385,7 +395,7 @@ export class ClusterQueueQueue {
         this.toParked(slot);
         continue;
       }
-      if (this.noFit.size > 0) {
+      if (this.noFit !== undefined) {
         const h = this.hashOf(slot);
         const since = h === null ? undefined : this.noFit.get(h);
         // Live when its shape failed: Kueue moved it to the inadmissible set then.
@@ -401,7 +411,7 @@ export class ClusterQueueQueue {
 
   /** Moves every parked Workload (backoff over at `now`) back into the heap. */
   requeueInadmissible(now: number): number {
-    this.noFit.clear();
+    this.noFit = undefined;
     let n = 0;
     for (let slot = this.first; slot;) {
       const next = slot.next;
@@ -429,7 +439,7 @@ export class ClusterQueueQueue {
         n++;
       }
     }
-    for (const [slot, at] of [...this.deadlines]) {
+    for (const [slot, at] of this.deadlines ? [...this.deadlines] : []) {
       if (slot.state === 2 && at <= now) {
         this.pushSlot(slot, slot.info);
         n++;
@@ -457,7 +467,7 @@ export class ClusterQueueQueue {
       const info = slot.info;
       if (info.requeueAt !== undefined && info.requeueAt > now && (t === undefined || info.requeueAt < t)) t = info.requeueAt;
     }
-    for (const at of this.deadlines.values()) if (at > now && (t === undefined || at < t)) t = at;
+    if (this.deadlines) for (const at of this.deadlines.values()) if (at > now && (t === undefined || at < t)) t = at;
     return t;
   }
 }
@@ -465,8 +475,9 @@ export class ClusterQueueQueue {
 /** The queues of every ClusterQueue, and where each pending Workload is. */
 export class QueueManager {
   private readonly queues = new Map<string, ClusterQueueQueue>();
-  /** names(), and the queues in that order, kept until a queue is added. */
-  private sorted: { names: string[]; queues: ClusterQueueQueue[] } | undefined;
+  /** The queues in name order (heads() walks them), and their names at the same index; kept sorted as queues are added. */
+  private readonly sortedNames: string[] = [];
+  private readonly sortedQueues: ClusterQueueQueue[] = [];
   /**
    * Every pending Workload (and every head out with the current cycle) by key: its slot,
    * which names its queue, so that following a key to its queue and state is one lookup,
@@ -488,7 +499,18 @@ export class QueueManager {
       q = new ClusterQueueQueue(cq, strategy, this.slots);
       q.hashing = this.opts.equivalenceHashing === true;
       this.queues.set(cq, q);
-      this.sorted = undefined;
+      // Binary insertion (code-unit order, as a default sort): a queue added is rare, a
+      // cycle reads the order every time.
+      const names = this.sortedNames;
+      let lo = 0;
+      let hi = names.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (names[mid]! < cq) lo = mid + 1;
+        else hi = mid;
+      }
+      names.splice(lo, 0, cq);
+      this.sortedQueues.splice(lo, 0, q);
     } else {
       q.strategy = strategy;
     }
@@ -500,15 +522,7 @@ export class QueueManager {
   }
 
   names(): string[] {
-    return [...this.ordered().names];
-  }
-
-  private ordered(): { names: string[]; queues: ClusterQueueQueue[] } {
-    if (this.sorted === undefined) {
-      const names = [...this.queues.keys()].sort();
-      this.sorted = { names, queues: names.map((n) => this.queues.get(n)!) };
-    }
-    return this.sorted;
+    return [...this.sortedNames];
   }
 
   /** Adds or updates a pending Workload in its ClusterQueue's heap. */
@@ -589,7 +603,8 @@ export class QueueManager {
    */
   heads(now: number, active: (cq: string) => boolean, names?: string[]): WorkloadInfo[] {
     const out: WorkloadInfo[] = [];
-    const { names: ordered, queues } = this.ordered();
+    const ordered = this.sortedNames;
+    const queues = this.sortedQueues;
     for (let i = 0; i < ordered.length; i++) {
       const name = ordered[i]!;
       if (!active(name)) continue;
