@@ -38,6 +38,26 @@ describe('QueueManager', () => {
     assert.deepEqual(got, sorted);
   });
 
+  it("a Workload pushed straight into another ClusterQueue's queue moves there too (no queue keeps a slot the map lost)", () => {
+    const q = new QueueManager();
+    const a = q.ensure('a', 'BestEffortFIFO');
+    const b = q.ensure('b', 'BestEffortFIFO');
+    const info = workloadInfo(wl('w').pods(1, { cpu: '1' }).build());
+    q.add('a', info);
+    b.push(info);
+    assert.equal(q.clusterQueueOf(info.key), 'b');
+    assert.equal(a.pendingCount, 0);
+    assert.equal(a.has(info.key), false);
+    assert.deepEqual(
+      b.pending().map((i) => i.key),
+      [info.key],
+    );
+    assert.deepEqual(
+      q.heads(0, () => true).map((h) => h.key),
+      [info.key],
+    );
+  });
+
   it('a Workload added to another ClusterQueue moves there', () => {
     const q = new QueueManager();
     q.ensure('a', 'BestEffortFIFO');

@@ -215,7 +215,13 @@ export class ClusterQueueQueue {
   }
 
   private slotOf(info: WorkloadInfo): Slot {
-    let slot = this.own(info.key);
+    let slot = this.slots.get(info.key);
+    if (slot !== undefined && slot.queue !== this) {
+      // Queued here directly while another queue holds it (the manager moves it first): it
+      // moves, so that the shared map never names a slot its queue has lost.
+      slot.queue.drop(slot);
+      slot = undefined;
+    }
     if (!slot) {
       slot = {
         key: info.key,
