@@ -306,8 +306,10 @@ const reservationKey = (key: string) => `${key}\u0000preempting`;
  */
 function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisions: Decision[], unchanged: boolean): boolean {
   const members = e.members;
-  // Made only when a member held a reservation, or for a second member.
+  // Made only when a member held a reservation, or for a second member (`done`: every
+  // member's reservation in order; `last`, a lone member's).
   let done: AdmittedWorkload[] | undefined;
+  let last: AdmittedWorkload | undefined;
   let restore: AdmittedWorkload[] | undefined;
   // The snapshot is as the nomination saw it: a lone member's assignment stands.
   const reuse = unchanged && members.length === 1 && !members[0]!.held && members[0]!.assignment?.mode === 'Fit';
@@ -334,10 +336,13 @@ function admitEntry(snap: AdmissionSnapshot, e: Entry, cfg: CycleConfig, decisio
     m.assignment = a;
     const adm = toAdmitted(m, cfg.now);
     snap.addAdmitted(adm);
+    last = adm;
     if (members.length > 1) (done ??= []).push(adm);
   }
-  for (const m of members) {
-    const adm = snap.admitted.get(m.info.key)!;
+  // The reservations just added (addAdmitted keeps the object), not looked up again.
+  for (let i = 0; i < members.length; i++) {
+    const m = members[i]!;
+    const adm = done !== undefined ? done[i]! : last!;
     const since = m.reservedOnly ? (m.info.gang?.waitingSince ?? cfg.now) : undefined;
     if (since !== undefined && m.info.gang) m.info.gang.waitingSince = since;
     const d: Decision = {

@@ -26,6 +26,38 @@ describe('QueueManager', () => {
     );
   });
 
+  it('queues added in any order are walked in name order (code units, as a default sort), a re-ensured one not twice', () => {
+    const q = new QueueManager();
+    const names = ['cohort-2-cq-0', 'cohort-10-cq-1', 'Zeta', 'cohort-10-cq-0', 'alpha', 'cohort-1', 'é', 'cohort-2-cq-0'];
+    for (const name of names) q.ensure(name, 'BestEffortFIFO');
+    const sorted = [...new Set(names)].sort();
+    assert.deepEqual(q.names(), sorted);
+    for (const name of sorted) q.add(name, workloadInfo(wl(`w-${name}`).pods(1, { cpu: '1' }).build()));
+    const got: string[] = [];
+    q.heads(0, () => true, got);
+    assert.deepEqual(got, sorted);
+  });
+
+  it("a Workload pushed straight into another ClusterQueue's queue moves there too (no queue keeps a slot the map lost)", () => {
+    const q = new QueueManager();
+    const a = q.ensure('a', 'BestEffortFIFO');
+    const b = q.ensure('b', 'BestEffortFIFO');
+    const info = workloadInfo(wl('w').pods(1, { cpu: '1' }).build());
+    q.add('a', info);
+    b.push(info);
+    assert.equal(q.clusterQueueOf(info.key), 'b');
+    assert.equal(a.pendingCount, 0);
+    assert.equal(a.has(info.key), false);
+    assert.deepEqual(
+      b.pending().map((i) => i.key),
+      [info.key],
+    );
+    assert.deepEqual(
+      q.heads(0, () => true).map((h) => h.key),
+      [info.key],
+    );
+  });
+
   it('a Workload added to another ClusterQueue moves there', () => {
     const q = new QueueManager();
     q.ensure('a', 'BestEffortFIFO');

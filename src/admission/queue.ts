@@ -10,21 +10,31 @@ import { compareStrings } from '../api/values.ts';
 import type { WorkloadInfo } from './workload-info.ts';
 
 /**
- * One queued Workload. `state`: 1 in the heap (live), 2 parked (inadmissible), 0 out (popped
- * or taken for the current cycle). Parked slots form a list in the order they were parked,
- * as an insertion-ordered Map would keep them.
+ * One queued Workload, intrusive: it is its own heap element (`at`, its index in the heap,
+ * and the order fields read once, as infos are not changed while queued) and its own
+ * parked-list node, and the QueueManager's one Map from key to slot names its queue. So a
+ * Workload costs one object and one Map entry however it moves, and following a key to its
+ * queue and state is one lookup. `state`: 1 in the heap (live), 2 parked (inadmissible), 0
+ * out (popped or taken for the current cycle). Parked slots form a list in the order they
+ * were parked, as an insertion-ordered Map would keep them.
  */
 interface Slot {
+  readonly key: string;
+  readonly queue: ClusterQueueQueue;
   info: WorkloadInfo;
   state: 0 | 1 | 2;
-  /** The heap entry standing for it while live; older entries are stale. */
-  entry: Entry | undefined;
+  /** Index in the queue's heap while live, -1 otherwise. */
+  at: number;
+  priority: number;
+  subPriority: number;
+  timestamp: number;
+  uid: string;
   /** When it last became live (pending() lists live Workloads in that order before sorting). */
   liveSeq: number;
   prev: Slot | undefined;
   next: Slot | undefined;
   /** schedulingHash(info) for `hashOf` (computed when first needed). */
-  hash?: string | null;
+  hash: string | null | undefined;
 }
 
 /**
@@ -55,81 +65,63 @@ export function schedulingHash(info: WorkloadInfo): string | null {
   ]);
 }
 
-interface Entry {
-  slot: Slot;
-  /** The info's order fields, read once (infos are not changed while queued). */
-  key: string;
-  priority: number;
-  subPriority: number;
-  timestamp: number;
-  uid: string;
-}
-
-/** Whether `a` goes before `b`: the queue order (compareInQueue) on entries, without a call per comparison. */
-function before(a: Entry, b: Entry, sticky: string | undefined): boolean {
+/** Whether `a` goes before `b`: the queue order (compareInQueue) on slots, without a call per comparison. */
+function before(a: Slot, b: Slot, sticky: string | undefined): boolean {
   if (sticky !== undefined && (a.key === sticky) !== (b.key === sticky)) return a.key === sticky;
   return (b.priority - a.priority || b.subPriority - a.subPriority || a.timestamp - b.timestamp || compareStrings(a.uid, b.uid)) < 0;
 }
 
-const isCurrent = (e: Entry): boolean => e.slot.entry === e && e.slot.state === 1;
+// A binary heap of slots in queue order, each slot knowing its index (`at`), so that a slot
+// leaving the heap (parked, deleted, taken) is removed at once instead of left behind stale.
 
-/** Binary heap of entries in queue order (lazy removal: stale entries are skipped on pop). */
-class Heap {
-  private items: Entry[] = [];
-
-  get size(): number {
-    return this.items.length;
+function siftUp(a: Slot[], i: number, sticky: string | undefined): void {
+  const x = a[i]!;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    const parent = a[p]!;
+    if (!before(x, parent, sticky)) break;
+    a[i] = parent;
+    parent.at = i;
+    i = p;
   }
+  a[i] = x;
+  x.at = i;
+}
 
-  push(x: Entry, sticky: string | undefined): void {
-    const a = this.items;
-    a.push(x);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      const parent = a[p]!;
-      if (!before(x, parent, sticky)) break;
-      a[i] = parent;
-      a[p] = x;
-      i = p;
-    }
-  }
-
-  pop(sticky: string | undefined): Entry | undefined {
-    const a = this.items;
-    if (a.length === 0) return undefined;
-    const top = a[0]!;
-    const last = a.pop()!;
-    const n = a.length;
-    if (n > 0) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < n && before(a[l]!, a[m]!, sticky)) m = l;
-        if (r < n && before(a[r]!, a[m]!, sticky)) m = r;
-        if (m === i) break;
-        const t = a[i]!;
-        a[i] = a[m]!;
-        a[m] = t;
-        i = m;
+function siftDown(a: Slot[], i: number, sticky: string | undefined): void {
+  const n = a.length;
+  const x = a[i]!;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) break;
+    const r = l + 1;
+    let m = l;
+    let c = a[l]!;
+    if (r < n) {
+      const rc = a[r]!;
+      if (before(rc, c, sticky)) {
+        m = r;
+        c = rc;
       }
     }
-    return top;
+    if (!before(c, x, sticky)) break;
+    a[i] = c;
+    c.at = i;
+    i = m;
   }
+  a[i] = x;
+  x.at = i;
+}
 
-  peek(): Entry | undefined {
-    return this.items[0];
-  }
-
-  /** Rebuilds from the items that pass (used when the sticky head changes). */
-  rebuild(keep: (x: Entry) => boolean, sticky: string | undefined): void {
-    const old = this.items.filter(keep);
-    this.items = [];
-    for (const x of old) this.push(x, sticky);
-  }
+/** Takes the slot at index `i` out of the heap. */
+function removeAt(a: Slot[], i: number, sticky: string | undefined): void {
+  const gone = a[i]!;
+  gone.at = -1;
+  const last = a.pop()!;
+  if (last === gone) return;
+  a[i] = last;
+  if (i > 0 && before(last, a[(i - 1) >> 1]!, sticky)) siftUp(a, i, sticky);
+  else siftDown(a, i, sticky);
 }
 
 /** The heap order: sticky first, then priority, sub-priority, timestamp, uid. */
@@ -145,18 +137,21 @@ function compareInQueue(a: WorkloadInfo, b: WorkloadInfo, sticky: string | undef
 export class ClusterQueueQueue {
   readonly name: string;
   strategy: QueueingStrategy;
-  private readonly heap = new Heap();
-  /** Every Workload of the queue by key: live, parked, or out with the current cycle. */
-  private readonly slots = new Map<string, Slot>();
-  private liveCount = 0;
+  /** The live slots, a binary heap in queue order. */
+  private heap: Slot[] = [];
+  /** Every queued Workload by key, this queue's and the other queues' of its manager (`slot.queue` says whose). */
+  private readonly slots: Map<string, Slot>;
   private parkedCount = 0;
   /** Parked slots whose Workload has a requeueAt (nextBackoff looks at these only). */
   private readonly backingOff = new Set<Slot>();
   private first: Slot | undefined;
   private last: Slot | undefined;
   private liveSeq = 0;
-  /** Parked gangs by the end of their waiting time. */
-  private readonly deadlines = new Map<string, number>();
+  /**
+   * Parked gangs by the end of their waiting time; made when the first is parked and
+   * dropped when empty (a pop reads this field, not a Map of its own, on most queues).
+   */
+  private deadlines: Map<Slot, number> | undefined;
   /** A preempting head under BestEffortFIFO, kept first until admitted or deleted. */
   sticky: string | undefined;
   /** Scheduling equivalence hashing (Kueue's gate, BestEffortFIFO only). */
@@ -165,12 +160,15 @@ export class ClusterQueueQueue {
    * Hashes that failed with NoFit / no preemption candidates since the last requeue of
    * the parked Workloads, with the liveSeq when they did: Workloads live then are parked
    * at their pop (Kueue bulk-moves them), newcomers with the hash are parked at once.
+   * Made with the first such hash and dropped by the requeue, as `deadlines`.
    */
-  private readonly noFit = new Map<string, number>();
+  private noFit: Map<string, number> | undefined;
 
-  constructor(name: string, strategy: QueueingStrategy) {
+  /** `slots`: the manager's map of every queued Workload (shared by its queues). */
+  constructor(name: string, strategy: QueueingStrategy, slots: Map<string, Slot> = new Map()) {
     this.name = name;
     this.strategy = strategy;
+    this.slots = slots;
   }
 
   private hashOf(slot: Slot): string | null {
@@ -183,12 +181,12 @@ export class ClusterQueueQueue {
   }
 
   get pendingCount(): number {
-    return this.liveCount + this.parkedCount;
+    return this.heap.length + this.parkedCount;
   }
 
   /** Workloads in the heap (kueue_pending_workloads{status="active"}). */
   get activeCount(): number {
-    return this.liveCount;
+    return this.heap.length;
   }
 
   /** Workloads parked until capacity is freed (kueue_pending_workloads{status="inadmissible"}). */
@@ -196,24 +194,50 @@ export class ClusterQueueQueue {
     return this.parkedCount;
   }
 
+  /** This queue's slot for `key`, in any state. */
+  private own(key: string): Slot | undefined {
+    const slot = this.slots.get(key);
+    return slot !== undefined && slot.queue === this ? slot : undefined;
+  }
+
   isLive(key: string): boolean {
-    return this.slots.get(key)?.state === 1;
+    return this.own(key)?.state === 1;
   }
 
   has(key: string): boolean {
-    const st = this.slots.get(key)?.state;
+    const st = this.own(key)?.state;
     return st === 1 || st === 2;
   }
 
   get(key: string): WorkloadInfo | undefined {
-    const slot = this.slots.get(key);
+    const slot = this.own(key);
     return slot && slot.state !== 0 ? slot.info : undefined;
   }
 
   private slotOf(info: WorkloadInfo): Slot {
     let slot = this.slots.get(info.key);
+    if (slot !== undefined && slot.queue !== this) {
+      // Queued here directly while another queue holds it (the manager moves it first): it
+      // moves, so that the shared map never names a slot its queue has lost.
+      slot.queue.drop(slot);
+      slot = undefined;
+    }
     if (!slot) {
-      slot = { info, state: 0, entry: undefined, liveSeq: 0, prev: undefined, next: undefined };
+      slot = {
+        key: info.key,
+        queue: this,
+        info,
+        state: 0,
+        at: -1,
+        priority: 0,
+        subPriority: 0,
+        timestamp: 0,
+        uid: '',
+        liveSeq: 0,
+        prev: undefined,
+        next: undefined,
+        hash: undefined,
+      };
       this.slots.set(info.key, slot);
     }
     return slot;
@@ -232,9 +256,8 @@ export class ClusterQueueQueue {
   /** Parks a slot at the end of the list (or leaves it where it is when parked already). */
   private toParked(slot: Slot): void {
     if (slot.state === 2) return;
-    if (slot.state === 1) this.liveCount--;
+    if (slot.state === 1) removeAt(this.heap, slot.at, this.sticky);
     slot.state = 2;
-    slot.entry = undefined;
     slot.prev = this.last;
     slot.next = undefined;
     if (this.last) this.last.next = slot;
@@ -246,25 +269,29 @@ export class ClusterQueueQueue {
 
   /** Adds or replaces a pending Workload in the heap. */
   push(info: WorkloadInfo): void {
-    const slot = this.slotOf(info);
+    this.pushSlot(this.slotOf(info), info);
+  }
+
+  private pushSlot(slot: Slot, info: WorkloadInfo): void {
     if (slot.info !== info) slot.hash = undefined;
     if (slot.state === 2) this.unlink(slot);
-    if (slot.state !== 1) {
-      this.liveCount++;
-      slot.liveSeq = ++this.liveSeq;
-    }
     slot.info = info;
+    slot.priority = info.priority;
+    slot.subPriority = info.subPriority;
+    slot.timestamp = info.timestamp;
+    slot.uid = info.uid;
+    const heap = this.heap;
+    if (slot.state === 1) {
+      // Replaced in place: its order fields may have changed either way.
+      const i = slot.at;
+      if (i > 0 && before(slot, heap[(i - 1) >> 1]!, this.sticky)) siftUp(heap, i, this.sticky);
+      else siftDown(heap, i, this.sticky);
+      return;
+    }
+    slot.liveSeq = ++this.liveSeq;
     slot.state = 1;
-    const e: Entry = {
-      slot,
-      key: info.key,
-      priority: info.priority,
-      subPriority: info.subPriority,
-      timestamp: info.timestamp,
-      uid: info.uid,
-    };
-    slot.entry = e;
-    this.heap.push(e, this.sticky);
+    heap.push(slot);
+    siftUp(heap, heap.length - 1, this.sticky);
   }
 
   /**
@@ -272,19 +299,17 @@ export class ClusterQueueQueue {
    * of the same shape failed with NoFit since the last requeue and it is not live already.
    */
   offer(info: WorkloadInfo): void {
-    if (this.hashingOn() && this.noFit.size > 0) {
-      const slot = this.slotOf(info);
-      if (slot.state !== 1) {
-        if (slot.info !== info) slot.hash = undefined;
-        slot.info = info;
-        const h = this.hashOf(slot);
-        if (h !== null && this.noFit.has(h)) {
-          this.park(info);
-          return;
-        }
+    const slot = this.slotOf(info);
+    if (this.noFit !== undefined && this.hashingOn() && slot.state !== 1) {
+      if (slot.info !== info) slot.hash = undefined;
+      slot.info = info;
+      const h = this.hashOf(slot);
+      if (h !== null && this.noFit.has(h)) {
+        this.parkSlot(slot, info, false);
+        return;
       }
     }
-    this.push(info);
+    this.pushSlot(slot, info);
   }
 
   /**
@@ -292,12 +317,15 @@ export class ClusterQueueQueue {
    * or no preemption candidates; with equivalence hashing its shape is remembered.
    */
   park(info: WorkloadInfo, noFit = false): void {
-    const slot = this.slotOf(info);
+    this.parkSlot(this.slotOf(info), info, noFit);
+  }
+
+  private parkSlot(slot: Slot, info: WorkloadInfo, noFit: boolean): void {
     if (slot.info !== info) slot.hash = undefined;
     slot.info = info;
     if (noFit && this.hashingOn()) {
       const h = this.hashOf(slot);
-      if (h !== null) this.noFit.set(h, this.liveSeq);
+      if (h !== null) (this.noFit ??= new Map()).set(h, this.liveSeq);
     }
     if (slot.state === 2) {
       if (info.requeueAt !== undefined) this.backingOff.add(slot);
@@ -306,30 +334,47 @@ export class ClusterQueueQueue {
     this.toParked(slot);
     // A gang whose waiting time runs must be looked at when it runs out, freed or not.
     const g = info.gang;
-    if (g?.waitingSince !== undefined) this.deadlines.set(info.key, g.waitingSince + g.waitingSeconds);
+    if (g?.waitingSince !== undefined) (this.deadlines ??= new Map()).set(slot, g.waitingSince + g.waitingSeconds);
   }
 
   /** Removes a Workload; what get() returned for it just before (one lookup for both). */
   delete(key: string): WorkloadInfo | undefined {
-    const slot = this.slots.get(key);
-    let info: WorkloadInfo | undefined;
+    const slot = this.own(key);
     if (slot) {
-      if (slot.state !== 0) info = slot.info;
-      if (slot.state === 1) this.liveCount--;
-      else if (slot.state === 2) this.unlink(slot);
-      slot.state = 0;
-      slot.entry = undefined;
       this.slots.delete(key);
+      return this.drop(slot);
     }
-    if (this.deadlines.size > 0) this.deadlines.delete(key);
     if (this.sticky === key) this.setSticky(undefined);
+    return undefined;
+  }
+
+  /** Takes a slot out of the queue (its manager has taken it out of the map). */
+  drop(slot: Slot): WorkloadInfo | undefined {
+    let info: WorkloadInfo | undefined;
+    if (slot.state !== 0) info = slot.info;
+    if (slot.state === 1) removeAt(this.heap, slot.at, this.sticky);
+    else if (slot.state === 2) this.unlink(slot);
+    slot.state = 0;
+    if (this.deadlines !== undefined) this.forgetDeadline(slot);
+    if (this.sticky === slot.key) this.setSticky(undefined);
     return info;
+  }
+
+  private forgetDeadline(slot: Slot): void {
+    const d = this.deadlines!;
+    d.delete(slot);
+    if (d.size === 0) this.deadlines = undefined;
   }
 
   setSticky(key: string | undefined): void {
     if (this.sticky === key) return;
     this.sticky = key;
-    this.heap.rebuild(isCurrent, key);
+    const old = this.heap;
+    this.heap = [];
+    for (const slot of old) {
+      this.heap.push(slot);
+      siftUp(this.heap, this.heap.length - 1, key);
+    }
   }
 
   /**
@@ -337,30 +382,26 @@ export class ClusterQueueQueue {
    * the next requeue-all after their backoff).
    */
   pop(now: number): WorkloadInfo | undefined {
-    if (this.deadlines.size > 0) {
-      for (const [key, at] of [...this.deadlines]) {
-        const slot = this.slots.get(key);
-        if (!slot || slot.state !== 2) this.deadlines.delete(key);
+    if (this.deadlines !== undefined) {
+      for (const [slot, at] of [...this.deadlines]) {
+        if (slot.state !== 2) this.forgetDeadline(slot);
         else if (at <= now) {
-          this.deadlines.delete(key);
-          this.push(slot.info);
+          this.forgetDeadline(slot);
+          this.pushSlot(slot, slot.info);
         }
       }
     }
-    for (;;) {
-      const e = this.heap.pop(this.sticky);
-      if (!e) return undefined;
-      if (!isCurrent(e)) continue;
-      const slot = e.slot;
+    const heap = this.heap;
+    while (heap.length > 0) {
+      const slot = heap[0]!;
+      removeAt(heap, 0, this.sticky);
       const info = slot.info;
       slot.state = 0;
-      slot.entry = undefined;
-      this.liveCount--;
       if (info.requeueAt !== undefined && info.requeueAt > now) {
         this.toParked(slot);
         continue;
       }
-      if (this.noFit.size > 0) {
+      if (this.noFit !== undefined) {
         const h = this.hashOf(slot);
         const since = h === null ? undefined : this.noFit.get(h);
         // Live when its shape failed: Kueue moved it to the inadmissible set then.
@@ -371,17 +412,18 @@ export class ClusterQueueQueue {
       }
       return info;
     }
+    return undefined;
   }
 
   /** Moves every parked Workload (backoff over at `now`) back into the heap. */
   requeueInadmissible(now: number): number {
-    this.noFit.clear();
+    this.noFit = undefined;
     let n = 0;
     for (let slot = this.first; slot;) {
       const next = slot.next;
       const info = slot.info;
       if (!(info.requeueAt !== undefined && info.requeueAt > now)) {
-        this.push(info);
+        this.pushSlot(slot, info);
         n++;
       }
       slot = next;
@@ -399,14 +441,13 @@ export class ClusterQueueQueue {
     for (const slot of [...this.backingOff]) {
       const at = slot.info.requeueAt;
       if (slot.state === 2 && at !== undefined && at <= now) {
-        this.push(slot.info);
+        this.pushSlot(slot, slot.info);
         n++;
       }
     }
-    for (const [key, at] of [...this.deadlines]) {
-      const slot = this.slots.get(key);
-      if (slot?.state === 2 && at <= now) {
-        this.push(slot.info);
+    for (const [slot, at] of this.deadlines ? [...this.deadlines] : []) {
+      if (slot.state === 2 && at <= now) {
+        this.pushSlot(slot, slot.info);
         n++;
       }
     }
@@ -421,7 +462,7 @@ export class ClusterQueueQueue {
 
   /** Every pending Workload, heap and parked, in queue order. */
   pending(): WorkloadInfo[] {
-    const live = [...this.slots.values()].filter((x) => x.state === 1).sort((a, b) => a.liveSeq - b.liveSeq);
+    const live = [...this.heap].sort((a, b) => a.liveSeq - b.liveSeq);
     return [...live.map((x) => x.info), ...this.parkedInfos()].sort(queueOrder(this.sticky));
   }
 
@@ -432,7 +473,7 @@ export class ClusterQueueQueue {
       const info = slot.info;
       if (info.requeueAt !== undefined && info.requeueAt > now && (t === undefined || info.requeueAt < t)) t = info.requeueAt;
     }
-    for (const at of this.deadlines.values()) if (at > now && (t === undefined || at < t)) t = at;
+    if (this.deadlines) for (const at of this.deadlines.values()) if (at > now && (t === undefined || at < t)) t = at;
     return t;
   }
 }
@@ -440,14 +481,16 @@ export class ClusterQueueQueue {
 /** The queues of every ClusterQueue, and where each pending Workload is. */
 export class QueueManager {
   private readonly queues = new Map<string, ClusterQueueQueue>();
-  /** names(), kept until a queue is added. */
-  private sortedNames: string[] | undefined;
+  /** The queues in name order (heads() walks them), and their names at the same index; kept sorted as queues are added. */
+  private readonly sortedNames: string[] = [];
+  private readonly sortedQueues: ClusterQueueQueue[] = [];
   /**
-   * Each pending Workload's queue: the queue itself, not its name, so that following a key
-   * to its queue is one lookup, and the name handed out is the queue's own string (a
-   * caller's copy of the name would be hashed and compared afresh on every lookup).
+   * Every pending Workload (and every head out with the current cycle) by key: its slot,
+   * which names its queue, so that following a key to its queue and state is one lookup,
+   * and the name handed out is the queue's own string (a caller's copy of the name would be
+   * hashed and compared afresh on every lookup). Shared by the queues: one entry per Workload.
    */
-  private readonly where = new Map<string, ClusterQueueQueue>();
+  private readonly slots = new Map<string, Slot>();
   /** Pending Workloads by gang id (gang groups span queues). */
   private readonly byGang = new Map<string, string>();
   /** Workloads waiting for the preemptions they issued: decided first in the next cycles. */
@@ -459,10 +502,21 @@ export class QueueManager {
   ensure(cq: string, strategy: QueueingStrategy): ClusterQueueQueue {
     let q = this.queues.get(cq);
     if (!q) {
-      q = new ClusterQueueQueue(cq, strategy);
+      q = new ClusterQueueQueue(cq, strategy, this.slots);
       q.hashing = this.opts.equivalenceHashing === true;
       this.queues.set(cq, q);
-      this.sortedNames = undefined;
+      // Binary insertion (code-unit order, as a default sort): a queue added is rare, a
+      // cycle reads the order every time.
+      const names = this.sortedNames;
+      let lo = 0;
+      let hi = names.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (names[mid]! < cq) lo = mid + 1;
+        else hi = mid;
+      }
+      names.splice(lo, 0, cq);
+      this.sortedQueues.splice(lo, 0, q);
     } else {
       q.strategy = strategy;
     }
@@ -474,39 +528,35 @@ export class QueueManager {
   }
 
   names(): string[] {
-    return [...this.orderedNames()];
-  }
-
-  private orderedNames(): readonly string[] {
-    return (this.sortedNames ??= [...this.queues.keys()].sort());
+    return [...this.sortedNames];
   }
 
   /** Adds or updates a pending Workload in its ClusterQueue's heap. */
   add(cq: string, info: WorkloadInfo): void {
-    const prev = this.where.get(info.key);
+    const prev = this.slots.get(info.key)?.queue;
     const q = this.queues.get(cq);
     if (prev !== undefined && prev !== q) prev.delete(info.key);
     if (!q) throw new Error(`no queue for ClusterQueue ${cq}`);
     q.offer(info);
-    this.where.set(info.key, q);
     if (info.gang) this.byGang.set(info.gang.id, info.key);
   }
 
   delete(key: string): void {
-    const q = this.where.get(key);
-    if (q === undefined) return;
-    const info = q.delete(key);
-    this.where.delete(key);
+    const slot = this.slots.get(key);
+    if (slot === undefined) return;
+    this.slots.delete(key);
+    const info = slot.queue.drop(slot);
     if (this.preemptors.size > 0) this.preemptors.delete(key);
     if (info?.gang && this.byGang.get(info.gang.id) === key) this.byGang.delete(info.gang.id);
   }
 
   clusterQueueOf(key: string): string | undefined {
-    return this.where.get(key)?.name;
+    return this.slots.get(key)?.queue.name;
   }
 
   get(key: string): WorkloadInfo | undefined {
-    return this.where.get(key)?.get(key);
+    const slot = this.slots.get(key);
+    return slot !== undefined && slot.state !== 0 ? slot.info : undefined;
   }
 
   /** The pending Workload of a gang, by gang id. */
@@ -520,12 +570,11 @@ export class QueueManager {
    * head); `live` says whether it was in the heap (not parked), to put it back the same way.
    */
   take(key: string): { info: WorkloadInfo; live: boolean } | undefined {
-    const q = this.where.get(key);
-    if (q === undefined) return undefined;
-    const info = q.get(key);
-    if (!info) return undefined;
-    const live = q.isLive(key);
-    q.park(info);
+    const slot = this.slots.get(key);
+    if (slot === undefined || slot.state === 0) return undefined;
+    const info = slot.info;
+    const live = slot.state === 1;
+    slot.queue.park(info);
     return { info, live };
   }
 
@@ -534,7 +583,7 @@ export class QueueManager {
    * when it failed with NoFit or no preemption candidates (equivalence hashing).
    */
   requeue(info: WorkloadInfo, immediate: boolean, noFit = false): void {
-    const q = this.where.get(info.key);
+    const q = this.slots.get(info.key)?.queue;
     if (q === undefined) return;
     if (immediate) q.push(info);
     else q.park(info, noFit);
@@ -560,11 +609,12 @@ export class QueueManager {
    */
   heads(now: number, active: (cq: string) => boolean, names?: string[]): WorkloadInfo[] {
     const out: WorkloadInfo[] = [];
-    const ordered = this.orderedNames();
+    const ordered = this.sortedNames;
+    const queues = this.sortedQueues;
     for (let i = 0; i < ordered.length; i++) {
       const name = ordered[i]!;
       if (!active(name)) continue;
-      const h = this.queues.get(name)!.pop(now);
+      const h = queues[i]!.pop(now);
       if (h) {
         out.push(h);
         names?.push(name);
