@@ -22,6 +22,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { peakRssBytes } from './peak-rss.ts';
 import { INPUT, bigHyperNode, inputNodeName, inputNodes, listJson, listYaml, type InputSize } from './input-shapes.ts';
 
 export const HYPERNODE_MEMBERS = 100_000;
@@ -222,7 +223,7 @@ async function childPlan(job: string, file: string, result: string): Promise<voi
   const c0 = process.cpuUsage();
   const exitCode = await main(['plan', '-f', job, '-f', file, '-o', 'name'], { out: (s) => (out += s), err: (s) => (err += s) });
   const c = process.cpuUsage(c0);
-  const run: PlanRun = { cpuMs: (c.user + c.system) / 1000, maxRssMb: (process.resourceUsage().maxRSS * 1024) / 1e6, exitCode, out, err };
+  const run: PlanRun = { cpuMs: (c.user + c.system) / 1000, maxRssMb: peakRssBytes() / 1e6, exitCode, out, err };
   writeFileSync(result, JSON.stringify(run));
 }
 
@@ -250,7 +251,7 @@ async function childHyperNode(file: string, members: number, parser: 'auto' | 'y
   const tree = new HyperNodeTree([r.object as never], nodes);
   const size = tree.nodesOf('big').size;
   const c = process.cpuUsage(c0);
-  const peak = process.resourceUsage().maxRSS * 1024; // KiB
+  const peak = peakRssBytes();
 
   const run: HyperNodeRun = { peakMb: (peak - rss0) / 1e6, cpuMs: (c.user + c.system) / 1000, members: size, parser };
   writeFileSync(result, JSON.stringify(run));

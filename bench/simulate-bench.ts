@@ -27,6 +27,7 @@ import type { TopoqueueConfig } from '../src/controllers/config.ts';
 import type { Reconciler } from '../src/runtime/manager.ts';
 import { CLASS_NAMES, PEER_BASELINE, PEER_TAS, packingBoundSeconds, type PeerRunShape, workloadCount } from './admission-cycle.ts';
 import { scaledShape } from './admission-digest.ts';
+import { peakRssBytes } from './peak-rss.ts';
 import { peerWorkloads } from './serve-bench.ts';
 import {
   BURST_20K,
@@ -262,7 +263,7 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
   const bytesPerPending = (h1 - h0) / n;
 
   const base = heapBytes();
-  const rssBeforeRun = process.resourceUsage().maxRSS / 1000;
+  const rssBeforeRun = peakRssBytes() / 1e6;
   const objects = peerBareObjects(shape);
   const parsed = parseSimulationObjects(objects);
   if (parsed.errors.length > 0) throw new Error(`bench input refused: ${parsed.errors[0]!.message}`);
@@ -293,7 +294,7 @@ export async function runBareInProcess(shape: PeerRunShape): Promise<BareSimulat
     meanUsagePct: 0,
     steps: run.steps,
     heapMB: after / 1e6,
-    rssMB: process.resourceUsage().maxRSS / 1000,
+    rssMB: peakRssBytes() / 1e6,
     rssBeforeRunMB: rssBeforeRun,
     preemptions: report.summary.evictionsByReason.Preempted ?? 0,
     reportSha256,
@@ -315,6 +316,21 @@ export function runPeerSimulationBare(shapeName: 'baseline' | 'tas', scale = 1, 
   );
   if (r.status !== 0) throw new Error(`simulate bare ${shapeName}: child exited ${r.status ?? r.signal}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as BareSimulationResult;
+}
+
+/**
+ * One burst run in a child process, as `topoqueue simulate` runs it (its heap setting, its
+ * own peak RSS): in the benchmark process the peak included every earlier figure's memory.
+ */
+export function runBurstInChild(spreadMs: number): BurstResult {
+  const self = fileURLToPath(import.meta.url);
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', self, '--burst', '--spread-ms', String(spreadMs), '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (r.status !== 0) throw new Error(`simulate burst: child exited ${r.status ?? r.signal}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as BurstResult;
 }
 
 /** What runBareFigures needs of bench/main.ts' Report. */
@@ -359,7 +375,7 @@ export function runBareFigures(report: FigureSink): void {
 export interface BurstResult {
   cpuMs: number;
   wallMs: number;
-  /** Highest resident set size seen during the run (sampled at every progress callback), 10^6 bytes. */
+  /** Highest resident set size of the process (its VmHWM, and sampled at every progress callback), 10^6 bytes. */
   peakRssMB: number;
   jobs: number;
   pods: number;
@@ -380,7 +396,7 @@ export async function runBurst(size: BurstSize, config: Partial<TopoqueueConfig>
     peak = Math.max(peak, process.memoryUsage().rss);
   };
   const { run, cpuMs, wallMs } = await simulate(objects, { config, onProgress, progressEverySteps: 5000 });
-  onProgress();
+  peak = Math.max(peak, process.memoryUsage().rss, peakRssBytes());
   const report = buildReport(run);
   const w = (run.cluster.store as unknown as { writes: Record<string, number> }).writes;
   const writes = Object.values(w).reduce((a, b) => a + b, 0);
