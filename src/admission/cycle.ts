@@ -104,7 +104,12 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
   // Gang group bookkeeping concerns gangs only: a Workload that is not a gang is never a
   // member of another head's entry, nor a group's.
   const decided = new Map<string, Entry>();
-  const entries: Entry[] = [];
+  // Order: fits before preemptions... as Kueue: non-borrowing first, priority, timestamp.
+  // Workloads whose preemptions are under way come first, so what they freed is theirs
+  // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
+  // The keys are computed once per entry, not per comparison (the same stable sort).
+  const preemptors = queues.preemptors;
+  const keyed: ReturnType<typeof orderKey>[] = [];
   // Popped heads are out of their heaps: a gang group finds its members among them too.
   const headOfGang = new Map<string, WorkloadInfo>();
   const popped = new Set<string>();
@@ -137,15 +142,11 @@ export function schedule(snap: AdmissionSnapshot, queues: QueueManager, cfg: Cyc
       for (const m of e.members) decided.set(m.info.key, e);
       decided.set(head.key, e);
     }
-    entries.push(e);
+    // Its order key now, while the head is still in cache (nomination does not change what
+    // the key reads; a cycle of 5,000 heads found them cold again afterwards).
+    keyed.push(orderKey(e));
   }
 
-  // Order: fits before preemptions... as Kueue: non-borrowing first, priority, timestamp.
-  // Workloads whose preemptions are under way come first, so what they freed is theirs
-  // (Kueue's PrioritizePreemptorWorkloads; on here, see docs/design.md).
-  // The keys are computed once per entry, not per comparison (the same stable sort).
-  const preemptors = queues.preemptors;
-  const keyed = entries.map(orderKey);
   keyed.sort((x, y) => x.p - y.p || x.b - y.b || y.priority - x.priority || x.timestamp - y.timestamp || compareStrings(x.uid, y.uid));
   const order = keyed.map((x) => x.e);
 
