@@ -876,6 +876,18 @@ async function runRestart(report: Report): Promise<void> {
   }
 }
 
+/** Runs figures; 2 (after saying why) when one found a wrong result, 0 otherwise; other errors propagate. */
+async function exitOnWrongResult(run: () => void | Promise<void>): Promise<number> {
+  try {
+    await run();
+    return 0;
+  } catch (e) {
+    if (!(e instanceof PlacementFailed)) throw e;
+    console.error(`bench: ${e.message}`);
+    return 2;
+  }
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -903,15 +915,7 @@ async function main(): Promise<number> {
   const only = values.only === undefined ? undefined : new RegExp(values.only);
   if (values['scale-child']) {
     const report = new Report(loadGoals(), only, false);
-    try {
-      runScaleHere(report);
-    } catch (e) {
-      if (e instanceof PlacementFailed) {
-        console.error(`bench: ${e.message}`);
-        return 2;
-      }
-      throw e;
-    }
+    if ((await exitOnWrongResult(() => runScaleHere(report))) !== 0) return 2;
     console.log(JSON.stringify(report.figures.map(({ name, value, detail }) => ({ name, value, detail }))));
     return 0;
   }
@@ -921,7 +925,7 @@ async function main(): Promise<number> {
     `topoqueue bench: node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${os.platform()}/${os.arch()}`,
   );
   report.header();
-  try {
+  const wrong = await exitOnWrongResult(async () => {
     runCliStart(report);
     runPeer(report);
     runLarge(report);
@@ -937,13 +941,8 @@ async function main(): Promise<number> {
     await runRestart(report);
     await runController(report);
     runInput(report);
-  } catch (e) {
-    if (e instanceof PlacementFailed) {
-      console.error(`bench: ${e.message}`);
-      return 2;
-    }
-    throw e;
-  }
+  });
+  if (wrong !== 0) return wrong;
   if (report.figures.length === 0) console.error(`bench: no figure matches --only ${values.only}`);
   if (values.json) {
     writeFileSync(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runCli as run, tmpFile } from '../testing/cli.ts';
+import { ONE_NODE_YAML, runCli as run, tmpFile } from '../testing/cli.ts';
 import { applySimulateHeapFlags, SIMULATE_HEAP_FLAGS, simulateHeapFlagsApplied } from './simulate-heap.ts';
 
 describe('simulate heap flags', () => {
@@ -12,18 +12,7 @@ describe('simulate heap flags', () => {
   });
 
   it('topoqueue simulate sets them when it starts', async () => {
-    const f = tmpFile(
-      'c.yaml',
-      `apiVersion: v1
-kind: Node
-metadata:
-  name: n1
-  labels: {kubernetes.io/hostname: n1}
-status:
-  allocatable: {cpu: "8", pods: "110"}
-  conditions: [{type: Ready, status: "True"}]
-`,
-    );
+    const f = tmpFile('c.yaml', ONE_NODE_YAML);
     assert.equal(simulateHeapFlagsApplied(), false);
     const r = await run(['simulate', '-f', f]);
     assert.equal(r.code, 0, r.err);

@@ -5,19 +5,11 @@ import { describe, it } from 'node:test';
 import type { Workload } from '../api/objects.ts';
 import type { SimulationReport } from '../cluster/report.ts';
 import { decodeV1beta2 } from '../placement/assignment-codec.ts';
-import { runCli as run, tmpFile } from '../testing/cli.ts';
+import { ONE_NODE_YAML, runCli as run, tmpFile } from '../testing/cli.ts';
 import { main } from './main.ts';
 import { clockText, parseUntil, simulateCommand } from './simulate.ts';
 
-const CLUSTER = `apiVersion: v1
-kind: Node
-metadata:
-  name: n1
-  labels: {kubernetes.io/hostname: n1}
-status:
-  allocatable: {cpu: "8", pods: "110"}
-  conditions: [{type: Ready, status: "True"}]
-`;
+const CLUSTER = ONE_NODE_YAML;
 
 describe('topoqueue simulate: arguments', () => {
   it('needs at least one -f', async () => {

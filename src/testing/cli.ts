@@ -18,3 +18,14 @@ export function tmpFile(name: string, text: string): string {
   writeFileSync(p, text);
   return p;
 }
+
+/** One Ready Node of 8 CPU: the smallest cluster `plan` and `simulate` accept. */
+export const ONE_NODE_YAML = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {kubernetes.io/hostname: n1}
+status:
+  allocatable: {cpu: "8", pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+`;
