@@ -1,5 +1,5 @@
 // A driver for profiling one admission cycle (issue 16): `admission.cycle.5000cq-250k` or
-// `scale.65k.cycle`, each cycle on fresh queues after a gc, timed in CPU time (user+system)
+// `scale.65k.cycle`, each cycle on fresh queues after a settled gc (gc-settle.ts), timed in CPU time (user+system)
 // as well as wall time, so runs on a busy machine can be compared.
 //
 //   node --expose-gc --import tsx bench/cycle-cpu.ts [cycle|scale] [reps]
@@ -20,11 +20,12 @@ import {
   scaleQueues,
 } from './scale-shapes.ts';
 import { PlacementEngine } from '../src/placement/engine.ts';
+import { settledGc } from './gc-settle.ts';
 
 const which = process.argv[2] ?? 'cycle';
 const reps = Number(process.argv[3] ?? 15);
 const warmup = 3;
-const gc = globalThis.gc!;
+const gc = () => settledGc();
 
 function timed(fn: () => void): { cpu: number; wall: number } {
   const c0 = process.cpuUsage();

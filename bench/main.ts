@@ -57,6 +57,7 @@ import type { PlacementRequest } from '../src/placement/request.ts';
 import { tierLevelKey } from '../src/topology/hypernode-tree.ts';
 import type { TopologySnapshot } from '../src/topology/snapshot.ts';
 import type { NodeInfo } from '../src/topology/source.ts';
+import { settledGc } from './gc-settle.ts';
 import {
   buildHyperNodeSnapshotTimed,
   buildTreeTimed,
@@ -356,7 +357,7 @@ function runLarge(report: Report): void {
   const podRuns: number[] = [];
   for (let i = 0; i < BUILDS; i++) {
     snap = undefined;
-    globalThis.gc!();
+    settledGc();
     const r = buildSnapshotTimed(shape!);
     snap = r.snapshot;
     buildRuns.push(r.nodesMs);
@@ -465,7 +466,7 @@ function runHyperNode(report: Report): void {
   let built: ReturnType<typeof buildTreeTimed> | undefined;
   do {
     built = undefined;
-    globalThis.gc!();
+    settledGc();
     built = buildTreeTimed(shape, infos);
     treeRuns.push(built.ms);
   } while (treeRuns.length < BUILDS && treeRuns[0]! < SLOW_TREE_BUILD_MS);
@@ -484,7 +485,7 @@ function runHyperNode(report: Report): void {
   let snap: TopologySnapshot | undefined;
   for (let i = 0; i < BUILDS; i++) {
     snap = undefined;
-    globalThis.gc!();
+    settledGc();
     const r = buildHyperNodeSnapshotTimed(shape, tree, infos);
     snap = r.snapshot;
     snapRuns.push(r.nodesMs);
@@ -611,7 +612,7 @@ function runAdmissionCycle(report: Report): void {
     let last = { admitted: 0, heads: 0, preempting: 0 };
     for (let i = 0; i < CYCLE_WARMUP + CYCLE_REPS; i++) {
       const env = b.build();
-      globalThis.gc!();
+      settledGc();
       const t = timeFirst(() => (last = cycleOnce(env)));
       if (last.heads !== size.clusterQueues || last.admitted !== size.clusterQueues) {
         throw new PlacementFailed(
@@ -666,7 +667,7 @@ function runScaleHere(report: Report): void {
     builds: SCALE_BUILDS,
     warmup: SCALE_WARMUP,
     reps: SCALE_REPS,
-    gc: () => globalThis.gc!(),
+    gc: () => settledGc(),
     log: (l) => console.error(l),
   });
   const wrong = checkScaleRun(z, r);
