@@ -1,6 +1,6 @@
 // A driver for profiling one admission cycle (issue 16): `admission.cycle.5000cq-250k` or
-// `scale.65k.cycle`, each cycle on fresh queues after a settled gc (gc-settle.ts), timed in CPU time (user+system)
-// as well as wall time, so runs on a busy machine can be compared.
+// `scale.65k.cycle`, each cycle on fresh queues after a settled gc (gc-settle.ts), timed in
+// CPU time (user+system) as well as wall time, so runs on a busy machine can be compared.
 //
 //   node --expose-gc --import tsx bench/cycle-cpu.ts [cycle|scale] [reps]
 //   node --expose-gc --cpu-prof --import tsx bench/cycle-cpu.ts cycle 20
